@@ -1,0 +1,23 @@
+// One Jest run for unit (*.spec.ts), integration (*.integration-spec.ts) and e2e
+// (*.e2e-spec.ts) tests. `meld test` brings the local stack up and exports the
+// MELD_* test URLs before Jest starts, so integration tests talk to real stores.
+const swc = {
+  jsc: {
+    parser: { syntax: 'typescript', decorators: true },
+    transform: { legacyDecorator: true, decoratorMetadata: true },
+    target: 'es2022',
+    keepClassNames: true,
+  },
+  module: { type: 'commonjs' },
+};
+
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/apps', '<rootDir>/libs', '<rootDir>/tools', '<rootDir>/test'],
+  testMatch: ['**/*.spec.ts', '**/*.integration-spec.ts', '**/*.e2e-spec.ts'],
+  testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+  transform: { '^.+\\.ts$': ['@swc/jest', swc] },
+  moduleNameMapper: { '^@meld/([a-z-]+)$': '<rootDir>/libs/$1/src' },
+  setupFiles: ['reflect-metadata'],
+  testTimeout: 60000,
+};

@@ -1,0 +1,172 @@
+/**
+ * The one literal escaper for ClickHouse SQL.
+ *
+ * ClickHouse 18.16 (the local stack) has no server-side query parameters (`{x:Type}` fails with
+ * "Unknown setting param_x"), so every value that reaches SQL is written into the query text
+ * here. Everything in this file is fuzz-tested against a real server (escape.integration-spec.ts);
+ * change it only together with those tests.
+ *
+ * String literals: single quotes with backslash escapes. ClickHouse's lexer ends a quoted token
+ * at the first quote that is not preceded by a backslash, and its parser reads `\\`, `\'`, `\n`,
+ * `\t`, `\r` and `\xHH` (all of these on 18.16 and current releases), so:
+ *   - `\` and `'` are always escaped (never the SQL-standard `''`, so the lexer and the parser
+ *     can never disagree about where the literal ends);
+ *   - every C0 control character and DEL becomes `\xHH` (NUL included: a raw NUL is legal inside
+ *     a ClickHouse literal but would be unreadable in logs and fragile in any tooling between
+ *     us and the server); `\n`, `\t`, `\r` use their short forms for readable logs;
+ *   - everything else, including non-BMP characters, goes through as UTF-8;
+ *   - a lone UTF-16 surrogate has no UTF-8 form: Node would silently send U+FFFD instead, so
+ *     the value would not round-trip. We refuse it (TypeError) rather than alter data; callers
+ *     that want replacement call `s.toWellFormed()` first.
+ */
+
+/** What `literal()` accepts. Arrays may nest. */
+export type LiteralValue = string | number | bigint | boolean | Date | null | readonly LiteralValue[];
+
+const HEX = '0123456789ABCDEF';
+const SHORT_ESCAPES: Record<number, string> = { 0x09: '\\t', 0x0a: '\\n', 0x0d: '\\r' };
+
+// Bounds that ClickHouse can represent exactly as integer literals (UInt64 / Int64).
+const UINT64_MAX = (1n << 64n) - 1n;
+const INT64_MIN = -(1n << 63n);
+
+// DateTime is a UInt32 of seconds, but 18.16's date tables stop at 2105-12-31: a later
+// 'YYYY-MM-DD hh:mm:ss' literal silently wraps (2106-02-07 06:28:15 UTC reads back as 23295).
+const DATETIME_MAX_SECONDS = 4291747199; // 2105-12-31 23:59:59 UTC
+
+// Smallest positive normal double. Below it (subnormals) 18.16's number parser fails with a
+// syntax error (strtod reports ERANGE), see numberLiteral.
+const MIN_NORMAL = 2.2250738585072014e-308;
+const SUBNORMAL_SCALE = 2 ** 74;
+
+/** Lone surrogates cannot be encoded as UTF-8; refuse them with the position. */
+function loneSurrogate(what: string, value: string, index: number): never {
+  const unit = value.charCodeAt(index).toString(16).toUpperCase();
+  throw new TypeError(
+    `${what} contains a lone UTF-16 surrogate U+${unit} at index ${index}; it has no UTF-8 form and would not round-trip (use String.prototype.toWellFormed() to replace it)`,
+  );
+}
+
+/** Escapes the body of a quoted token; `quote` is `'` for strings and `` ` `` for identifiers. */
+function escapeBody(value: string, quote: 0x27 | 0x60, what: string): string {
+  let out = '';
+  let start = 0;
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    let replacement: string | undefined;
+    if (c < 0x20 || c === 0x7f) {
+      replacement = SHORT_ESCAPES[c] ?? `\\x${HEX[c >> 4]}${HEX[c & 15]}`;
+    } else if (c === 0x5c) {
+      replacement = '\\\\';
+    } else if (c === quote) {
+      replacement = quote === 0x27 ? "\\'" : '\\`';
+    } else if (c >= 0xd800 && c <= 0xdfff) {
+      const next = value.charCodeAt(i + 1); // NaN past the end
+      if (c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) {
+        i++; // a valid pair: one astral code point, copied as is
+        continue;
+      }
+      loneSurrogate(what, value, i);
+    }
+    if (replacement !== undefined) {
+      out += value.slice(start, i) + replacement;
+      start = i + 1;
+    }
+  }
+  return out + value.slice(start);
+}
+
+/** `'...'`: a ClickHouse String literal holding exactly `value`. */
+export function escapeString(value: string): string {
+  if (typeof value !== 'string') throw new TypeError(`escapeString expects a string, got ${describe(value)}`);
+  return `'${escapeBody(value, 0x27, 'string')}'`;
+}
+
+/**
+ * `` `...` ``: one backquoted identifier (database, table, column, alias) naming exactly `name`.
+ * A dot is part of the name, not a separator: use `ident('db', 'table')` for qualified names.
+ * Any non-empty well-formed string works on 18.16 (tables are stored under escaped file names),
+ * but a long non-ASCII table name can exceed the 255-byte file-name limit: the server says so.
+ */
+export function escapeIdentifier(name: string): string {
+  if (typeof name !== 'string') throw new TypeError(`escapeIdentifier expects a string, got ${describe(name)}`);
+  if (name.length === 0) throw new TypeError('an identifier cannot be empty');
+  return `\`${escapeBody(name, 0x60, 'identifier')}\``;
+}
+
+/**
+ * Numbers are written so that ClickHouse reads back the same double, on 18.16 and current:
+ *   - JavaScript's shortest round-trip form (`String(n)`, e.g. `0.1`, `1e-7`, `1e+21`) is what
+ *     ClickHouse's correctly rounded parser expects;
+ *   - negatives are parenthesised: `a -${-1}` must not become the comment `a --1`;
+ *   - -0 is `(-0.)` (a Float64 negative zero; `-0` would be the integer 0);
+ *   - subnormals (|n| < 2.2e-308) are a syntax error on 18.16, so they are written as an exact
+ *     product of two normal doubles, `(n*2^74 * 2^-74)`, which IEEE multiplication returns exactly;
+ *   - NaN and ±Infinity are refused: they are never intended in a filter or a write.
+ * Integral values up to 2^64 - 1 come back typed as (U)Int, others as Float64 (ClickHouse's
+ * literal typing); UInt64/Int64 columns come back as JSON strings by default.
+ */
+function numberLiteral(n: number): string {
+  if (!Number.isFinite(n)) throw new RangeError(`${n} cannot be written as a ClickHouse literal (only finite numbers)`);
+  if (n === 0) return Object.is(n, -0) ? '(-0.)' : '0';
+  const magnitude = Math.abs(n);
+  const body = magnitude < MIN_NORMAL ? `${String(magnitude * SUBNORMAL_SCALE)} * ${String(1 / SUBNORMAL_SCALE)}` : String(magnitude);
+  if (n < 0) return `(-${body})`;
+  return magnitude < MIN_NORMAL ? `(${body})` : body;
+}
+
+/** BigInts are exact 64-bit integers; anything wider would silently become a Float64. */
+function bigintLiteral(n: bigint): string {
+  if (n > UINT64_MAX || n < INT64_MIN) {
+    throw new RangeError(`${n} is outside the 64-bit integer range ClickHouse literals can hold exactly`);
+  }
+  return n < 0n ? `(${n})` : n.toString();
+}
+
+/**
+ * Dates become `toDateTime('YYYY-MM-DD hh:mm:ss', 'UTC')`: an explicit zone, so the instant does
+ * not depend on the server's timezone; readable in logs. DateTime has whole seconds (no
+ * DateTime64 on 18.16), so milliseconds are dropped (rounded down). The range is what 18.16
+ * can represent: 1970-01-01 00:00:00 to 2105-12-31 23:59:59 UTC.
+ */
+function dateLiteral(d: Date): string {
+  const ms = d.getTime();
+  if (Number.isNaN(ms)) throw new RangeError('an invalid Date cannot be written as a ClickHouse literal');
+  const seconds = Math.floor(ms / 1000);
+  if (seconds < 0 || seconds > DATETIME_MAX_SECONDS) {
+    throw new RangeError(`${d.toISOString()} is outside the ClickHouse DateTime range (1970-01-01 to 2105-12-31 UTC)`);
+  }
+  const iso = new Date(seconds * 1000).toISOString(); // YYYY-MM-DDThh:mm:ss.000Z
+  return `toDateTime('${iso.slice(0, 10)} ${iso.slice(11, 19)}', 'UTC')`;
+}
+
+/** A SQL literal for a value: the only way values enter query text. */
+export function literal(value: LiteralValue): string {
+  switch (typeof value) {
+    case 'string':
+      return escapeString(value);
+    case 'number':
+      return numberLiteral(value);
+    case 'bigint':
+      return bigintLiteral(value);
+    case 'boolean':
+      return value ? '1' : '0'; // ClickHouse 18.16 has no Bool type: UInt8
+    case 'object':
+      if (value === null) return 'NULL';
+      if (value instanceof Date) return dateLiteral(value);
+      if (Array.isArray(value)) return `[${value.map((item) => literal(item)).join(', ')}]`;
+      break;
+  }
+  throw new TypeError(
+    `${describe(value)} cannot be written as a ClickHouse literal (string, finite number, bigint, boolean, Date, null or an array of these${
+      value === undefined ? '; use null for NULL' : ''
+    })`,
+  );
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return `an object (${Object.prototype.toString.call(value)})`;
+  return typeof value === 'undefined' ? 'undefined' : `a ${typeof value}`;
+}

@@ -1,0 +1,49 @@
+import { type DynamicModule, Inject, Injectable, Logger, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import { createDataSource } from './data-source';
+
+export const DATA_SOURCE = Symbol('DATA_SOURCE');
+
+/**
+ * Connects in the background with retries so the app starts (and answers liveness)
+ * while Postgres is still coming up; readiness stays 503 until it is connected.
+ */
+@Injectable()
+class DataSourceLifecycle implements OnModuleInit, OnApplicationShutdown {
+  private readonly log = new Logger('postgres');
+  private stopped = false;
+  constructor(@Inject(DATA_SOURCE) private readonly ds: DataSource) {}
+
+  onModuleInit() {
+    void this.connect();
+  }
+
+  private async connect() {
+    for (let attempt = 1; !this.stopped && !this.ds.isInitialized; attempt++) {
+      try {
+        await this.ds.initialize();
+        this.log.log('connected');
+      } catch (err) {
+        this.log.warn(`connect attempt ${attempt} failed: ${(err as Error).message}`);
+        await new Promise((r) => setTimeout(r, Math.min(attempt * 250, 2000)));
+      }
+    }
+  }
+
+  async onApplicationShutdown() {
+    this.stopped = true;
+    if (this.ds.isInitialized) await this.ds.destroy();
+  }
+}
+
+@Module({})
+export class DbModule {
+  static forRoot(options: { url: string; applicationName: string; poolSize?: number }): DynamicModule {
+    return {
+      module: DbModule,
+      global: true,
+      providers: [{ provide: DATA_SOURCE, useFactory: () => createDataSource(options) }, DataSourceLifecycle],
+      exports: [DATA_SOURCE],
+    };
+  }
+}

@@ -1,0 +1,5 @@
+export * from './data-source';
+export * from './db.module';
+export * from './entities';
+export * from './migrate';
+export * from './migrations';

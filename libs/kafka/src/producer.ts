@@ -1,0 +1,146 @@
+import { CompressionTypes, type IHeaders, type Kafka, type Message, type Producer as KafkaProducer } from 'kafkajs';
+import type { Registry } from 'prom-client';
+import type { ZodType } from 'zod';
+import { createKafkaClient, type KafkaConnectionOptions } from './client';
+import { encodeValue } from './codec';
+import { SCHEMA_VERSION_HEADER } from './headers';
+import { silentLogger } from './logger';
+import { kafkaMetrics } from './metrics';
+
+export interface OutgoingMessage {
+  /** Partition key: Meld keys every topic so one contact's messages stay in order. */
+  key: string | null;
+  /** Encoded as JSON. */
+  value: unknown;
+  headers?: IHeaders;
+  /** Forces a partition; leave unset so the key decides. */
+  partition?: number;
+}
+
+export interface SendOptions {
+  /** Written into the `schema-version` header; contracts own the numbers. Default 1. */
+  schemaVersion?: number;
+  /** Validates every value before anything is sent, so a bad value fails the call, not a consumer. */
+  schema?: ZodType<unknown>;
+}
+
+export interface ProducerOptions extends KafkaConnectionOptions {
+  /** prom-client registry for the metrics; defaults to prom-client's global one. */
+  metrics?: Registry;
+  /** Messages per produce request; send() splits larger arrays. */
+  maxBatchSize?: number;
+  /**
+   * kafkajs's idempotent producer (exactly-once writes per partition). Off by default: it is
+   * marked experimental in kafkajs 2.2, and the development broker cannot serve its
+   * InitProducerId (kafkajs looks up the controller, which the librdkafka mock does not
+   * report). Consumers are idempotent anyway, so a duplicate after a retry is harmless.
+   */
+  idempotent?: boolean;
+  /**
+   * Requests in flight per broker. 1 (the default) means a retried request can never be
+   * overtaken by a later one, so per-key order holds without idempotence.
+   */
+  maxInFlightRequests?: number;
+  /** Let a produce create a topic that does not exist. Off: a typo'd topic must fail, not appear. */
+  allowAutoTopicCreation?: boolean;
+  /** An existing kafkajs client to share sockets with; otherwise one is created. */
+  kafka?: Kafka;
+}
+
+export interface Producer {
+  connect(): Promise<void>;
+  /**
+   * Sends the messages in order, in produce requests of maxBatchSize, and resolves once the
+   * brokers acknowledged all of them with acks -1 (every in-sync replica has them). A
+   * rejection means some may have been written and some not: callers retry the whole call,
+   * consumers deduplicate.
+   */
+  send(topic: string, messages: readonly OutgoingMessage[], options?: SendOptions): Promise<void>;
+  /** Sends already-encoded kafkajs messages (the dead-letter path, which must keep the original bytes). */
+  sendRaw(topic: string, messages: Message[]): Promise<void>;
+  /** Waits for sends in progress, then closes the connections. */
+  disconnect(): Promise<void>;
+}
+
+export function createProducer(options: ProducerOptions): Producer {
+  const logger = options.logger ?? silentLogger;
+  const kafka = options.kafka ?? createKafkaClient(options);
+  const metrics = kafkaMetrics(options.metrics);
+  const maxBatchSize = options.maxBatchSize ?? 1000;
+  const idempotent = options.idempotent ?? false;
+  const producer: KafkaProducer = kafka.producer({
+    idempotent,
+    maxInFlightRequests: idempotent ? 1 : (options.maxInFlightRequests ?? 1),
+    allowAutoTopicCreation: options.allowAutoTopicCreation ?? false,
+    // kafkajs's default retries (5, from 300 ms) cover a leader election; beyond that the
+    // caller sees the error rather than a request hanging for minutes.
+    retry: idempotent ? undefined : { retries: 5, initialRetryTime: 300 },
+  });
+  let connected: Promise<void> | undefined;
+  const inFlight = new Set<Promise<unknown>>();
+  let closing = false;
+
+  const connect = (): Promise<void> => {
+    connected ??= producer.connect().catch((err: unknown) => {
+      connected = undefined;
+      throw err;
+    });
+    return connected;
+  };
+
+  const track = async <R>(work: () => Promise<R>): Promise<R> => {
+    if (closing) throw new Error('producer is disconnecting');
+    const p = work();
+    inFlight.add(p);
+    try {
+      return await p;
+    } finally {
+      inFlight.delete(p);
+    }
+  };
+
+  const produce = async (topic: string, messages: Message[]): Promise<void> => {
+    await connect();
+    const end = metrics.produceDuration.startTimer({ topic });
+    for (let start = 0; start < messages.length; start += maxBatchSize) {
+      const chunk = start === 0 && messages.length <= maxBatchSize ? messages : messages.slice(start, start + maxBatchSize);
+      await producer.send({ topic, acks: -1, compression: CompressionTypes.None, messages: chunk });
+    }
+    end();
+    metrics.produced.inc({ topic }, messages.length);
+  };
+
+  return {
+    connect,
+    send: (topic, messages, sendOptions = {}) =>
+      track(async () => {
+        if (messages.length === 0) return;
+        const version = String(sendOptions.schemaVersion ?? 1);
+        const encoded = new Array<Message>(messages.length);
+        for (let i = 0; i < messages.length; i++) {
+          const m = messages[i];
+          if (sendOptions.schema) {
+            const parsed = sendOptions.schema.safeParse(m.value);
+            if (!parsed.success) throw new Error(`message ${i} for ${topic} does not match its schema: ${parsed.error.message}`);
+          }
+          encoded[i] = {
+            key: m.key,
+            value: encodeValue(m.value),
+            partition: m.partition,
+            headers: m.headers ? { ...m.headers, [SCHEMA_VERSION_HEADER]: version } : { [SCHEMA_VERSION_HEADER]: version },
+          };
+        }
+        await produce(topic, encoded);
+      }),
+    sendRaw: (topic, messages) => track(() => produce(topic, messages)),
+    disconnect: async () => {
+      closing = true;
+      await Promise.allSettled([...inFlight]);
+      if (connected) {
+        await producer.disconnect();
+        logger.info({}, 'kafka producer disconnected');
+      }
+      connected = undefined;
+    },
+  };
+}

@@ -1,0 +1,54 @@
+import { type DynamicModule, Module, type ModuleMetadata } from '@nestjs/common';
+import { z } from 'zod';
+import { bootstrapApp } from '../bootstrap/bootstrap-app';
+import { envVars, loadConfig } from '../config/load-config';
+import { PlatformModule } from '../platform.module';
+import { loadStoreConfig, type StoreName } from '../stores/store-env';
+import { StoresModule, storeChecks } from '../stores/stores.module';
+
+export interface MeldAppDefinition {
+  name: string;
+  /** Default port; `PORT` (or `portEnv`) overrides it. */
+  port: number;
+  portEnv?: string;
+  stores: StoreName[];
+  imports?: ModuleMetadata['imports'];
+  controllers?: ModuleMetadata['controllers'];
+  providers?: ModuleMetadata['providers'];
+  ownHealthz?: boolean;
+  bodyLimit?: number;
+}
+
+@Module({})
+class MeldAppModule {}
+
+/** Builds the root module of an app: platform (logs, health, metrics) + its stores + its features. */
+export function meldAppModule(def: MeldAppDefinition, env: NodeJS.ProcessEnv = process.env): DynamicModule {
+  const common = loadConfig(z.object({ LOG_LEVEL: envVars.logLevel }), env);
+  const stores = loadStoreConfig(def.stores, env);
+  return {
+    module: MeldAppModule,
+    imports: [
+      StoresModule.forRoot(def.name, def.stores, stores),
+      PlatformModule.forRoot({ app: def.name, logLevel: common.LOG_LEVEL, checks: storeChecks(def.stores), ownHealthz: def.ownHealthz }),
+      ...(def.imports ?? []),
+    ],
+    controllers: def.controllers ?? [],
+    providers: def.providers ?? [],
+  };
+}
+
+/** Entry point of every app's main.ts. */
+export async function runMeldApp(def: MeldAppDefinition, env: NodeJS.ProcessEnv = process.env) {
+  const { MELD_HOST: host, PORT: port } = loadConfig(
+    z.object({ MELD_HOST: envVars.host, PORT: envVars.port(def.port) }),
+    { ...env, PORT: env[def.portEnv ?? 'PORT'] },
+  );
+  return bootstrapApp({ app: def.name, module: meldAppModule(def, env), host, port, bodyLimit: def.bodyLimit });
+}
+
+/** A failed start prints one clear line (e.g. which variable is invalid) and exits non-zero. */
+export function exitOnStartupError(err: unknown): never {
+  process.stderr.write(`startup failed: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+}

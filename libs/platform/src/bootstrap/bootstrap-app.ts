@@ -1,0 +1,30 @@
+import 'reflect-metadata';
+import { type DynamicModule, type INestApplication, type Type } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Logger } from 'nestjs-pino';
+import { instrumentFastify, startDefaultMetrics } from '../metrics/metrics';
+
+export interface BootstrapOptions {
+  app: string;
+  module: Type<unknown> | DynamicModule;
+  host: string;
+  port: number;
+  /** Largest accepted request body; bigger bodies get 413 before any handler runs. */
+  bodyLimit?: number;
+  configure?: (app: NestFastifyApplication) => void | Promise<void>;
+}
+
+/** Boots one Meld app on Fastify with pino logs, metrics and graceful shutdown on SIGTERM. */
+export async function bootstrapApp(options: BootstrapOptions): Promise<INestApplication> {
+  startDefaultMetrics(options.app);
+  const adapter = new FastifyAdapter({ bodyLimit: options.bodyLimit ?? 1024 * 1024, trustProxy: true, keepAliveTimeout: 65_000 });
+  const app = await NestFactory.create<NestFastifyApplication>(options.module, adapter, { bufferLogs: true });
+  app.useLogger(app.get(Logger));
+  app.enableShutdownHooks();
+  instrumentFastify(app.getHttpAdapter().getInstance());
+  await options.configure?.(app);
+  await app.listen(options.port, options.host);
+  app.get(Logger).log(`${options.app} listening on http://${options.host}:${options.port}`);
+  return app;
+}

@@ -1,0 +1,13 @@
+import { Controller, Get, Header } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import { metricsRegistry } from './metrics';
+
+@ApiExcludeController()
+@Controller()
+export class MetricsController {
+  @Get('metrics')
+  @Header('content-type', 'text/plain; version=0.0.4')
+  metrics(): Promise<string> {
+    return metricsRegistry.metrics();
+  }
+}

@@ -1,0 +1,37 @@
+import type { FastifyInstance } from 'fastify';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** One registry per process; libs register their own metrics on it. */
+export const metricsRegistry = new Registry();
+
+let started = false;
+export function startDefaultMetrics(app: string): void {
+  if (started) return;
+  started = true;
+  metricsRegistry.setDefaultLabels({ app });
+  collectDefaultMetrics({ register: metricsRegistry });
+}
+
+const httpDuration = new Histogram({
+  name: 'meld_http_request_duration_seconds',
+  help: 'HTTP request duration by route and status',
+  labelNames: ['method', 'route', 'status'],
+  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+  registers: [metricsRegistry],
+});
+
+export const httpErrors = new Counter({
+  name: 'meld_http_server_errors_total',
+  help: 'Responses with status >= 500',
+  labelNames: ['route'],
+  registers: [metricsRegistry],
+});
+
+/** Times every request by its route pattern (not the raw URL, which would explode cardinality). */
+export function instrumentFastify(fastify: FastifyInstance): void {
+  fastify.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions?.url ?? 'unmatched';
+    httpDuration.labels(request.method, route, String(reply.statusCode)).observe(reply.elapsedTime / 1000);
+    if (reply.statusCode >= 500) httpErrors.labels(route).inc();
+  });
+}

@@ -1,0 +1,105 @@
+'use strict';
+// Runs the eight apps as separate processes (as in production), prefixes their logs,
+// restarts one that crashes, and records pids and ports in .stack/apps.json for the bench.
+const fs = require('node:fs');
+const path = require('node:path');
+const { stackDir, spawnPrefixed } = require('./lib');
+
+const APPS = require('../../libs/contracts/src/apps.json');
+const COLORS = [36, 32, 33, 35, 34, 31, 96, 92];
+
+function appUrlEnv(app) {
+  return `MELD_${app.toUpperCase().replace(/-/g, '_')}_URL`;
+}
+
+/** Ports: the gateway on gatewayPort, the others on their table port shifted by the same offset. */
+function planApps(gatewayPort) {
+  const offset = gatewayPort - APPS.gateway.port;
+  return Object.entries(APPS).map(([name, def]) => ({ name, port: def.port + offset }));
+}
+
+function formatLine(name, color, line) {
+  let text = line;
+  try {
+    const rec = JSON.parse(line);
+    const level = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' }[rec.level] || rec.level;
+    const extra = rec.requestId ? ` req=${rec.requestId}` : '';
+    text = `${level} ${rec.context ? `[${rec.context}] ` : ''}${rec.msg}${extra}${rec.err ? ` ${rec.err.message}` : ''}`;
+  } catch {
+    /* not JSON: print as is */
+  }
+  return `\x1b[${color}m${name.padEnd(14)}\x1b[0m ${text}`;
+}
+
+function startApps({ env, gatewayPort = 8080, logDir, echo = false }) {
+  fs.mkdirSync(logDir, { recursive: true });
+  const plan = planApps(gatewayPort);
+  const urls = Object.fromEntries(plan.map((a) => [appUrlEnv(a.name), `http://127.0.0.1:${a.port}`]));
+  const children = new Map();
+  let stopping = false;
+
+  const launch = (app, index, attempt = 0) => {
+    const appEnv = { ...env, ...urls, PORT: String(app.port), ...(app.name === 'gateway' ? { MELD_PORT: String(app.port) } : {}) };
+    const child = spawnPrefixed(app.name, process.execPath, [path.join('apps', app.name, 'dist', 'main.js')], {
+      env: appEnv,
+      logFile: path.join(logDir, `${app.name}.log`),
+      onLine: echo ? (line) => console.log(formatLine(app.name, COLORS[index % COLORS.length], line)) : undefined,
+    });
+    children.set(app.name, child);
+    writeAppsFile();
+    child.on('exit', (code, signal) => {
+      if (stopping) return;
+      const delay = Math.min(1000 * 2 ** attempt, 30000);
+      console.error(`${app.name} exited (${signal || code}); restarting in ${delay / 1000} s`);
+      setTimeout(() => !stopping && launch(app, index, attempt + 1), delay);
+    });
+  };
+
+  const writeAppsFile = () => {
+    const rows = plan.map((a) => ({ name: a.name, port: a.port, pid: children.get(a.name)?.pid ?? null }));
+    fs.mkdirSync(stackDir, { recursive: true });
+    fs.writeFileSync(path.join(stackDir, 'apps.json'), JSON.stringify(rows, null, 2));
+  };
+
+  plan.forEach((app, i) => launch(app, i));
+
+  return {
+    plan,
+    gatewayUrl: `http://127.0.0.1:${gatewayPort}`,
+    /** Resolves when the gateway's system check answers 200; rejects after the timeout with what is down. */
+    async ready(timeoutMs = 180000) {
+      const deadline = Date.now() + timeoutMs;
+      let last = '';
+      while (Date.now() < deadline) {
+        try {
+          const res = await fetch(`http://127.0.0.1:${gatewayPort}/healthz`, { signal: AbortSignal.timeout(5000) });
+          if (res.status === 200) return;
+          last = await res.text();
+        } catch (err) {
+          last = err.message;
+        }
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      throw new Error(`apps not ready after ${timeoutMs / 1000} s: ${last}`);
+    },
+    async stop(timeoutMs = 15000) {
+      stopping = true;
+      const exits = [...children.values()].map(
+        (c) =>
+          new Promise((resolve) => {
+            if (c.exitCode !== null || c.signalCode !== null) return resolve();
+            const kill = setTimeout(() => c.kill('SIGKILL'), timeoutMs);
+            c.once('exit', () => {
+              clearTimeout(kill);
+              resolve();
+            });
+            c.kill('SIGTERM');
+          }),
+      );
+      await Promise.all(exits);
+      fs.rmSync(path.join(stackDir, 'apps.json'), { force: true });
+    },
+  };
+}
+
+module.exports = { startApps, planApps };

@@ -1,0 +1,35 @@
+'use strict';
+// `meld migrate`: Postgres (TypeORM migrations) and ClickHouse (numbered SQL files).
+// Uses the built libs, so it runs the same code as the k8s migrate Job.
+const path = require('node:path');
+const { root, step } = require('../lib');
+
+async function migrate(env) {
+  const done = step(`migrations (${new URL(env.MELD_POSTGRES_URL).pathname.slice(1)}, clickhouse ${env.MELD_CLICKHOUSE_DB})`);
+  const lines = [];
+  const log = (line) => lines.push(line);
+  const { migratePostgres } = require(path.join(root, 'libs/db/dist'));
+  await migratePostgres(env.MELD_POSTGRES_URL, log);
+  const { createClickHouse, migrateClickHouse } = require(path.join(root, 'libs/clickhouse/dist'));
+  const client = createClickHouse({ url: env.MELD_CLICKHOUSE_URL, database: env.MELD_CLICKHOUSE_DB });
+  try {
+    await migrateClickHouse({ client, database: env.MELD_CLICKHOUSE_DB, dir: path.join(root, 'libs/clickhouse/migrations'), log });
+  } finally {
+    await client.close();
+  }
+  done(lines.join('; '));
+}
+
+async function run() {
+  const { readEnv } = require('../../stack');
+  const stack = readEnv() || {};
+  const env = { ...require('../lib').stackEnv(stack, process.env.MELD_PROFILE === 'test' ? 'test' : 'dev'), ...pick(process.env) };
+  await migrate(env);
+  return 0;
+}
+
+function pick(source) {
+  return Object.fromEntries(Object.entries(source).filter(([k]) => k.startsWith('MELD_')));
+}
+
+module.exports = { migrate, run };

@@ -1,0 +1,2 @@
+'use strict';
+module.exports = { run: (args) => require('../../stack').runStackCommand(args) };

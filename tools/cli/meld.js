@@ -1,0 +1,50 @@
+#!/usr/bin/env node
+'use strict';
+// The `meld` CLI. Plain CommonJS with no dependencies at load time: `npm start` and
+// `npm test` call it on a fresh clone before node_modules exists.
+const commands = {
+  start: () => require('./commands/start'),
+  test: () => require('./commands/test'),
+  stack: () => require('./commands/stack'),
+  migrate: () => require('./commands/migrate'),
+  topics: () => require('./commands/topics'),
+  smsc: () => require('./commands/smsc'),
+  bench: () => require('./commands/bench'),
+};
+
+function usage() {
+  return [
+    'usage: meld <command> [args]',
+    '  start                 install, build, bring the local stack up, migrate, run every app',
+    '  test                  the same set-up, then lint, type check and every test',
+    '  stack up|down|status  the local stack (PostgreSQL, Redis, ClickHouse, Kafka dev broker, SMSC)',
+    '  migrate               apply Postgres and ClickHouse migrations',
+    '  topics                create missing Kafka topics (real Kafka; the dev broker has them)',
+    '  smsc [--port N]       run the SMSC simulator in the foreground',
+    '  bench <scenario>      run a benchmark scenario against the running system',
+  ].join('\n');
+}
+
+async function main(argv) {
+  const [name, ...args] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    console.log(usage());
+    return 0;
+  }
+  const load = commands[name];
+  if (!load) {
+    console.error(`meld: unknown command "${name}"\n${usage()}`);
+    return 2;
+  }
+  return (await load().run(args)) ?? 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code) process.exitCode = code;
+  },
+  (err) => {
+    console.error(`meld: ${err && err.message ? err.message : err}`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,265 @@
+'use strict';
+// SMSC simulator: a small SMPP 3.4 server for local development and tests (design doc §4,
+// "SMSC simulator"). It accepts any credentials, answers submit_sm with a message id and,
+// about `receiptDelayMs` later, sends a deliver_sm delivery receipt whose outcome is chosen
+// by the destination number, so every SMS status can be produced on purpose:
+//   ends in 99 → submit_sm_resp ESME_RSUBMITFAIL (0x45), no id, no receipt (SMS `failed`)
+//   ends in 13 → receipt stat:UNDELIV                                        (`undelivered`)
+//   ends in 14 → receipt stat:EXPIRED                                        (`expired`)
+//   otherwise  → receipt stat:DELIVRD                                        (`delivered`)
+//
+// Behaviour worth knowing:
+// - A receipt is sent only when the submit asked for one (registered_delivery bit 0 set), as a
+//   real SMSC does; with registered_delivery 0 the message is accepted and nothing follows.
+// - Every submit_sm is one SMS: parts of a concatenated message (UDH with esm_class 0x40,
+//   sar_* TLVs) each get their own message id and receipt; nothing is reassembled.
+// - Receipts go to the submitting session when it can receive (transceiver). A transmitter's
+//   receipts go to a receiver/transceiver bound with the same system_id, if any; otherwise
+//   they are dropped (an SMSC must not send deliver_sm to a transmitter).
+// - Receipt dates are UTC; the receipt text is in the SMSC default alphabet (data_coding 0),
+//   so characters outside GSM 03.38 in the `text:` field become '?'.
+// - Requests it does not implement (query_sm, data_sm, cancel_sm, …) and unknown command ids
+//   get generic_nack with ESME_RINVCMDID.
+const crypto = require('node:crypto');
+const smpp = require('smpp');
+
+const RECEIPT_OUTCOMES = {
+  // message_state values are SMPP 3.4 §5.2.28; err codes are simulator-defined.
+  DELIVRD: { messageState: 2, err: '000', delivered: true },
+  EXPIRED: { messageState: 3, err: '000', delivered: false },
+  UNDELIV: { messageState: 5, err: '001', delivered: false },
+};
+
+/** What the destination number asks the simulator to do: 'reject' or a receipt stat. */
+function outcomeFor(destination) {
+  if (destination.endsWith('99')) return 'reject';
+  if (destination.endsWith('13')) return 'UNDELIV';
+  if (destination.endsWith('14')) return 'EXPIRED';
+  return 'DELIVRD';
+}
+
+const BIND_MODES = {
+  bind_transceiver: { canSubmit: true, canReceive: true },
+  bind_transmitter: { canSubmit: true, canReceive: false },
+  bind_receiver: { canSubmit: false, canReceive: true },
+};
+
+const noopLogger = { info() {}, warn() {} };
+
+/**
+ * Start the simulator. Resolves once it listens.
+ * @param {{ host?: string, port?: number, receiptDelayMs?: number,
+ *           logger?: { info(obj: object, msg?: string): void, warn(obj: object, msg?: string): void } }} [options]
+ *   port 0 picks a free port; logger is pino-compatible (records are plain objects).
+ * @returns {Promise<{ port: number, close(): Promise<void>,
+ *           stats(): { submitted: number, failed: number, receiptsSent: number, receiptsDropped: number, sessions: number } }>}
+ */
+function startSmsc({ host = '127.0.0.1', port = 52775, receiptDelayMs = 100, logger = noopLogger } = {}) {
+  const counters = { submitted: 0, failed: 0, receiptsSent: 0, receiptsDropped: 0 };
+  const pendingReceipts = new Set();
+  // Ids must stay unique across simulator restarts too: the messaging app may still hold ids
+  // from a previous run, so a per-instance random prefix goes in front of a hex counter.
+  const idPrefix = crypto.randomBytes(4).toString('hex');
+  let lastId = 0;
+  const nextMessageId = () => idPrefix + (++lastId).toString(16).padStart(8, '0');
+
+  const server = smpp.createServer((session) => {
+    session.binding = null; // { command, systemId, canSubmit, canReceive } once bound
+    // The smpp package emits 'error' on the session (ECONNRESET, oversized PDU, …) and an
+    // unhandled 'error' would crash the process; after a parse error the session is also
+    // stuck, so drop the connection either way.
+    session.on('error', (err) => {
+      logger.warn({ event: 'session_error', error: err.message }, 'smpp session error');
+      session.destroy();
+    });
+    session.on('pdu', (pdu) => {
+      // Handlers run inside the package's socket 'readable' loop, where a throw would kill
+      // the process: report it and fail just this request.
+      try {
+        handlePdu(session, pdu);
+      } catch (err) {
+        logger.warn({ event: 'handler_error', command: pdu.command, error: err.message }, 'failed to handle PDU');
+        if (!pdu.isResponse()) session.send(pdu.response({ command_status: smpp.ESME_RSYSERR }));
+      }
+    });
+  });
+
+  function handlePdu(session, pdu) {
+    if (pdu.command in BIND_MODES) return handleBind(session, pdu);
+    switch (pdu.command) {
+      case 'enquire_link':
+        return session.send(pdu.response());
+      case 'unbind':
+        logger.info({ event: 'unbind', systemId: session.binding && session.binding.systemId }, 'unbind');
+        session.send(pdu.response());
+        return session.close();
+      case 'submit_sm':
+        return handleSubmit(session, pdu);
+      case 'generic_nack':
+        return logger.warn({ event: 'generic_nack', status: pdu.command_status, seq: pdu.sequence_number }, 'ESME sent generic_nack');
+      default:
+        // Responses (deliver_sm_resp, …) need no answer; any other request is unsupported.
+        if (pdu.isResponse()) return;
+        logger.warn({ event: 'unsupported_pdu', command: pdu.command, commandId: pdu.command_id }, 'answering generic_nack');
+        return session.send(new smpp.PDU('generic_nack', {
+          command_status: smpp.ESME_RINVCMDID,
+          sequence_number: pdu.sequence_number,
+        }));
+    }
+  }
+
+  function handleBind(session, pdu) {
+    if (session.binding) return session.send(pdu.response({ command_status: smpp.ESME_RALYBND }));
+    session.binding = { command: pdu.command, systemId: pdu.system_id, ...BIND_MODES[pdu.command] };
+    logger.info({ event: pdu.command, systemId: pdu.system_id }, 'bound');
+    session.send(pdu.response({ system_id: 'MELDSMSC' }));
+  }
+
+  function handleSubmit(session, pdu) {
+    if (!session.binding || !session.binding.canSubmit) {
+      counters.failed++;
+      logger.warn({ event: 'submit_sm', status: 'not_bound' }, 'submit_sm on a session not bound for sending');
+      return session.send(pdu.response({ command_status: smpp.ESME_RINVBNDSTS }));
+    }
+    const submit = describeSubmit(pdu);
+    const outcome = outcomeFor(submit.destination);
+    if (outcome === 'reject') {
+      counters.failed++;
+      logger.info({ event: 'submit_sm', status: 'rejected', ...submit }, 'submit_sm refused');
+      return session.send(pdu.response({ command_status: smpp.ESME_RSUBMITFAIL }));
+    }
+    const messageId = nextMessageId();
+    counters.submitted++;
+    logger.info({ event: 'submit_sm', status: 'accepted', messageId, outcome, ...submit }, 'submit_sm accepted');
+    // The response is written before the timer can fire, so on the same socket the ESME always
+    // sees submit_sm_resp (and learns the id) before the receipt, even with receiptDelayMs 0.
+    session.send(pdu.response({ message_id: messageId }));
+    if ((pdu.registered_delivery & 0x01) === 0) return;
+    const submittedAt = new Date();
+    const timer = setTimeout(() => {
+      pendingReceipts.delete(timer);
+      sendReceipt(session, { messageId, outcome, submit, submittedAt });
+    }, receiptDelayMs);
+    pendingReceipts.add(timer);
+  }
+
+  function sendReceipt(origin, { messageId, outcome, submit, submittedAt }) {
+    const target = receiptSessionFor(origin);
+    const { messageState, err, delivered } = RECEIPT_OUTCOMES[outcome];
+    const text = `id:${messageId} sub:001 dlvrd:${delivered ? '001' : '000'}` +
+      ` submit date:${receiptDate(submittedAt)} done date:${receiptDate(new Date())}` +
+      ` stat:${outcome} err:${err} text:${receiptText(submit.text)}`;
+    const receipt = new smpp.PDU('deliver_sm', {
+      // A receipt travels back from the handset: addresses are swapped.
+      source_addr_ton: submit.destTon,
+      source_addr_npi: submit.destNpi,
+      source_addr: submit.destination,
+      dest_addr_ton: submit.sourceTon,
+      dest_addr_npi: submit.sourceNpi,
+      destination_addr: submit.source,
+      esm_class: 0x04, // SMSC delivery receipt
+      data_coding: 0x00,
+      // Encoded here rather than by the package, whose data_coding 0 handling follows the
+      // process-wide smpp.encodings.default that a client in the same process may change.
+      short_message: smpp.gsmCoder.encode(text, 0x00),
+      receipted_message_id: messageId,
+      message_state: messageState,
+    });
+    // Session.send returns false instead of throwing when the socket is gone.
+    if (target && target.send(receipt)) {
+      counters.receiptsSent++;
+      logger.info({ event: 'deliver_sm', messageId, stat: outcome, systemId: target.binding.systemId }, 'receipt sent');
+    } else {
+      counters.receiptsDropped++;
+      logger.warn({ event: 'deliver_sm', messageId, stat: outcome, status: 'dropped' }, 'no session to receive the receipt');
+    }
+  }
+
+  function receiptSessionFor(origin) {
+    if (origin.binding && origin.binding.canReceive && origin.socket.writable) return origin;
+    const systemId = origin.binding && origin.binding.systemId;
+    return server.sessions.find((s) => s.binding && s.binding.canReceive && s.binding.systemId === systemId && s.socket.writable);
+  }
+
+  let closing = null;
+  function close() {
+    if (!closing) {
+      closing = new Promise((resolve) => {
+        for (const timer of pendingReceipts) clearTimeout(timer);
+        pendingReceipts.clear();
+        // server.close() only stops accepting; it calls back once every connection is gone.
+        server.close(() => resolve());
+        for (const session of [...server.sessions]) {
+          session.close();
+          // A peer that ignores our FIN must not hold close() forever.
+          setTimeout(() => session.destroy(), 1000).unref();
+        }
+      });
+    }
+    return closing;
+  }
+
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      server.on('error', (err) => logger.warn({ event: 'server_error', error: err.message }, 'smpp server error'));
+      const boundPort = server.address().port;
+      logger.info({ event: 'listening', host, port: boundPort, receiptDelayMs }, `SMSC simulator listening on smpp://${host}:${boundPort}`);
+      resolve({
+        port: boundPort,
+        close,
+        stats: () => ({ ...counters, sessions: server.sessions.length }),
+      });
+    });
+  });
+}
+
+/** The fields of a submit_sm that matter for routing, the receipt and the log. */
+function describeSubmit(pdu) {
+  // smpp decodes short_message / message_payload into { udh?: Buffer[], message: string | Buffer }
+  // using data_coding (UCS-2 included); message_payload is used when short_message is empty.
+  const shortMessage = pdu.short_message && pdu.short_message.message;
+  const body = shortMessage && shortMessage.length ? pdu.short_message : pdu.message_payload || pdu.short_message || {};
+  return {
+    source: pdu.source_addr,
+    sourceTon: pdu.source_addr_ton,
+    sourceNpi: pdu.source_addr_npi,
+    destination: pdu.destination_addr,
+    destTon: pdu.dest_addr_ton,
+    destNpi: pdu.dest_addr_npi,
+    dataCoding: pdu.data_coding,
+    text: typeof body.message === 'string' ? body.message : '', // binary payloads have no text
+    part: concatenationInfo(pdu, body.udh),
+  };
+}
+
+/** { ref, total, seq } for one part of a concatenated SMS, from the UDH or the sar_* TLVs. */
+function concatenationInfo(pdu, udhList) {
+  for (const ie of udhList || []) {
+    // Information elements: 0x00 = concatenation with 8-bit reference, 0x08 = 16-bit reference.
+    if (ie[0] === 0x00 && ie.length >= 5) return { ref: ie[2], total: ie[3], seq: ie[4] };
+    if (ie[0] === 0x08 && ie.length >= 6) return { ref: ie.readUInt16BE(2), total: ie[4], seq: ie[5] };
+  }
+  if (pdu.sar_total_segments !== undefined) {
+    return { ref: pdu.sar_msg_ref_num, total: pdu.sar_total_segments, seq: pdu.sar_segment_seqnum };
+  }
+  return undefined;
+}
+
+/** YYMMDDhhmm in UTC, the date format of SMPP 3.4 Appendix B receipts. */
+function receiptDate(date) {
+  return date.toISOString().replace(/\D/g, '').slice(2, 12);
+}
+
+/**
+ * The first 20 characters of the message, limited to what the GSM default alphabet can carry;
+ * control characters become spaces so the receipt stays one line for regex parsers.
+ */
+function receiptText(text) {
+  return Array.from(text).slice(0, 20)
+    .map((ch) => (ch < ' ' ? ' ' : smpp.gsmCoder.GSM.charRegex.test(ch) ? ch : '?'))
+    .join('');
+}
+
+module.exports = { startSmsc, outcomeFor };

@@ -1,0 +1,136 @@
+/*
+ * Kafka-protocol development broker on librdkafka's mock cluster (Debian librdkafka-dev).
+ * No JVM, no ZooKeeper: one in-memory broker on 127.0.0.1, a random port.
+ *
+ *   kafka-dev-broker --bootstrap-file PATH [--partitions N] topic[:partitions] ...
+ *
+ * Creates every topic, writes the bootstrap address to PATH (atomically, so readers never
+ * see a half-written file), prints it, then runs until SIGTERM/SIGINT. SIGUSR1 takes broker 1
+ * down and SIGUSR2 brings it back, so tests can simulate a Kafka outage.
+ * Built by tools/stack/kafka.js: cc -O2 -o .stack/bin/kafka-dev-broker kafka-dev-broker.c -lrdkafka
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <librdkafka/rdkafka.h>
+#include <librdkafka/rdkafka_mock.h>
+
+static void die(const char *msg) {
+  fprintf(stderr, "kafka-dev-broker: %s\n", msg);
+  exit(2);
+}
+
+static int parse_count(const char *s, const char *what) {
+  char *end;
+  long n = strtol(s, &end, 10);
+  if (*s == '\0' || *end != '\0' || n < 1 || n > 10000) {
+    fprintf(stderr, "kafka-dev-broker: bad %s: %s\n", what, s);
+    exit(2);
+  }
+  return (int)n;
+}
+
+/* Write to PATH.tmp.<pid>, fsync, rename: the file appears complete or not at all. */
+static void write_atomically(const char *path, const char *text) {
+  char tmp[4096];
+  if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
+    die("bootstrap file path too long");
+  FILE *f = fopen(tmp, "w");
+  if (!f) { perror(tmp); exit(2); }
+  if (fprintf(f, "%s\n", text) < 0 || fflush(f) != 0 || fsync(fileno(f)) != 0 || fclose(f) != 0) {
+    perror(tmp);
+    exit(2);
+  }
+  if (rename(tmp, path) != 0) { perror(path); exit(2); }
+}
+
+int main(int argc, char **argv) {
+  const char *bootstrap_file = NULL;
+  int partitions = 8;
+  const char *topics[1024];
+  int ntopics = 0;
+
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--bootstrap-file") && i + 1 < argc) bootstrap_file = argv[++i];
+    else if (!strcmp(argv[i], "--partitions") && i + 1 < argc) partitions = parse_count(argv[++i], "--partitions");
+    else if (argv[i][0] == '-') die("usage: kafka-dev-broker --bootstrap-file PATH [--partitions N] topic[:partitions] ...");
+    else if (ntopics < (int)(sizeof topics / sizeof topics[0])) topics[ntopics++] = argv[i];
+    else die("too many topics");
+  }
+  if (!bootstrap_file) die("--bootstrap-file is required");
+
+  /* Block the signals before librdkafka starts its threads (they inherit the mask), then take
+   * them synchronously with sigwaitinfo: no async-signal-safety concerns, no stray thread
+   * receiving SIGTERM. */
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  sigaddset(&sigs, SIGTERM);
+  sigaddset(&sigs, SIGINT);
+  sigaddset(&sigs, SIGUSR1);
+  sigaddset(&sigs, SIGUSR2);
+  sigaddset(&sigs, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+
+  char errstr[512];
+  rd_kafka_conf_t *conf = rd_kafka_conf_new();
+  /* The handle only hosts the mock cluster; hide its "no bootstrap.servers" notice (level 5). */
+  if (rd_kafka_conf_set(conf, "log_level", "4", errstr, sizeof errstr) != RD_KAFKA_CONF_OK) die(errstr);
+  rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof errstr);
+  if (!rk) die(errstr);
+
+  rd_kafka_mock_cluster_t *mc = rd_kafka_mock_cluster_new(rk, 1);
+  if (!mc) die("rd_kafka_mock_cluster_new failed");
+
+  for (int i = 0; i < ntopics; i++) {
+    /* "name:N" gives one topic its own partition count (':' is not legal in topic names). */
+    char name[512];
+    int n = partitions;
+    const char *colon = strchr(topics[i], ':');
+    size_t len = colon ? (size_t)(colon - topics[i]) : strlen(topics[i]);
+    if (len == 0 || len >= sizeof name) die("bad topic name");
+    memcpy(name, topics[i], len);
+    name[len] = '\0';
+    if (colon) n = parse_count(colon + 1, "topic partitions");
+    rd_kafka_resp_err_t err = rd_kafka_mock_topic_create(mc, name, n, 1);
+    if (err) {
+      fprintf(stderr, "kafka-dev-broker: topic %s: %s\n", name, rd_kafka_err2str(err));
+      exit(2);
+    }
+  }
+
+  const char *bootstraps = rd_kafka_mock_cluster_bootstraps(mc);
+  write_atomically(bootstrap_file, bootstraps);
+  printf("%s\n", bootstraps);
+  fflush(stdout);
+
+  for (;;) {
+    siginfo_t info;
+    int sig = sigwaitinfo(&sigs, &info);
+    if (sig < 0) {
+      if (errno == EINTR) continue;
+      perror("sigwaitinfo");
+      break;
+    }
+    if (sig == SIGUSR1) {
+      rd_kafka_mock_broker_set_down(mc, 1);
+      fprintf(stderr, "kafka-dev-broker: broker 1 down (SIGUSR1)\n");
+    } else if (sig == SIGUSR2) {
+      rd_kafka_mock_broker_set_up(mc, 1);
+      fprintf(stderr, "kafka-dev-broker: broker 1 up (SIGUSR2)\n");
+    } else if (sig == SIGHUP) {
+      continue; /* detached: a closed terminal must not kill the broker */
+    } else {
+      break;
+    }
+  }
+
+  /* Remove the address first so nobody connects to a broker that is going away. */
+  unlink(bootstrap_file);
+  rd_kafka_mock_cluster_destroy(mc);
+  rd_kafka_destroy(rk);
+  fprintf(stderr, "kafka-dev-broker: stopped\n");
+  return 0;
+}
