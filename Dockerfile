@@ -29,6 +29,8 @@ COPY --from=manifests /out/ ./
 # --ignore-scripts: the repo approves install scripts explicitly (package.json
 # "allowScripts"); npm 10 in node:20 would run all of them. None is needed to build:
 # @swc/core loads its prebuilt platform package, nx is not used by tools/build.mjs.
+# The image's own npm (10.x) is used on purpose: npm 11 rejects the current lockfile
+# (it lacks the non-Linux optional platform packages), npm 10.8.2 accepts it.
 RUN --mount=type=cache,target=/root/.npm npm ci --ignore-scripts
 
 FROM deps AS build
@@ -68,9 +70,10 @@ USER 10001:10001
 EXPOSE 8080 8081 8082 8083 8084 8085 8086 8087
 
 # Readiness of the app (its own stores): what docker compose's depends_on waits for.
-# Port: MELD_PORT for the gateway, PORT for the others, else the app's default port.
+# Port: MELD_PORT for the gateway, PORT for the others, else the app's default port from
+# libs/contracts/src/apps.json (the one table of apps and ports).
 HEALTHCHECK --interval=15s --timeout=5s --start-period=40s --retries=4 \
-  CMD ["node", "-e", "const a=process.env.MELD_APP,d={gateway:8080,ingest:8081,'identity-merge':8082,audience:8083,probes:8084,messaging:8085,readiness:8086,oauth:8087},p=(a==='gateway'?process.env.MELD_PORT:process.env.PORT)||d[a]||8080;fetch('http://127.0.0.1:'+p+(process.env.MELD_HEALTH_PATH||'/readyz'),{signal:AbortSignal.timeout(4000)}).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+  CMD ["node", "-e", "const a=process.env.MELD_APP;let d=8080;try{d=require('/app/libs/contracts/src/apps.json')[a].port}catch{}const p=(a==='gateway'?process.env.MELD_PORT:process.env.PORT)||d;fetch('http://127.0.0.1:'+p+(process.env.MELD_HEALTH_PATH||'/readyz'),{signal:AbortSignal.timeout(4000)}).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 
 ENTRYPOINT ["/usr/bin/tini", "--"]
 CMD ["sh", "-c", "exec node apps/${MELD_APP}/dist/main.js"]

@@ -7,9 +7,10 @@
  * Creates every topic, writes the bootstrap address to PATH (atomically, so readers never
  * see a half-written file), prints it, then runs until SIGTERM/SIGINT. SIGUSR1 takes broker 1
  * down and SIGUSR2 brings it back, so tests can simulate a Kafka outage.
- * Built by tools/stack/kafka.js: cc -O2 -o .stack/bin/kafka-dev-broker kafka-dev-broker.c -lrdkafka
+ * Built by tools/stack/kafka.js: cc -O2 -pthread -o .stack/bin/kafka-dev-broker kafka-dev-broker.c -lrdkafka
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,20 @@
 #include <unistd.h>
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
+
+struct topic_job {
+  rd_kafka_mock_cluster_t *mc;
+  char name[256];
+  int partitions;
+  rd_kafka_resp_err_t err;
+  pthread_t thread;
+};
+
+static void *create_topic(void *arg) {
+  struct topic_job *job = arg;
+  job->err = rd_kafka_mock_topic_create(job->mc, job->name, job->partitions, 1);
+  return NULL;
+}
 
 static void die(const char *msg) {
   fprintf(stderr, "kafka-dev-broker: %s\n", msg);
@@ -84,22 +99,29 @@ int main(int argc, char **argv) {
   rd_kafka_mock_cluster_t *mc = rd_kafka_mock_cluster_new(rk, 1);
   if (!mc) die("rd_kafka_mock_cluster_new failed");
 
+  /* One thread per topic: each rd_kafka_mock_topic_create() waits for the mock thread, which in
+   * librdkafka 2.0.2 sometimes misses its wake-up and serves the request only at its next 1 s
+   * poll timeout. Sequential calls could add up to seconds; concurrent ones share one wait. */
+  struct topic_job *jobs = calloc((size_t)ntopics, sizeof *jobs);
+  if (ntopics && !jobs) die("out of memory");
   for (int i = 0; i < ntopics; i++) {
     /* "name:N" gives one topic its own partition count (':' is not legal in topic names). */
-    char name[512];
-    int n = partitions;
     const char *colon = strchr(topics[i], ':');
     size_t len = colon ? (size_t)(colon - topics[i]) : strlen(topics[i]);
-    if (len == 0 || len >= sizeof name) die("bad topic name");
-    memcpy(name, topics[i], len);
-    name[len] = '\0';
-    if (colon) n = parse_count(colon + 1, "topic partitions");
-    rd_kafka_resp_err_t err = rd_kafka_mock_topic_create(mc, name, n, 1);
-    if (err) {
-      fprintf(stderr, "kafka-dev-broker: topic %s: %s\n", name, rd_kafka_err2str(err));
+    if (len == 0 || len >= sizeof jobs[i].name) die("bad topic name");
+    memcpy(jobs[i].name, topics[i], len);
+    jobs[i].partitions = colon ? parse_count(colon + 1, "topic partitions") : partitions;
+    jobs[i].mc = mc;
+    if (pthread_create(&jobs[i].thread, NULL, create_topic, &jobs[i]) != 0) die("pthread_create failed");
+  }
+  for (int i = 0; i < ntopics; i++) {
+    pthread_join(jobs[i].thread, NULL);
+    if (jobs[i].err) {
+      fprintf(stderr, "kafka-dev-broker: topic %s: %s\n", jobs[i].name, rd_kafka_err2str(jobs[i].err));
       exit(2);
     }
   }
+  free(jobs);
 
   const char *bootstraps = rd_kafka_mock_cluster_bootstraps(mc);
   write_atomically(bootstrap_file, bootstraps);

@@ -25,7 +25,7 @@ function which(cmd) {
 let updated = null; // apt-get update runs once per process
 let queue = Promise.resolve(); // apt/dpkg hold a lock: one install at a time
 
-function apt(args, log) {
+function apt(args) {
   ensureDir(LOGS);
   const out = fs.openSync(logFile('apt'), 'a');
   return new Promise((resolve, reject) => {
@@ -50,13 +50,13 @@ function ensurePackage({ pkg, what, present }, log = () => {}) {
     log(`installing Debian package ${pkg} (apt-get; output in ${logFile('apt')})`);
     try {
       if (!updated) {
-        updated = apt(['update'], log).catch((err) => {
+        updated = apt(['update']).catch((err) => {
           updated = null; // let the next install try again
           throw err;
         });
       }
       await updated;
-      await apt(['install', '-y', pkg], log);
+      await apt(['install', '-y', pkg]);
     } catch (err) {
       throw new Error(`could not install the Debian package "${pkg}" (needed for ${what}): ${err.message}; see ${logFile('apt')}`);
     }

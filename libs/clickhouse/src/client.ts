@@ -81,7 +81,7 @@ export function clickHouseErrorCode(error: unknown): number | undefined {
   // leaves a plain Error and the code is only in the text.
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && /^\d+$/.test(code)) return Number(code);
-  const match = error instanceof Error ? /\bCode: (\d+)/.exec(error.message) : null;
+  const match = /\bCode: (\d+)/.exec(messageOf(error) ?? '');
   return match ? Number(match[1]) : undefined;
 }
 
@@ -125,14 +125,21 @@ function makeClient(connection: Connection, options: ClickHouseOptions, database
   });
 }
 
+// Duck-typed rather than `instanceof Error`: errors from Node's own modules (ECONNREFUSED) come
+// from another realm under Jest and fail that check.
+function messageOf(error: unknown): string | undefined {
+  const message = (error as { message?: unknown } | null)?.message;
+  return typeof message === 'string' ? message : undefined;
+}
+
 function reason(error: unknown, timeoutMs: number): string {
-  if (error instanceof Error) {
-    if (error.name === 'AbortError' || error.name === 'TimeoutError' || /aborted/i.test(error.message)) return `no answer within ${timeoutMs} ms`;
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ECONNREFUSED') return `connection refused (${error.message}); is clickhouse-server running?`;
-    return error.message.trim();
-  }
-  return String(error);
+  const raw = messageOf(error);
+  if (raw === undefined) return String(error);
+  const message = raw.replace(/^Error: /, '').trim();
+  const { name, code } = error as { name?: unknown; code?: unknown };
+  if (name === 'AbortError' || name === 'TimeoutError' || /aborted/i.test(message)) return `no answer within ${timeoutMs} ms`;
+  if (code === 'ECONNREFUSED' || /ECONNREFUSED/.test(message)) return `connection refused (${message}); is clickhouse-server running?`;
+  return message;
 }
 
 export function createClickHouse(options: ClickHouseOptions): ClickHouse {

@@ -97,7 +97,8 @@ export function escapeIdentifier(name: string): string {
 /**
  * Numbers are written so that ClickHouse reads back the same double, on 18.16 and current:
  *   - JavaScript's shortest round-trip form (`String(n)`, e.g. `0.1`, `1e-7`, `1e+21`) is what
- *     ClickHouse's correctly rounded parser expects;
+ *     ClickHouse's correctly rounded parser expects, except for integers above 2^53, written
+ *     with their exact digits (they may be typed UInt64/Int64, where every digit counts);
  *   - negatives are parenthesised: `a -${-1}` must not become the comment `a --1`;
  *   - -0 is `(-0.)` (a Float64 negative zero; `-0` would be the integer 0);
  *   - subnormals (|n| < 2.2e-308) are a syntax error on 18.16, so they are written as an exact
@@ -106,11 +107,17 @@ export function escapeIdentifier(name: string): string {
  * Integral values up to 2^64 - 1 come back typed as (U)Int, others as Float64 (ClickHouse's
  * literal typing); UInt64/Int64 columns come back as JSON strings by default.
  */
-function numberLiteral(n: number): string {
+function numberLiteral(n: number, form: 'plain' | 'float' = 'plain'): string {
   if (!Number.isFinite(n)) throw new RangeError(`${n} cannot be written as a ClickHouse literal (only finite numbers)`);
   if (n === 0) return Object.is(n, -0) ? '(-0.)' : '0';
   const magnitude = Math.abs(n);
-  const body = magnitude < MIN_NORMAL ? `${String(magnitude * SUBNORMAL_SCALE)} * ${String(1 / SUBNORMAL_SCALE)}` : String(magnitude);
+  let body: string;
+  if (magnitude < MIN_NORMAL) body = `${String(magnitude * SUBNORMAL_SCALE)} * ${String(1 / SUBNORMAL_SCALE)}`;
+  // Above 2^53 String() pads the shortest digits with zeros (2^63 prints as 9223372036854776000),
+  // which ClickHouse would read as a different UInt64: write the double's exact integer value.
+  else if (Number.isInteger(magnitude) && magnitude > Number.MAX_SAFE_INTEGER && magnitude < 1e21) body = BigInt(magnitude).toString();
+  else body = String(magnitude);
+  if (form === 'float' && /^\d+$/.test(body)) body += '.'; // `5000000000.` is a Float64 literal
   if (n < 0) return `(-${body})`;
   return magnitude < MIN_NORMAL ? `(${body})` : body;
 }
@@ -142,19 +149,69 @@ function dateLiteral(d: Date): string {
 
 /** A SQL literal for a value: the only way values enter query text. */
 export function literal(value: LiteralValue): string {
+  return write(value, Array.isArray(value) ? arrayNumberMode(value) : 'plain');
+}
+
+/**
+ * ClickHouse types each integer literal by its sign and width (UInt8…UInt64, Int8…Int64) and an
+ * array needs one supertype, which does not exist for UInt64 with a signed type or for a 64-bit
+ * integer with Float64: `[-1, 5000000000]` and `[0.5, 5000000000]` fail ("There is no supertype").
+ * So the numbers of one array literal (nested arrays included: their element types must agree
+ * too) are written in a common form when they need one:
+ *   - 'float': some value is a float (or a number of 2^63 or more sits next to a negative), so
+ *     integral numbers are written as Float64 (`5000000000.`): a number is a double already, so
+ *     nothing is lost;
+ *   - 'int64': no floats, but negatives next to integers of 2^32 or more: those become
+ *     `toInt64(n)` (up to 2^63 - 1; beyond that no common type exists and the server says so).
+ * BigInts are never turned into floats: that could change them, so such a mix is left to fail.
+ */
+type NumberMode = 'plain' | 'float' | 'int64';
+
+function arrayNumberMode(value: readonly LiteralValue[]): NumberMode {
+  let float = false;
+  let negative = false;
+  let wide = false; // an integral number typed as a 64-bit integer by ClickHouse
+  let huge = false; // an integral number in [2^63, 2^64): UInt64 only
+  const scan = (items: readonly LiteralValue[]): void => {
+    for (const item of items) {
+      if (Array.isArray(item)) scan(item);
+      else if (typeof item === 'number') {
+        if (!Number.isInteger(item) || Object.is(item, -0) || Math.abs(item) >= 2 ** 64) float = true;
+        else {
+          if (item < 0) negative = true;
+          if (item >= 2 ** 32 || item < -(2 ** 31)) wide = true;
+          if (item >= 2 ** 63) huge = true;
+        }
+      } else if (typeof item === 'bigint') {
+        if (item < 0n) negative = true;
+        if (item >= 1n << 32n || item < -(1n << 31n)) wide = true;
+      }
+    }
+  };
+  scan(value);
+  // A number (unlike a bigint) is a double anyway, so Float64 is always exact for it.
+  if ((float && wide) || (negative && huge)) return 'float';
+  if (negative && wide) return 'int64';
+  return 'plain';
+}
+
+function write(value: LiteralValue, mode: NumberMode): string {
   switch (typeof value) {
     case 'string':
       return escapeString(value);
     case 'number':
+      if (mode === 'float' && Number.isInteger(value)) return numberLiteral(value, 'float');
+      if (mode === 'int64' && value >= 2 ** 32 && value < 2 ** 63) return `toInt64(${numberLiteral(value)})`;
       return numberLiteral(value);
     case 'bigint':
+      if (mode === 'int64' && value >= 1n << 32n && value < 1n << 63n) return `toInt64(${bigintLiteral(value)})`;
       return bigintLiteral(value);
     case 'boolean':
       return value ? '1' : '0'; // ClickHouse 18.16 has no Bool type: UInt8
     case 'object':
       if (value === null) return 'NULL';
       if (value instanceof Date) return dateLiteral(value);
-      if (Array.isArray(value)) return `[${value.map((item) => literal(item)).join(', ')}]`;
+      if (Array.isArray(value)) return `[${value.map((item) => write(item, mode)).join(', ')}]`;
       break;
   }
   throw new TypeError(

@@ -234,6 +234,8 @@ export async function processBatch<T>(
       async (lane) => {
         for (const i of lane) {
           if (values[i] === INVALID) continue;
+          // Lost the group or the partition: leave the rest to whoever owns it now.
+          if (!shouldContinue()) return;
           // A later message of the key must not overtake one that stopped unfinished.
           if (!(await processOne(i))) return;
         }

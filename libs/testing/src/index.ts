@@ -1,1 +1,3 @@
+export * from './tcp-proxy';
 export * from './test-env';
+export * from './wait-for';

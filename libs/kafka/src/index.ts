@@ -1,0 +1,22 @@
+// Public API of @meld/kafka: the producer, the consumer runner (PostHog's ingestion shape),
+// topic bootstrap and the readiness check. Everything else in src/ is internal.
+export { createKafkaClient, parseBrokers, type KafkaConnectionOptions } from './client';
+export { silentLogger, type Logger, type KafkaLogLevel } from './logger';
+export { createProducer, type Producer, type ProducerOptions, type OutgoingMessage, type SendOptions } from './producer';
+export { createConsumerRunner, type ConsumerRunner, type ConsumerRunnerOptions } from './consumer-runner';
+export {
+  processBatch,
+  topicHandler,
+  type TopicHandler,
+  type MessageHandler,
+  type ConsumedMessage,
+  type BatchResult,
+} from './batch-processor';
+export { Outcome, RetriableError, DeadLetterError, type HandlerOutcome } from './outcome';
+export { DEFAULT_BACKOFF, backoffDelay, type BackoffOptions } from './backoff';
+export { DlqHeaders, SCHEMA_VERSION_HEADER, headerString, type DeadLetterReason } from './headers';
+export { defaultDeadLetterTopic } from './dead-letter';
+export { ensureTopics, type EnsureTopicsOptions, type EnsureTopicsResult } from './ensure-topics';
+export { kafkaHealth, createKafkaHealthCheck, type KafkaHealth, type KafkaHealthCheck, type KafkaHealthOptions } from './health';
+export { stopOnSignals } from './shutdown';
+export { kafkaMetrics, type KafkaMetrics } from './metrics';

@@ -1,0 +1,390 @@
+/**
+ * Static checks of the deployment files: Dockerfile, docker-compose.yml and k8s/ (kustomize
+ * base and overlays). No Docker engine or cluster is needed: the files are parsed and
+ * cross-checked against the apps that exist in the repo. When `kubectl` is on the PATH, the
+ * base and every overlay are also rendered with `kubectl kustomize`.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { parse, parseAllDocuments } from 'yaml';
+
+const root = resolve(__dirname, '../..');
+const read = (p: string) => readFileSync(join(root, p), 'utf8');
+
+// ------------------------------------------------------------------ what must be deployed
+
+const FALLBACK_APPS = ['gateway', 'ingest', 'identity-merge', 'audience', 'probes', 'messaging', 'readiness', 'oauth'];
+
+/** Apps = `apps/<name>/project.json` with projectType application; the fixed eight before any exists. */
+function appNames(): string[] {
+  const dir = join(root, 'apps');
+  const found = existsSync(dir)
+    ? readdirSync(dir).filter((name) => {
+        const project = join(dir, name, 'project.json');
+        if (!existsSync(project)) return false;
+        return JSON.parse(readFileSync(project, 'utf8')).projectType === 'application';
+      })
+    : [];
+  return found.length > 0 ? found.sort() : FALLBACK_APPS;
+}
+
+type Store = 'postgres' | 'redis' | 'clickhouse' | 'kafka';
+interface AppInfo {
+  port: number;
+  stores: Store[];
+}
+
+// Same table as libs/contracts/src/apps.json (read from there when it exists).
+const FALLBACK_INFO: Record<string, AppInfo> = {
+  gateway: { port: 8080, stores: ['redis'] },
+  ingest: { port: 8081, stores: ['postgres', 'kafka'] },
+  'identity-merge': { port: 8082, stores: ['postgres', 'kafka'] },
+  audience: { port: 8083, stores: ['postgres', 'clickhouse'] },
+  probes: { port: 8084, stores: ['clickhouse', 'redis', 'kafka'] },
+  messaging: { port: 8085, stores: ['postgres', 'redis', 'kafka'] },
+  readiness: { port: 8086, stores: ['postgres'] },
+  oauth: { port: 8087, stores: ['postgres'] },
+};
+
+function appInfo(): Record<string, AppInfo> {
+  const p = join(root, 'libs/contracts/src/apps.json');
+  return existsSync(p) ? { ...FALLBACK_INFO, ...JSON.parse(readFileSync(p, 'utf8')) } : FALLBACK_INFO;
+}
+
+function partitions(): number {
+  const p = join(root, 'libs/contracts/src/topics.json');
+  return existsSync(p) ? JSON.parse(readFileSync(p, 'utf8')).partitions : 8;
+}
+
+const APPS = appNames();
+const INFO = appInfo();
+const info = (app: string): AppInfo => {
+  const i = INFO[app];
+  if (!i) throw new Error(`no port/stores known for app "${app}": add it to libs/contracts/src/apps.json`);
+  return i;
+};
+const livenessPath = (app: string) => (app === 'gateway' ? '/livez' : '/healthz');
+const HPA_APPS = ['ingest', 'probes', 'identity-merge', 'messaging'];
+const CONSUMERS = ['identity-merge', 'probes', 'messaging'];
+/** Secret keys (URLs that may carry credentials) per store; Kafka brokers come from the ConfigMap. */
+const STORE_SECRET: Record<Store, string | undefined> = {
+  postgres: 'MELD_POSTGRES_URL',
+  redis: 'MELD_REDIS_URL',
+  clickhouse: 'MELD_CLICKHOUSE_URL',
+  kafka: undefined,
+};
+const SENSITIVE = ['MELD_POSTGRES_URL', 'MELD_REDIS_URL', 'MELD_CLICKHOUSE_URL', 'MELD_ADMIN_TOKEN', 'MELD_PRINCIPAL_SECRET'];
+
+// ------------------------------------------------------------------ helpers
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Obj = any;
+
+function yamlDocs(file: string): Obj[] {
+  return parseAllDocuments(readFileSync(file, 'utf8')).map((d) => {
+    if (d.errors.length) throw new Error(`${relative(root, file)}: ${d.errors[0].message}`);
+    return d.toJS();
+  }).filter((d) => d != null);
+}
+
+function yamlFilesUnder(dir: string): string[] {
+  const out: string[] = [];
+  for (const e of readdirSync(dir)) {
+    const p = join(dir, e);
+    if (statSync(p).isDirectory()) out.push(...yamlFilesUnder(p));
+    else if (/\.ya?ml$/.test(e) && !/^kustomization\.ya?ml$/.test(e)) out.push(p);
+  }
+  return out;
+}
+
+interface Kustomization {
+  dir: string;
+  k: Obj;
+  /** Resource entries that are files (not directories or remote bases), resolved. */
+  files: string[];
+}
+
+function kustomization(dir: string): Kustomization {
+  const k = parse(readFileSync(join(dir, 'kustomization.yaml'), 'utf8'));
+  const files = ((k.resources ?? []) as string[]).map((r) => resolve(dir, r)).filter((p) => !existsSync(p) || !statSync(p).isDirectory());
+  return { dir, k, files };
+}
+
+const container = (d: Obj) => d.spec.template.spec.containers[0];
+const envOf = (c: Obj): Record<string, Obj> => Object.fromEntries((c.env ?? []).map((e: Obj) => [e.name, e]));
+
+// ------------------------------------------------------------------ Dockerfile
+
+describe('Dockerfile', () => {
+  const text = read('Dockerfile');
+  const stages = [...text.matchAll(/^FROM\s+(\S+)(?:\s+AS\s+(\S+))?/gim)].map((m) => ({ image: m[1], name: m[2] }));
+  const runtimeStart = text.lastIndexOf('\nFROM ');
+  const runtime = text.slice(runtimeStart);
+
+  it('is multi-stage: npm ci, build, production-only deps', () => {
+    expect(stages.length).toBeGreaterThanOrEqual(3);
+    expect(text).toMatch(/npm ci\b/);
+    expect(text).toMatch(/npm run build|node tools\/build\.mjs/);
+    expect(text).toMatch(/npm ci[^\n]*--omit=dev/);
+  });
+
+  it('runs on node:20-slim as a non-root numeric user, with a HEALTHCHECK', () => {
+    const last = stages[stages.length - 1].image;
+    const nodeImage = text.match(/^ARG NODE_IMAGE=(\S+)/m)?.[1];
+    expect(last === 'node:20-slim' || (last === '${NODE_IMAGE}' && nodeImage === 'node:20-slim')).toBe(true);
+    const user = runtime.match(/^USER\s+(\S+)/m)?.[1];
+    expect(user).toBeDefined();
+    expect(user).toMatch(/^\d+(:\d+)?$/);
+    expect(user!.split(':')[0]).not.toBe('0');
+    expect(runtime).toMatch(/^HEALTHCHECK /m);
+    expect(runtime).not.toMatch(/^COPY --from=deps /m); // dev dependencies never reach the runtime
+  });
+
+  it('selects the app with ARG APP and runs apps/<app>/dist/main.js', () => {
+    expect(runtime).toMatch(/^ARG APP\b/m);
+    expect(runtime).toMatch(/^ENV MELD_APP=\$\{APP\}/m);
+    expect(runtime).toMatch(/apps\/\$\{MELD_APP\}\/dist\/main\.js/);
+  });
+
+  it('has a .dockerignore keeping host build output out of the context', () => {
+    const ignore = read('.dockerignore').split('\n').map((l) => l.trim());
+    expect(ignore).toEqual(expect.arrayContaining(['**/node_modules', '**/dist', '.git', '.stack']));
+  });
+});
+
+// ------------------------------------------------------------------ docker compose
+
+describe('docker-compose.yml', () => {
+  const compose = parse(read('docker-compose.yml'), { merge: true });
+  const services: Record<string, Obj> = compose.services;
+  const dependsOn = (name: string): Record<string, string> => {
+    const d = services[name].depends_on ?? {};
+    return Array.isArray(d) ? Object.fromEntries(d.map((s: string) => [s, 'service_started'])) : Object.fromEntries(Object.entries(d).map(([k, v]) => [k, (v as Obj).condition]));
+  };
+
+  it.each(APPS)('%s: built from the Dockerfile with its APP, healthchecked, after migrate and its stores', (app) => {
+    const s = services[app];
+    expect(s).toBeDefined();
+    expect(s.build.context).toBe('.');
+    expect(s.build.dockerfile ?? 'Dockerfile').toBe('Dockerfile');
+    expect(s.build.args.APP).toBe(app);
+    expect(s.healthcheck?.test).toBeDefined();
+    expect(s.healthcheck.disable).not.toBe(true);
+    expect(JSON.stringify(s.healthcheck.test)).toContain(`:${info(app).port}/readyz`);
+    const port = app === 'gateway' ? s.environment.MELD_PORT : s.environment.PORT;
+    expect(String(port)).toBe(String(info(app).port));
+    expect(s.environment.MELD_HOST).toBe('0.0.0.0');
+    const deps = dependsOn(app);
+    expect(deps.migrate).toBe('service_completed_successfully');
+    for (const store of info(app).stores) expect(deps[store]).toBe('service_healthy');
+    if (info(app).stores.includes('kafka')) expect(deps.topics).toBe('service_completed_successfully');
+  });
+
+  it('gateway finds every app at its compose URL', () => {
+    for (const app of APPS.filter((a) => a !== 'gateway')) {
+      const env = `MELD_${app.toUpperCase().replace(/-/g, '_')}_URL`;
+      expect(services.gateway.environment[env]).toBe(`http://${app}:${info(app).port}`);
+    }
+  });
+
+  it('messaging waits for the SMSC simulator', () => {
+    if (!APPS.includes('messaging')) return;
+    expect(dependsOn('messaging').smsc).toBe('service_healthy');
+    expect(services.smsc.command.join(' ')).toMatch(/tools\/smsc\/server\.js --port 2775 --host 0\.0\.0\.0/);
+  });
+
+  it('publishes only the gateway, on 8080', () => {
+    const published = Object.entries(services).filter(([, s]) => s.ports?.length).map(([n]) => n);
+    expect(published).toEqual(['gateway']);
+    expect(services.gateway.ports.map(String).some((p: string) => /(^|:)8080:8080$/.test(p))).toBe(true);
+  });
+
+  it('runs Kafka in KRaft mode (apache/kafka, no ZooKeeper)', () => {
+    expect(services.kafka.image).toMatch(/^apache\/kafka:/);
+    expect(services.kafka.environment.KAFKA_PROCESS_ROLES).toMatch(/controller/);
+    expect(services.kafka.environment.KAFKA_CONTROLLER_QUORUM_VOTERS).toBeDefined();
+    expect(JSON.stringify(compose)).not.toMatch(/zookeeper/i); // parsed: comments may say "no ZooKeeper"
+    expect(Object.keys(services).some((n) => /zoo/i.test(n))).toBe(false);
+  });
+
+  it('has the stores with healthchecks: ClickHouse, PostgreSQL 16, Redis 7 with AOF', () => {
+    expect(services.clickhouse.image).toMatch(/^clickhouse\/clickhouse-server:/);
+    expect(services.postgres.image).toMatch(/^postgres:16/);
+    expect(services.redis.image).toMatch(/^redis:7/);
+    expect(services.redis.command.join(' ')).toMatch(/--appendonly yes/);
+    for (const s of ['postgres', 'redis', 'clickhouse', 'kafka', 'smsc']) expect(services[s].healthcheck?.test).toBeDefined();
+  });
+
+  it('has one-shot migrate and topics jobs from the same Dockerfile', () => {
+    expect(services.migrate.command.join(' ')).toBe('node tools/cli/meld.js migrate');
+    expect(services.topics.command.join(' ')).toBe('node tools/cli/meld.js topics');
+    for (const job of ['migrate', 'topics']) {
+      expect(services[job].build.context).toBe('.');
+      expect(services[job].restart).toBe('no');
+    }
+    expect(dependsOn('migrate')).toEqual({ postgres: 'service_healthy', clickhouse: 'service_healthy' });
+    expect(dependsOn('topics')).toEqual({ kafka: 'service_healthy' });
+  });
+});
+
+// ------------------------------------------------------------------ Kubernetes
+
+describe('k8s', () => {
+  const baseDir = join(root, 'k8s/base');
+  const base = kustomization(baseDir);
+  const docs = base.files.filter(existsSync).flatMap(yamlDocs);
+  const byKind = (kind: string) => docs.filter((d) => d.kind === kind);
+  const named = (kind: string, name: string) => byKind(kind).find((d) => d.metadata.name === name);
+
+  it('base kustomization lists every resource file under k8s/base, and each listed file exists', () => {
+    const onDisk = yamlFilesUnder(baseDir).map((p) => relative(baseDir, p)).sort();
+    const listed = base.files.map((p) => relative(baseDir, p)).sort();
+    expect(listed.filter((f) => !existsSync(join(baseDir, f)))).toEqual([]);
+    expect(listed).toEqual(onDisk);
+  });
+
+  it('commits no Secret (only references to one)', () => {
+    expect(byKind('Secret')).toEqual([]);
+    expect(base.k.secretGenerator).toBeUndefined();
+  });
+
+  describe.each(APPS)('%s', (app) => {
+    const d = () => named('Deployment', app);
+
+    it('has a Deployment running its app from the shared image', () => {
+      expect(d()).toBeDefined();
+      const c = container(d());
+      expect(envOf(c).MELD_APP?.value).toBe(app);
+      const portEnv = app === 'gateway' ? 'MELD_PORT' : 'PORT';
+      expect(envOf(c)[portEnv]?.value).toBe(String(info(app).port));
+      expect(c.ports.map((p: Obj) => p.containerPort)).toContain(info(app).port);
+    });
+
+    it(`probes liveness on ${livenessPath(app)} and readiness on /readyz`, () => {
+      const c = container(d());
+      expect(c.livenessProbe.httpGet.path).toBe(livenessPath(app));
+      expect(c.readinessProbe.httpGet.path).toBe('/readyz');
+      if (c.startupProbe) expect(c.startupProbe.httpGet.path).toBe(livenessPath(app));
+    });
+
+    it('sets resource requests and limits (cpu and memory)', () => {
+      const r = container(d()).resources;
+      for (const kind of ['requests', 'limits']) {
+        expect(r?.[kind]?.cpu).toBeDefined();
+        expect(r?.[kind]?.memory).toBeDefined();
+      }
+    });
+
+    it('runs non-root, with config from the ConfigMap and secrets by secretKeyRef', () => {
+      const spec = d().spec.template.spec;
+      expect(spec.securityContext.runAsNonRoot).toBe(true);
+      expect(spec.securityContext.runAsUser).toBeGreaterThan(0);
+      const c = container(d());
+      expect(c.securityContext.allowPrivilegeEscalation).toBe(false);
+      expect(c.envFrom.map((e: Obj) => e.configMapRef?.name)).toContain('meld-config');
+      const env = envOf(c);
+      const needed = [...info(app).stores.map((s) => STORE_SECRET[s]).filter(Boolean), 'MELD_PRINCIPAL_SECRET'] as string[];
+      if (app === 'gateway') needed.push('MELD_ADMIN_TOKEN');
+      for (const key of needed) expect(env[key]?.valueFrom?.secretKeyRef).toEqual({ name: 'meld-secrets', key });
+      for (const key of SENSITIVE) expect(env[key]?.value).toBeUndefined(); // never a literal in the manifest
+    });
+
+    it('gives consumers time to drain on shutdown', () => {
+      const grace = d().spec.template.spec.terminationGracePeriodSeconds;
+      expect(grace).toBeGreaterThanOrEqual(CONSUMERS.includes(app) ? 60 : 30);
+    });
+
+    it('has a Service selecting its pods on its port', () => {
+      const s = named('Service', app);
+      expect(s).toBeDefined();
+      const podLabels = d().spec.template.metadata.labels;
+      for (const [k, v] of Object.entries(s.spec.selector)) expect(podLabels[k]).toBe(v);
+      expect(s.spec.ports.map((p: Obj) => p.port)).toContain(info(app).port);
+    });
+  });
+
+  it.each(HPA_APPS.filter((a) => APPS.includes(a)))('%s has an autoscaling/v2 HPA on its Deployment', (app) => {
+    const hpa = byKind('HorizontalPodAutoscaler').find((h) => h.spec.scaleTargetRef.name === app);
+    expect(hpa).toBeDefined();
+    expect(hpa.apiVersion).toBe('autoscaling/v2');
+    expect(hpa.spec.scaleTargetRef).toMatchObject({ apiVersion: 'apps/v1', kind: 'Deployment' });
+    expect(named('Deployment', app)).toBeDefined();
+    expect(hpa.spec.minReplicas).toBeLessThanOrEqual(hpa.spec.maxReplicas);
+    if (CONSUMERS.includes(app)) expect(hpa.spec.maxReplicas).toBeLessThanOrEqual(partitions());
+    // The HPA owns the replica count.
+    expect(named('Deployment', app).spec.replicas).toBeUndefined();
+  });
+
+  it('every HPA targets an existing Deployment', () => {
+    for (const hpa of byKind('HorizontalPodAutoscaler')) expect(named('Deployment', hpa.spec.scaleTargetRef.name)).toBeDefined();
+  });
+
+  it('has a PodDisruptionBudget for the gateway', () => {
+    const pdb = byKind('PodDisruptionBudget').find((p) => p.spec.selector.matchLabels['app.kubernetes.io/name'] === 'gateway');
+    expect(pdb).toBeDefined();
+    expect(pdb.apiVersion).toBe('policy/v1');
+  });
+
+  it('has migrate and topics Jobs running the meld CLI from the shared image', () => {
+    for (const job of ['migrate', 'topics']) {
+      const j = named('Job', job);
+      expect(j).toBeDefined();
+      const c = container(j);
+      expect([...(c.command ?? []), ...(c.args ?? [])].join(' ')).toBe(`node tools/cli/meld.js ${job}`);
+      expect(c.command).toBeUndefined(); // keep the image's tini entrypoint
+      expect(j.spec.template.spec.restartPolicy).toMatch(/^(Never|OnFailure)$/);
+    }
+  });
+
+  const overlays = readdirSync(join(root, 'k8s/overlays')).filter((o) => existsSync(join(root, 'k8s/overlays', o, 'kustomization.yaml')));
+
+  it('has local and production overlays', () => {
+    expect(overlays).toEqual(expect.arrayContaining(['local', 'production']));
+  });
+
+  describe.each(overlays)('overlay %s', (overlay) => {
+    const dir = join(root, 'k8s/overlays', overlay);
+    const o = kustomization(dir);
+
+    it('references the base, and every file it names exists', () => {
+      expect(o.k.resources).toContain('../../base');
+      expect(existsSync(resolve(dir, '../../base/kustomization.yaml'))).toBe(true);
+      const named = [...o.files, ...((o.k.patches ?? []) as Obj[]).filter((p) => p.path).map((p) => resolve(dir, p.path))];
+      expect(named.filter((f) => !existsSync(f)).map((f) => relative(root, f))).toEqual([]);
+    });
+
+    it('sets the store endpoints that are not secrets', () => {
+      const merged = (o.k.configMapGenerator ?? []).find((g: Obj) => g.name === 'meld-config');
+      const keys = (merged?.literals ?? []).map((l: string) => l.split('=')[0]);
+      expect(keys).toEqual(expect.arrayContaining(['MELD_KAFKA_BROKERS', 'MELD_SMSC_URL']));
+    });
+
+    it('every overlay-own resource file is listed', () => {
+      const own = yamlFilesUnder(dir).filter((p) => !((o.k.patches ?? []) as Obj[]).some((pt) => pt.path && resolve(dir, pt.path) === p));
+      expect(own.map((p) => relative(dir, p)).sort()).toEqual(o.files.filter((f) => dirname(f).startsWith(dir)).map((p) => relative(dir, p)).sort());
+    });
+  });
+
+  it('production commits no Secret values', () => {
+    const p = kustomization(join(root, 'k8s/overlays/production'));
+    expect(p.k.secretGenerator).toBeUndefined();
+    expect(p.files.filter(existsSync).flatMap(yamlDocs).filter((d) => d.kind === 'Secret')).toEqual([]);
+  });
+
+  const kubectl = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status === 0;
+  (kubectl ? it.each(['k8s/base', ...overlays.map((o) => `k8s/overlays/${o}`)]) : it.skip.each(['(kubectl not installed)']))(
+    'kubectl kustomize %s renders',
+    (dir) => {
+      const r = spawnSync('kubectl', ['kustomize', join(root, dir)], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
+      expect(r.stderr).toBe('');
+      expect(r.status).toBe(0);
+      const rendered = parseAllDocuments(r.stdout).map((d) => d.toJS());
+      const deployments = rendered.filter((d) => d.kind === 'Deployment' && d.metadata.labels?.['app.kubernetes.io/component'] === 'app');
+      expect(deployments.map((d) => d.metadata.name).sort()).toEqual(expect.arrayContaining(APPS));
+      // The generated ConfigMap (name with hash suffix) is what the pods reference.
+      const cm = rendered.find((d) => d.kind === 'ConfigMap' && d.metadata.name.startsWith('meld-config'));
+      for (const dep of deployments) expect(container(dep).envFrom[0].configMapRef.name).toBe(cm.metadata.name);
+    },
+  );
+});

@@ -1,0 +1,50 @@
+import { join } from 'node:path';
+import { APP_NAMES, APPS } from '@meld/contracts';
+import { testEnv } from '@meld/testing';
+
+// The operator's view: every app built and started as its own process (as `npm start`
+// does), on the test databases, and the gateway's /healthz answering 200.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { startApps } = require(join(__dirname, '../../tools/cli/apps.js'));
+
+const GATEWAY_PORT = 18080;
+const offset = GATEWAY_PORT - APPS.gateway.port;
+
+describe('the whole system', () => {
+  let supervisor: { ready(ms: number): Promise<void>; stop(): Promise<void> };
+
+  beforeAll(async () => {
+    testEnv();
+    supervisor = startApps({ env: { ...process.env, LOG_LEVEL: 'warn' }, gatewayPort: GATEWAY_PORT, logDir: join(__dirname, '../../.stack/logs/e2e') });
+    await supervisor.ready(90000);
+  }, 120000);
+
+  afterAll(() => supervisor?.stop());
+
+  it('answers 200 on the gateway /healthz with every app up', async () => {
+    const res = await fetch(`http://127.0.0.1:${GATEWAY_PORT}/healthz`);
+    const body = (await res.json()) as { status: string; apps: Record<string, { status: string }> };
+    expect(res.status).toBe(200);
+    expect(Object.keys(body.apps).sort()).toEqual([...APP_NAMES].sort());
+    expect(Object.values(body.apps).every((a) => a.status === 'up')).toBe(true);
+  });
+
+  it.each(APP_NAMES)('%s serves /readyz naming its stores, /metrics and /livez', async (app) => {
+    const base = `http://127.0.0.1:${APPS[app].port + offset}`;
+    const ready = await fetch(`${base}/readyz`);
+    const body = (await ready.json()) as { status: string; details: Record<string, { status: string }> };
+    expect(ready.status).toBe(200);
+    expect(Object.keys(body.details).sort()).toEqual([...APPS[app].stores].sort());
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    expect(metrics).toContain('meld_http_request_duration_seconds');
+    expect(metrics).toContain(`app="${app}"`);
+    expect((await fetch(`${base}/livez`)).status).toBe(200);
+  });
+
+  it('echoes a sane request id and makes one up otherwise', async () => {
+    const given = await fetch(`http://127.0.0.1:${GATEWAY_PORT}/livez`, { headers: { 'x-request-id': 'req-123' } });
+    expect(given.headers.get('x-request-id')).toBe('req-123');
+    const made = await fetch(`http://127.0.0.1:${GATEWAY_PORT}/livez`, { headers: { 'x-request-id': 'bad id with spaces' } });
+    expect(made.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
