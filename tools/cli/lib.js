@@ -19,14 +19,19 @@ function run(cmd, args, options = {}) {
   if (res.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited with ${res.status}`);
 }
 
-/** Installs dependencies only when node_modules is missing or older than the lock file. */
+/**
+ * Installs dependencies only when node_modules is missing or older than the lock file.
+ * `npm install`, not `npm ci`: the registry reachable here serves only the Linux builds of
+ * platform packages (@swc/core-*, …), so the lock lists only those and npm 11's `ci`
+ * refuses it as out of sync; `install` honours the lock and leaves it unchanged.
+ */
 function ensureInstalled() {
   const marker = path.join(root, 'node_modules', '.package-lock.json');
   const lock = path.join(root, 'package-lock.json');
   const fresh = fs.existsSync(marker) && fs.statSync(marker).mtimeMs >= fs.statSync(lock).mtimeMs;
   if (fresh) return;
-  const done = step('installing dependencies (npm ci)');
-  run('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error']);
+  const done = step('installing dependencies (npm install from the lock file)');
+  run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error']);
   done();
 }
 

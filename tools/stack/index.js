@@ -182,7 +182,7 @@ async function stopBroker(name, { log = () => {} } = {}) {
 }
 
 function printTable(rows) {
-  const cells = [['SERVICE', 'STATE', 'PID', 'URL'], ...rows.map((r) => [r.service, r.state, r.pid ? String(r.pid) : '-', r.url ? redact(r.url) : '-'])];
+  const cells = [['SERVICE', 'STATE', 'PID', 'URL'], ...rows.map((r) => [r.service, r.state, r.pid ? String(r.pid) : '-', r.url ? (r.state === 'external' ? redact(r.url) : r.url) : '-'])];
   const widths = cells[0].map((_, i) => Math.max(...cells.map((c) => c[i].length)));
   for (const c of cells) console.log(c.map((v, i) => (i === c.length - 1 ? v : v.padEnd(widths[i]))).join('  '));
 }

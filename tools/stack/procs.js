@@ -81,7 +81,7 @@ async function stopPid(pid, { signal = 'SIGTERM', timeoutMs = 20000 } = {}) {
   return 'killed';
 }
 
-function tailLog(name, lines = 12) {
+function tailLog(name, lines = 20) {
   const text = readText(logFile(name));
   if (!text) return '';
   return text.trimEnd().split('\n').slice(-lines).map((l) => `    ${l}`).join('\n');

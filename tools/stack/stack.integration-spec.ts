@@ -32,7 +32,6 @@ interface Stack {
 }
 
 // Plain CommonJS without type declarations (it must run before `npm install`).
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const stack: Stack = require('./index');
 
 const PIDS = path.resolve(__dirname, '../../.stack/pids');
