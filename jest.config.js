@@ -16,7 +16,10 @@ module.exports = {
   roots: ['<rootDir>/apps', '<rootDir>/libs', '<rootDir>/tools', '<rootDir>/test'],
   testMatch: ['**/*.spec.ts', '**/*.integration-spec.ts', '**/*.e2e-spec.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
-  transform: { '^.+\\.ts$': ['@swc/jest', swc] },
+  // NestJS 12 ships ES modules; Node 20 `require`s them natively but Jest's module
+  // runtime cannot (before Node 24.9), so Jest compiles those packages to CommonJS.
+  transform: { '^.+\\.ts$': ['@swc/jest', swc], '^.+\\.m?js$': ['@swc/jest', { ...swc, jsc: { ...swc.jsc, parser: { syntax: 'ecmascript' } } }] },
+  transformIgnorePatterns: ['/node_modules/(?!(@nestjs|file-type|strtok3|token-types|peek-readable|uint8array-extras|@tokenizer)/)'],
   moduleNameMapper: { '^@meld/([a-z-]+)$': '<rootDir>/libs/$1/src' },
   setupFiles: ['reflect-metadata'],
   testTimeout: 60000,
