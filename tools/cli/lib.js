@@ -57,6 +57,15 @@ function stackEnv(stack, profile) {
   return env;
 }
 
+/** The running stack's env.json, or {} when no local stack runs (URLs come from the environment then). */
+function readStackEnv() {
+  try {
+    return require('../stack').readEnv();
+  } catch {
+    return {};
+  }
+}
+
 /** Spawns a long-running child whose output lines are prefixed with its name. */
 function spawnPrefixed(name, cmd, args, { env, logFile, onLine } = {}) {
   const child = spawn(cmd, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -78,4 +87,4 @@ function spawnPrefixed(name, cmd, args, { env, logFile, onLine } = {}) {
   return child;
 }
 
-module.exports = { root, stackDir, step, run, ensureInstalled, build, stackUp, stackEnv, spawnPrefixed };
+module.exports = { root, stackDir, step, run, ensureInstalled, build, stackUp, stackEnv, readStackEnv, spawnPrefixed };

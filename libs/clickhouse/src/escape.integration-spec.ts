@@ -4,13 +4,13 @@
 import fc from 'fast-check';
 import { testEnv } from '@meld/testing';
 import { createClickHouse, type ClickHouse } from './client';
-import { literal } from './escape';
 import { ident, join, sql } from './sql';
 
 const env = testEnv();
 const database = `${env.clickhouseDatabase}_escape_${process.pid}_${Date.now().toString(36)}`;
 const CANARY = 'canary';
-const NUM_RUNS = 300;
+// MELD_FUZZ_RUNS=5000 for a deeper run by hand.
+const NUM_RUNS = Number(process.env.MELD_FUZZ_RUNS ?? 300);
 
 // Hand-picked attacks on quoting, comments, multi-statements, formats and parameters.
 const corpus = [

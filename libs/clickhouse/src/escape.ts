@@ -154,43 +154,46 @@ export function literal(value: LiteralValue): string {
 
 /**
  * ClickHouse types each integer literal by its sign and width (UInt8…UInt64, Int8…Int64) and an
- * array needs one supertype, which does not exist for UInt64 with a signed type or for a 64-bit
- * integer with Float64: `[-1, 5000000000]` and `[0.5, 5000000000]` fail ("There is no supertype").
- * So the numbers of one array literal (nested arrays included: their element types must agree
- * too) are written in a common form when they need one:
- *   - 'float': some value is a float (or a number of 2^63 or more sits next to a negative), so
- *     integral numbers are written as Float64 (`5000000000.`): a number is a double already, so
- *     nothing is lost;
+ * array needs one supertype (getLeastSupertype): signed with unsigned needs a signed type one bit
+ * wider (UInt32 with Int8 is Int64), none exists for UInt64 with any signed type, and a float
+ * can only join integers of up to 53 bits. Nested arrays are typed inside out, so
+ * `[[65536, -1], [0.5]]` fails even though `[65536, -1, 0.5]` is Float64. So the numbers of one
+ * array literal (nested arrays included) are written in a common form when they might need one:
+ *   - 'float': some value is a float, next to an integer that is or may become 64-bit wide: all
+ *     integral numbers are written as Float64 (`5000000000.`). A number is a double already, so
+ *     nothing is lost. Also used for a number of 2^63 or more next to a negative;
  *   - 'int64': no floats, but negatives next to integers of 2^32 or more: those become
  *     `toInt64(n)` (up to 2^63 - 1; beyond that no common type exists and the server says so).
- * BigInts are never turned into floats: that could change them, so such a mix is left to fail.
+ * BigInts are never turned into floats (that could change them), so such mixes are left to fail.
  */
 type NumberMode = 'plain' | 'float' | 'int64';
 
 function arrayNumberMode(value: readonly LiteralValue[]): NumberMode {
   let float = false;
   let negative = false;
-  let wide = false; // an integral number typed as a 64-bit integer by ClickHouse
+  let uint32 = false; // a positive integer typed UInt32 or wider: with a signed one, Int64
+  let wide = false; // an integer typed as a 64-bit integer on its own
   let huge = false; // an integral number in [2^63, 2^64): UInt64 only
+  const integer = (item: number | bigint): void => {
+    if (item < 0) negative = true;
+    if (item >= 2 ** 16) uint32 = true;
+    if (item >= 2 ** 32 || item < -(2 ** 31)) wide = true;
+  };
   const scan = (items: readonly LiteralValue[]): void => {
     for (const item of items) {
       if (Array.isArray(item)) scan(item);
+      else if (typeof item === 'bigint') integer(item);
       else if (typeof item === 'number') {
         if (!Number.isInteger(item) || Object.is(item, -0) || Math.abs(item) >= 2 ** 64) float = true;
         else {
-          if (item < 0) negative = true;
-          if (item >= 2 ** 32 || item < -(2 ** 31)) wide = true;
+          integer(item);
           if (item >= 2 ** 63) huge = true;
         }
-      } else if (typeof item === 'bigint') {
-        if (item < 0n) negative = true;
-        if (item >= 1n << 32n || item < -(1n << 31n)) wide = true;
       }
     }
   };
   scan(value);
-  // A number (unlike a bigint) is a double anyway, so Float64 is always exact for it.
-  if ((float && wide) || (negative && huge)) return 'float';
+  if ((float && (wide || (negative && uint32))) || (negative && huge)) return 'float';
   if (negative && wide) return 'int64';
   return 'plain';
 }

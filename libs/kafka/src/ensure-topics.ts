@@ -63,7 +63,8 @@ export async function ensureTopics(
       if (options.autoCreateFallback) await autoCreateViaMetadata(admin, missing);
     }
 
-    const still = await waitForTopics(admin, missing, 10_000);
+    // After a failed CreateTopics without the fallback nothing will create them: look once.
+    const still = await waitForTopics(admin, missing, createError && !options.autoCreateFallback ? 0 : 10_000);
     if (still.length > 0) {
       const why = createError ? `; CreateTopics failed: ${(createError as Error).message}` : '';
       throw new Error(`Kafka topics missing: ${still.join(', ')}${why}`);

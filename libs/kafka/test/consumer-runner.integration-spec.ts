@@ -108,9 +108,9 @@ describe('consumer runner against a real broker', () => {
   it('dead-letters an invalid message with the error, the source and the offset in headers', async () => {
     const topic = await freshTopic(brokers, 'invalid');
     const got: Item[] = [];
-    const dlq = await collect(brokers, `${topic}.dlq`);
+    // Group joins take seconds on the development broker: join both at once.
+    const [dlq] = await Promise.all([collect(brokers, `${topic}.dlq`), run(topic, (m) => void got.push(m.value))]);
     readers.push(dlq.stop);
-    await run(topic, (m) => void got.push(m.value));
     await rawSend(brokers, topic, [
       { key: 'same', value: 'this is not json' },
       { key: 'same', value: JSON.stringify({ key: 'same', seq: 'one' }) },
@@ -134,13 +134,15 @@ describe('consumer runner against a real broker', () => {
     const topic = await freshTopic(brokers, 'retry');
     const attempts: number[] = [];
     let succeeded = 0;
-    const dlq = await collect(brokers, `${topic}.dlq`);
+    const [dlq] = await Promise.all([
+      collect(brokers, `${topic}.dlq`),
+      run(topic, (m) => {
+        attempts.push(m.attempt);
+        if (m.attempt <= 2) throw new RetriableError(`store unavailable (attempt ${m.attempt})`);
+        succeeded++;
+      }),
+    ]);
     readers.push(dlq.stop);
-    await run(topic, (m) => {
-      attempts.push(m.attempt);
-      if (m.attempt <= 2) throw new RetriableError(`store unavailable (attempt ${m.attempt})`);
-      succeeded++;
-    });
     await producer.send(topic, [{ key: 'r', value: { key: 'r', seq: 0 } }]);
     await waitFor(() => succeeded === 1, 30_000, 'success after retries');
     // A later message proves the partition moved on and the first was not redelivered.
@@ -153,12 +155,14 @@ describe('consumer runner against a real broker', () => {
   it('dead-letters a permanently failing message and moves the partition on', async () => {
     const topic = await freshTopic(brokers, 'poison');
     const processed: number[] = [];
-    const dlq = await collect(brokers, `${topic}.dlq`);
+    const [dlq] = await Promise.all([
+      collect(brokers, `${topic}.dlq`),
+      run(topic, (m) => {
+        if (m.value.seq === 0) throw new Error('cannot ever work');
+        processed.push(m.value.seq);
+      }),
+    ]);
     readers.push(dlq.stop);
-    await run(topic, (m) => {
-      if (m.value.seq === 0) throw new Error('cannot ever work');
-      processed.push(m.value.seq);
-    });
     // One key: all three land on one partition, the poison first.
     await producer.send(topic, [0, 1, 2].map((seq) => ({ key: 'p', value: { key: 'p', seq } })));
     await waitFor(() => processed.length === 2 && dlq.messages.length === 1, 30_000, 'poison dead-lettered, rest processed');
@@ -173,6 +177,7 @@ describe('consumer runner against a real broker', () => {
 
   it('resumes after stop() mid-stream without losing a message (at-least-once)', async () => {
     const topic = await freshTopic(brokers, 'resume');
+    const shortSession = { sessionTimeoutMs: 6000, heartbeatIntervalMs: 1000 };
     const groupId = `test-resume-${uniqueId()}`;
     const sent = items(100, 50);
     await producer.send(topic, sent);
@@ -190,7 +195,10 @@ describe('consumer runner against a real broker', () => {
         first++;
         await new Promise((r) => setImmediate(r));
       },
-      { maxBytesPerPartition: 16 * 1024 },
+      // Small fetches: the first consumer stops part-way. A short session: the development
+      // broker makes a rejoining group wait out the leaver's session timeout despite its
+      // LeaveGroup (measured: rejoin takes session timeout - 1 s).
+      { maxBytesPerPartition: 16 * 1024, ...shortSession },
       groupId,
     );
     await waitFor(() => first >= 1000, 30_000, 'first consumer to get going');
@@ -199,10 +207,15 @@ describe('consumer runner against a real broker', () => {
     expect(afterStop).toBeLessThan(sent.length);
 
     let second = 0;
-    await run(topic, (m) => {
-      record(m);
-      second++;
-    }, {}, groupId);
+    await run(
+      topic,
+      (m) => {
+        record(m);
+        second++;
+      },
+      shortSession,
+      groupId,
+    );
     await waitFor(() => counts.size >= sent.length, 60_000, 'every message seen');
     const duplicates = [...counts.values()].reduce((n, c) => n + c - 1, 0);
     // At-least-once: nothing lost. stop() commits the finished batch, so the second

@@ -42,7 +42,7 @@ export async function waitFor(condition: () => boolean, timeoutMs = 30_000, what
 /** Reads a topic from the beginning with plain kafkajs (to look at dead letters from the outside). */
 export async function collect(brokers: string[], topic: string): Promise<{ messages: KafkaMessage[]; stop: () => Promise<void> }> {
   const kafka = new Kafka({ brokers, clientId: 'test-reader', logLevel: logLevel.NOTHING });
-  const consumer = kafka.consumer({ groupId: `test-reader-${uniqueId()}` });
+  const consumer = kafka.consumer({ groupId: `test-reader-${uniqueId()}`, maxWaitTimeInMs: 100 });
   const messages: KafkaMessage[] = [];
   await consumer.connect();
   await consumer.subscribe({ topics: [topic], fromBeginning: true });

@@ -7,13 +7,14 @@ const { root, step } = require('../lib');
 async function migrate(env) {
   const done = step(`migrations (${new URL(env.MELD_POSTGRES_URL).pathname.slice(1)}, clickhouse ${env.MELD_CLICKHOUSE_DB})`);
   const lines = [];
-  const log = (line) => lines.push(line);
+  const log = (...args) => lines.push(args[args.length - 1]);
   const { migratePostgres } = require(path.join(root, 'libs/db/dist'));
   await migratePostgres(env.MELD_POSTGRES_URL, log);
   const { createClickHouse, migrateClickHouse } = require(path.join(root, 'libs/clickhouse/dist'));
   const client = createClickHouse({ url: env.MELD_CLICKHOUSE_URL, database: env.MELD_CLICKHOUSE_DB });
   try {
-    await migrateClickHouse({ client, database: env.MELD_CLICKHOUSE_DB, dir: path.join(root, 'libs/clickhouse/migrations'), log });
+    await client.ensureDatabase();
+    await migrateClickHouse({ client, database: env.MELD_CLICKHOUSE_DB, log });
   } finally {
     await client.close();
   }
@@ -21,8 +22,7 @@ async function migrate(env) {
 }
 
 async function run() {
-  const { readEnv } = require('../../stack');
-  const stack = readEnv() || {};
+  const stack = require('../lib').readStackEnv();
   const env = { ...require('../lib').stackEnv(stack, process.env.MELD_PROFILE === 'test' ? 'test' : 'dev'), ...pick(process.env) };
   await migrate(env);
   return 0;

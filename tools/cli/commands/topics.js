@@ -5,7 +5,7 @@ const path = require('node:path');
 const { root, step } = require('../lib');
 
 async function run() {
-  const brokers = (process.env.MELD_KAFKA_BROKERS || (require('../../stack').readEnv() || {}).MELD_KAFKA_BROKERS || '').split(',').filter(Boolean);
+  const brokers = (process.env.MELD_KAFKA_BROKERS || (require('../lib').readStackEnv()).MELD_KAFKA_BROKERS || '').split(',').filter(Boolean);
   if (!brokers.length) throw new Error('MELD_KAFKA_BROKERS is not set and no local stack is running');
   const done = step(`kafka topics on ${brokers.join(',')}`);
   const { ensureTopics } = require(path.join(root, 'libs/kafka/dist'));

@@ -23,14 +23,8 @@ export function redisCheck(redis: { ping(): Promise<string>; status: string }): 
   };
 }
 
-export function clickhouseCheck(ch: { ping(): Promise<{ success: boolean; error?: Error }> }): ReadinessCheck {
-  return {
-    name: 'clickhouse',
-    async check() {
-      const res = await ch.ping();
-      if (!res.success) throw res.error ?? new Error('ping failed');
-    },
-  };
+export function clickhouseCheck(ch: { assertReady(): Promise<void> }): ReadinessCheck {
+  return { name: 'clickhouse', check: () => ch.assertReady() };
 }
 
 export function kafkaCheck(kafka: { ping(signal: AbortSignal): Promise<void> }): ReadinessCheck {

@@ -1,4 +1,4 @@
-import { type ClickHouseClient, createClient } from '@clickhouse/client';
+import { type ClickHouse, createClickHouse } from '@meld/clickhouse';
 import { DATA_SOURCE, DbModule } from '@meld/db';
 import { type DynamicModule, type FactoryProvider, Global, Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
@@ -14,7 +14,7 @@ export const KAFKA = Symbol('KAFKA');
 @Injectable()
 class StoreShutdown implements OnApplicationShutdown {
   constructor(
-    @Inject(CLICKHOUSE) private readonly ch: ClickHouseClient | null,
+    @Inject(CLICKHOUSE) private readonly ch: ClickHouse | null,
     @Inject(KAFKA) private readonly kafka: KafkaClient | null,
   ) {}
   async onApplicationShutdown() {
@@ -38,7 +38,7 @@ export class StoresModule {
         {
           provide: CLICKHOUSE,
           useFactory: () =>
-            has('clickhouse') ? createClient({ url: config.clickhouseUrl, database: config.clickhouseDb, application: `meld-${app}` }) : null,
+            has('clickhouse') ? createClickHouse({ url: config.clickhouseUrl!, database: config.clickhouseDb! }) : null,
         },
         { provide: KAFKA, useFactory: () => (has('kafka') ? new KafkaClient(config.kafkaBrokers!, `meld-${app}`) : null) },
         StoreShutdown,
@@ -54,7 +54,7 @@ export function storeChecks(stores: StoreName[]): Omit<FactoryProvider<Readiness
   const make = {
     postgres: (c: DataSource) => postgresCheck(c),
     redis: (c: Parameters<typeof redisCheck>[0]) => redisCheck(c),
-    clickhouse: (c: ClickHouseClient) => clickhouseCheck(c),
+    clickhouse: (c: ClickHouse) => clickhouseCheck(c),
     kafka: (c: KafkaClient) => kafkaCheck(c),
   } as const;
   return {
