@@ -3,6 +3,7 @@ import { type DynamicModule, type INestApplication, type Type } from '@nestjs/co
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger } from 'nestjs-pino';
+import { REQUEST_ID_HEADER, requestIdOf } from '../logging/logger.module';
 import { instrumentFastify, startDefaultMetrics } from '../metrics/metrics';
 
 export interface BootstrapOptions {
@@ -18,11 +19,15 @@ export interface BootstrapOptions {
 /** Boots one Meld app on Fastify with pino logs, metrics and graceful shutdown on SIGTERM. */
 export async function bootstrapApp(options: BootstrapOptions): Promise<INestApplication> {
   startDefaultMetrics(options.app);
-  const adapter = new FastifyAdapter({ bodyLimit: options.bodyLimit ?? 1024 * 1024, trustProxy: true, keepAliveTimeout: 65_000 });
+  const adapter = new FastifyAdapter({ bodyLimit: options.bodyLimit ?? 1024 * 1024, trustProxy: true, keepAliveTimeout: 65_000, genReqId: requestIdOf });
   const app = await NestFactory.create<NestFastifyApplication>(options.module, adapter, { bufferLogs: true });
   app.useLogger(app.get(Logger));
   app.enableShutdownHooks();
-  instrumentFastify(app.getHttpAdapter().getInstance());
+  const fastify = app.getHttpAdapter().getInstance();
+  fastify.addHook('onRequest', async (request, reply) => {
+    reply.header(REQUEST_ID_HEADER, request.id);
+  });
+  instrumentFastify(fastify);
   await options.configure?.(app);
   await app.listen(options.port, options.host);
   app.get(Logger).log(`${options.app} listening on http://${options.host}:${options.port}`);

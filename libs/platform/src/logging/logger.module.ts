@@ -1,25 +1,27 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { LoggerModule } from 'nestjs-pino';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** Takes the caller's request id when it is sane (the gateway passes its own on), else makes one. */
-export function requestIdOf(req: IncomingMessage, res: ServerResponse): string {
+/**
+ * Fastify's request id: the caller's `x-request-id` when it is sane (the gateway passes
+ * its own on to the apps, so one id follows a request everywhere), else a new UUID.
+ */
+export function requestIdOf(req: IncomingMessage): string {
   const given = req.headers[REQUEST_ID_HEADER];
-  const id = typeof given === 'string' && REQUEST_ID_PATTERN.test(given) ? given : randomUUID();
-  res.setHeader(REQUEST_ID_HEADER, id);
-  return id;
+  return typeof given === 'string' && REQUEST_ID_PATTERN.test(given) ? given : randomUUID();
 }
 
 /** Structured JSON logs (pino) with the app name and the request id on every line. */
 export function loggerModule(app: string, level: string) {
   return LoggerModule.forRoot({
     pinoHttp: {
+      // Fastify (through middie) hands pino-http the raw request carrying Fastify's id.
+      genReqId: (req) => (req as IncomingMessage & { id?: string }).id ?? requestIdOf(req),
       level,
       base: { app },
-      genReqId: requestIdOf,
       customAttributeKeys: { reqId: 'requestId' },
       redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-meld-principal"]'],
       // Probes and scrapes would drown the log; they stay visible in metrics.

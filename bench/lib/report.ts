@@ -1,0 +1,42 @@
+import type { ScenarioResult } from './context';
+import { formatRatio, ratio } from './stats';
+import { formatTable } from './table';
+
+/** The printed result: one row per measurement, peak RSS per process, ratio to the baseline. */
+export function formatResult(result: ScenarioResult): string {
+  const procNames = [...new Set(result.rows.flatMap((r) => Object.keys(r.peakRssMb)))];
+  const byName = new Map(result.rows.map((r) => [r.name, r]));
+  const headers = [
+    'measurement',
+    `throughput (${result.units.throughput})`,
+    'p50 ms',
+    'p99 ms',
+    ...procNames.map((p) => `peak RSS ${p} MB`),
+    'vs baseline',
+    'runs',
+  ];
+  const rows = result.rows.map((r) => {
+    const base = r.baseline ? byName.get(r.baseline) : undefined;
+    return [
+      r.name,
+      r.throughput,
+      r.p50Ms,
+      r.p99Ms,
+      ...procNames.map((p) => r.peakRssMb[p] ?? Number.NaN),
+      base ? formatRatio(ratio(r.throughput, base.throughput)) : r.baseline ? '-' : '(baseline)',
+      String(r.runs),
+    ];
+  });
+  const lines = [`== ${result.title}`, `p50/p99: ${result.units.latency}; figures are medians over the runs`, '', formatTable(headers, rows)];
+  if (result.goals?.length) lines.push('');
+  for (const goal of result.goals ?? []) {
+    const row = byName.get(goal.row);
+    const base = row?.baseline ? byName.get(row.baseline) : undefined;
+    if (row && base) {
+      const r = ratio(row.throughput, base.throughput);
+      lines.push(`goal: ${row.name} ≥ ${formatRatio(goal.minRatio)} of ${base.name}: ${formatRatio(r)} ${r >= goal.minRatio ? 'MET' : 'MISSED'}`);
+    }
+  }
+  if (result.notes.length) lines.push('', ...result.notes.map((n) => `- ${n}`));
+  return lines.join('\n');
+}
