@@ -1,12 +1,14 @@
 /**
  * kafka: N small keyed JSON messages produced and consumed through libs/kafka (producer +
  * consumer runner with a trivial handler) against plain kafkajs doing the same work
- * (JSON values, produce batches of 1,000 with acks -1, eachBatch consume that decodes each
- * value), in the same run, alternating the order over several repetitions.
+ * (same bytes: JSON values with the schema-version header; produce batches of 1,000 with
+ * acks -1; eachBatch consume that decodes each value), in the same run, rotating the order
+ * over several repetitions. A third variant, plain kafkajs without the header, is printed
+ * as a reference for what the header costs.
  *
  * Options: --messages N (1,000,000), --reps R (3), --round M (fits the broker's retention),
  * --keys K (10,000 distinct keys), --brokers host:port, --broker-pid PID (the broker's memory
- * when it is not the stack's), --variants libs/kafka|kafkajs (one side only, for profiling).
+ * when it is not the stack's), --variants a,b (some of libs/kafka, kafkajs, kafkajs-no-header; for profiling).
  *
  * Why rounds: the development broker (librdkafka's mock cluster) keeps at most 5 MB per
  * partition and silently drops the oldest messages past that, so producing a million
@@ -69,32 +71,48 @@ const libKafka: Variant = {
   },
 };
 
-const plainKafkajs: Variant = {
-  name: 'kafkajs',
-  async open(brokers, topic, groupId, seen) {
-    const kafka = new Kafka({ brokers, clientId: 'bench-plain', logLevel: logLevel.NOTHING });
-    const producer = kafka.producer();
-    const consumer = kafka.consumer({ groupId, maxWaitTimeInMs: MAX_WAIT_MS });
-    await producer.connect();
-    await consumer.connect();
-    await consumer.subscribe({ topics: [topic], fromBeginning: true });
-    await consumer.run({
-      eachBatch: async ({ batch }) => {
-        for (const m of batch.messages) seen((JSON.parse(m.value!.toString()) as BenchValue).n);
-      },
-    });
-    return {
-      send: async (messages) => {
-        await producer.send({ topic, acks: -1, messages: messages.map((m) => ({ key: m.key, value: JSON.stringify(m.value) })) });
-      },
-      consumer,
-      close: async () => {
-        await consumer.disconnect();
-        await producer.disconnect();
-      },
-    };
-  },
-};
+/**
+ * The baseline: what a Meld service would write with kafkajs alone for the same contract,
+ * i.e. the same bytes on the wire (JSON value and the schema-version header), decoded on
+ * the consuming side. `header: false` gives a reference without the header, to show what
+ * the header itself costs in kafkajs (it allocates two encoders per header per record).
+ */
+function plain(name: string, header: boolean): Variant {
+  const schemaHeader = { 'schema-version': '1' };
+  return {
+    name,
+    async open(brokers, topic, groupId, seen) {
+      const kafka = new Kafka({ brokers, clientId: 'bench-plain', logLevel: logLevel.NOTHING });
+      const producer = kafka.producer();
+      const consumer = kafka.consumer({ groupId, maxWaitTimeInMs: MAX_WAIT_MS });
+      await producer.connect();
+      await consumer.connect();
+      await consumer.subscribe({ topics: [topic], fromBeginning: true });
+      await consumer.run({
+        eachBatch: async ({ batch }) => {
+          for (const m of batch.messages) seen((JSON.parse(m.value!.toString()) as BenchValue).n);
+        },
+      });
+      return {
+        send: async (messages) => {
+          await producer.send({
+            topic,
+            acks: -1,
+            messages: messages.map((m) => ({ key: m.key, value: JSON.stringify(m.value), headers: header ? { ...schemaHeader } : undefined })),
+          });
+        },
+        consumer,
+        close: async () => {
+          await consumer.disconnect();
+          await producer.disconnect();
+        },
+      };
+    },
+  };
+}
+
+const plainKafkajs = plain('kafkajs', true);
+const plainNoHeader = plain('kafkajs-no-header', false);
 
 interface RunFigures {
   produceRate: number;
@@ -254,15 +272,15 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
 
   // --variants libs/kafka runs one side only (for profiling with --cpu-prof).
   const only = ctx.args.string('variants')?.split(',');
-  const variants = [libKafka, plainKafkajs].filter((v) => !only || only.includes(v.name));
+  const variants = [libKafka, plainKafkajs, plainNoHeader].filter((v) => !only || only.includes(v.name));
   const figures = new Map<string, RunFigures[]>(variants.map((v) => [v.name, []]));
   const rss = new Map<string, Array<Record<string, number>>>(variants.map((v) => [v.name, []]));
   let partitions = 0;
   let round = 0;
   const explicitRound = ctx.args.string('round') ? ctx.args.int('round', 1) : undefined;
   for (let rep = 0; rep < reps; rep++) {
-    // Alternate which variant goes first so warm-up and broker state do not favour one.
-    for (const variant of rep % 2 === 0 ? variants : [...variants].reverse()) {
+    // Rotate which variant goes first so warm-up and broker state do not favour one.
+    for (const variant of [...variants.slice(rep % variants.length), ...variants.slice(0, rep % variants.length)]) {
       ctx.log(`run ${rep + 1}/${reps} ${variant.name}`);
       (globalThis as { gc?: () => void }).gc?.();
       const result = await measure(ctx, variant, brokers, { messages, explicitRound, keys, chunk }, processes);

@@ -1,2 +1,4 @@
 export * from './apps';
+export * from './catalogue';
 export * from './messages';
+export * from './topics';

@@ -202,12 +202,13 @@ describe('processBatch', () => {
     expect(opts.dead[0].record).toMatchObject({ reason: 'rejected', attempts: 1, error: 'DeadLetterError: contact belongs to no project' });
   });
 
-  it('stops taking new keys once the batch is stale and resolves nothing', async () => {
+  it('stops taking new keys soon after the batch turns stale and resolves nothing', async () => {
     let stale = false;
     const seen: string[] = [];
     const control = fakeControl({ isStale: () => stale });
+    const keys = [...Array(300).keys()].map((k) => `k${k}`);
     const result = await processBatch(
-      { topic: 't', partition: 0, messages: batchOf(['a', 'b', 'c', 'd']) },
+      { topic: 't', partition: 0, messages: batchOf(keys) },
       handlerOf((m) => {
         seen.push(m.key as string);
         stale = true;
@@ -215,9 +216,51 @@ describe('processBatch', () => {
       control,
       options({ concurrency: 1 }),
     );
-    expect(seen).toEqual(['a']);
+    // isStale() is polled every 64 synchronous messages (it is costly in kafkajs).
+    expect(seen.length).toBeGreaterThanOrEqual(1);
+    expect(seen.length).toBeLessThanOrEqual(64);
     expect(result.aborted).toBe('stale');
     expect(control.resolved).toEqual([]);
+  });
+
+  it('checks staleness after every await of an asynchronous handler', async () => {
+    let stale = false;
+    const seen: string[] = [];
+    await processBatch(
+      { topic: 't', partition: 0, messages: batchOf(['a', 'a', 'a', 'a']) },
+      handlerOf(async (m) => {
+        seen.push(m.offset);
+        await tick();
+        stale = true;
+      }),
+      fakeControl({ isStale: () => stale }),
+      options({ concurrency: 1 }),
+    );
+    expect(seen).toEqual(['100']);
+  });
+
+  it('runs synchronous handlers without yielding per message, asynchronous ones bounded', async () => {
+    const order: string[] = [];
+    let running = 0;
+    let peak = 0;
+    await processBatch(
+      { topic: 't', partition: 0, messages: batchOf(['a', 'b', 'c', 'd', 'e', 'f']) },
+      handlerOf((m) => {
+        order.push(m.key as string);
+        if (m.key === 'b' || m.key === 'e') {
+          running++;
+          peak = Math.max(peak, running);
+          return tick().then(() => {
+            running--;
+          });
+        }
+        return undefined;
+      }),
+      fakeControl(),
+      options({ concurrency: 2 }),
+    );
+    expect(order.sort()).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
+    expect(peak).toBeLessThanOrEqual(2);
   });
 
   it('when a dead letter cannot be written, resolves only what precedes it and throws', async () => {

@@ -14,7 +14,7 @@ export interface ConsumerRunnerOptions extends KafkaConnectionOptions {
   handlers: ReadonlyArray<TopicHandler<any>>;
   /** prom-client registry for the metrics; defaults to prom-client's global one. */
   metrics?: Registry;
-  /** Key lanes processed at once within one partition's batch. Default 16. */
+  /** Keys with asynchronous handler work in flight at once, per partition batch. Default 16. */
   concurrency?: number;
   /** Partition batches processed at once (kafkajs partitionsConsumedConcurrently). Default 1. */
   partitionsConsumedConcurrently?: number;

@@ -20,5 +20,5 @@ export const topicSchemas = {
   'meld.automation-triggers.v1': automationTrigger,
   'meld.sms-status.v1': smsStatusChange,
 } satisfies Record<string, z.ZodType>;
-export type TopicName = keyof typeof topicSchemas;
-export type TopicMessage<T extends TopicName> = z.infer<(typeof topicSchemas)[T]>;
+export type SchemaTopic = keyof typeof topicSchemas;
+export type TopicMessage<T extends SchemaTopic> = z.infer<(typeof topicSchemas)[T]>;

@@ -1,0 +1,3 @@
+export * from './project-defaults';
+export * from './reserved-attributes';
+export * from './scopes';

@@ -1,0 +1,12 @@
+import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+
+@Entity('data_sources')
+export class DataSourceEntity {
+  @PrimaryGeneratedColumn('uuid') id!: string;
+  @Index() @Column('uuid', { name: 'project_id' }) projectId!: string;
+  @Column('text') name!: string;
+  @Column('text', { default: 'api' }) connector!: string;
+  /** Higher wins when two non-ingest sources supply the same attribute. */
+  @Column('integer', { default: 0 }) priority!: number;
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' }) createdAt!: Date;
+}

@@ -1,0 +1,24 @@
+import type { Scope } from '@meld/contracts';
+import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+
+/**
+ * An API token. Only a SHA-256 of the secret is stored (tokens are 256-bit random, so a
+ * slow hash adds nothing) and a short prefix to recognise it in lists and logs.
+ */
+@Entity('tokens')
+export class TokenEntity {
+  @PrimaryGeneratedColumn('uuid') id!: string;
+  @Index() @Column('uuid', { name: 'organization_id' }) organizationId!: string;
+  @Column('text') kind!: 'product' | 'datasource' | 'oauth';
+  @Index({ unique: true }) @Column('text', { name: 'secret_hash' }) secretHash!: string;
+  @Column('text') prefix!: string;
+  @Column('text', { array: true, default: () => "'{}'" }) scopes!: Scope[];
+  /** Project UIDs the token reaches, or `['*']` for every project of the organization. */
+  @Column('text', { array: true, default: () => "'{}'" }) projects!: string[];
+  @Column('uuid', { name: 'data_source_id', nullable: true }) dataSourceId!: string | null;
+  @Column('uuid', { name: 'user_id', nullable: true }) userId!: string | null;
+  @Column('text', { nullable: true }) label!: string | null;
+  @Column('timestamptz', { name: 'expires_at', nullable: true }) expiresAt!: Date | null;
+  @Column('timestamptz', { name: 'revoked_at', nullable: true }) revokedAt!: Date | null;
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' }) createdAt!: Date;
+}
