@@ -37,7 +37,7 @@ interface AppInfo {
 
 // Same table as libs/contracts/src/apps.json (read from there when it exists).
 const FALLBACK_INFO: Record<string, AppInfo> = {
-  gateway: { port: 8080, stores: ['redis'] },
+  gateway: { port: 8080, stores: ['postgres', 'redis'] },
   ingest: { port: 8081, stores: ['postgres', 'kafka'] },
   'identity-merge': { port: 8082, stores: ['postgres', 'kafka'] },
   audience: { port: 8083, stores: ['postgres', 'clickhouse'] },

@@ -9,6 +9,7 @@ export const appDefinition: MeldAppDefinition = {
   portEnv: 'MELD_PORT',
   stores: APPS.gateway.stores,
   ownHealthz: true,
+  publicFacing: true,
   controllers: [SystemHealthController],
   providers: [{ provide: APP_URLS, useFactory: () => loadAppUrls() }],
 };

@@ -1,4 +1,6 @@
+import { PRINCIPAL_SECRET, PrincipalGuard } from '@meld/auth';
 import { type DynamicModule, Module, type ModuleMetadata } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
 import { z } from 'zod';
 import { bootstrapApp } from '../bootstrap/bootstrap-app';
 import { envVars, loadConfig } from '../config/load-config';
@@ -16,6 +18,8 @@ export interface MeldAppDefinition {
   controllers?: ModuleMetadata['controllers'];
   providers?: ModuleMetadata['providers'];
   ownHealthz?: boolean;
+  /** The gateway faces the public; every other app refuses calls without the gateway's signed principal. */
+  publicFacing?: boolean;
   bodyLimit?: number;
 }
 
@@ -24,7 +28,7 @@ class MeldAppModule {}
 
 /** Builds the root module of an app: platform (logs, health, metrics) + its stores + its features. */
 export function meldAppModule(def: MeldAppDefinition, env: NodeJS.ProcessEnv = process.env): DynamicModule {
-  const common = loadConfig(z.object({ LOG_LEVEL: envVars.logLevel }), env);
+  const common = loadConfig(z.object({ LOG_LEVEL: envVars.logLevel, MELD_PRINCIPAL_SECRET: envVars.secret }), env);
   const stores = loadStoreConfig(def.stores, env);
   return {
     module: MeldAppModule,
@@ -34,7 +38,12 @@ export function meldAppModule(def: MeldAppDefinition, env: NodeJS.ProcessEnv = p
       ...(def.imports ?? []),
     ],
     controllers: def.controllers ?? [],
-    providers: def.providers ?? [],
+    providers: [
+      { provide: PRINCIPAL_SECRET, useValue: common.MELD_PRINCIPAL_SECRET },
+      ...(def.publicFacing ? [] : [{ provide: APP_GUARD, useClass: PrincipalGuard }]),
+      ...(def.providers ?? []),
+    ],
+    exports: [PRINCIPAL_SECRET],
   };
 }
 

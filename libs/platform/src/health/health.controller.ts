@@ -1,9 +1,11 @@
 import { Controller, Get, Inject } from '@nestjs/common';
+import { InternalPublic } from '@meld/auth';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
 import { READINESS_CHECKS, READINESS_TIMEOUT_MS, type ReadinessCheck } from './readiness-check';
 
 @ApiExcludeController()
+@InternalPublic()
 @Controller()
 export class HealthController {
   constructor(
@@ -36,6 +38,7 @@ export class HealthController {
 
 /** `/healthz` is liveness on every app but the gateway, whose `/healthz` is the whole-system check. */
 @ApiExcludeController()
+@InternalPublic()
 @Controller()
 export class AliveController {
   @Get('healthz')

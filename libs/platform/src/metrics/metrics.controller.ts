@@ -1,8 +1,10 @@
 import { Controller, Get, Header } from '@nestjs/common';
+import { InternalPublic } from '@meld/auth';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { metricsRegistry } from './metrics';
 
 @ApiExcludeController()
+@InternalPublic()
 @Controller()
 export class MetricsController {
   @Get('metrics')

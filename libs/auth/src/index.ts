@@ -1,0 +1,3 @@
+export * from './principal';
+export * from './principal.guard';
+export * from './tokens';
