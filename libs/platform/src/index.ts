@@ -10,3 +10,6 @@ export * from './app/meld-app';
 export * from './stores/kafka-client';
 export * from './stores/store-env';
 export * from './stores/stores.module';
+export * from './errors/error-body';
+export * from './errors/http-error.filter';
+export * from './errors/parse-input';

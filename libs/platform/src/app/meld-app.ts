@@ -1,6 +1,7 @@
 import { PRINCIPAL_SECRET, PrincipalGuard } from '@meld/auth';
 import { type DynamicModule, Module, type ModuleMetadata } from '@nestjs/common';
-import { APP_GUARD } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { HttpErrorFilter } from '../errors/http-error.filter';
 import { z } from 'zod';
 import { bootstrapApp } from '../bootstrap/bootstrap-app';
 import { envVars, loadConfig } from '../config/load-config';
@@ -40,6 +41,7 @@ export function meldAppModule(def: MeldAppDefinition, env: NodeJS.ProcessEnv = p
     controllers: def.controllers ?? [],
     providers: [
       { provide: PRINCIPAL_SECRET, useValue: common.MELD_PRINCIPAL_SECRET },
+      { provide: APP_FILTER, useClass: HttpErrorFilter },
       ...(def.publicFacing ? [] : [{ provide: APP_GUARD, useClass: PrincipalGuard }]),
       ...(def.providers ?? []),
     ],
