@@ -20,7 +20,6 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const args = new Args(rest);
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- scenario chosen at run time
   const scenario = (require(`./scenarios/${name}`) as { run: Scenario }).run;
   const ctx = createContext(args, join(__dirname, '..'));
   const result = await scenario(ctx);

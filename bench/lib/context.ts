@@ -24,6 +24,8 @@ export interface BenchRow {
   throughput: number;
   p50Ms: number;
   p99Ms: number;
+  /** CPU time per operation (what units.cpu says), when the scenario measures it. */
+  cpuUsPerOp?: number;
   /** Peak RSS per watched process during this measurement, MB. */
   peakRssMb: Record<string, number>;
   /** Name of the row this one is compared with (the raw baseline of the same run). */
@@ -35,7 +37,7 @@ export interface BenchRow {
 export interface ScenarioResult {
   title: string;
   /** What p50/p99 measure, and the unit of the throughput. */
-  units: { throughput: string; latency: string };
+  units: { throughput: string; latency: string; cpu?: string };
   rows: BenchRow[];
   notes: string[];
   /** Ratios rows must reach against their baselines (e.g. libs/kafka ≥ 0.9 × kafkajs). */

@@ -6,11 +6,13 @@ import { formatTable } from './table';
 export function formatResult(result: ScenarioResult): string {
   const procNames = [...new Set(result.rows.flatMap((r) => Object.keys(r.peakRssMb)))];
   const byName = new Map(result.rows.map((r) => [r.name, r]));
+  const withCpu = result.rows.some((r) => r.cpuUsPerOp !== undefined);
   const headers = [
     'measurement',
     `throughput (${result.units.throughput})`,
     'p50 ms',
     'p99 ms',
+    ...(withCpu ? ['CPU µs/op'] : []),
     ...procNames.map((p) => `peak RSS ${p} MB`),
     'vs baseline',
     'runs',
@@ -22,12 +24,18 @@ export function formatResult(result: ScenarioResult): string {
       r.throughput,
       r.p50Ms,
       r.p99Ms,
+      ...(withCpu ? [r.cpuUsPerOp ?? Number.NaN] : []),
       ...procNames.map((p) => r.peakRssMb[p] ?? Number.NaN),
       base ? formatRatio(ratio(r.throughput, base.throughput)) : r.baseline ? '-' : '(baseline)',
       String(r.runs),
     ];
   });
-  const lines = [`== ${result.title}`, `p50/p99: ${result.units.latency}; figures are medians over the runs`, '', formatTable(headers, rows)];
+  const lines = [
+    `== ${result.title}`,
+    `p50/p99: ${result.units.latency}${result.units.cpu ? `; CPU: ${result.units.cpu}` : ''}; figures are medians over the runs`,
+    '',
+    formatTable(headers, rows),
+  ];
   if (result.goals?.length) lines.push('');
   for (const goal of result.goals ?? []) {
     const row = byName.get(goal.row);

@@ -4,7 +4,7 @@ import { testEnv } from '@meld/testing';
 
 // The operator's view: every app built and started as its own process (as `npm start`
 // does), on the test databases, and the gateway's /healthz answering 200.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+ 
 const { startApps } = require(join(__dirname, '../../tools/cli/apps.js'));
 
 const GATEWAY_PORT = 18080;

@@ -10,6 +10,8 @@ const commands = {
   topics: () => require('./commands/topics'),
   smsc: () => require('./commands/smsc'),
   bench: () => require('./commands/bench'),
+  admin: () => require('./commands/admin'),
+  bootstrap: () => require('./commands/bootstrap'),
 };
 
 function usage() {
@@ -22,6 +24,8 @@ function usage() {
     '  topics                create missing Kafka topics (real Kafka; the dev broker has them)',
     '  smsc [--port N]       run the SMSC simulator in the foreground',
     '  bench <scenario>      run a benchmark scenario against the running system',
+    '  admin <verb> <path>   call the admin API of the running gateway (--data JSON); prints the JSON',
+    '  bootstrap [--json]    create an organization, project, API data source and all-scope product token',
   ].join('\n');
 }
 

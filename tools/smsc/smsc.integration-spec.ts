@@ -1,6 +1,6 @@
 // The SMSC simulator against a real `smpp` client over loopback. Each test starts its own
 // simulator on a random port, so no local stack is needed.
-/* eslint-disable @typescript-eslint/no-require-imports, @typescript-eslint/no-explicit-any */
+/* eslint-disable @typescript-eslint/no-explicit-any */
 import * as net from 'node:net';
 
 // `smpp` ships no types and the simulator is plain CommonJS, hence require.

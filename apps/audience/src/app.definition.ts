@@ -1,8 +1,19 @@
 import { APPS } from '@meld/contracts';
+import { CatalogueRepository } from '@meld/db';
 import type { MeldAppDefinition } from '@meld/platform';
+import { OpenApiController } from './openapi/openapi.controller';
+import { ProjectController } from './project/project.controller';
+import { ProjectRepository } from './project/project.repository';
+import { GetProject } from './project/usecases/get-project/get-project.usecase';
+import { SpecsController } from './specs/specs.controller';
+import { ListAttributes } from './specs/usecases/list-attributes/list-attributes.usecase';
+import { ListEventParameters } from './specs/usecases/list-event-parameters/list-event-parameters.usecase';
+import { ListEventTypes } from './specs/usecases/list-event-types/list-event-types.usecase';
 
 export const appDefinition: MeldAppDefinition = {
   name: 'audience',
   port: APPS['audience'].port,
   stores: APPS['audience'].stores,
+  controllers: [ProjectController, SpecsController, OpenApiController],
+  providers: [ProjectRepository, CatalogueRepository, GetProject, ListEventTypes, ListEventParameters, ListAttributes],
 };

@@ -1,6 +1,9 @@
 import { APPS } from '@meld/contracts';
 import type { MeldAppDefinition } from '@meld/platform';
+import { AdminModule } from './admin/admin.module';
+import { DocsModule } from './docs/docs.module';
 import { SystemHealthController } from './health/system-health.controller';
+import { PublicApiModule } from './public-api/public-api.module';
 import { APP_URLS, loadAppUrls } from './upstreams/app-urls';
 
 export const appDefinition: MeldAppDefinition = {
@@ -10,6 +13,7 @@ export const appDefinition: MeldAppDefinition = {
   stores: APPS.gateway.stores,
   ownHealthz: true,
   publicFacing: true,
+  imports: [PublicApiModule, AdminModule, DocsModule],
   controllers: [SystemHealthController],
   providers: [{ provide: APP_URLS, useFactory: () => loadAppUrls() }],
 };

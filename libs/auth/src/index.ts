@@ -1,3 +1,6 @@
+export * from './access';
+export * from './channels';
+export * from './data-levels';
 export * from './principal';
 export * from './principal.guard';
 export * from './tokens';

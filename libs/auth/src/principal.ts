@@ -17,7 +17,10 @@ export interface Principal {
   scopes: Scope[];
   /** The project of the route, when the route has one and the token reaches it. */
   project: { id: string; uid: string; dataMode: DataMode } | null;
-  /** Data-source tokens: the one data source they may write to. */
+  /**
+   * The data source of the route (stream routes), verified by the gateway to belong to the
+   * project and, for a data-source token, to be its own; null on other routes.
+   */
   dataSourceId: string | null;
   requestId: string;
   /** Issued at (ms since epoch); a header older than a minute is refused (replay window). */

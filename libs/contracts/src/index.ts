@@ -2,3 +2,4 @@ export * from './apps';
 export * from './catalogue';
 export * from './messages';
 export * from './topics';
+export * from './routes';

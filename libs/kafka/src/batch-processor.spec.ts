@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { processBatch, type BatchControl, type ProcessOptions, type RawMessage, type TopicHandler } from './batch-processor';
 import type { DeadLetterRecord } from './dead-letter';
 import { DeadLetterError, Outcome, RetriableError } from './outcome';
+import { Ticker } from './ticker';
 
 const schema = z.object({ n: z.number() });
 const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
@@ -308,6 +309,22 @@ describe('processBatch', () => {
     expect(seen.length).toBeLessThan(6);
     // Whatever finished before the group was lost is resolved, nothing past it.
     expect(control.resolved.at(-1)).toBe(seen.at(-1));
+  });
+
+  it('heartbeats through a shared ticker and unregisters when the batch ends', async () => {
+    const ticker = new Ticker(5);
+    let beats = 0;
+    await processBatch(
+      { topic: 't', partition: 0, messages: batchOf(['a', 'a', 'a']) },
+      handlerOf(() => new Promise((r) => setTimeout(r, 10))),
+      fakeControl({ heartbeat: async () => void beats++ }),
+      options({ ticker }),
+    );
+    const afterBatch = beats;
+    expect(afterBatch).toBeGreaterThanOrEqual(2);
+    await new Promise((r) => setTimeout(r, 30));
+    expect(beats).toBe(afterBatch);
+    ticker.close();
   });
 
   it('passes key, schema version and headers to the handler', async () => {

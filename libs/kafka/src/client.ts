@@ -11,6 +11,8 @@ export interface KafkaConnectionOptions {
   kafkaLogLevel?: KafkaLogLevel;
   /** Socket connect timeout; kafkajs's 1 s default is too short for a cold CI box. */
   connectionTimeoutMs?: number;
+  /** Retries of a failed request or connection (kafkajs default 5); a health check wants 0. */
+  retries?: number;
 }
 
 export function parseBrokers(brokers: string[] | string): string[] {
@@ -26,5 +28,6 @@ export function createKafkaClient(options: KafkaConnectionOptions): Kafka {
     connectionTimeout: options.connectionTimeoutMs ?? 3000,
     logLevel: KAFKAJS_LEVEL[options.kafkaLogLevel ?? 'warn'],
     logCreator: kafkajsLogCreator(options.logger ?? silentLogger),
+    retry: options.retries === undefined ? undefined : { retries: options.retries },
   });
 }

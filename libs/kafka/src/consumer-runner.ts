@@ -7,6 +7,7 @@ import { deadLetterMessage, defaultDeadLetterTopic, type DeadLetterSink } from '
 import { silentLogger } from './logger';
 import { kafkaMetrics } from './metrics';
 import { createProducer, type Producer } from './producer';
+import { Ticker } from './ticker';
 
 export interface ConsumerRunnerOptions extends KafkaConnectionOptions {
   groupId: string;
@@ -16,7 +17,13 @@ export interface ConsumerRunnerOptions extends KafkaConnectionOptions {
   metrics?: Registry;
   /** Keys with asynchronous handler work in flight at once, per partition batch. Default 16. */
   concurrency?: number;
-  /** Partition batches processed at once (kafkajs partitionsConsumedConcurrently). Default 1. */
+  /**
+   * Partition batches processed at once (kafkajs partitionsConsumedConcurrently). Default 2:
+   * one partition's batch is processed while another's offset commit is in flight, which
+   * measured ~20% more throughput on the development broker; per-key order is unaffected (a
+   * key lives in one partition). Measured there too: 3 or more collapses kafkajs (plain
+   * kafkajs as well) to ~50k msg/s.
+   */
   partitionsConsumedConcurrently?: number;
   backoff?: Partial<BackoffOptions>;
   /**
@@ -92,6 +99,7 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
     send: (topic, records) => producer.sendRaw(topic, records.map((r) => deadLetterMessage(r, group))),
   };
 
+  const ticker = new Ticker(heartbeatInterval);
   const processOptionsByTopic = new Map<string, ProcessOptions>();
   for (const [topic, h] of handlers) {
     processOptionsByTopic.set(topic, {
@@ -100,6 +108,7 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
       backoff: { ...DEFAULT_BACKOFF, ...options.backoff },
       // Progress and liveness are published at the heartbeat cadence kafkajs itself uses.
       heartbeatIntervalMs: heartbeatInterval,
+      ticker,
       deadLetterTopic: h.deadLetterTopic ?? deadLetterTopicOf(topic),
       sink,
       logger,
@@ -116,22 +125,40 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
     if (!payload.restart) healthy = false;
   });
 
+  // Labelled children resolved once per topic: prom-client hashes the label object on every
+  // labelled call, which per batch adds up at tens of thousands of messages per second.
+  const series = new Map<string, ReturnType<typeof seriesFor>>();
+  const seriesFor = (topic: string) => {
+    const labels = { topic, group };
+    return {
+      processed: metrics.processed.labels(labels),
+      failed: metrics.failed.labels(labels),
+      batchDuration: metrics.batchDuration.labels(labels),
+      deadLettered: (reason: string) => metrics.deadLettered.labels({ ...labels, reason }),
+      lag: new Map<number, ReturnType<typeof metrics.lag.labels>>(),
+    };
+  };
+
   const eachBatch = async ({ batch, resolveOffset, heartbeat, isStale }: EachBatchPayload): Promise<void> => {
     const topic = batch.topic;
     const handler = handlers.get(topic);
     const processOptions = processOptionsByTopic.get(topic);
     if (!handler || !processOptions) throw new Error(`no handler for topic ${topic}`);
-    const labels = { topic, group };
+    let s = series.get(topic);
+    if (!s) series.set(topic, (s = seriesFor(topic)));
     const started = process.hrtime.bigint();
     const result = await processBatch(batch, handler, { resolveOffset, heartbeat, isStale }, processOptions);
-    metrics.batchDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
-    if (result.processed) metrics.processed.inc(labels, result.processed);
-    if (result.failedAttempts) metrics.failed.inc(labels, result.failedAttempts);
-    for (const [reason, count] of Object.entries(result.deadLettered)) {
-      if (count) metrics.deadLettered.inc({ ...labels, reason }, count);
+    s.batchDuration.observe(Number(process.hrtime.bigint() - started) / 1e9);
+    if (result.processed) s.processed.inc(result.processed);
+    if (result.failedAttempts) s.failed.inc(result.failedAttempts);
+    const dead = result.deadLettered;
+    if (dead.invalid || dead.rejected || dead['retries-exhausted']) {
+      for (const [reason, count] of Object.entries(dead)) if (count) s.deadLettered(reason).inc(count);
     }
     // offsetLag() is arithmetic on the batch's high watermark: no request, so it is cheap enough per batch.
-    metrics.lag.set({ ...labels, partition: String(batch.partition) }, Number(batch.offsetLag()));
+    let lag = s.lag.get(batch.partition);
+    if (!lag) s.lag.set(batch.partition, (lag = metrics.lag.labels({ topic, group, partition: String(batch.partition) })));
+    lag.set(Number(batch.offsetLag()));
   };
 
   const start = async (): Promise<void> => {
@@ -146,7 +173,7 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
       eachBatchAutoResolve: false,
       // kafkajs commits the resolved offsets after every batch (and when a batch throws).
       autoCommit: true,
-      partitionsConsumedConcurrently: options.partitionsConsumedConcurrently ?? 1,
+      partitionsConsumedConcurrently: options.partitionsConsumedConcurrently ?? 2,
       eachBatch,
     });
     state = 'running';
@@ -172,6 +199,7 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
       // disconnect() = stop (kafkajs waits for the batch in progress; it resolves its
       // offsets as it finishes and kafkajs commits them) + leave the group + close sockets.
       await consumer.disconnect();
+      ticker.close();
       if (ownsProducer) await producer.disconnect();
       state = 'stopped';
       logger.info({ group }, 'kafka consumer stopped');

@@ -52,15 +52,15 @@ export interface KafkaHealthCheck {
  * check after a failure, so a broker restart heals without restarting the app.
  */
 export function createKafkaHealthCheck(options: KafkaConnectionOptions & KafkaHealthOptions): KafkaHealthCheck {
-  const kafka = createKafkaClient({ kafkaLogLevel: 'nothing', ...options });
-  let admin: Admin | undefined;
+  const timeoutMs = options.timeoutMs ?? 1500;
+  // A connection attempt must not outlive the check that started it.
+  const kafka = createKafkaClient({ kafkaLogLevel: 'nothing', connectionTimeoutMs: timeoutMs, retries: 0, ...options });
   let connecting: Promise<Admin> | undefined;
 
   const connected = (): Promise<Admin> => {
     connecting ??= (async () => {
       const a = kafka.admin({ retry: { retries: 0 } });
       await a.connect();
-      admin = a;
       return a;
     })().catch((err: unknown) => {
       connecting = undefined;
@@ -70,16 +70,15 @@ export function createKafkaHealthCheck(options: KafkaConnectionOptions & KafkaHe
   };
 
   const drop = async (): Promise<void> => {
-    const a = admin;
-    admin = undefined;
+    const pending = connecting;
     connecting = undefined;
-    await a?.disconnect().catch(() => undefined);
+    // An admin still connecting is closed once (if ever) it connects; nobody waits for that.
+    void pending?.then((a) => a.disconnect()).catch(() => undefined);
   };
 
   return {
     async check() {
       const started = Date.now();
-      const timeoutMs = options.timeoutMs ?? 1500;
       let a: Admin;
       try {
         let timer: NodeJS.Timeout | undefined;

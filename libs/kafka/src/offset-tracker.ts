@@ -18,7 +18,9 @@ export class OffsetTracker {
   complete(index: number): void {
     if (index < 0 || index >= this.size) throw new RangeError(`index ${index} outside batch of ${this.size}`);
     this.done[index] = 1;
-    while (this.cursor < this.size && this.done[this.cursor] === 1) this.cursor++;
+    if (index !== this.cursor) return; // finished ahead of an unfinished one: the cursor waits
+    do this.cursor++;
+    while (this.cursor < this.size && this.done[this.cursor] === 1);
   }
 
   /** Messages at the start of the batch that are all done. */

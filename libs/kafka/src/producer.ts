@@ -127,7 +127,8 @@ export function createProducer(options: ProducerOptions): Producer {
             key: m.key,
             value: encodeValue(m.value),
             partition: m.partition,
-            headers: m.headers ? { ...m.headers, [SCHEMA_VERSION_HEADER]: version } : { [SCHEMA_VERSION_HEADER]: version },
+            // A literal key (not a computed one) keeps the header object on V8's fast path.
+            headers: m.headers ? { ...m.headers, [SCHEMA_VERSION_HEADER]: version } : { 'schema-version': version },
           };
         }
         await produce(topic, encoded);

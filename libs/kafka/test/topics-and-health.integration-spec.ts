@@ -1,5 +1,6 @@
+import { createServer, type Socket } from 'node:net';
 import { Kafka, logLevel } from 'kafkajs';
-import { allTopicNames } from '../../contracts/src/topics';
+import { allTopicNames } from '@meld/contracts';
 import { createKafkaHealthCheck, ensureTopics, kafkaHealth } from '../src';
 import { testBrokers, uniqueId } from './kafka-test-env';
 
@@ -61,5 +62,21 @@ describe('kafka health', () => {
     await check.close();
     expect(health.ok).toBe(false);
     expect(Date.now() - started).toBeLessThan(1500);
+  });
+
+  it('answers not-ok within its timeout when the broker accepts but never answers', async () => {
+    const sockets = new Set<Socket>();
+    const server = createServer((socket) => void sockets.add(socket)); // a hung broker
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    const check = createKafkaHealthCheck({ brokers: [`127.0.0.1:${port}`], clientId: 'test', timeoutMs: 300 });
+    const started = Date.now();
+    const health = await check.check();
+    const took = Date.now() - started;
+    await check.close();
+    for (const s of sockets) s.destroy();
+    await new Promise((resolve) => server.close(resolve));
+    expect(health.ok).toBe(false);
+    expect(took).toBeLessThan(1000);
   });
 });

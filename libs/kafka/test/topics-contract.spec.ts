@@ -1,7 +1,7 @@
 // Checks that contracts' topic names and the kafka lib agree on the dead-letter naming,
-// since the lib cannot import contracts (it stays transport-only) and spells `.dlq` itself.
-import { allTopicNames, dlqTopic, hasDlq, Topics, TOPIC_PARTITIONS, topicAlias } from '../../contracts/src/topics';
-import topicsJson from '../../contracts/src/topics.json';
+// since the lib does not import contracts (it stays transport-only) and spells `.dlq` itself.
+import { allTopicNames, dlqTopic, hasDlq, Topics, TOPIC_PARTITIONS, topicAlias } from '@meld/contracts';
+import { topicsFile as topicsJson } from './topics-file';
 import { defaultDeadLetterTopic } from '../src';
 
 describe('contracts topics', () => {

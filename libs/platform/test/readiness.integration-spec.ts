@@ -7,7 +7,7 @@ import { bootstrapApp, meldAppModule } from '../src';
 // Postgres, Redis and ClickHouse are cut with a TCP proxy (what a client sees when the
 // server dies, without stopping the stores other tests share); Kafka is a private dev
 // broker taken down and up with SIGUSR1 / SIGUSR2.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+ 
 const stack = require(join(__dirname, '../../../tools/stack'));
 
 type Ready = { status: number; body: { error?: Record<string, { message?: string }>; details?: Record<string, { status: string }> } };

@@ -55,7 +55,8 @@ export async function runMeldApp(def: MeldAppDefinition, env: NodeJS.ProcessEnv 
     z.object({ MELD_HOST: envVars.host, PORT: envVars.port(def.port) }),
     { ...env, PORT: env[def.portEnv ?? 'PORT'] },
   );
-  return bootstrapApp({ app: def.name, module: meldAppModule(def, env), host, port, bodyLimit: def.bodyLimit });
+  const trustProxy = def.publicFacing ? env.MELD_TRUST_PROXY || false : true;
+  return bootstrapApp({ app: def.name, module: meldAppModule(def, env), host, port, bodyLimit: def.bodyLimit, trustProxy });
 }
 
 /** A failed start prints one clear line (e.g. which variable is invalid) and exits non-zero. */

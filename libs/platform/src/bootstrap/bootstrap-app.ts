@@ -13,13 +13,19 @@ export interface BootstrapOptions {
   port: number;
   /** Largest accepted request body; bigger bodies get 413 before any handler runs. */
   bodyLimit?: number;
+  /**
+   * Whose `X-Forwarded-For` to believe. Internal apps sit behind the gateway (true); the
+   * gateway believes only the proxies named in `MELD_TRUST_PROXY` (IPs/CIDRs), else
+   * nobody, so a client cannot pick its own rate-limit bucket by forging the header.
+   */
+  trustProxy?: boolean | string;
   configure?: (app: NestFastifyApplication) => void | Promise<void>;
 }
 
 /** Boots one Meld app on Fastify with pino logs, metrics and graceful shutdown on SIGTERM. */
 export async function bootstrapApp(options: BootstrapOptions): Promise<INestApplication> {
   startDefaultMetrics(options.app);
-  const adapter = new FastifyAdapter({ bodyLimit: options.bodyLimit ?? 1024 * 1024, trustProxy: true, keepAliveTimeout: 65_000, genReqId: requestIdOf });
+  const adapter = new FastifyAdapter({ bodyLimit: options.bodyLimit ?? 1024 * 1024, trustProxy: options.trustProxy ?? true, keepAliveTimeout: 65_000, genReqId: requestIdOf });
   const app = await NestFactory.create<NestFastifyApplication>(options.module, adapter, { bufferLogs: true });
   app.useLogger(app.get(Logger));
   app.enableShutdownHooks();

@@ -18,6 +18,8 @@ export class HttpErrorFilter implements ExceptionFilter {
       const status = exception.getStatus();
       const res = exception.getResponse();
       if (status === 429 && res === '') return reply.code(429).send('');
+      // Health reports (terminus) are their own documented shape: pass them through.
+      if (typeof res === 'object' && res !== null && !('message' in res) && 'status' in res) return reply.code(status).send(res);
       const body = typeof res === 'string' ? { message: res } : (res as { message?: unknown; details?: unknown });
       const message = Array.isArray(body.message) ? body.message.join('; ') : String(body.message ?? exception.message);
       return reply.code(status).send(errorBody(status, message, body.details));

@@ -1,0 +1,23 @@
+import { CurrentPrincipal, type Principal } from '@meld/auth';
+import { ApiErrors, ApiSuccess, PUBLIC_ROUTE_ERRORS } from '@meld/db';
+import { Controller, Get, Param } from '@nestjs/common';
+import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { projectOf } from '../http/project-of';
+import { ProjectReadSchema } from './project-read.schema';
+import { GetProject } from './usecases/get-project/get-project.usecase';
+
+@ApiTags('project')
+@Controller('v1/project/:project')
+export class ProjectController {
+  constructor(private readonly getProject: GetProject) {}
+
+  @Get()
+  @ApiOperation({ summary: 'Read a project', description: 'The Project with its configuration, the unique attributes that merge contacts, the organization summary and the granted scopes.' })
+  @ApiParam({ name: 'project', description: 'project UID' })
+  @ApiSuccess(200, ProjectReadSchema, 'the project')
+  @ApiErrors(...PUBLIC_ROUTE_ERRORS)
+  read(@CurrentPrincipal() principal: Principal, @Param('project') projectUid: string) {
+    const project = projectOf(principal, projectUid);
+    return this.getProject.execute({ organizationId: project.organizationId, projectId: project.id, scopes: principal.scopes });
+  }
+}

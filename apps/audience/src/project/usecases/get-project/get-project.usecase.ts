@@ -1,0 +1,25 @@
+import { toOrganizationSummary, toProjectResource, uniqueAttributesOf } from '@meld/db';
+import { Injectable, NotFoundException } from '@nestjs/common';
+import type { ProjectRead } from '../../project-read.schema';
+import { ProjectRepository } from '../../project.repository';
+import type { GetProjectCommand } from './get-project.command';
+
+/** The project read. Funds are account details: shown only with ACCOUNT_READ (spec, Scopes). */
+@Injectable()
+export class GetProject {
+  constructor(private readonly projects: ProjectRepository) {}
+
+  async execute({ organizationId, projectId, scopes }: GetProjectCommand): Promise<ProjectRead> {
+    const project = await this.projects.findProject(organizationId, projectId);
+    const organization = project && (await this.projects.findOrganization(project.organizationId));
+    if (!project || !organization) throw new NotFoundException('project not found');
+    return {
+      entity: toProjectResource(project),
+      metadata: {
+        uniqueAttributes: uniqueAttributesOf(project),
+        organization: toOrganizationSummary(organization, scopes.includes('ACCOUNT_READ')),
+        scopes,
+      },
+    };
+  }
+}

@@ -1,0 +1,28 @@
+import type { INestApplication } from '@nestjs/common';
+import { startAudience } from './app.fixture';
+import type { Json } from './tenancy.fixture';
+
+// The gateway merges this document into /v1/openapi.json; it is internal, so no principal.
+describe('audience /openapi.json', () => {
+  let app: INestApplication;
+  let base: string;
+  beforeAll(async () => ({ app, base } = await startAudience()));
+  afterAll(() => app?.close());
+
+  it('documents the public routes of the app with their responses and the error shape', async () => {
+    const res = await fetch(`${base}/openapi.json`);
+    expect(res.status).toBe(200);
+    const doc: Json = await res.json();
+    expect(Object.keys(doc.paths).sort()).toEqual([
+      '/v1/project/{project}',
+      '/v1/project/{project}/specs/attributes',
+      '/v1/project/{project}/specs/events',
+      '/v1/project/{project}/specs/events/{eventType}',
+    ]);
+    const read = doc.paths['/v1/project/{project}'].get;
+    expect(Object.keys(read.responses).sort()).toEqual(['200', '401', '403', '404', '429']);
+    expect(read.responses['404'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
+    expect(doc.components.schemas.ProjectRead).toBeDefined();
+    expect((await fetch(`${base}/v1/project/x`)).status).toBe(401);
+  });
+});

@@ -1,0 +1,95 @@
+import { CHANNEL_GROUPS } from '@meld/contracts';
+import type { INestApplication } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import { ProjectReadSchema } from '../src/project/project-read.schema';
+import { startAudience } from './app.fixture';
+import { type Json, principalHeader, seedTenancy } from './tenancy.fixture';
+
+// The Project table of the product spec, field by field with its observed type; written
+// out here (not taken from our schema) so the test checks the code against the spec.
+const SPEC_FIELDS: Record<string, 'string' | 'string|null' | 'integer' | 'array' | 'object' | 'object|null' | 'null|string'> = {
+  id: 'string',
+  uid: 'string',
+  name: 'string',
+  description: 'string|null',
+  projectType: 'string',
+  projectStatus: 'string',
+  locale: 'string',
+  timezone: 'string',
+  defaultSmsSender: 'string|null',
+  shortTrackingDomain: 'string|null',
+  unsubscribeTrackingDomain: 'string|null',
+  businessType: 'string|null',
+  businessContactsSize: 'integer',
+  businessUrl: 'string',
+  lockedUntil: 'null|string',
+  lockedReason: 'null|string',
+  testSmsNumbers: 'array',
+  conversionConfig: 'object|null',
+  attributionConfig: 'object',
+  generalConfig: 'object',
+  brand: 'object|null',
+  createdAt: 'string',
+  updatedAt: 'string',
+};
+const CHANNEL_FIELDS = ['defaultCompliancePolicy', 'optInKeywords', 'optOutKeywords', 'autoCreateContactsOnInbounds', 'autoCreateContactsOnOutbounds', 'marketingOptOutScope', 'marketingOptInScope'];
+const ATTRIBUTION_FIELDS = ['hoursSmsCampaignSent', 'hoursOtherCampaignSent', 'hoursCampaignCta', 'hoursCampaignOpen', 'hoursFindOutboundSms'];
+const OFFSET_TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?[+-]\d\d:\d\d$/;
+
+const typeOf = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : Number.isInteger(v) ? 'integer' : typeof v);
+
+describe('GET /v1/project/:project (audience)', () => {
+  let app: INestApplication;
+  let base: string;
+  let db: DataSource;
+  let tenancy: Awaited<ReturnType<typeof seedTenancy>>;
+
+  beforeAll(async () => {
+    ({ app, base, db } = await startAudience());
+    tenancy = await seedTenancy(db);
+  });
+  afterAll(() => app?.close());
+
+  const read = (headers: Record<string, string>, uid = tenancy.project.uid) => fetch(`${base}/v1/project/${uid}`, { headers });
+
+  it('returns every Project field of the spec with its type, generalConfig with its five blocks, attributionConfig', async () => {
+    const res = await read(principalHeader(tenancy, { scopes: ['PROJECT_AUDIENCE_READ'] }));
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { entity: Record<string, Json>; metadata: Record<string, Json> };
+    expect(Object.keys(body.entity).sort()).toEqual(Object.keys(SPEC_FIELDS).sort());
+    for (const [field, type] of Object.entries(SPEC_FIELDS)) expect([field, type.split('|')]).toEqual([field, expect.arrayContaining([typeOf(body.entity[field])])]);
+    expect(body.entity.createdAt).toMatch(OFFSET_TIMESTAMP);
+    expect(body.entity.updatedAt).toMatch(OFFSET_TIMESTAMP);
+    expect(Object.keys(body.entity.generalConfig).sort()).toEqual([...CHANNEL_GROUPS].sort());
+    for (const group of CHANNEL_GROUPS) expect(Object.keys(body.entity.generalConfig[group]).sort()).toEqual([...CHANNEL_FIELDS].sort());
+    expect(Object.keys(body.entity.attributionConfig).sort()).toEqual([...ATTRIBUTION_FIELDS].sort());
+    for (const f of ATTRIBUTION_FIELDS) expect(Number.isInteger(body.entity.attributionConfig[f])).toBe(true);
+    expect(ProjectReadSchema.parse(body)).toBeTruthy();
+    expect(body.entity).toMatchObject({ id: tenancy.project.id, uid: tenancy.project.uid });
+  });
+
+  it('reports uniqueAttributes, the organization summary without funds, and the scopes', async () => {
+    const body = (await (await read(principalHeader(tenancy, { scopes: ['PROJECT_AUDIENCE_READ'] }))).json()) as { metadata: Record<string, unknown> };
+    expect(body.metadata).toEqual({
+      uniqueAttributes: ['_user_id', '_email'],
+      organization: { id: tenancy.organization.id, name: tenancy.organization.name, plan: 'm', apiTier: 'standard' },
+      scopes: ['PROJECT_AUDIENCE_READ'],
+    });
+  });
+
+  it('shows the funds only with ACCOUNT_READ; uniqueAttributes is there even with no merging attributes', async () => {
+    await db.query('UPDATE projects SET merging_attributes = $1 WHERE id = $2', ['{}', tenancy.project.id]);
+    const body = (await (await read(principalHeader(tenancy, { scopes: ['ACCOUNT_READ'] }))).json()) as { metadata: { organization: Record<string, unknown>; uniqueAttributes: string[] } };
+    expect(body.metadata.organization.funds).toBe(42.5);
+    expect(body.metadata.uniqueAttributes).toEqual(['_user_id']);
+    await db.query('UPDATE projects SET merging_attributes = $1 WHERE id = $2', ['{_email}', tenancy.project.id]);
+  });
+
+  it('answers 404 when the path names another project than the principal, 401 without a principal', async () => {
+    const other = await seedTenancy(db);
+    const res = await read(principalHeader(tenancy), other.project.uid);
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ statusCode: 404, error: 'Not Found', message: 'project not found' });
+    expect((await read({})).status).toBe(401);
+  });
+});

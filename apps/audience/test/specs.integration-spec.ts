@@ -1,0 +1,68 @@
+import { RESERVED_ATTRIBUTES } from '@meld/contracts';
+import type { INestApplication } from '@nestjs/common';
+import { AttributeListSchema, EventParameterListSchema, EventTypeListSchema } from '../src/specs/specs.schema';
+import { startAudience } from './app.fixture';
+import { type Json, principalHeader, seedTenancy } from './tenancy.fixture';
+
+describe('project specs (audience)', () => {
+  let app: INestApplication;
+  let base: string;
+  let tenancy: Awaited<ReturnType<typeof seedTenancy>>;
+  let headers: Record<string, string>;
+
+  beforeAll(async () => {
+    let db;
+    ({ app, base, db } = await startAudience());
+    tenancy = await seedTenancy(db);
+    headers = principalHeader(tenancy);
+  });
+  afterAll(() => app?.close());
+
+  const get = async (path: string) => {
+    const res = await fetch(`${base}/v1/project/${tenancy.project.uid}/specs${path}`, { headers });
+    return { status: res.status, body: (await res.json()) as Json };
+  };
+
+  it('lists the event catalogue as Event type spec entries', async () => {
+    const { status, body } = await get('/events');
+    expect(status).toBe(200);
+    expect(EventTypeListSchema.parse(body)).toBeTruthy();
+    expect(body).toEqual({ entity: [{ uid: 'purchase', name: 'Purchase', category: 'ecommerce', attribution: true, automation: false, important: false }], metadata: { count: 1 } });
+  });
+
+  it('lists the parameter specs of an event type; an unknown type is 404', async () => {
+    const { status, body } = await get('/events/purchase');
+    expect(status).toBe(200);
+    expect(EventParameterListSchema.parse(body)).toBeTruthy();
+    expect(body.entity).toEqual([
+      { parameter: 'amount', title: 'Amount', dataType: 'number', required: false, multiValue: 1, maxLength: null },
+      { parameter: 'product-id', title: 'Product id', dataType: 'string', required: true, multiValue: 1, maxLength: 64 },
+    ]);
+    expect(body.metadata.eventType.uid).toBe('purchase');
+    const missing = await get('/events/refund');
+    expect(missing).toEqual({ status: 404, body: { statusCode: 404, error: 'Not Found', message: 'event type "refund" not found' } });
+  });
+
+  it('lists the whole attribute catalogue with its flags, reserved first', async () => {
+    const { status, body } = await get('/attributes');
+    expect(status).toBe(200);
+    expect(AttributeListSchema.parse(body)).toBeTruthy();
+    const uids = body.entity.map((a: { uid: string }) => a.uid);
+    expect(uids.slice(0, RESERVED_ATTRIBUTES.length).sort()).toEqual(RESERVED_ATTRIBUTES.map((a) => a.uid).sort());
+    // Both were inserted together (same created_at): ties are ordered by uid.
+    expect(uids.slice(RESERVED_ATTRIBUTES.length)).toEqual(['legacy_score', 'loyalty_tier']);
+    expect(body.entity.find((a: { uid: string }) => a.uid === '_email')).toEqual({
+      uid: '_email',
+      label: 'Email',
+      type: 'email',
+      multivalue: false,
+      enabled: true,
+      visible: true,
+      internal: false,
+      unique: true,
+      reserved: true,
+    });
+    expect(body.entity.find((a: { uid: string }) => a.uid === 'legacy_score')).toMatchObject({ enabled: false, internal: true, reserved: false });
+    expect(body.metadata.count).toBe(uids.length);
+  });
+});

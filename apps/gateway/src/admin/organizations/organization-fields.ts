@@ -1,0 +1,12 @@
+import { DATA_MODES, PLANS } from '@meld/contracts';
+import { z } from 'zod';
+
+/** Writable organization fields, shared by create and update. `funds` fits numeric(14,4). */
+export const organizationFields = {
+  name: z.string().trim().min(1).max(200),
+  plan: z.enum(PLANS),
+  apiTier: z.string().trim().min(1).max(50),
+  funds: z.number().min(-1e9).max(1e9),
+  prepaid: z.boolean(),
+  dataMode: z.enum(DATA_MODES),
+};

@@ -1,0 +1,22 @@
+import { type ProjectEntity, completeAttributionConfig, completeGeneralConfig, deepMerge } from '@meld/db';
+import type { z } from 'zod';
+import type { projectFields } from './project-fields';
+
+type Fields = { [K in keyof typeof projectFields]?: z.infer<(typeof projectFields)[K]> };
+
+/**
+ * Turns validated Project fields into column values: configs deep-merged over what the
+ * project has now (over the defaults for a new one), timestamps parsed. Merging attributes
+ * and the default sender are checked by the use case, which has the catalogue.
+ */
+export function projectColumns(fields: Fields, current?: Pick<ProjectEntity, 'generalConfig' | 'attributionConfig'>): Partial<ProjectEntity> {
+  const { generalConfig, attributionConfig, lockedUntil, mergingAttributes: _checkedElsewhere, ...plain } = fields;
+  return {
+    ...plain,
+    ...(lockedUntil !== undefined ? { lockedUntil: lockedUntil === null ? null : new Date(lockedUntil) } : {}),
+    ...(generalConfig !== undefined || !current ? { generalConfig: deepMerge(completeGeneralConfig(current?.generalConfig), generalConfig ?? {}) } : {}),
+    ...(attributionConfig !== undefined || !current
+      ? { attributionConfig: deepMerge(completeAttributionConfig(current?.attributionConfig), attributionConfig ?? {}) }
+      : {}),
+  } as Partial<ProjectEntity>;
+}

@@ -1,0 +1,17 @@
+import { Injectable } from '@nestjs/common';
+import { found } from '../../../shared/found';
+import { adminProjectView } from '../../admin-project.view';
+import { ProjectsRepository } from '../../projects.repository';
+
+export interface GetProjectCommand {
+  projectUid: string;
+}
+
+@Injectable()
+export class GetProject {
+  constructor(private readonly projects: ProjectsRepository) {}
+
+  async execute({ projectUid }: GetProjectCommand) {
+    return adminProjectView(found(await this.projects.findByUid(projectUid), 'project', projectUid));
+  }
+}

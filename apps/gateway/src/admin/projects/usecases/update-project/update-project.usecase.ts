@@ -1,0 +1,33 @@
+import { TENANCY_CHANGED_CHANNEL } from '@meld/auth';
+import { CatalogueRepository } from '@meld/db';
+import { Injectable } from '@nestjs/common';
+import { fieldError } from '../../../http/field-error';
+import { found } from '../../../shared/found';
+import { TenancyEvents } from '../../../shared/tenancy-events';
+import { adminProjectView } from '../../admin-project.view';
+import { checkMergingAttributes } from '../../merging-attributes.rule';
+import { projectColumns } from '../../project-patch';
+import { ProjectsRepository } from '../../projects.repository';
+import type { UpdateProjectCommand } from './update-project.command';
+
+@Injectable()
+export class UpdateProject {
+  constructor(
+    private readonly projects: ProjectsRepository,
+    private readonly catalogue: CatalogueRepository,
+    private readonly events: TenancyEvents,
+  ) {}
+
+  async execute({ projectUid, mergingAttributes, ...fields }: UpdateProjectCommand) {
+    const project = found(await this.projects.findByUid(projectUid), 'project', projectUid);
+    const patch = projectColumns(fields, project);
+    if (mergingAttributes !== undefined) patch.mergingAttributes = checkMergingAttributes(mergingAttributes, await this.catalogue.listAttributes(project.id));
+    if (fields.defaultSmsSender && !(await this.projects.hasSmsSender(project.id, fields.defaultSmsSender))) {
+      throw fieldError('defaultSmsSender', `no SMS sender "${fields.defaultSmsSender}" in this project`);
+    }
+    const updated = await this.projects.update(project.id, patch);
+    // The gateways cache each project's data mode: tell them it changed.
+    if (fields.dataMode !== undefined) await this.events.publish(TENANCY_CHANGED_CHANNEL, project.id);
+    return adminProjectView(updated);
+  }
+}

@@ -1,0 +1,23 @@
+import { envelope } from '@meld/db';
+import { Controller, Param, Post, UseGuards } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import { z } from 'zod';
+import { AdminOperation } from '../http/admin-docs';
+import { AdminTokenGuard } from '../http/admin-token.guard';
+import { JsonBody } from '../http/json-body';
+import { SenderSchema } from './sender.resource';
+import { CreateSenderBody, type CreateSenderCommand } from './usecases/create-sender/create-sender.command';
+import { CreateSender } from './usecases/create-sender/create-sender.usecase';
+
+@ApiTags('admin')
+@UseGuards(AdminTokenGuard)
+@Controller('admin/v1/projects/:project/senders')
+export class SendersController {
+  constructor(private readonly createSender: CreateSender) {}
+
+  @Post()
+  @AdminOperation('Add an SMS sender or RCS agent with its per-country statuses', 201, envelope(SenderSchema, z.object({ project: z.string() })), [400, 404])
+  create(@Param('project') projectUid: string, @JsonBody(CreateSenderBody) body: Omit<CreateSenderCommand, 'projectUid'>) {
+    return this.createSender.execute({ ...body, projectUid });
+  }
+}

@@ -1,0 +1,28 @@
+import { z } from 'zod';
+import { EFFECTIVE_STATUSES, SENDER_STATUSES } from '../../sender.resource';
+
+export const SenderCountryInput = z.strictObject({
+  country: z.string().regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 code, e.g. FR'),
+  accepted: z.boolean().default(true).describe('carriers of the country accept the sender'),
+  effectiveStatus: z.enum(EFFECTIVE_STATUSES).default('active').describe('regulation-aware status in the country'),
+  price: z.number().min(0).max(100000).default(0).describe('price per SMS part'),
+});
+
+export const CreateSenderBody = z
+  .strictObject({
+    channel: z.enum(['sms', 'rcs']),
+    alias: z.string().trim().min(1).max(100).describe('the `from` of an SMS (number or alphanumeric), or the RCS agent name'),
+    name: z.string().trim().min(1).max(200),
+    status: z.enum(SENDER_STATUSES),
+    countries: z.array(SenderCountryInput).max(250).default([]),
+  })
+  .superRefine((body, ctx) => {
+    const seen = new Set<string>();
+    body.countries.forEach((c, i) => {
+      if (seen.has(c.country)) ctx.addIssue({ code: 'custom', path: ['countries', i, 'country'], message: `"${c.country}" is listed twice` });
+      seen.add(c.country);
+    });
+  })
+  .meta({ id: 'CreateSenderBody' });
+
+export type CreateSenderCommand = z.infer<typeof CreateSenderBody> & { projectUid: string };

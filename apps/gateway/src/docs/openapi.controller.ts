@@ -1,0 +1,15 @@
+import { Controller, Get } from '@nestjs/common';
+import { ApiExcludeController, type OpenAPIObject } from '@nestjs/swagger';
+import { PublicDocument } from './public-document';
+
+/** The merged public document. Anonymous: it describes the API, never data. */
+@ApiExcludeController()
+@Controller()
+export class OpenApiController {
+  constructor(private readonly document: PublicDocument) {}
+
+  @Get('v1/openapi.json')
+  openapi(): Promise<OpenAPIObject> {
+    return this.document.get();
+  }
+}

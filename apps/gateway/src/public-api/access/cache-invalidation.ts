@@ -1,0 +1,53 @@
+import { TENANCY_CHANGED_CHANNEL, TOKEN_REVOKED_CHANNEL } from '@meld/auth';
+import { Logger } from '@nestjs/common';
+import Redis from 'ioredis';
+import type { TenancyStore } from './tenancy-store';
+import type { TokenStore } from './token-store';
+
+/**
+ * Listens on the invalidation channels (a subscriber needs its own connection). After a
+ * reconnect every cache is dropped: messages published while we were away are lost.
+ */
+export class CacheInvalidation {
+  private readonly log = new Logger('gateway-cache');
+  private readonly sub: Redis;
+  private connectedBefore = false;
+
+  constructor(redisUrl: string, tokens: TokenStore, tenancy: TenancyStore) {
+    // Offline queue on, unlike the request-path client: SUBSCRIBE must be sent once the connection is up.
+    this.sub = new Redis(redisUrl, { maxRetriesPerRequest: null, retryStrategy: (n) => Math.min(n * 200, 2000), connectionName: 'meld-gateway-invalidation' });
+    this.sub.on('error', () => undefined); // the request-path client logs Redis outages already
+    this.sub.on('ready', () => {
+      if (this.connectedBefore) {
+        tokens.clear();
+        tenancy.clear();
+        this.log.log('resubscribed; caches dropped');
+      }
+      this.connectedBefore = true;
+    });
+    this.sub.on('message', (channel: string, message: string) => {
+      if (channel === TOKEN_REVOKED_CHANNEL) tokens.evictToken(tokenIdOf(message));
+      else if (channel === TENANCY_CHANGED_CHANNEL) {
+        tenancy.clear();
+        tokens.clear();
+      }
+    });
+    void this.sub.subscribe(TOKEN_REVOKED_CHANNEL, TENANCY_CHANGED_CHANNEL).catch((err: Error) => this.log.warn(`subscribe failed: ${err.message}`));
+  }
+
+  async close(): Promise<void> {
+    await this.sub.quit().catch(() => this.sub.disconnect());
+  }
+}
+
+/** The agreed payload is the bare token id; a JSON object with `id` or `tokenId` is accepted too. */
+export function tokenIdOf(message: string): string {
+  const text = message.trim();
+  if (!text.startsWith('{')) return text;
+  try {
+    const parsed = JSON.parse(text) as { id?: unknown; tokenId?: unknown };
+    return String(parsed.tokenId ?? parsed.id ?? '');
+  } catch {
+    return text;
+  }
+}

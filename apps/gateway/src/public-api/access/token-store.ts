@@ -1,0 +1,74 @@
+import type { TokenRecord } from '@meld/auth';
+import type { Plan, Scope } from '@meld/contracts';
+import { query } from './store-unavailable';
+import { TtlCache } from './ttl-cache';
+
+export type TokenLookup = { status: 'ok'; token: TokenRecord } | { status: 'unknown' | 'revoked' | 'expired' };
+
+interface Cached {
+  token: TokenRecord;
+  revoked: boolean;
+  expiresAt: number | null;
+}
+
+interface Row {
+  id: string;
+  kind: TokenRecord['kind'];
+  organization_id: string;
+  scopes: Scope[];
+  projects: string[];
+  data_source_id: string | null;
+  revoked_at: Date | null;
+  expires_at: Date | null;
+  plan: Plan;
+}
+
+const SQL = `SELECT t.id, t.kind, t.organization_id, t.scopes, t.projects, t.data_source_id, t.revoked_at, t.expires_at, o.plan
+  FROM tokens t JOIN organizations o ON o.id = t.organization_id WHERE t.secret_hash = $1`;
+
+/**
+ * Tokens by the SHA-256 of their secret, cached in process (LRU + TTL). Revocation evicts
+ * at once (Redis pub/sub, see CacheInvalidation). Unknown hashes are not cached: random
+ * guesses would otherwise flush the real tokens out of the LRU.
+ */
+export class TokenStore {
+  private readonly cache: TtlCache<string, Cached>;
+  /** Bumped on every eviction: a lookup that raced with one is not cached (it may predate the revocation). */
+  private generation = 0;
+
+  constructor(
+    private readonly ds: { isInitialized: boolean; query(sql: string, params?: unknown[]): Promise<unknown> },
+    ttlMs: number,
+    maxEntries = 10_000,
+  ) {
+    this.cache = new TtlCache(maxEntries, ttlMs);
+  }
+
+  async byHash(hash: string, now = Date.now()): Promise<TokenLookup> {
+    let entry = this.cache.get(hash);
+    if (!entry) {
+      const generation = this.generation;
+      const [row] = await query<Row>(this.ds, SQL, [hash]);
+      if (!row) return { status: 'unknown' };
+      entry = {
+        token: { id: row.id, kind: row.kind, organizationId: row.organization_id, plan: row.plan, scopes: row.scopes, projects: row.projects, dataSourceId: row.data_source_id },
+        revoked: row.revoked_at !== null,
+        expiresAt: row.expires_at ? row.expires_at.getTime() : null,
+      };
+      if (generation === this.generation) this.cache.set(hash, entry);
+    }
+    if (entry.revoked) return { status: 'revoked' };
+    if (entry.expiresAt !== null && entry.expiresAt <= now) return { status: 'expired' };
+    return { status: 'ok', token: entry.token };
+  }
+
+  evictToken(tokenId: string): void {
+    this.generation++;
+    this.cache.deleteWhere((e) => e.token.id === tokenId);
+  }
+
+  clear(): void {
+    this.generation++;
+    this.cache.clear();
+  }
+}

@@ -1,0 +1,36 @@
+import { envVars, loadConfig } from '@meld/platform';
+import { z } from 'zod';
+import { type RateLimits, resolveRateLimits } from './rate-limit/limits';
+
+export const GATEWAY_CONFIG = Symbol('GATEWAY_CONFIG');
+
+export interface GatewayConfig {
+  principalSecret: string;
+  redisUrl: string;
+  rateLimits: RateLimits;
+  /** Prefix of the rate-limit keys: replicas of one deployment share it; tests isolate themselves with their own. */
+  rateLimitNamespace: string;
+  /** How long a cached token or project may be used without re-reading Postgres. */
+  cacheTtlMs: number;
+}
+
+/** The public API's settings, validated at start (a bad `MELD_RATE_LIMITS` stops the gateway with a clear line). */
+export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  const c = loadConfig(
+    z.object({
+      MELD_PRINCIPAL_SECRET: envVars.secret,
+      MELD_REDIS_URL: envVars.redisUrl,
+      MELD_RATE_LIMITS: z.string().optional(),
+      MELD_RATE_LIMIT_NAMESPACE: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/).default('meld'),
+      MELD_GATEWAY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(300_000).default(5000),
+    }),
+    env,
+  );
+  return {
+    principalSecret: c.MELD_PRINCIPAL_SECRET,
+    redisUrl: c.MELD_REDIS_URL,
+    rateLimits: resolveRateLimits(c.MELD_RATE_LIMITS),
+    rateLimitNamespace: c.MELD_RATE_LIMIT_NAMESPACE,
+    cacheTtlMs: c.MELD_GATEWAY_CACHE_TTL_MS,
+  };
+}

@@ -1,0 +1,32 @@
+import { PUBLIC_ROUTES, type PublicRoute } from '@meld/contracts';
+import { errorBody } from '@meld/platform';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { NOT_FOUND_ROUTE, type PublicApi } from './public-api';
+
+/**
+ * Registers the route table on the gateway's Fastify instance, in its own encapsulated
+ * context: plain Fastify routes (no Nest guards, pipes or interceptors on the hot path),
+ * and a catch-all body "parser" that hands the raw request stream to the forwarder, so
+ * bodies are streamed through and never parsed here. Static routes the gateway serves
+ * itself under /v1 (e.g. /v1/openapi.json) win over the `/v1/*` catch-all in find-my-way.
+ */
+export function publicApiPlugin(api: PublicApi, routes: readonly PublicRoute[] = PUBLIC_ROUTES) {
+  return async function publicApi(app: FastifyInstance): Promise<void> {
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+    app.setErrorHandler((err: FastifyError, _request, reply) => {
+      const status = typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
+      return reply.code(status).type('application/json; charset=utf-8').send(errorBody(status, status === 500 ? 'internal error' : err.message));
+    });
+    const handler = (route: PublicRoute) => (request: FastifyRequest, reply: FastifyReply) => api.handle(route, request, reply);
+    for (const route of routes) {
+      app.route({ method: route.method, url: route.path, handler: handler(route) });
+      // `GET /v1/` is also answered without its trailing slash.
+      if (route.path === '/v1/') app.route({ method: route.method, url: '/v1', handler: handler(route) });
+    }
+    const bare = routes.filter((r) => r.path === '/v1/').map((r) => r.method as string);
+    const others = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].filter((m) => !bare.includes(m));
+    app.route({ method: others, url: '/v1', handler: handler(NOT_FOUND_ROUTE) });
+    app.all('/v1/*', handler(NOT_FOUND_ROUTE));
+  };
+}

@@ -1,0 +1,162 @@
+import { type AccessDecision, type DataSourceRecord, type ProjectRecord, type TokenRecord, authorize, encodePrincipal, hashToken, parseBearer } from '@meld/auth';
+import { DEFAULT_BODY_LIMIT, type PublicRoute } from '@meld/contracts';
+import { errorBody } from '@meld/platform';
+import { Logger } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { TenancyStore } from '../access/tenancy-store';
+import type { TokenStore } from '../access/token-store';
+import { StoreUnavailable } from '../access/store-unavailable';
+import { BodyTooLarge, forward } from '../proxy/forward';
+import type { Upstreams } from '../proxy/upstreams';
+import { type Bucket, type RateLimitState, RateLimitUnavailable, type RateLimiter } from '../rate-limit/rate-limiter';
+import { describeToken } from '../token-info/token-info';
+
+type Db = { isInitialized: boolean; query(sql: string, params?: unknown[]): Promise<unknown> };
+type Params = Record<string, string | undefined>;
+type Authenticated = { token: TokenRecord; error?: undefined } | { token?: undefined; error: string };
+
+/** Unknown paths under /v1: counted like any other call, then 404. */
+export const NOT_FOUND_ROUTE: PublicRoute = { id: 'not-found', method: 'GET', path: '/v1/*', app: 'gateway', scopes: [], tokenKinds: [], rateLimit: 'standard' };
+const RETRY_AFTER_S = '5';
+
+export interface PublicApiDeps {
+  tokens: TokenStore;
+  tenancy: TenancyStore;
+  limiter: RateLimiter;
+  upstreams: Upstreams;
+  db: Db;
+  principalSecret: string;
+}
+
+/**
+ * The public request pipeline, in this order: bearer → token (cache) → project and data
+ * source (cache) → access decision from the route table → rate limit (Redis) → answer
+ * (401/403/404/429) or forward with the signed principal. The rate limit runs before any
+ * refusal is sent, so every answer carries X-RateLimit-* and refused callers are throttled too.
+ */
+export class PublicApi {
+  private readonly log = new Logger('gateway');
+
+  constructor(private readonly deps: PublicApiDeps) {}
+
+  async handle(route: PublicRoute, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | void> {
+    let bucket: Bucket | undefined;
+    try {
+      const auth = await this.authenticate(request.headers.authorization);
+      let decision: AccessDecision | undefined;
+      let project: ProjectRecord | null = null;
+      let dataSource: DataSourceRecord | null = null;
+      if (auth.token && route !== NOT_FOUND_ROUTE) {
+        const params = request.params as Params;
+        [project, dataSource] = await Promise.all([
+          route.projectParam ? this.deps.tenancy.project(params[route.projectParam] ?? '') : null,
+          route.dataSourceParam ? this.deps.tenancy.dataSource(params[route.dataSourceParam] ?? '') : null,
+        ]);
+        decision = authorize(route, auth.token, project, dataSource);
+      }
+      bucket = bucketFor(route, auth.token, decision, dataSource, request.ip);
+      const state = await this.deps.limiter.hit(bucket);
+      setRateLimitHeaders(reply, state);
+      if (!state.allowed) return reply.code(429).header('retry-after', String(Math.max(1, state.reset - Math.floor(Date.now() / 1000)))).send();
+      if (route === NOT_FOUND_ROUTE) return sendError(reply, 404, `no such endpoint: ${request.method} ${request.url.split('?')[0]}`);
+      if (!auth.token) return sendError(reply.header('www-authenticate', 'Bearer realm="meld"'), 401, auth.error);
+      if (!decision?.ok) return sendError(reply, decision?.status ?? 403, decision?.message ?? 'forbidden', decision?.details);
+
+      const bodyLimit = route.bodyLimit ?? DEFAULT_BODY_LIMIT;
+      if (Number(request.headers['content-length'] ?? 0) > bodyLimit) {
+        return sendError(reply.header('connection', 'close'), 413, `request body larger than ${bodyLimit} bytes`);
+      }
+      if (route.app === 'gateway') return await this.local(route, auth.token, reply);
+
+      const principal = encodePrincipal(
+        {
+          kind: auth.token.kind,
+          tokenId: auth.token.id,
+          organizationId: auth.token.organizationId,
+          plan: auth.token.plan,
+          scopes: decision.scopes,
+          project: project ? { id: project.id, uid: project.uid, dataMode: project.dataMode } : null,
+          dataSourceId: dataSource?.id ?? null,
+          requestId: request.id,
+        },
+        this.deps.principalSecret,
+      );
+      const headers: Record<string, string> = { 'x-meld-principal': principal, 'x-request-id': request.id };
+      if (route.rateLimit === 'ingest') {
+        // Ingest's GET …/stream reports recent usage from these (agreed interface); `-window`
+        // (seconds) is extra: the window is configurable, so usage reports need not assume a minute.
+        headers['x-meld-ratelimit-limit'] = String(state.limit);
+        headers['x-meld-ratelimit-remaining'] = String(state.remaining);
+        headers['x-meld-ratelimit-reset'] = String(state.reset);
+        headers['x-meld-ratelimit-window'] = String(state.window);
+      }
+      return await this.forward(route, request, reply, headers, bodyLimit);
+    } catch (err) {
+      return this.failed(err, reply, bucket);
+    }
+  }
+
+  private async authenticate(header: string | undefined): Promise<Authenticated> {
+    const parsed = parseBearer(header);
+    if ('error' in parsed) return { error: parsed.error };
+    const found = await this.deps.tokens.byHash(hashToken(parsed.token));
+    if (found.status === 'ok') return { token: found.token };
+    return { error: found.status === 'unknown' ? 'unknown token' : `token ${found.status}` };
+  }
+
+  private async local(route: PublicRoute, token: TokenRecord, reply: FastifyReply) {
+    if (route.id !== 'token.read') return sendError(reply, 404, 'no such endpoint');
+    const body = await describeToken(this.deps.db, token);
+    if (!body) return sendError(reply, 401, 'unknown token');
+    return reply.send(body);
+  }
+
+  private async forward(route: PublicRoute, request: FastifyRequest, reply: FastifyReply, headers: Record<string, string>, bodyLimit: number) {
+    try {
+      return await forward(this.deps.upstreams.pool(route.app), request, reply, headers, bodyLimit);
+    } catch (err) {
+      if (err instanceof BodyTooLarge || (err as { cause?: unknown }).cause instanceof BodyTooLarge) {
+        return sendError(reply.header('connection', 'close'), 413, `request body larger than ${bodyLimit} bytes`);
+      }
+      if (reply.sent) throw err;
+      const code = (err as { code?: string }).code ?? '';
+      this.log.warn(`upstream ${route.app} failed for ${route.id}: ${code} ${(err as Error).message}`);
+      if (/TIMEOUT/.test(code)) return sendError(reply, 504, `the ${route.app} service did not answer in time`);
+      return sendError(reply.header('retry-after', RETRY_AFTER_S), 502, `the ${route.app} service is unavailable`);
+    }
+  }
+
+  private failed(err: unknown, reply: FastifyReply, bucket: Bucket | undefined) {
+    if (reply.sent) return;
+    if (err instanceof RateLimitUnavailable || err instanceof StoreUnavailable) {
+      this.log.warn(err.message);
+      if (!reply.hasHeader('x-ratelimit-limit')) setRateLimitHeaders(reply, this.deps.limiter.unavailableState(bucket ?? { cls: 'anonymous', plan: 's' }));
+      const what = err instanceof RateLimitUnavailable ? 'rate limiting' : 'token verification';
+      return sendError(reply.header('retry-after', RETRY_AFTER_S), 503, `${what} is temporarily unavailable; retry later`);
+    }
+    this.log.error({ err }, 'public API request failed');
+    return sendError(reply, 500, 'internal error');
+  }
+}
+
+/**
+ * What a request is counted against. Without a valid token: its client IP (anonymous class).
+ * An ingest call its token may make: the data source and route ("per data source and per
+ * endpoint"). Anything else, refusals included: the token's organization in the route's
+ * class, so nobody can spend another organization's or data source's quota.
+ */
+export function bucketFor(route: PublicRoute, token: TokenRecord | undefined, decision: AccessDecision | undefined, dataSource: DataSourceRecord | null, ip: string): Bucket {
+  if (!token) return { cls: 'anonymous', subject: `ip:${ip}`, plan: 's' };
+  if (route.rateLimit === 'ingest' && decision?.ok && dataSource) return { cls: 'ingest', subject: `ds:${dataSource.id}:${route.id}`, plan: token.plan };
+  return { cls: route.rateLimit, subject: `org:${token.organizationId}`, plan: token.plan };
+}
+
+function setRateLimitHeaders(reply: FastifyReply, state: RateLimitState): void {
+  reply.header('X-RateLimit-Limit', String(state.limit));
+  reply.header('X-RateLimit-Remaining', String(state.remaining));
+  reply.header('X-RateLimit-Reset', String(state.reset));
+}
+
+function sendError(reply: FastifyReply, status: number, message: string, details?: unknown) {
+  return reply.code(status).type('application/json; charset=utf-8').send(errorBody(status, message, details));
+}

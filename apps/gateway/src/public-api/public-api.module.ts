@@ -1,0 +1,70 @@
+import { DATA_SOURCE } from '@meld/db';
+import { Inject, Injectable, Logger, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { FastifyInstance } from 'fastify';
+import Redis from 'ioredis';
+import type { DataSource } from 'typeorm';
+import { loadAppUrls } from '../upstreams/app-urls';
+import { CacheInvalidation } from './access/cache-invalidation';
+import { TenancyStore } from './access/tenancy-store';
+import { TokenStore } from './access/token-store';
+import { loadGatewayConfig } from './gateway-config';
+import { PublicApi } from './pipeline/public-api';
+import { publicApiPlugin } from './pipeline/public-api.plugin';
+import { Upstreams } from './proxy/upstreams';
+import { RateLimiter } from './rate-limit/rate-limiter';
+
+/**
+ * Wires the public pipeline and mounts it on the gateway's Fastify instance. The
+ * rate-limit Redis client is its own: auto-pipelined (concurrent requests share round
+ * trips) and without an offline queue or retries, so a Redis outage turns into an
+ * immediate 503 instead of requests piling up.
+ */
+@Injectable()
+class PublicApiRuntime implements OnModuleInit, OnApplicationShutdown {
+  private readonly log = new Logger('gateway');
+  private readonly redis: Redis;
+  private readonly invalidation: CacheInvalidation;
+  private readonly upstreams: Upstreams;
+  private readonly api: PublicApi;
+
+  constructor(
+    @Inject(DATA_SOURCE) db: DataSource,
+    private readonly host: HttpAdapterHost,
+  ) {
+    const config = loadGatewayConfig();
+    this.redis = new Redis(config.redisUrl, {
+      enableAutoPipelining: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: 1000,
+      retryStrategy: (n) => Math.min(n * 200, 2000),
+      connectionName: 'meld-gateway-ratelimit',
+    });
+    this.redis.on('error', () => undefined); // refusals are logged per request; the platform client logs the outage
+    const tokens = new TokenStore(db, config.cacheTtlMs);
+    const tenancy = new TenancyStore(db, config.cacheTtlMs);
+    this.invalidation = new CacheInvalidation(config.redisUrl, tokens, tenancy);
+    this.upstreams = new Upstreams(loadAppUrls());
+    this.api = new PublicApi({
+      tokens,
+      tenancy,
+      limiter: new RateLimiter(this.redis, config.rateLimits, config.rateLimitNamespace),
+      upstreams: this.upstreams,
+      db,
+      principalSecret: config.principalSecret,
+    });
+  }
+
+  onModuleInit() {
+    void this.host.httpAdapter.getInstance<FastifyInstance>().register(publicApiPlugin(this.api));
+    this.log.log('public API routes mounted');
+  }
+
+  async onApplicationShutdown() {
+    await Promise.all([this.upstreams.close(), this.invalidation.close(), this.redis.quit().catch(() => this.redis.disconnect())]);
+  }
+}
+
+@Module({ providers: [PublicApiRuntime] })
+export class PublicApiModule {}

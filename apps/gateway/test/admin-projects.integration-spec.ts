@@ -1,0 +1,132 @@
+import { RESERVED_ATTRIBUTES, defaultGeneralConfig } from '@meld/contracts';
+import { AttributeEntity, DATA_SOURCE, ProjectSchema } from '@meld/db';
+import type { DataSource } from 'typeorm';
+import { type AdminGateway, startAdminGateway, unique } from './admin-support/admin-gateway';
+import { UNKNOWN_ID, createOrganization, createProject, fieldsOf } from './admin-support/fixtures';
+
+describe('admin: projects', () => {
+  let gw: AdminGateway;
+  let org: string;
+  beforeAll(async () => {
+    gw = await startAdminGateway();
+    org = await createOrganization(gw);
+  });
+  afterAll(() => gw?.close());
+
+  it('creates a project: every spec field, defaults, partial config deep-merged, reserved attributes seeded', async () => {
+    const res = await gw.call('POST', `/organizations/${org}/projects`, {
+      name: 'Café Müller Shop',
+      timezone: 'Europe/Paris',
+      locale: 'fr_FR',
+      mergingAttributes: ['_email', '_phone_mobile'],
+      generalConfig: { channelSms: { autoCreateContactsOnOutbounds: true, optInKeywords: null } },
+    });
+    expect(res.status).toBe(201);
+    const project = ProjectSchema.strict().parse(res.body.entity);
+    expect(project.uid).toMatch(/^cafe-muller-shop(-[0-9a-f]{4})?$/);
+    expect(project).toMatchObject({ timezone: 'Europe/Paris', locale: 'fr_FR', projectType: 'standard', projectStatus: 'active', defaultSmsSender: null });
+    const defaults = defaultGeneralConfig();
+    expect(project.generalConfig).toEqual({ ...defaults, channelSms: { ...defaults.channelSms, autoCreateContactsOnOutbounds: true, optInKeywords: null } });
+    expect(project.attributionConfig.hoursSmsCampaignSent).toBe(72);
+    expect(res.body.metadata).toEqual({
+      organizationId: org,
+      mergingAttributes: ['_email', '_phone_mobile'],
+      uniqueAttributes: ['_user_id', '_email', '_phone_mobile'],
+      dataMode: null,
+      legalProfileStatus: 'missing',
+    });
+    const ds = gw.app.get<DataSource>(DATA_SOURCE);
+    const seeded = await ds.getRepository(AttributeEntity).findBy({ projectId: project.id });
+    expect(seeded.map((a) => a.uid).sort()).toEqual(RESERVED_ATTRIBUTES.map((a) => a.uid).sort());
+    expect(seeded.every((a) => a.reserved)).toBe(true);
+  });
+
+  it('generates a different readable uid when the name is taken; 409 when a given uid is', async () => {
+    const name = unique('Same Name');
+    const a = await gw.call('POST', `/organizations/${org}/projects`, { name });
+    const b = await gw.call('POST', `/organizations/${org}/projects`, { name });
+    expect([a.status, b.status]).toEqual([201, 201]);
+    expect(b.body.entity.uid).toMatch(new RegExp(`^${a.body.entity.uid}-[0-9a-f]{4}$`));
+    const dup = await gw.call('POST', `/organizations/${org}/projects`, { name: 'x', uid: a.body.entity.uid });
+    expect(dup.status).toBe(409);
+    expect(dup.body.message).toBe(`project uid "${a.body.entity.uid}" already exists`);
+  });
+
+  it('refuses bad input with a 400 naming the field', async () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ name: 'x', uid: 'Not OK' }, 'uid'],
+      [{ name: 'x', timezone: 'Mars/Olympus' }, 'timezone'],
+      [{ name: 'x', mergingAttributes: ['_first_name'] }, 'mergingAttributes[0]'],
+      [{ name: 'x', mergingAttributes: ['_email', 'nope'] }, 'mergingAttributes[1]'],
+      [{ name: 'x', generalConfig: { channelSms: { defaultCompliancePolicy: 'maybe' } } }, 'generalConfig.channelSms.defaultCompliancePolicy'],
+      [{ name: 'x', generalConfig: { channelFax: {} } }, 'generalConfig.channelFax'],
+      [{ name: 'x', defaultSmsSender: UNKNOWN_ID }, 'defaultSmsSender'],
+      [{ name: 'x', flavour: 'vanilla' }, 'flavour'],
+      [{}, 'name'],
+    ];
+    for (const [body, path] of cases) {
+      const res = await gw.call('POST', `/organizations/${org}/projects`, body);
+      expect([path, res.status]).toEqual([path, 400]);
+      expect(fieldsOf(res.body).map(([p]) => p)).toContain(path);
+    }
+    expect((await gw.call('POST', `/organizations/${UNKNOWN_ID}/projects`, { name: 'x' })).status).toBe(404);
+  });
+
+  it('reads and lists projects; 404 for an unknown uid or organization', async () => {
+    const other = await createOrganization(gw);
+    const p = await createProject(gw, other);
+    const got = await gw.call('GET', `/projects/${p.uid}`);
+    expect(got.status).toBe(200);
+    expect(got.body.entity.uid).toBe(p.uid);
+    const list = await gw.call('GET', `/organizations/${other}/projects`);
+    expect(list.body).toMatchObject({ entity: [expect.objectContaining({ uid: p.uid })], metadata: { count: 1 } });
+    expect((await gw.call('GET', `/projects/${unique('nope')}`)).status).toBe(404);
+    expect((await gw.call('GET', `/organizations/${UNKNOWN_ID}/projects`)).status).toBe(404);
+  });
+
+  it('PATCHes writable fields, merges config, checks merging attributes against the catalogue and the default sender against the senders', async () => {
+    const p = await createProject(gw, org);
+    const res = await gw.call('PATCH', `/projects/${p.uid}`, {
+      description: 'the shop',
+      businessUrl: 'https://shop.example.com',
+      testSmsNumbers: ['+33612345678'],
+      lockedUntil: '2030-01-01T00:00:00+02:00',
+      attributionConfig: { hoursCampaignCta: 48 },
+      generalConfig: { channelEmail: { defaultCompliancePolicy: 'opt-in' } },
+      dataMode: 'anonymized',
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.entity).toMatchObject({
+      description: 'the shop',
+      businessUrl: 'https://shop.example.com',
+      testSmsNumbers: ['+33612345678'],
+      lockedUntil: '2029-12-31T22:00:00.000+00:00',
+      attributionConfig: { hoursCampaignCta: 48, hoursCampaignOpen: 24 },
+    });
+    expect(res.body.entity.generalConfig.channelEmail.defaultCompliancePolicy).toBe('opt-in');
+    expect(res.body.entity.generalConfig.channelSms.defaultCompliancePolicy).toBe('opt-out');
+    expect(res.body.metadata.dataMode).toBe('anonymized');
+
+    expect(fieldsOf((await gw.call('PATCH', `/projects/${p.uid}`, { mergingAttributes: ['customer_no'] })).body)).toEqual([['mergingAttributes[0]', 'unknown attribute "customer_no"']]);
+    await gw.call('POST', `/projects/${p.uid}/attributes`, { uid: 'customer_no', label: 'Customer number', type: 'string', unique: true });
+    const merged = await gw.call('PATCH', `/projects/${p.uid}`, { mergingAttributes: ['_user_id', 'customer_no', '_email'] });
+    expect(merged.body.metadata).toMatchObject({ mergingAttributes: ['customer_no', '_email'], uniqueAttributes: ['_user_id', 'customer_no', '_email'] });
+
+    expect(fieldsOf((await gw.call('PATCH', `/projects/${p.uid}`, { defaultSmsSender: UNKNOWN_ID })).body)).toEqual([['defaultSmsSender', expect.stringContaining('no SMS sender')]]);
+    const sender = await gw.call('POST', `/projects/${p.uid}/senders`, { channel: 'sms', alias: 'SHOP', name: 'Shop', status: 'active' });
+    const withSender = await gw.call('PATCH', `/projects/${p.uid}`, { defaultSmsSender: sender.body.entity.id });
+    expect(withSender.body.entity.defaultSmsSender).toBe(sender.body.entity.id);
+
+    expect(fieldsOf((await gw.call('PATCH', `/projects/${p.uid}`, { uid: 'renamed' })).body)).toEqual([['uid', 'unknown field']]);
+    expect((await gw.call('PATCH', `/projects/${unique('nope')}`, { name: 'x' })).status).toBe(404);
+  });
+
+  it('sets the legal profile status (PUT)', async () => {
+    const p = await createProject(gw, org);
+    const res = await gw.call('PUT', `/projects/${p.uid}/legal-profile`, { status: 'verified' });
+    expect(res).toMatchObject({ status: 200, body: { entity: { project: p.uid, status: 'verified' } } });
+    expect((await gw.call('GET', `/projects/${p.uid}`)).body.metadata.legalProfileStatus).toBe('verified');
+    expect(fieldsOf((await gw.call('PUT', `/projects/${p.uid}/legal-profile`, { status: 'approved' })).body)).toEqual([['status', expect.any(String)]]);
+    expect((await gw.call('PUT', `/projects/${unique('nope')}/legal-profile`, { status: 'pending' })).status).toBe(404);
+  });
+});

@@ -1,0 +1,196 @@
+import { randomUUID } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
+import { decodePrincipal } from '@meld/auth';
+import { APP_NAMES, type AppName, PUBLIC_ROUTES, type PublicRoute } from '@meld/contracts';
+import { requestIdOf } from '@meld/platform';
+import { testEnv } from '@meld/testing';
+import Fastify, { type FastifyInstance } from 'fastify';
+import Redis from 'ioredis';
+import type { DataSource } from 'typeorm';
+import { TenancyStore } from '../src/public-api/access/tenancy-store';
+import { TokenStore } from '../src/public-api/access/token-store';
+import { PublicApi } from '../src/public-api/pipeline/public-api';
+import { publicApiPlugin } from '../src/public-api/pipeline/public-api.plugin';
+import { Upstreams } from '../src/public-api/proxy/upstreams';
+import { DEFAULT_RATE_LIMITS } from '../src/public-api/rate-limit/limits';
+import { RateLimiter } from '../src/public-api/rate-limit/rate-limiter';
+import { startStubUpstream } from './support/stub-upstream';
+import { createTenancy, createToken, openTestDb } from './support/tenancy';
+
+// The public pipeline on a bare Fastify instance: real Postgres (tokens, projects), real
+// Redis (rate limits), a stub standing in for the internal apps, and the route table plus
+// a test-only write route (none is in the table yet) to exercise bodies.
+const SECRET = 'pipeline-spec-principal-secret';
+const writeRoute: PublicRoute = {
+  ...PUBLIC_ROUTES.find((r) => r.id === 'stream.read')!,
+  id: 'test.stream.write',
+  method: 'POST',
+  path: '/v1/project/:project/datasource/:datasource/stream/contacts',
+  scopes: ['PROJECT_INGEST_WRITE'],
+  bodyLimit: 1024,
+};
+
+describe('public API pipeline', () => {
+  let db: DataSource;
+  let redis: Redis;
+  let app: FastifyInstance;
+  let base: string;
+  let stub: Awaited<ReturnType<typeof startStubUpstream>>;
+  let t: Awaited<ReturnType<typeof createTenancy>>;
+  let reader: { id: string; token: string };
+  let writer: { id: string; token: string };
+  let dsToken: { id: string; token: string };
+
+  const call = (path: string, init: RequestInit & { token?: string } = {}) =>
+    fetch(`${base}${path}`, { ...init, headers: { ...(init.token ? { authorization: `Bearer ${init.token}` } : {}), ...(init.headers as Record<string, string>) } });
+  const stream = () => `/v1/project/${t.project.uid}/datasource/${t.dataSource.id}/stream`;
+
+  beforeAll(async () => {
+    db = await openTestDb();
+    redis = new Redis(testEnv().redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+    stub = await startStubUpstream();
+    t = await createTenancy(db);
+    reader = await createToken(db, { organizationId: t.org.id, scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_INGEST_READ'], projects: [t.project.uid] });
+    writer = await createToken(db, { organizationId: t.org.id, scopes: ['PROJECT_INGEST_WRITE'], projects: ['*'] });
+    dsToken = await createToken(db, { organizationId: t.org.id, kind: 'datasource', dataSourceId: t.dataSource.id });
+    const api = new PublicApi({
+      tokens: new TokenStore(db, 5000),
+      tenancy: new TenancyStore(db, 5000),
+      limiter: new RateLimiter(redis, DEFAULT_RATE_LIMITS, `pipeline-spec-${randomUUID()}`),
+      upstreams: new Upstreams(Object.fromEntries(APP_NAMES.map((a) => [a, stub.url])) as Record<AppName, string>),
+      db,
+      principalSecret: SECRET,
+    });
+    app = Fastify({ genReqId: requestIdOf, trustProxy: true });
+    app.get('/v1/openapi.json', async () => ({ openapi: '3.1.0' }));
+    await app.register(publicApiPlugin(api, [...PUBLIC_ROUTES, writeRoute]));
+    base = await app.listen({ port: 0, host: '127.0.0.1' });
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await stub?.close();
+    redis?.disconnect();
+    await db?.destroy();
+  });
+
+  it('forwards to the owning app with a signed principal, the request id and no bearer', async () => {
+    const res = await call(`/v1/project/${t.project.uid}?x=1`, { token: reader.token, headers: { 'x-request-id': 'req-pipeline-1', 'x-meld-principal': 'forged.value' } });
+    expect(res.status).toBe(200);
+    const seen = stub.last();
+    expect(seen.url).toBe(`/v1/project/${t.project.uid}?x=1`);
+    expect(seen.headers.authorization).toBeUndefined();
+    expect(seen.headers['x-request-id']).toBe('req-pipeline-1');
+    const principal = decodePrincipal(seen.headers['x-meld-principal'] as string, SECRET);
+    expect(principal).toMatchObject({
+      kind: 'product',
+      tokenId: reader.id,
+      organizationId: t.org.id,
+      plan: 's',
+      scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_INGEST_READ'],
+      project: { id: t.project.id, uid: t.project.uid, dataMode: 'normal' },
+      dataSourceId: null,
+      requestId: 'req-pipeline-1',
+    });
+    expect(res.headers.get('x-ratelimit-limit')).toBe('120');
+    expect(res.headers.get('x-request-id')).not.toBe('upstream-must-not-leak');
+    expect(seen.headers['x-meld-ratelimit-limit']).toBeUndefined(); // ingest routes only
+  });
+
+  it('passes the rate-limit state to ingest and the verified data source in the principal', async () => {
+    const res = await call(stream(), { token: dsToken.token });
+    expect(res.status).toBe(200);
+    const seen = stub.last();
+    expect(seen.headers['x-meld-ratelimit-limit']).toBe('600');
+    expect(seen.headers['x-meld-ratelimit-remaining']).toBe(res.headers.get('x-ratelimit-remaining'));
+    expect(seen.headers['x-meld-ratelimit-reset']).toBe(res.headers.get('x-ratelimit-reset'));
+    expect(seen.headers['x-meld-ratelimit-window']).toBe('60');
+    const principal = decodePrincipal(seen.headers['x-meld-principal'] as string, SECRET);
+    expect(principal).toMatchObject({ kind: 'datasource', dataSourceId: t.dataSource.id, scopes: ['PROJECT_INGEST_WRITE', 'PROJECT_INGEST_READ'] });
+  });
+
+  it('streams a body through untouched, whatever its content type', async () => {
+    const body = '[{"_user_id":"u1","_email":"a@b.c"}]';
+    const res = await call(`${stream()}/contacts`, { method: 'POST', token: writer.token, body, headers: { 'content-type': 'application/json' } });
+    expect(res.status).toBe(200);
+    expect(stub.last()).toMatchObject({ method: 'POST', body, headers: { 'content-type': 'application/json', 'content-length': String(body.length) } });
+    const text = await call(`${stream()}/contacts`, { method: 'POST', token: writer.token, body: 'not json', headers: { 'content-type': 'text/plain' } });
+    expect(text.status).toBe(200);
+    expect(stub.last().body).toBe('not json');
+  });
+
+  it('refuses a body over the route limit with 413 in the error shape, by length or while streaming', async () => {
+    const big = 'x'.repeat(2048);
+    const res = await call(`${stream()}/contacts`, { method: 'POST', token: writer.token, body: big, headers: { 'content-type': 'application/json' } });
+    expect(res.status).toBe(413);
+    expect(await res.json()).toEqual({ statusCode: 413, error: 'Payload Too Large', message: 'request body larger than 1024 bytes' });
+    expect(res.headers.get('x-ratelimit-limit')).toBe('600');
+
+    const chunked = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = httpRequest(`${base}${stream()}/contacts`, { method: 'POST', headers: { authorization: `Bearer ${writer.token}`, 'content-type': 'application/json' } }, (r) => {
+        let data = '';
+        r.on('data', (c) => (data += c));
+        r.on('end', () => resolve({ status: r.statusCode ?? 0, body: data }));
+      });
+      req.on('error', reject);
+      for (let i = 0; i < 8; i++) req.write('y'.repeat(256));
+      req.end();
+    });
+    expect(chunked.status).toBe(413);
+    expect(JSON.parse(chunked.body)).toMatchObject({ statusCode: 413 });
+  });
+
+  it('says why a bearer is refused (401), with rate-limit headers', async () => {
+    const cases: Array<[Record<string, string>, string]> = [
+      [{}, 'missing Authorization header (expected "Bearer <token>")'],
+      [{ authorization: 'Basic abc' }, 'malformed Authorization header (expected "Bearer <token>")'],
+      [{ authorization: 'Bearer mld_pt_short' }, 'malformed token'],
+      [{ authorization: `Bearer mld_pt_${'A'.repeat(43)}` }, 'unknown token'],
+    ];
+    for (const [headers, message] of cases) {
+      const res = await call(`/v1/project/${t.project.uid}`, { headers: { ...headers, 'x-forwarded-for': '203.0.113.7' } });
+      expect(res.status).toBe(401);
+      expect(await res.json()).toEqual({ statusCode: 401, error: 'Unauthorized', message });
+      expect(res.headers.get('www-authenticate')).toBe('Bearer realm="meld"');
+      expect(res.headers.get('x-ratelimit-limit')).toBe('60');
+    }
+    const revoked = await createToken(db, { organizationId: t.org.id, scopes: [], projects: ['*'], revoked: true });
+    const res = await call('/v1/', { token: revoked.token });
+    expect(await res.json()).toMatchObject({ statusCode: 401, message: 'token revoked' });
+  });
+
+  it('answers unknown /v1 paths 404 in the error shape but leaves the routes the gateway serves itself alone', async () => {
+    const res = await call('/v1/nope/deeper', { token: reader.token });
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ statusCode: 404, error: 'Not Found', message: 'no such endpoint: GET /v1/nope/deeper' });
+    expect(res.headers.get('x-ratelimit-limit')).toBe('60');
+    expect((await call('/v1', { method: 'DELETE' })).status).toBe(404);
+    expect((await call('/v1/project/x', { method: 'POST' })).status).toBe(404);
+    expect(await (await call('/v1/openapi.json')).json()).toEqual({ openapi: '3.1.0' });
+  });
+
+  it('hides projects and data sources a token cannot reach (404) and names missing scopes (403)', async () => {
+    const otherProject = await createTenancy(db);
+    const hidden = await call(`/v1/project/${otherProject.project.uid}`, { token: reader.token });
+    expect(hidden.status).toBe(404);
+    expect(await hidden.json()).toEqual({ statusCode: 404, error: 'Not Found', message: 'project not found' });
+    expect((await call('/v1/project/does-not-exist', { token: reader.token })).status).toBe(404);
+    const foreignDs = await call(`/v1/project/${t.project.uid}/datasource/${otherProject.dataSource.id}/stream`, { token: reader.token });
+    expect(await foreignDs.json()).toMatchObject({ statusCode: 404, message: 'data source not found' });
+    expect((await call(`/v1/project/${t.project.uid}/datasource/not-a-uuid/stream`, { token: reader.token })).status).toBe(404);
+    const noScope = await call(stream(), { token: writer.token });
+    expect(noScope.status).toBe(403);
+    expect(await noScope.json()).toEqual({ statusCode: 403, error: 'Forbidden', message: 'missing scope: PROJECT_INGEST_READ', details: { missingScopes: ['PROJECT_INGEST_READ'] } });
+    const dsOnProduct = await call(`/v1/project/${t.project.uid}`, { token: dsToken.token });
+    expect(dsOnProduct.status).toBe(403);
+    expect(((await dsOnProduct.json()) as { message: string }).message).toMatch(/data-source tokens may only call the stream endpoints/);
+  });
+
+  it('answers 502 in the error shape when the owning app is down', async () => {
+    await stub.close();
+    const res = await call(`/v1/project/${t.project.uid}`, { token: reader.token });
+    expect(res.status).toBe(502);
+    expect(await res.json()).toEqual({ statusCode: 502, error: 'Bad Gateway', message: 'the audience service is unavailable' });
+    expect(res.headers.get('x-ratelimit-limit')).toBe('120');
+  });
+});

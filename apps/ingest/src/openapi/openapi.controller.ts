@@ -1,0 +1,23 @@
+import { InternalPublic } from '@meld/auth';
+import { scanAppDocument } from '@meld/db';
+import { Controller, Get } from '@nestjs/common';
+import { HttpAdapterHost, ModulesContainer } from '@nestjs/core';
+import { ApiExcludeController, type OpenAPIObject } from '@nestjs/swagger';
+
+/** This app's routes as OpenAPI, for the gateway to merge into `/v1/openapi.json`. Internal, so no principal. */
+@ApiExcludeController()
+@InternalPublic()
+@Controller()
+export class OpenApiController {
+  private document?: OpenAPIObject;
+
+  constructor(
+    private readonly modules: ModulesContainer,
+    private readonly adapterHost: HttpAdapterHost,
+  ) {}
+
+  @Get('openapi.json')
+  openapi(): OpenAPIObject {
+    return (this.document ??= scanAppDocument(this.modules, this.adapterHost, 'Meld ingest'));
+  }
+}

@@ -1,0 +1,22 @@
+import type { DataSourceEntity } from '@meld/db';
+import { Injectable, NotFoundException } from '@nestjs/common';
+import type { StreamCommand } from './stream.command';
+import { StreamRepository } from './stream.repository';
+
+/**
+ * The data source of the path must belong to the project, and a data-source token may use
+ * only its own: anything else is 404 (ingest spec: mismatched identifiers), checked here
+ * again although the gateway checks it too, because this app must not trust a path.
+ */
+@Injectable()
+export class StreamScope {
+  constructor(private readonly streams: StreamRepository) {}
+
+  async dataSource(command: StreamCommand): Promise<DataSourceEntity> {
+    const dataSource = await this.streams.findDataSource(command.projectId, command.dataSourceId);
+    if (!dataSource || (command.tokenDataSourceId !== null && command.tokenDataSourceId !== dataSource.id)) {
+      throw new NotFoundException('data source not found');
+    }
+    return dataSource;
+  }
+}

@@ -1,0 +1,75 @@
+import { INGEST_SCOPES, type DataMode, type Plan, type PublicRoute, type Scope } from '@meld/contracts';
+import type { TokenKind } from './tokens';
+
+/** A token as the gateway caches it (looked up by the hash of the bearer). */
+export interface TokenRecord {
+  id: string;
+  kind: TokenKind;
+  organizationId: string;
+  plan: Plan;
+  scopes: Scope[];
+  /** Project UIDs, or `['*']` for every project of the organization. */
+  projects: string[];
+  dataSourceId: string | null;
+}
+
+export interface ProjectRecord {
+  id: string;
+  uid: string;
+  organizationId: string;
+  name: string;
+  /** The project's own mode when set, else its organization's. */
+  dataMode: DataMode;
+}
+
+export interface DataSourceRecord {
+  id: string;
+  projectId: string;
+}
+
+export type AccessDecision =
+  | { ok: true; scopes: Scope[] }
+  | { ok: false; status: 403 | 404; message: string; details?: Record<string, unknown> };
+
+const refuse = (status: 403 | 404, message: string, details?: Record<string, unknown>): AccessDecision => ({ ok: false, status, message, details });
+
+/** A data-source token is write-only for its own data source and cannot be widened: its scopes are the ingest ones, whatever is stored. */
+export function effectiveScopes(token: Pick<TokenRecord, 'kind' | 'scopes'>): Scope[] {
+  return token.kind === 'datasource' ? [...INGEST_SCOPES] : token.scopes;
+}
+
+export function reachesProject(token: Pick<TokenRecord, 'organizationId' | 'projects'>, project: Pick<ProjectRecord, 'uid' | 'organizationId'>): boolean {
+  return project.organizationId === token.organizationId && (token.projects.includes('*') || token.projects.includes(project.uid));
+}
+
+/**
+ * Whether an authenticated token may call a route, decided from the route table. Order
+ * matters: the token kind first (a data-source token on a product route is told so, 403),
+ * then the project and data source (404 whether they do not exist or are not reachable,
+ * so existence never leaks), then the scopes (403 naming the missing ones).
+ */
+export function authorize(route: PublicRoute, token: TokenRecord, project: ProjectRecord | null, dataSource: DataSourceRecord | null): AccessDecision {
+  if (!route.tokenKinds.includes(token.kind)) {
+    return refuse(
+      403,
+      token.kind === 'datasource'
+        ? 'data-source tokens may only call the stream endpoints of their own data source'
+        : `${token.kind} tokens cannot call this endpoint (accepted: ${route.tokenKinds.join(', ')} tokens)`,
+    );
+  }
+  if (route.projectParam) {
+    if (!project || project.organizationId !== token.organizationId) return refuse(404, 'project not found');
+    if (token.kind !== 'datasource' && !reachesProject(token, project)) return refuse(404, 'project not found');
+  }
+  if (route.dataSourceParam) {
+    if (!dataSource || !project || dataSource.projectId !== project.id) return refuse(404, 'data source not found');
+    if (token.kind === 'datasource' && token.dataSourceId !== dataSource.id) return refuse(404, 'data source not found');
+  } else if (token.kind === 'datasource') {
+    // A route with a project but no data source is a product route: refused above by kind; kept as a guard.
+    return refuse(403, 'data-source tokens may only call the stream endpoints of their own data source');
+  }
+  const scopes = effectiveScopes(token);
+  const missing = route.scopes.filter((s) => !scopes.includes(s));
+  if (missing.length) return refuse(403, `missing scope${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}`, { missingScopes: missing });
+  return { ok: true, scopes };
+}

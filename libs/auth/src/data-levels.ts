@@ -1,0 +1,108 @@
+import type { DataMode, Scope } from '@meld/contracts';
+import type { Principal } from './principal';
+
+/**
+ * What contact data a caller may see (product spec, Authentication items 5 and 6): the
+ * level comes from the token's scopes, the data mode from the project. Every endpoint that
+ * returns contacts goes through `serializeContact`, so the rule lives in one place.
+ */
+
+export type DataLevel = 'none' | 'default' | 'basic' | 'full';
+export type Contact = { id: string } & Record<string, unknown>;
+type Caller = Pick<Principal, 'kind' | 'scopes' | 'project'>;
+
+/** Default: "full name and user id only" (plus the audience id, needed for any later call). */
+const DEFAULT_FIELDS = ['id', '_user_id', '_first_name', '_last_name'] as const;
+/** Basic adds phone, email, country (the name is already there) and every boolean field. */
+const BASIC_FIELDS = [...DEFAULT_FIELDS, '_phone_mobile', '_email', '_country'] as const;
+/** The personal identifiers masked in anonymized mode and unsearchable outside normal mode. */
+const PII_FIELDS = { _email: maskEmail, _phone_mobile: maskPhone } as const;
+
+export function dataLevelOf(caller: Pick<Principal, 'kind' | 'scopes'>): DataLevel {
+  if (caller.kind === 'admin') return 'full';
+  const has = (s: Scope) => caller.scopes.includes(s);
+  if (!has('PROJECT_AUDIENCE_READ')) return 'none';
+  if (has('PROJECT_AUDIENCE_DATA_FULL')) return 'full';
+  if (has('PROJECT_AUDIENCE_DATA_BASIC')) return 'basic';
+  return 'default';
+}
+
+/** A principal without a project (never the case on contact routes) fails closed. */
+export function dataModeOf(caller: Pick<Principal, 'project'>): DataMode {
+  return caller.project?.dataMode ?? 'blocked';
+}
+
+/** `metadata.dataPolicy` of `GET /v1/`, and the rule the serializer applies. */
+export function dataPolicy(mode: DataMode, caller: Pick<Principal, 'kind' | 'scopes'>): { mayReadContactData: boolean; mayReadPii: boolean } {
+  const level = dataLevelOf(caller);
+  const mayReadContactData = mode !== 'blocked' && level !== 'none';
+  return { mayReadContactData, mayReadPii: mayReadContactData && mode === 'normal' && (level === 'basic' || level === 'full') };
+}
+
+/**
+ * Searching by phone or email answers "is this person a contact?", so it needs the same
+ * right as reading them in clear: normal mode and the Basic or Full level.
+ */
+export function maySearchByPii(caller: Caller): boolean {
+  return dataPolicy(dataModeOf(caller), caller).mayReadPii;
+}
+
+/**
+ * The contact as this caller may see it. Blocked mode (or no audience scope) leaves only
+ * `{ id }`: the opaque audience id, so a client can still address the contact (e.g. send
+ * an SMS) without reading anything about it. Anonymized mode masks phone and email at
+ * every level.
+ */
+export function serializeContact(contact: Contact, caller: Caller): Contact {
+  const mode = dataModeOf(caller);
+  const level = dataLevelOf(caller);
+  if (mode === 'blocked' || level === 'none') return { id: contact.id };
+  const out: Contact = level === 'full' ? { ...contact } : pick(contact, level);
+  if (mode === 'anonymized') {
+    for (const [field, mask] of Object.entries(PII_FIELDS)) {
+      if (Object.hasOwn(out, field)) out[field] = maskValue(out[field], mask);
+    }
+  }
+  return out;
+}
+
+function pick(contact: Contact, level: 'default' | 'basic'): Contact {
+  const out: Record<string, unknown> = {};
+  for (const field of level === 'basic' ? BASIC_FIELDS : DEFAULT_FIELDS) {
+    if (Object.hasOwn(contact, field)) out[field] = contact[field];
+  }
+  if (level === 'basic') {
+    for (const [field, value] of Object.entries(contact)) {
+      if (typeof value === 'boolean' || (Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === 'boolean'))) out[field] = value;
+    }
+  }
+  return out as Contact;
+}
+
+function maskValue(value: unknown, mask: (v: string) => string): unknown {
+  if (typeof value === 'string') return mask(value);
+  if (Array.isArray(value)) return value.map((v) => (typeof v === 'string' ? mask(v) : v));
+  return value;
+}
+
+const STARS = '******';
+
+/** `+33612345678` → `+33******78`: country code and last two digits, a fixed mask so the length leaks nothing. */
+export function maskPhone(phone: string): string {
+  const s = phone.replace(/\s+/g, '');
+  const head = s.startsWith('+') ? 3 : 2;
+  if (s.length < head + 6) return STARS;
+  return `${s.slice(0, head)}${STARS}${s.slice(-2)}`;
+}
+
+/** `john@example.com` → `j***@e***.com`: first letters and the top-level domain only. */
+export function maskEmail(email: string): string {
+  const at = email.lastIndexOf('@');
+  if (at <= 0) return '***';
+  const local = email.slice(0, at);
+  const domain = email.slice(at + 1);
+  const dot = domain.lastIndexOf('.');
+  const host = dot > 0 ? domain.slice(0, dot) : domain;
+  const tld = dot > 0 ? domain.slice(dot) : '';
+  return `${local[0]}***@${host ? `${host[0]}***` : '***'}${tld}`;
+}

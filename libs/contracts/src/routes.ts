@@ -1,0 +1,99 @@
+import type { AppName } from './apps';
+import type { Scope } from './catalogue/scopes';
+
+/**
+ * THE table of public routes. The gateway registers exactly these (anything else under
+ * `/v1` is 404), checks tokens, project access and scopes from it, picks the rate-limit
+ * class and forwards to `app`; the authorization-matrix e2e test is generated from it.
+ * Adding a route here is the whole job on the gateway side (plus an example in the test
+ * when it has a new path parameter or needs a body).
+ */
+
+export const TOKEN_KINDS = ['product', 'datasource', 'oauth'] as const;
+export type TokenKindName = (typeof TOKEN_KINDS)[number];
+
+/** `large` / `standard` / `probes` count per organization; `ingest` per data source and route. */
+export const RATE_LIMIT_CLASSES = ['large', 'standard', 'probes', 'ingest'] as const;
+export type RateLimitClass = (typeof RATE_LIMIT_CLASSES)[number];
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface PublicRoute {
+  /** Stable name: rate-limit key of ingest routes, metrics, tests. */
+  id: string;
+  method: HttpMethod;
+  /** Fastify/find-my-way pattern, public path == internal path (the owning app serves the same path). */
+  path: string;
+  /** Who answers; `gateway` routes are served by the gateway itself. */
+  app: AppName;
+  /** All of these are required (data-source tokens get the ingest scopes implicitly). */
+  scopes: readonly Scope[];
+  tokenKinds: readonly TokenKindName[];
+  rateLimit: RateLimitClass;
+  /** Path parameter holding the project UID: the token must reach that project (else 404). */
+  projectParam?: string;
+  /** Path parameter holding a data-source id of that project (else 404). */
+  dataSourceParam?: string;
+  /** Largest request body in bytes (413 above); default DEFAULT_BODY_LIMIT. */
+  bodyLimit?: number;
+}
+
+/** Product reads carry small JSON filters at most. */
+export const DEFAULT_BODY_LIMIT = 256 * 1024;
+/** Ingest batches are at most 100 items; 10 KiB per item is generous for a contact or an event. */
+export const INGEST_BODY_LIMIT = 1024 * 1024;
+
+const PRODUCT = ['product', 'oauth'] as const;
+/** The ingest spec names two kinds: data-source tokens and product tokens with the ingest scopes. */
+const INGEST = ['datasource', 'product'] as const;
+const STREAM = '/v1/project/:project/datasource/:datasource/stream';
+
+const product = (id: string, method: HttpMethod, path: string, app: AppName, extra: Partial<PublicRoute> = {}): PublicRoute => ({
+  id,
+  method,
+  path,
+  app,
+  scopes: [],
+  tokenKinds: PRODUCT,
+  rateLimit: 'standard',
+  ...(path.includes(':project') ? { projectParam: 'project' } : {}),
+  ...extra,
+});
+
+const ingest = (id: string, method: HttpMethod, suffix: string, scopes: readonly Scope[], extra: Partial<PublicRoute> = {}): PublicRoute => ({
+  id,
+  method,
+  path: `${STREAM}${suffix}`,
+  app: 'ingest',
+  scopes,
+  tokenKinds: INGEST,
+  rateLimit: 'ingest',
+  projectParam: 'project',
+  dataSourceParam: 'datasource',
+  ...extra,
+});
+
+export const PUBLIC_ROUTES: readonly PublicRoute[] = [
+  // Token introspection: any product token, whatever its scopes (funds need ACCOUNT_READ, decided in the handler).
+  product('token.read', 'GET', '/v1/', 'gateway', { rateLimit: 'large' }),
+  // The spec asks only for project access.
+  product('project.read', 'GET', '/v1/project/:project', 'audience', { rateLimit: 'large' }),
+  // The catalogue is schema, not contact data: project access is enough (see docs/decisions.md).
+  product('specs.events', 'GET', '/v1/project/:project/specs/events', 'audience'),
+  product('specs.event', 'GET', '/v1/project/:project/specs/events/:eventType', 'audience'),
+  product('specs.attributes', 'GET', '/v1/project/:project/specs/attributes', 'audience'),
+
+  ingest('stream.read', 'GET', '', ['PROJECT_INGEST_READ']),
+  ingest('stream.specs.attributes', 'GET', '/specs/attributes', ['PROJECT_INGEST_READ']),
+  ingest('stream.specs.events', 'GET', '/specs/events', ['PROJECT_INGEST_READ']),
+  ingest('stream.specs.event', 'GET', '/specs/events/:eventType', ['PROJECT_INGEST_READ']),
+  // Later issues add here, e.g.:
+  // ingest('stream.contacts.write', 'POST', '/contacts', ['PROJECT_INGEST_WRITE'], { bodyLimit: INGEST_BODY_LIMIT }),
+  // product('audience.count', 'POST', '/v1/project/:project/audience/count', 'audience', { scopes: ['PROJECT_AUDIENCE_READ'] }),
+  // product('probes.coverage', 'POST', '/v1/project/:project/audience/coverage', 'probes', { scopes: ['PROJECT_AUDIENCE_READ'], rateLimit: 'probes' }),
+];
+
+/** Path parameters of a pattern, in order (`/a/:x/b/:y` → ['x', 'y']). */
+export function routeParams(path: string): string[] {
+  return [...path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]);
+}

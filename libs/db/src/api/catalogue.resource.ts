@@ -1,0 +1,81 @@
+import { ATTRIBUTE_TYPES, EVENT_CATEGORIES } from '@meld/contracts';
+import { z } from 'zod';
+import type { AttributeEntity, EventParameterEntity, EventTypeEntity } from '../entities';
+
+/** One attribute of the project catalogue (`/specs/attributes`, `/stream/specs/attributes`). */
+export const AttributeSpecSchema = z
+  .object({
+    uid: z.string(),
+    label: z.string(),
+    type: z.enum(ATTRIBUTE_TYPES),
+    multivalue: z.boolean(),
+    enabled: z.boolean(),
+    visible: z.boolean(),
+    internal: z.boolean().describe('maintained by Meld (e.g. `_datasources`); never written through ingest'),
+    unique: z.boolean().describe('can identify a contact, so it may be a merging attribute'),
+    reserved: z.boolean().describe('a `_` attribute seeded into every project'),
+  })
+  .meta({ id: 'AttributeSpec' });
+export type AttributeSpecResource = z.infer<typeof AttributeSpecSchema>;
+
+/** Entry of the event catalogue (spec: Event type spec). */
+export const EventTypeSpecSchema = z
+  .object({
+    uid: z.string().describe('identifier used in filters and as the `event` probe argument'),
+    name: z.string(),
+    category: z.enum(EVENT_CATEGORIES).describe('grouping only, not for filtering'),
+    attribution: z.boolean(),
+    automation: z.boolean().describe('can trigger an automation'),
+    important: z.boolean().describe('headline event on the contact timeline'),
+  })
+  .meta({ id: 'EventTypeSpec' });
+export type EventTypeSpec = z.infer<typeof EventTypeSpecSchema>;
+
+/** Spec: Event parameter spec. In filters the key is `<event_type_uid>.<parameter>`. */
+export const EventParameterSpecSchema = z
+  .object({
+    parameter: z.string(),
+    title: z.string(),
+    dataType: z.enum(ATTRIBUTE_TYPES),
+    required: z.boolean(),
+    multiValue: z.int().describe('most values the parameter may carry; 1 means single-valued'),
+    maxLength: z.int().nullable().describe('strings only'),
+  })
+  .meta({ id: 'EventParameterSpec' });
+export type EventParameterSpec = z.infer<typeof EventParameterSpecSchema>;
+
+export function toAttributeSpec(a: AttributeEntity): AttributeSpecResource {
+  return {
+    uid: a.uid,
+    label: a.label,
+    type: a.type,
+    multivalue: a.multivalue,
+    enabled: a.enabled,
+    visible: a.visible,
+    internal: a.internal,
+    unique: a.unique,
+    reserved: a.reserved,
+  };
+}
+
+export function toEventTypeSpec(e: EventTypeEntity): EventTypeSpec {
+  return {
+    uid: e.uid,
+    name: e.name,
+    category: e.category as EventTypeSpec['category'],
+    attribution: e.attribution,
+    automation: e.automation,
+    important: e.important,
+  };
+}
+
+export function toEventParameterSpec(p: EventParameterEntity): EventParameterSpec {
+  return {
+    parameter: p.parameter,
+    title: p.title,
+    dataType: p.dataType as EventParameterSpec['dataType'],
+    required: p.required,
+    multiValue: p.multiValue,
+    maxLength: p.maxLength,
+  };
+}

@@ -1,0 +1,47 @@
+import { applyDecorators } from '@nestjs/common';
+import { ApiResponse } from '@nestjs/swagger';
+import type { z } from 'zod';
+import { ErrorSchema } from './error.resource';
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'invalid request; `details.fields` lists each bad field as {path, message}',
+  401: 'missing, malformed, unknown or revoked token',
+  403: 'the token lacks a scope this route needs',
+  404: 'not found, or not visible to this token',
+  409: 'already exists',
+  413: 'request body too large',
+  503: 'a store Meld needs is unavailable; retry later',
+};
+
+const RATE_LIMIT_HEADERS = {
+  'X-RateLimit-Limit': { description: 'requests allowed in the window', schema: { type: 'integer' } },
+  'X-RateLimit-Remaining': { description: 'requests left in the window', schema: { type: 'integer' } },
+  'X-RateLimit-Reset': { description: 'Unix time (seconds) when the window resets', schema: { type: 'integer' } },
+} as const;
+
+/** Documents error responses in Meld's one error shape; 429 has an empty body (system design §4). */
+export function ApiErrors(...statuses: number[]) {
+  return applyDecorators(
+    ...statuses.map((status) =>
+      status === 429
+        ? ApiResponse({ status, description: 'rate limit exceeded; empty body, retry after `X-RateLimit-Reset`', headers: RATE_LIMIT_HEADERS })
+        : ApiError(status, ERROR_DESCRIPTIONS[status] ?? 'error'),
+    ),
+  );
+}
+
+/** One error response with a description of this route's own reason. */
+export function ApiError(status: number, description: string) {
+  return ApiResponse({ status, description, standardSchema: ErrorSchema });
+}
+
+/**
+ * A success response documented from the same zod schema the tests parse responses with.
+ * Public routes carry the gateway's rate-limit headers; the admin API has none.
+ */
+export function ApiSuccess(status: number, schema: z.ZodType | null, description: string, { rateLimited = true } = {}) {
+  return ApiResponse({ status, description, ...(schema ? { standardSchema: schema } : {}), ...(rateLimited ? { headers: RATE_LIMIT_HEADERS } : {}) });
+}
+
+/** The errors every public route can answer, whatever it does: the gateway's token, scope and rate-limit checks. */
+export const PUBLIC_ROUTE_ERRORS = [401, 403, 404, 429] as const;

@@ -1,0 +1,2 @@
+export * from './catalogue.repository';
+export * from './unique-violation';

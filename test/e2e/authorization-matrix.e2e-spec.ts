@@ -1,0 +1,182 @@
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { ALL_SCOPES, PUBLIC_ROUTES, type PublicRoute, type Scope, routeParams } from '@meld/contracts';
+import { testEnv } from '@meld/testing';
+import type { DataSource } from 'typeorm';
+import { createToken, openTestDb } from '../../apps/gateway/test/support/tenancy';
+
+// Every public route × every kind of caller → the status the gateway must answer, generated
+// from the route table (libs/contracts/src/routes.ts): a route added there is tested here
+// without anyone remembering to. The eight apps run as processes (as `npm start` runs them);
+// tenants and tokens are made through the operator API, and the revoked token is revoked
+// with DELETE /admin/v1/tokens/{id} after the gateway has cached it. OAuth tokens, which
+// only the OAuth flow issues, are written to the database directly.
+const { startApps } = require(join(__dirname, '../../tools/cli/apps.js'));
+
+const GATEWAY_PORT = 28080;
+const BASE = `http://127.0.0.1:${GATEWAY_PORT}`;
+
+/** Example values of path parameters; a route with a new parameter fails here until one is added. */
+const EXAMPLE_PARAMS: Record<string, (f: Fixture) => string> = {
+  project: (f) => f.project,
+  datasource: (f) => f.dataSource,
+  eventType: (f) => f.eventType,
+};
+/** Valid bodies for routes that take one (writes), by route id. */
+const EXAMPLE_BODIES: Record<string, unknown> = {};
+
+interface Fixture {
+  project: string;
+  dataSource: string;
+  eventType: string;
+  tokens: Record<string, { token: string }>;
+}
+
+type Created = { entity: { id: string; uid?: string }; metadata?: { token?: string } };
+async function admin(method: string, path: string, body?: unknown): Promise<Created> {
+  const res = await fetch(`${BASE}/admin/v1${path}`, {
+    method,
+    headers: { authorization: `Bearer ${process.env.MELD_ADMIN_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`${method} /admin/v1${path} answered ${res.status}: ${await res.text()}`);
+  return (res.status === 204 ? undefined : await res.json()) as Created;
+}
+
+/** A product token through the operator API (which wants at least one scope: a scope no route here needs stands in for "none"). */
+async function productToken(org: string, scopes: readonly Scope[], projects: string[]) {
+  const created = await admin('POST', `/organizations/${org}/tokens`, { scopes: scopes.length ? scopes : ['PROJECT_CAMPAIGN_READ'], projects });
+  return { id: created.entity.id, token: created.metadata!.token! };
+}
+
+type Caller = 'none' | 'malformed' | 'unknown' | 'revoked' | 'other organization' | 'project not listed' | 'data source (own)' | 'data source (other)' | 'oauth with the scopes' | 'product without the scopes' | 'product with the scopes';
+
+/** The expected answer; '2xx' is whatever success the owning app gives. */
+function expected(route: PublicRoute, caller: Caller): number | '2xx' | undefined {
+  const accepts = (k: 'product' | 'datasource' | 'oauth') => route.tokenKinds.includes(k);
+  switch (caller) {
+    case 'none':
+    case 'malformed':
+    case 'unknown':
+    case 'revoked':
+      return 401;
+    case 'other organization':
+      return !accepts('product') ? 403 : route.projectParam ? 404 : '2xx';
+    case 'project not listed':
+      return !accepts('product') ? 403 : route.projectParam ? 404 : '2xx';
+    case 'data source (own)':
+      return accepts('datasource') ? '2xx' : 403;
+    case 'data source (other)':
+      return !accepts('datasource') ? 403 : route.dataSourceParam ? 404 : '2xx';
+    case 'oauth with the scopes':
+      return accepts('oauth') ? '2xx' : 403;
+    case 'product without the scopes':
+      // Every scope but the route's: only meaningful when the route requires some.
+      return route.scopes.length === 0 ? undefined : accepts('product') ? 403 : 403;
+    case 'product with the scopes':
+      return accepts('product') ? '2xx' : 403;
+  }
+}
+
+const CALLERS: Caller[] = ['none', 'malformed', 'unknown', 'revoked', 'other organization', 'project not listed', 'data source (own)', 'data source (other)', 'oauth with the scopes', 'product without the scopes', 'product with the scopes'];
+const cases = PUBLIC_ROUTES.flatMap((route) =>
+  CALLERS.map((caller) => ({ route, caller, want: expected(route, caller) })).filter((c): c is { route: PublicRoute; caller: Caller; want: number | '2xx' } => c.want !== undefined),
+);
+
+function authorization(f: Fixture, route: PublicRoute, caller: Caller): string | undefined {
+  switch (caller) {
+    case 'none':
+      return undefined;
+    case 'malformed':
+      return 'Bearer not-a-meld-token';
+    case 'unknown':
+      return `Bearer mld_pt_${'A'.repeat(43)}`;
+    default:
+      return `Bearer ${f.tokens[tokenName(route, caller)].token}`;
+  }
+}
+
+const tokenName = (route: PublicRoute, caller: Caller) => (caller.includes('scopes') ? `${caller}:${route.id}` : caller);
+
+describe('authorization matrix (generated from the route table)', () => {
+  let supervisor: { ready(ms: number): Promise<void>; stop(): Promise<void> };
+  let db: DataSource;
+  const f = {} as Fixture;
+
+  beforeAll(async () => {
+    testEnv();
+    if (!process.env.MELD_ADMIN_TOKEN) throw new Error('MELD_ADMIN_TOKEN is not set (npm test sets it)');
+    db = await openTestDb();
+    supervisor = startApps({
+      env: {
+        ...process.env,
+        LOG_LEVEL: 'warn',
+        // The matrix sends hundreds of requests, many unauthenticated, from one IP.
+        MELD_RATE_LIMITS: JSON.stringify({ large: { limit: 100000 }, standard: { limit: 100000 }, probes: { limit: 100000 }, ingest: { limit: 100000 }, anonymous: { limit: 100000 } }),
+        MELD_RATE_LIMIT_NAMESPACE: `authz-matrix-${process.pid}`,
+      },
+      gatewayPort: GATEWAY_PORT,
+      logDir: join(__dirname, '../../.stack/logs/e2e-authz'),
+    });
+    await supervisor.ready(90000);
+
+    const org = async () => (await admin('POST', '/organizations', { name: `authz-${randomUUID().slice(0, 8)}`, plan: 's' })).entity.id;
+    const project = async (o: string) => (await admin('POST', `/organizations/${o}/projects`, { name: 'Matrix project' })).entity.uid!;
+    const dataSource = async (p: string) => {
+      const created = await admin('POST', `/projects/${p}/datasources`, { name: `source-${randomUUID().slice(0, 8)}` });
+      return { id: created.entity.id, token: created.metadata!.token! };
+    };
+    const [home, other] = [await org(), await org()];
+    const [homeProject, sideProject] = [await project(home), await project(home)];
+    const [own, sibling] = [await dataSource(homeProject), await dataSource(homeProject)];
+    await admin('POST', `/projects/${homeProject}/event-types`, { uid: 'order_completed', name: 'Order completed', category: 'ecommerce' });
+    await project(other); // the other organization has a project of its own too
+
+    const everything = [...ALL_SCOPES];
+    const revoked = await productToken(home, everything, ['*']);
+    // Cached by the gateway first, so the 401s below prove the revocation reaches it at once.
+    expect((await fetch(`${BASE}/v1/`, { headers: { authorization: `Bearer ${revoked.token}` } })).status).toBe(200);
+    await admin('DELETE', `/tokens/${revoked.id}`);
+    const tokens: Fixture['tokens'] = {
+      revoked,
+      'other organization': await productToken(other, everything, ['*']),
+      'project not listed': await productToken(home, everything, [sideProject]),
+      'data source (own)': own,
+      'data source (other)': sibling,
+    };
+    for (const route of PUBLIC_ROUTES) {
+      tokens[`product without the scopes:${route.id}`] = await productToken(home, everything.filter((s) => !route.scopes.includes(s as Scope)), [homeProject]);
+      tokens[`product with the scopes:${route.id}`] = await productToken(home, route.scopes, [homeProject]);
+      tokens[`oauth with the scopes:${route.id}`] = await createToken(db, { organizationId: home, kind: 'oauth', scopes: [...route.scopes], projects: [homeProject] });
+    }
+    Object.assign(f, { project: homeProject, dataSource: own.id, eventType: 'order_completed', tokens });
+  }, 180000);
+
+  afterAll(async () => {
+    await supervisor?.stop();
+    await db?.destroy();
+  });
+
+  it('every route has an example for each of its path parameters', () => {
+    for (const route of PUBLIC_ROUTES) for (const p of routeParams(route.path)) expect([route.id, p, p in EXAMPLE_PARAMS]).toEqual([route.id, p, true]);
+  });
+
+  it.each(cases.map((c) => [`${c.route.method} ${c.route.path}`, c.caller, String(c.want), c]))('%s as %s → %s', async (_name, _caller, _want, c) => {
+    const { route, caller, want } = c as (typeof cases)[number];
+    const path = route.path.replace(/:([A-Za-z0-9_]+)/g, (_, p: string) => encodeURIComponent(EXAMPLE_PARAMS[p](f)));
+    const auth = authorization(f, route, caller);
+    const body = EXAMPLE_BODIES[route.id];
+    const res = await fetch(`${BASE}${path}`, {
+      method: route.method,
+      headers: { ...(auth ? { authorization: auth } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    const got = res.status >= 200 && res.status < 300 ? '2xx' : res.status;
+    expect({ status: got, body: got === want ? undefined : text }).toEqual({ status: want, body: undefined });
+    // Every answer, refused or not, carries the rate-limit headers and a request id.
+    expect(res.headers.get('x-ratelimit-limit')).toMatch(/^\d+$/);
+    expect(res.headers.get('x-request-id')).toBeTruthy();
+    if (typeof want === 'number') expect(JSON.parse(text)).toMatchObject({ statusCode: want, error: expect.any(String), message: expect.any(String) });
+  });
+});
