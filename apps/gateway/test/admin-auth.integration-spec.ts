@@ -1,5 +1,5 @@
 import { networkInterfaces } from 'node:os';
-import { scanAppDocument } from '@meld/db';
+import { scanAppDocument } from '@meld/api';
 import { HttpAdapterHost, ModulesContainer } from '@nestjs/core';
 import { type AdminGateway, startAdminGateway } from './admin-support/admin-gateway';
 

@@ -1,4 +1,5 @@
-import { UserEntity, DATA_SOURCE, verifyPassword } from '@meld/db';
+import { UserEntity, DATA_SOURCE } from '@meld/db';
+import { verifyPassword } from '@meld/auth';
 import type { DataSource } from 'typeorm';
 import { type AdminGateway, startAdminGateway, unique } from './admin-support/admin-gateway';
 import { UNKNOWN_ID, createOrganization, createProject, fieldsOf } from './admin-support/fixtures';

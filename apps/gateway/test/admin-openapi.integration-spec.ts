@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { INTERNAL_APPS, PUBLIC_ROUTES, appUrlEnv } from '@meld/contracts';
-import { scanAppDocument } from '@meld/db';
+import { scanAppDocument } from '@meld/api';
 import { bootstrapApp, meldAppModule } from '@meld/platform';
 import { testEnv } from '@meld/testing';
 import type { INestApplication } from '@nestjs/common';

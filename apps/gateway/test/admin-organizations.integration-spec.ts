@@ -1,4 +1,4 @@
-import { OrganizationSchema } from '@meld/db';
+import { OrganizationSchema } from '@meld/api';
 import { type AdminGateway, startAdminGateway, unique } from './admin-support/admin-gateway';
 import { UNKNOWN_ID, createOrganization, fieldsOf } from './admin-support/fixtures';
 

@@ -1,5 +1,6 @@
 import { RESERVED_ATTRIBUTES, defaultGeneralConfig } from '@meld/contracts';
-import { AttributeEntity, DATA_SOURCE, ProjectSchema } from '@meld/db';
+import { AttributeEntity, DATA_SOURCE } from '@meld/db';
+import { ProjectSchema } from '@meld/api';
 import type { DataSource } from 'typeorm';
 import { type AdminGateway, startAdminGateway, unique } from './admin-support/admin-gateway';
 import { UNKNOWN_ID, createOrganization, createProject, fieldsOf } from './admin-support/fixtures';

@@ -1,5 +1,6 @@
 import { TOKEN_REVOKED_CHANNEL, hashToken } from '@meld/auth';
-import { DATA_SOURCE, DataSourceSchema, TokenEntity } from '@meld/db';
+import { DATA_SOURCE, TokenEntity } from '@meld/db';
+import { DataSourceSchema } from '@meld/api';
 import { testEnv } from '@meld/testing';
 import Redis from 'ioredis';
 import type { DataSource } from 'typeorm';

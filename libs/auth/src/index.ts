@@ -4,3 +4,4 @@ export * from './data-levels';
 export * from './principal';
 export * from './principal.guard';
 export * from './tokens';
+export * from './password';

@@ -1,5 +1,3 @@
-export * from './api';
-export * from './credentials/password';
 export * from './data-source';
 export * from './db.module';
 export * from './entities';

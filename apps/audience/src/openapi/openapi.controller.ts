@@ -1,5 +1,5 @@
 import { InternalPublic } from '@meld/auth';
-import { scanAppDocument } from '@meld/db';
+import { scanAppDocument } from '@meld/api';
 import { Controller, Get } from '@nestjs/common';
 import { HttpAdapterHost, ModulesContainer } from '@nestjs/core';
 import { ApiExcludeController, type OpenAPIObject } from '@nestjs/swagger';

@@ -1,5 +1,5 @@
 import { ALL_SCOPES } from '@meld/contracts';
-import { OrganizationSummarySchema, ProjectSchema, envelope } from '@meld/db';
+import { OrganizationSummarySchema, ProjectSchema, envelope } from '@meld/api';
 import { z } from 'zod';
 
 /** `GET /v1/project/{project}`: entity Project; metadata uniqueAttributes (always), organization, scopes. */

@@ -1,4 +1,4 @@
-import { AttributeSpecSchema, EventParameterSpecSchema, EventTypeSpecSchema, envelope } from '@meld/db';
+import { AttributeSpecSchema, EventParameterSpecSchema, EventTypeSpecSchema, envelope } from '@meld/api';
 import { z } from 'zod';
 
 const Count = z.object({ count: z.int() });

@@ -1,5 +1,5 @@
 import { INTERNAL_APPS, type AppName } from '@meld/contracts';
-import { scanAppDocument } from '@meld/db';
+import { scanAppDocument } from '@meld/api';
 import { Injectable, Logger } from '@nestjs/common';
 import { HttpAdapterHost, ModulesContainer } from '@nestjs/core';
 import type { OpenAPIObject } from '@nestjs/swagger';

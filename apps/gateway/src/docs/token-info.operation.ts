@@ -1,5 +1,5 @@
 import { ALL_SCOPES, DATA_MODES } from '@meld/contracts';
-import { OrganizationSummarySchema } from '@meld/db';
+import { OrganizationSummarySchema } from '@meld/api';
 import { z } from 'zod';
 
 /**

@@ -1,4 +1,4 @@
-import { AttributeSpecSchema, envelope } from '@meld/db';
+import { AttributeSpecSchema, envelope } from '@meld/api';
 import { Controller, Param, Post, UseGuards } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { z } from 'zod';

@@ -1,4 +1,4 @@
-import { DataSourceSchema, envelope } from '@meld/db';
+import { DataSourceSchema, envelope } from '@meld/api';
 import { Controller, Get, Param, Post, UseGuards } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { z } from 'zod';

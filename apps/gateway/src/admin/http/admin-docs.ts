@@ -1,4 +1,4 @@
-import { ApiError, ApiErrors, ApiSuccess } from '@meld/db';
+import { ApiError, ApiErrors, ApiSuccess } from '@meld/api';
 import { applyDecorators, HttpCode } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation } from '@nestjs/swagger';
 import type { z } from 'zod';

@@ -1,4 +1,4 @@
-import { OrganizationSchema, entityOnly, envelope } from '@meld/db';
+import { OrganizationSchema, entityOnly, envelope } from '@meld/api';
 import { Controller, Get, Param, Patch, Post, UseGuards } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { z } from 'zod';

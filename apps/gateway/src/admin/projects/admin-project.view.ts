@@ -1,5 +1,6 @@
 import { DATA_MODES } from '@meld/contracts';
-import { ProjectSchema, type ProjectEntity, envelope, toProjectResource, uniqueAttributesOf } from '@meld/db';
+import { type ProjectEntity } from '@meld/db';
+import { ProjectSchema, envelope, toProjectResource, uniqueAttributesOf } from '@meld/api';
 import { z } from 'zod';
 
 /** What the operator sees beside the Project: the settings the product read does not show. */

@@ -1,5 +1,5 @@
 import { CHANNEL_GROUPS, COMPLIANCE_POLICIES, DATA_MODES } from '@meld/contracts';
-import { ATTRIBUTION_WINDOWS } from '@meld/db';
+import { ATTRIBUTION_WINDOWS } from '@meld/api';
 import { z } from 'zod';
 
 /** Values of the two marketing scope fields: the spec shows `per_channel`; `all_channels` is ours. */

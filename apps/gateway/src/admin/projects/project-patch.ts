@@ -1,4 +1,5 @@
-import { type ProjectEntity, completeAttributionConfig, completeGeneralConfig, deepMerge } from '@meld/db';
+import { type ProjectEntity } from '@meld/db';
+import { completeAttributionConfig, completeGeneralConfig, deepMerge } from '@meld/api';
 import type { z } from 'zod';
 import type { projectFields } from './project-fields';
 

@@ -1,4 +1,4 @@
-import { ProjectSchema, envelope } from '@meld/db';
+import { ProjectSchema, envelope } from '@meld/api';
 import { Controller, Get, Param, Patch, Post, Put, UseGuards } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { z } from 'zod';

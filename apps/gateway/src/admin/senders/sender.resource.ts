@@ -1,4 +1,5 @@
-import { type SenderCountryEntity, type SenderEntity, isoWithOffset, timestamp } from '@meld/db';
+import { type SenderCountryEntity, type SenderEntity } from '@meld/db';
+import { isoWithOffset, timestamp } from '@meld/api';
 import { z } from 'zod';
 
 export const SENDER_STATUSES = ['active', 'pending', 'inactive'] as const;

@@ -1,4 +1,4 @@
-import { envelope } from '@meld/db';
+import { envelope } from '@meld/api';
 import { Controller, Param, Post, UseGuards } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { z } from 'zod';

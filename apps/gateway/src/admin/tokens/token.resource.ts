@@ -1,5 +1,6 @@
 import { ALL_SCOPES } from '@meld/contracts';
-import { type TokenEntity, isoOrNull, isoWithOffset, timestamp } from '@meld/db';
+import { type TokenEntity } from '@meld/db';
+import { isoOrNull, isoWithOffset, timestamp } from '@meld/api';
 import { z } from 'zod';
 
 /** A token as the operator lists it: never the secret, which is shown once at creation. */

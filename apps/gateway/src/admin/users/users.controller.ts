@@ -1,4 +1,4 @@
-import { entityOnly } from '@meld/db';
+import { entityOnly } from '@meld/api';
 import { Controller, Param, Post, UseGuards } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { AdminOperation } from '../http/admin-docs';

@@ -1,4 +1,4 @@
-import { toOrganizationSummary, toProjectResource, uniqueAttributesOf } from '@meld/db';
+import { toOrganizationSummary, toProjectResource, uniqueAttributesOf } from '@meld/api';
 import { Injectable, NotFoundException } from '@nestjs/common';
 import type { ProjectRead } from '../../project-read.schema';
 import { ProjectRepository } from '../../project.repository';

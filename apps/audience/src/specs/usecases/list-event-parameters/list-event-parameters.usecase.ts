@@ -1,4 +1,5 @@
-import { CatalogueRepository, toEventParameterSpec, toEventTypeSpec } from '@meld/db';
+import { CatalogueRepository } from '@meld/db';
+import { toEventParameterSpec, toEventTypeSpec } from '@meld/api';
 import { Injectable, NotFoundException } from '@nestjs/common';
 
 export interface ListEventParametersCommand {

@@ -1,5 +1,5 @@
 import { ALL_SCOPES } from '@meld/contracts';
-import { DataSourceSchema, OrganizationSummarySchema, envelope } from '@meld/db';
+import { DataSourceSchema, OrganizationSummarySchema, envelope } from '@meld/api';
 import { z } from 'zod';
 import { RateLimitUsageSchema } from '../../rate-limit-usage';
 

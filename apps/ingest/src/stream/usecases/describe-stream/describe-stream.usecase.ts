@@ -1,4 +1,4 @@
-import { toDataSourceResource, toOrganizationSummary } from '@meld/db';
+import { toDataSourceResource, toOrganizationSummary } from '@meld/api';
 import { Injectable, NotFoundException } from '@nestjs/common';
 import { StreamScope } from '../../stream-scope';
 import { StreamRepository } from '../../stream.repository';

@@ -1,4 +1,5 @@
-import { CatalogueRepository, toAttributeSpec } from '@meld/db';
+import { CatalogueRepository } from '@meld/db';
+import { toAttributeSpec } from '@meld/api';
 import { Injectable } from '@nestjs/common';
 import { StreamScope } from '../../stream-scope';
 import type { StreamCommand } from '../../stream.command';

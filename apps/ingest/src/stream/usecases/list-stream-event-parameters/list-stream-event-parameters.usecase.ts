@@ -1,4 +1,5 @@
-import { CatalogueRepository, toEventParameterSpec, toEventTypeSpec } from '@meld/db';
+import { CatalogueRepository } from '@meld/db';
+import { toEventParameterSpec, toEventTypeSpec } from '@meld/api';
 import { Injectable, NotFoundException } from '@nestjs/common';
 import { StreamScope } from '../../stream-scope';
 import type { StreamCommand } from '../../stream.command';

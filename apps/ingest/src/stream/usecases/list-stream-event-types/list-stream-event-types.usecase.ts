@@ -1,4 +1,5 @@
-import { CatalogueRepository, toEventTypeSpec } from '@meld/db';
+import { CatalogueRepository } from '@meld/db';
+import { toEventTypeSpec } from '@meld/api';
 import { Injectable } from '@nestjs/common';
 import { StreamScope } from '../../stream-scope';
 import type { StreamCommand } from '../../stream.command';

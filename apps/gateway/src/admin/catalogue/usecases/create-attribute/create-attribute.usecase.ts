@@ -1,4 +1,5 @@
-import { isUniqueViolation, toAttributeSpec } from '@meld/db';
+import { isUniqueViolation } from '@meld/db';
+import { toAttributeSpec } from '@meld/api';
 import { ConflictException, Injectable } from '@nestjs/common';
 import { ProjectsRepository } from '../../../projects/projects.repository';
 import { found } from '../../../shared/found';

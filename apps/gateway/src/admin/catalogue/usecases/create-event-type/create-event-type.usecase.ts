@@ -1,4 +1,5 @@
-import { EventParameterSpecSchema, EventTypeSpecSchema, isUniqueViolation, toEventParameterSpec, toEventTypeSpec } from '@meld/db';
+import { isUniqueViolation } from '@meld/db';
+import { EventParameterSpecSchema, EventTypeSpecSchema, toEventParameterSpec, toEventTypeSpec } from '@meld/api';
 import { ConflictException, Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import { ProjectsRepository } from '../../../projects/projects.repository';

@@ -1,6 +1,7 @@
 import { issueToken } from '@meld/auth';
 import { INGEST_SCOPES } from '@meld/contracts';
-import { isUniqueViolation, toDataSourceResource } from '@meld/db';
+import { isUniqueViolation } from '@meld/db';
+import { toDataSourceResource } from '@meld/api';
 import { ConflictException, Injectable } from '@nestjs/common';
 import { ProjectsRepository } from '../../../projects/projects.repository';
 import { found } from '../../../shared/found';

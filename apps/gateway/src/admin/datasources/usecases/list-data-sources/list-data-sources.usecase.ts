@@ -1,4 +1,4 @@
-import { toDataSourceResource } from '@meld/db';
+import { toDataSourceResource } from '@meld/api';
 import { Injectable } from '@nestjs/common';
 import { ProjectsRepository } from '../../../projects/projects.repository';
 import { found } from '../../../shared/found';

@@ -1,4 +1,4 @@
-import { toOrganizationResource } from '@meld/db';
+import { toOrganizationResource } from '@meld/api';
 import { Injectable } from '@nestjs/common';
 import { OrganizationsRepository } from '../../organizations.repository';
 import type { CreateOrganizationCommand } from './create-organization.command';

@@ -1,4 +1,4 @@
-import { toOrganizationResource } from '@meld/db';
+import { toOrganizationResource } from '@meld/api';
 import { Injectable } from '@nestjs/common';
 import { found } from '../../../shared/found';
 import { OrganizationsRepository } from '../../organizations.repository';

@@ -1,5 +1,5 @@
 import { TENANCY_CHANGED_CHANNEL } from '@meld/auth';
-import { toOrganizationResource } from '@meld/db';
+import { toOrganizationResource } from '@meld/api';
 import { Injectable } from '@nestjs/common';
 import { TenancyEvents } from '../../../shared/tenancy-events';
 import { found } from '../../../shared/found';

@@ -1,4 +1,4 @@
-import { toProjectResource } from '@meld/db';
+import { toProjectResource } from '@meld/api';
 import { Injectable } from '@nestjs/common';
 import { OrganizationsRepository } from '../../../organizations/organizations.repository';
 import { found } from '../../../shared/found';

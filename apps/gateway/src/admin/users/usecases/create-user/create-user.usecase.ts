@@ -1,4 +1,6 @@
-import { hashPassword, isUniqueViolation, isoWithOffset, timestamp } from '@meld/db';
+import { isUniqueViolation } from '@meld/db';
+import { isoWithOffset, timestamp } from '@meld/api';
+import { hashPassword } from '@meld/auth';
 import { ConflictException, Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import { OrganizationsRepository } from '../../../organizations/organizations.repository';

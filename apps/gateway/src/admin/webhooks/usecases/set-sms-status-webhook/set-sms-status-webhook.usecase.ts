@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { isoWithOffset, timestamp } from '@meld/db';
+import { isoWithOffset, timestamp } from '@meld/api';
 import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import { OrganizationsRepository } from '../../../organizations/organizations.repository';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ProjectEntity } from '../entities';
+import type { ProjectEntity } from '@meld/db';
 import { timestamp } from './envelope';
 import { AttributionConfigSchema, GeneralConfigSchema, completeAttributionConfig, completeGeneralConfig } from './project-config';
 import { isoOrNull, isoWithOffset } from './time';

@@ -1,6 +1,6 @@
 import { DATA_MODES, PLANS } from '@meld/contracts';
 import { z } from 'zod';
-import type { OrganizationEntity } from '../entities';
+import type { OrganizationEntity } from '@meld/db';
 import { timestamp } from './envelope';
 import { isoWithOffset } from './time';
 

@@ -1,6 +1,6 @@
 import { ATTRIBUTE_TYPES, EVENT_CATEGORIES } from '@meld/contracts';
 import { z } from 'zod';
-import type { AttributeEntity, EventParameterEntity, EventTypeEntity } from '../entities';
+import type { AttributeEntity, EventParameterEntity, EventTypeEntity } from '@meld/db';
 
 /** One attribute of the project catalogue (`/specs/attributes`, `/stream/specs/attributes`). */
 export const AttributeSpecSchema = z

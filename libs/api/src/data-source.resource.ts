@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { DataSourceEntity } from '../entities';
+import type { DataSourceEntity } from '@meld/db';
 import { timestamp } from './envelope';
 import { isoWithOffset } from './time';
 
