@@ -116,7 +116,8 @@ describe('private Kafka dev broker', () => {
     const admin = kafka.admin();
     await admin.connect();
     const { topics } = await admin.fetchTopicMetadata({ topics: ['meld.events.v1', 'meld.events.v1.dlq'] });
-    expect(topics.map((t) => [t.name, t.partitions.length])).toEqual([
+    // Metadata lists topics in no particular order.
+    expect(topics.map((t) => [t.name, t.partitions.length]).sort()).toEqual([
       ['meld.events.v1', 3],
       ['meld.events.v1.dlq', 3],
     ]);
