@@ -4,7 +4,11 @@ import { formatTable } from './table';
 
 /** The printed result: one row per measurement, peak RSS per process, ratio to the baseline. */
 export function formatResult(result: ScenarioResult): string {
-  const procNames = [...new Set(result.rows.flatMap((r) => Object.keys(r.peakRssMb)))];
+  // The bench process and the broker get columns; other watched processes (the apps of
+  // .stack/apps.json) get a table of their own, or the main one would not fit a terminal.
+  const allProcs = [...new Set(result.rows.flatMap((r) => Object.keys(r.peakRssMb)))];
+  const procNames: string[] = allProcs.filter((p) => p === 'bench' || p === 'kafka');
+  const otherProcs = allProcs.filter((p) => !procNames.includes(p));
   const byName = new Map(result.rows.map((r) => [r.name, r]));
   const withCpu = result.rows.some((r) => r.cpuUsPerOp !== undefined);
   const headers = [
@@ -36,6 +40,13 @@ export function formatResult(result: ScenarioResult): string {
     '',
     formatTable(headers, rows),
   ];
+  if (otherProcs.length) {
+    const peakOf = (p: string): number => {
+      const values = result.rows.map((r) => r.peakRssMb[p]).filter((v) => Number.isFinite(v));
+      return values.length ? Math.max(...values) : Number.NaN;
+    };
+    lines.push('', 'peak RSS of the other watched processes during the runs (MB):', formatTable(['process', 'peak RSS MB'], otherProcs.map((p) => [p, peakOf(p)])));
+  }
   if (result.goals?.length) lines.push('');
   for (const goal of result.goals ?? []) {
     const row = byName.get(goal.row);

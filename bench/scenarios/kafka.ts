@@ -372,7 +372,11 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const procNames = [...new Set([...rss.values()].flat().flatMap((r) => Object.keys(r)))];
   const peak = (name: string): Record<string, number> => {
     const out: Record<string, number> = {};
-    for (const p of procNames) out[p] = Math.max(...rss.get(name)!.map((r) => r[p] ?? Number.NaN));
+    for (const p of procNames) {
+      // Apps restart while the bench runs (another engineer's `meld start`): skip runs without a reading.
+      const values = rss.get(name)!.map((r) => r[p]).filter((v) => Number.isFinite(v));
+      out[p] = values.length ? Math.max(...values) : Number.NaN;
+    }
     return out;
   };
   const rows: BenchRow[] = [];

@@ -18,10 +18,14 @@ function planApps(gatewayPort) {
   return Object.entries(APPS).map(([name, def]) => ({ name, port: def.port + offset }));
 }
 
+// Nest's boot chatter (one line per module and route) stays in the log files, not the console.
+const QUIET_CONTEXTS = new Set(['InstanceLoader', 'RoutesResolver', 'RouterExplorer']);
+
 function formatLine(name, color, line) {
   let text = line;
   try {
     const rec = JSON.parse(line);
+    if (QUIET_CONTEXTS.has(rec.context)) return null;
     const level = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' }[rec.level] || rec.level;
     const extra = rec.requestId ? ` req=${rec.requestId}` : '';
     text = `${level} ${rec.context ? `[${rec.context}] ` : ''}${rec.msg}${extra}${rec.err ? ` ${rec.err.message}` : ''}`;
@@ -43,7 +47,12 @@ function startApps({ env, gatewayPort = 8080, logDir, echo = false }) {
     const child = spawnPrefixed(app.name, process.execPath, [path.join('apps', app.name, 'dist', 'main.js')], {
       env: appEnv,
       logFile: path.join(logDir, `${app.name}.log`),
-      onLine: echo ? (line) => console.log(formatLine(app.name, COLORS[index % COLORS.length], line)) : undefined,
+      onLine: echo
+        ? (line) => {
+            const text = formatLine(app.name, COLORS[index % COLORS.length], line);
+            if (text !== null) console.log(text);
+          }
+        : undefined,
     });
     children.set(app.name, child);
     writeAppsFile();
