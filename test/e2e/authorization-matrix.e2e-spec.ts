@@ -21,14 +21,20 @@ const EXAMPLE_PARAMS: Record<string, (f: Fixture) => string> = {
   project: (f) => f.project,
   datasource: (f) => f.dataSource,
   eventType: (f) => f.eventType,
+  // Each DELETE deletes its contact: every call takes a fresh one created in beforeAll.
+  userId: (f) => f.userIds.shift() ?? 'matrix-no-contact-left',
 };
 /** Valid bodies for routes that take one (writes), by route id. */
-const EXAMPLE_BODIES: Record<string, unknown> = {};
+const EXAMPLE_BODIES: Record<string, unknown> = {
+  'stream.contacts.write': [{ _user_id: 'matrix-contact', _first_name: 'Matrix' }],
+  'stream.events.write': [{ _user_id: 'matrix-contact', _event_id: 'matrix-event', _event_type: 'order_completed' }],
+};
 
 interface Fixture {
   project: string;
   dataSource: string;
   eventType: string;
+  userIds: string[];
   tokens: Record<string, { token: string }>;
 }
 
@@ -149,7 +155,14 @@ describe('authorization matrix (generated from the route table)', () => {
       tokens[`product with the scopes:${route.id}`] = await productToken(home, route.scopes, [homeProject]);
       tokens[`oauth with the scopes:${route.id}`] = await createToken(db, { organizationId: home, kind: 'oauth', scopes: [...route.scopes], projects: [homeProject] });
     }
-    Object.assign(f, { project: homeProject, dataSource: own.id, eventType: 'order_completed', tokens });
+    const userIds = Array.from({ length: CALLERS.length }, (_, i) => `matrix-delete-${i}`);
+    const seeded = await fetch(`${BASE}/v1/project/${homeProject}/datasource/${own.id}/stream/contacts`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${own.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(userIds.map((id) => ({ _user_id: id }))),
+    });
+    expect(seeded.status).toBe(202);
+    Object.assign(f, { project: homeProject, dataSource: own.id, eventType: 'order_completed', userIds, tokens });
   }, 180000);
 
   afterAll(async () => {

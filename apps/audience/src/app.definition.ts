@@ -1,7 +1,6 @@
 import { APPS } from '@meld/contracts';
 import { CatalogueRepository } from '@meld/db';
 import type { MeldAppDefinition } from '@meld/platform';
-import { OpenApiController } from './openapi/openapi.controller';
 import { ProjectController } from './project/project.controller';
 import { ProjectRepository } from './project/project.repository';
 import { GetProject } from './project/usecases/get-project/get-project.usecase';
@@ -14,6 +13,6 @@ export const appDefinition: MeldAppDefinition = {
   name: 'audience',
   port: APPS['audience'].port,
   stores: APPS['audience'].stores,
-  controllers: [ProjectController, SpecsController, OpenApiController],
+  controllers: [ProjectController, SpecsController],
   providers: [ProjectRepository, CatalogueRepository, GetProject, ListEventTypes, ListEventParameters, ListAttributes],
 };

@@ -1,6 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import { startAudience } from './app.fixture';
-import type { Json } from './tenancy.fixture';
+import type { Json } from '@meld/fixtures';
 
 // The gateway merges this document into /v1/openapi.json; it is internal, so no principal.
 describe('audience /openapi.json', () => {

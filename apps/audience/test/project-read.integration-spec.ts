@@ -3,7 +3,7 @@ import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { ProjectReadSchema } from '../src/project/project-read.schema';
 import { startAudience } from './app.fixture';
-import { type Json, principalHeader, seedTenancy } from './tenancy.fixture';
+import { type Json, principalHeader, seedTenancy } from '@meld/fixtures';
 
 // The Project table of the product spec, field by field with its observed type; written
 // out here (not taken from our schema) so the test checks the code against the spec.

@@ -2,7 +2,7 @@ import { RESERVED_ATTRIBUTES } from '@meld/contracts';
 import type { INestApplication } from '@nestjs/common';
 import { AttributeListSchema, EventParameterListSchema, EventTypeListSchema } from '../src/specs/specs.schema';
 import { startAudience } from './app.fixture';
-import { type Json, principalHeader, seedTenancy } from './tenancy.fixture';
+import { type Json, principalHeader, seedTenancy } from '@meld/fixtures';
 
 describe('project specs (audience)', () => {
   let app: INestApplication;

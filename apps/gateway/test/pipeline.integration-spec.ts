@@ -18,8 +18,8 @@ import { startStubUpstream } from './support/stub-upstream';
 import { createTenancy, createToken, openTestDb } from './support/tenancy';
 
 // The public pipeline on a bare Fastify instance: real Postgres (tokens, projects), real
-// Redis (rate limits), a stub standing in for the internal apps, and the route table plus
-// a test-only write route (none is in the table yet) to exercise bodies.
+// Redis (rate limits), a stub standing in for the internal apps, and the route table with
+// the contact write replaced by a test copy with a tiny body limit, to exercise bodies.
 const SECRET = 'pipeline-spec-principal-secret';
 const writeRoute: PublicRoute = {
   ...PUBLIC_ROUTES.find((r) => r.id === 'stream.read')!,
@@ -63,7 +63,7 @@ describe('public API pipeline', () => {
     });
     app = Fastify({ genReqId: requestIdOf, trustProxy: true });
     app.get('/v1/openapi.json', async () => ({ openapi: '3.1.0' }));
-    await app.register(publicApiPlugin(api, [...PUBLIC_ROUTES, writeRoute]));
+    await app.register(publicApiPlugin(api, [...PUBLIC_ROUTES.filter((r) => !(r.method === writeRoute.method && r.path === writeRoute.path)), writeRoute]));
     base = await app.listen({ port: 0, host: '127.0.0.1' });
   });
 

@@ -1,8 +1,27 @@
 import { APPS } from '@meld/contracts';
+import { DATA_SOURCE } from '@meld/db';
 import type { MeldAppDefinition } from '@meld/platform';
+import { Logger } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import { AudienceOutboxRelay } from './merge/audience-outbox.relay';
+import { CONTACTS_CONSUMER_OPTIONS, ContactsConsumer, contactsConsumerOptions } from './merge/contacts.consumer';
+import { MergeRepository } from './merge/merge.repository';
+
+const capLogger = new Logger('MergeCap');
 
 export const appDefinition: MeldAppDefinition = {
   name: 'identity-merge',
   port: APPS['identity-merge'].port,
   stores: APPS['identity-merge'].stores,
+  providers: [
+    {
+      provide: MergeRepository,
+      inject: [DATA_SOURCE],
+      useFactory: (ds: DataSource) =>
+        new MergeRepository(ds, { onCap: (projectId, e) => capLogger.warn(`project ${projectId}: ${e.contact} not merged into the audience contact of ${e.into}: ${e.reason}`) }),
+    },
+    { provide: CONTACTS_CONSUMER_OPTIONS, useFactory: () => contactsConsumerOptions() },
+    AudienceOutboxRelay,
+    ContactsConsumer,
+  ],
 };

@@ -1,7 +1,16 @@
 import { APPS } from '@meld/contracts';
 import { CatalogueRepository } from '@meld/db';
 import type { MeldAppDefinition } from '@meld/platform';
-import { OpenApiController } from './openapi/openapi.controller';
+import { ContactPatches } from './contacts/contact-patches';
+import { ContactsController } from './contacts/contacts.controller';
+import { SourceContactsRepository } from './contacts/source-contacts.repository';
+import { DeleteContact } from './contacts/usecases/delete-contact/delete-contact.usecase';
+import { WriteContacts } from './contacts/usecases/write-contacts/write-contacts.usecase';
+import { EventsController } from './events/events.controller';
+import { EventsRepository } from './events/events.repository';
+import { WriteEvents } from './events/usecases/write-events/write-events.usecase';
+import { IngestProducer } from './outbox/ingest-producer';
+import { OutboxRelay } from './outbox/outbox-relay';
 import { StreamScope } from './stream/stream-scope';
 import { StreamController } from './stream/stream.controller';
 import { StreamRepository } from './stream/stream.repository';
@@ -14,6 +23,10 @@ export const appDefinition: MeldAppDefinition = {
   name: 'ingest',
   port: APPS['ingest'].port,
   stores: APPS['ingest'].stores,
-  controllers: [StreamController, OpenApiController],
-  providers: [StreamRepository, StreamScope, CatalogueRepository, DescribeStream, ListStreamAttributes, ListStreamEventTypes, ListStreamEventParameters],
+  controllers: [StreamController, ContactsController, EventsController],
+  providers: [
+    StreamRepository, StreamScope, CatalogueRepository, DescribeStream, ListStreamAttributes, ListStreamEventTypes, ListStreamEventParameters,
+    SourceContactsRepository, ContactPatches, WriteContacts, DeleteContact, IngestProducer, OutboxRelay,
+    EventsRepository, WriteEvents,
+  ],
 };

@@ -1,6 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import { startIngest } from './app.fixture';
-import type { Json } from './tenancy.fixture';
+import type { Json } from '@meld/fixtures';
 
 // The gateway merges this document into /v1/openapi.json; it is internal, so no principal.
 describe('ingest /openapi.json', () => {
@@ -9,13 +9,26 @@ describe('ingest /openapi.json', () => {
   beforeAll(async () => ({ app, base } = await startIngest()));
   afterAll(() => app?.close());
 
-  it('documents the stream reads with their responses and the error shape', async () => {
+  it('documents the stream reads and writes with their responses and the error shape', async () => {
     const res = await fetch(`${base}/openapi.json`);
     expect(res.status).toBe(200);
     const doc: Json = await res.json();
     const stream = '/v1/project/{project}/datasource/{datasource}/stream';
-    expect(Object.keys(doc.paths).sort()).toEqual([stream, `${stream}/specs/attributes`, `${stream}/specs/events`, `${stream}/specs/events/{eventType}`]);
+    expect(Object.keys(doc.paths).sort()).toEqual([
+      stream,
+      `${stream}/contacts`,
+      `${stream}/contacts/{userId}`,
+      `${stream}/events`,
+      `${stream}/specs/attributes`,
+      `${stream}/specs/events`,
+      `${stream}/specs/events/{eventType}`,
+    ]);
     expect(Object.keys(doc.paths[stream].get.responses).sort()).toEqual(['200', '401', '403', '404', '429']);
     expect(doc.components.schemas.StreamDescription).toBeDefined();
+    for (const path of [`${stream}/contacts`, `${stream}/events`]) {
+      expect(Object.keys(doc.paths[path].post.responses).sort()).toEqual(['202', '400', '401', '403', '404', '413', '422', '429']);
+    }
+    expect(Object.keys(doc.paths[`${stream}/contacts/{userId}`].delete.responses).sort()).toEqual(['202', '401', '403', '404', '429']);
+    expect(doc.components.schemas.WriteOutcome).toBeDefined();
   });
 });

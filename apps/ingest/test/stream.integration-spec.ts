@@ -4,7 +4,7 @@ import type { DataSource } from 'typeorm';
 import { StreamAttributeListSchema, StreamEventParameterListSchema, StreamEventTypeListSchema } from '../src/stream/stream-specs.schema';
 import { StreamDescriptionSchema } from '../src/stream/usecases/describe-stream/describe-stream.schema';
 import { startIngest } from './app.fixture';
-import { type Json, principalHeader, seedTenancy } from './tenancy.fixture';
+import { type Json, principalHeader, seedTenancy } from '@meld/fixtures';
 
 describe('stream reads (ingest)', () => {
   let app: INestApplication;

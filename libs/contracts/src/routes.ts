@@ -87,8 +87,10 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   ingest('stream.specs.attributes', 'GET', '/specs/attributes', ['PROJECT_INGEST_READ']),
   ingest('stream.specs.events', 'GET', '/specs/events', ['PROJECT_INGEST_READ']),
   ingest('stream.specs.event', 'GET', '/specs/events/:eventType', ['PROJECT_INGEST_READ']),
+  ingest('stream.contacts.write', 'POST', '/contacts', ['PROJECT_INGEST_WRITE'], { bodyLimit: INGEST_BODY_LIMIT }),
+  ingest('stream.contacts.delete', 'DELETE', '/contacts/:userId', ['PROJECT_INGEST_WRITE']),
+  ingest('stream.events.write', 'POST', '/events', ['PROJECT_INGEST_WRITE'], { bodyLimit: INGEST_BODY_LIMIT }),
   // Later issues add here, e.g.:
-  // ingest('stream.contacts.write', 'POST', '/contacts', ['PROJECT_INGEST_WRITE'], { bodyLimit: INGEST_BODY_LIMIT }),
   // product('audience.count', 'POST', '/v1/project/:project/audience/count', 'audience', { scopes: ['PROJECT_AUDIENCE_READ'] }),
   // product('probes.coverage', 'POST', '/v1/project/:project/audience/coverage', 'probes', { scopes: ['PROJECT_AUDIENCE_READ'], rateLimit: 'probes' }),
 ];

@@ -17,12 +17,27 @@ function check(title, cmd, args, env) {
   return ok;
 }
 
+/**
+ * Tests get a private dev broker, new for each run: apps of a running `npm start` share
+ * the stack's broker and would otherwise join the tests' consumer groups, and every run
+ * starts with empty topics.
+ */
+async function freshTestBroker() {
+  const stack = require('../../stack');
+  const done = step('private Kafka broker for the tests');
+  await stack.stopBroker('kafka-test');
+  const { brokers } = await stack.startBroker({ name: 'kafka-test' });
+  done(brokers);
+  return brokers;
+}
+
 async function run(args) {
   const started = Date.now();
   ensureInstalled();
   build();
   const stack = await stackUp();
   const testEnv = stackEnv(stack, 'test');
+  if (!process.env.MELD_KAFKA_BROKERS) testEnv.MELD_KAFKA_BROKERS = await freshTestBroker();
   await migrate(testEnv);
   const env = { ...process.env, ...testEnv, MELD_ADMIN_TOKEN: 'meld-test-admin', MELD_PRINCIPAL_SECRET: 'meld-test-principal-secret', LOG_LEVEL: process.env.LOG_LEVEL || 'warn' };
 

@@ -2,6 +2,7 @@ import { PRINCIPAL_SECRET, PrincipalGuard } from '@meld/auth';
 import { type DynamicModule, Module, type ModuleMetadata } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { HttpErrorFilter } from '../errors/http-error.filter';
+import { APP_NAME, OpenApiController } from '../openapi/openapi.controller';
 import { z } from 'zod';
 import { bootstrapApp } from '../bootstrap/bootstrap-app';
 import { envVars, loadConfig } from '../config/load-config';
@@ -38,9 +39,11 @@ export function meldAppModule(def: MeldAppDefinition, env: NodeJS.ProcessEnv = p
       PlatformModule.forRoot({ app: def.name, logLevel: common.LOG_LEVEL, checks: storeChecks(def.stores), ownHealthz: def.ownHealthz }),
       ...(def.imports ?? []),
     ],
-    controllers: def.controllers ?? [],
+    // Internal apps publish their routes for the gateway to merge into /v1/openapi.json.
+    controllers: [...(def.publicFacing ? [] : [OpenApiController]), ...(def.controllers ?? [])],
     providers: [
       { provide: PRINCIPAL_SECRET, useValue: common.MELD_PRINCIPAL_SECRET },
+      { provide: APP_NAME, useValue: def.name },
       { provide: APP_FILTER, useClass: HttpErrorFilter },
       ...(def.publicFacing ? [] : [{ provide: APP_GUARD, useClass: PrincipalGuard }]),
       ...(def.providers ?? []),

@@ -1,8 +1,10 @@
 import { InternalPublic } from '@meld/auth';
 import { scanAppDocument } from '@meld/api';
-import { Controller, Get } from '@nestjs/common';
+import { Controller, Get, Inject } from '@nestjs/common';
 import { HttpAdapterHost, ModulesContainer } from '@nestjs/core';
 import { ApiExcludeController, type OpenAPIObject } from '@nestjs/swagger';
+
+export const APP_NAME = Symbol('APP_NAME');
 
 /** This app's routes as OpenAPI, for the gateway to merge into `/v1/openapi.json`. Internal, so no principal. */
 @ApiExcludeController()
@@ -14,10 +16,11 @@ export class OpenApiController {
   constructor(
     private readonly modules: ModulesContainer,
     private readonly adapterHost: HttpAdapterHost,
+    @Inject(APP_NAME) private readonly app: string,
   ) {}
 
   @Get('openapi.json')
   openapi(): OpenAPIObject {
-    return (this.document ??= scanAppDocument(this.modules, this.adapterHost, 'Meld audience'));
+    return (this.document ??= scanAppDocument(this.modules, this.adapterHost, `Meld ${this.app}`));
   }
 }

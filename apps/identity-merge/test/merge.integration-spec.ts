@@ -1,0 +1,275 @@
+import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
+import { audienceChange, defaultAttributionConfig, defaultGeneralConfig, type AudienceChange } from '@meld/contracts';
+import { DataSourceEntity, OrganizationEntity, ProjectEntity, createDataSource } from '@meld/db';
+import { testEnv } from '@meld/testing';
+import type { DataSource } from 'typeorm';
+import { computeAudience, type DataSourceInfo, type SourceContact } from '../src/merge/merge-core';
+import { MergeRepository, canonicalJson } from '../src/merge/merge.repository';
+
+type Patch = Record<string, string | number | boolean | null>;
+
+/** The merge step on the real Postgres, with source_contacts written as ingest writes them. */
+describe('identity merge on Postgres', () => {
+  let db: DataSource;
+  let repo: MergeRepository;
+  const capLog: string[] = [];
+
+  beforeAll(async () => {
+    db = createDataSource({ url: testEnv().postgresUrl, applicationName: 'identity-merge-test', poolSize: 6 });
+    await db.initialize();
+    repo = new MergeRepository(db, { cap: 4, onCap: (_p, e) => capLog.push(e.reason) });
+  });
+  afterAll(() => db?.destroy());
+
+  async function project(mergingAttributes = ['_email', '_phone_mobile'], locale = 'fr_FR') {
+    const tag = randomUUID().slice(0, 8);
+    const org = await db.getRepository(OrganizationEntity).save({ name: `Org ${tag}`, plan: 'm' as const });
+    const p = await db.getRepository(ProjectEntity).save({
+      uid: `merge-${tag}`,
+      organizationId: org.id,
+      name: `Merge ${tag}`,
+      locale,
+      generalConfig: defaultGeneralConfig() as unknown as ProjectEntity['generalConfig'],
+      attributionConfig: defaultAttributionConfig(),
+      mergingAttributes,
+    });
+    const source = (uid: string, connector: string, priority: number) =>
+      db.getRepository(DataSourceEntity).save({ projectId: p.id, uid: `${uid}-${tag}`, name: uid, connector, priority });
+    const [api, crm, shop] = [await source('api', 'api', 0), await source('crm', 'crm', 10), await source('shop', 'shop', 5)];
+    return { id: p.id, api: api.id, crm: crm.id, shop: shop.id };
+  }
+
+  /** What ingest commits: patch semantics, per-attribute write time, version + 1. */
+  async function write(projectId: string, dataSourceId: string, userId: string, patch: Patch, at = new Date().toISOString()) {
+    const set = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== null));
+    const cleared = Object.keys(patch).filter((k) => patch[k] === null);
+    const times = Object.fromEntries(Object.keys(set).map((k) => [k, at]));
+    await db.query(
+      `INSERT INTO source_contacts (project_id, data_source_id, user_id, attributes, attribute_at, version)
+       VALUES ($1, $2, $3, $4, $5, 1)
+       ON CONFLICT (project_id, data_source_id, user_id) DO UPDATE SET
+         attributes = CASE WHEN source_contacts.deleted_at IS NULL THEN source_contacts.attributes ELSE '{}' END - $6::text[] || EXCLUDED.attributes,
+         attribute_at = CASE WHEN source_contacts.deleted_at IS NULL THEN source_contacts.attribute_at ELSE '{}' END - $6::text[] || EXCLUDED.attribute_at,
+         version = source_contacts.version + 1, deleted_at = NULL, updated_at = now()`,
+      [projectId, dataSourceId, userId, JSON.stringify(set), JSON.stringify(times), cleared],
+    );
+    return { projectId, dataSourceId, userId };
+  }
+
+  async function remove(projectId: string, dataSourceId: string, userId: string) {
+    await db.query(
+      `UPDATE source_contacts SET attributes = '{}', attribute_at = '{}', version = version + 1, deleted_at = now() WHERE project_id = $1 AND data_source_id = $2 AND user_id = $3`,
+      [projectId, dataSourceId, userId],
+    );
+    return { projectId, dataSourceId, userId };
+  }
+
+  async function upsert(projectId: string, dataSourceId: string, userId: string, patch: Patch, at?: string) {
+    const id = await write(projectId, dataSourceId, userId, patch, at);
+    return repo.mergeContact(id);
+  }
+
+  async function audienceOf(projectId: string, dataSourceId: string, userId: string): Promise<string | undefined> {
+    const rows = await db.query(`SELECT audience_id FROM audience_members WHERE project_id = $1 AND data_source_id = $2 AND user_id = $3`, [projectId, dataSourceId, userId]);
+    return rows[0]?.audience_id;
+  }
+
+  async function audiences(projectId: string) {
+    const rows: Array<{ id: string; attributes: Record<string, unknown>; lineage: Record<string, string>; datasources: string[]; ds_contact_ids: string[]; version: string }> =
+      await db.query(`SELECT id, attributes, lineage, datasources, ds_contact_ids, version FROM audience_contacts WHERE project_id = $1 ORDER BY created_at, id`, [projectId]);
+    return rows;
+  }
+
+  async function outbox(projectId: string): Promise<AudienceChange[]> {
+    const rows: Array<{ value: unknown }> = await db.query(`SELECT value FROM audience_outbox WHERE value->>'projectId' = $1 ORDER BY id`, [projectId]);
+    return rows.map((r) => audienceChange.parse(r.value));
+  }
+
+  /** The stored audience equals a from-scratch merge of source_contacts. */
+  async function expectMatchesScratch(p: { id: string; api: string; crm: string; shop: string }, cap = 4) {
+    const rows: Array<{ data_source_id: string; user_id: string; attributes: SourceContact['attributes']; attribute_at: Record<string, string>; seq: string }> = await db.query(
+      `SELECT s.data_source_id, s.user_id, s.attributes, s.attribute_at, m.seq FROM source_contacts s
+         JOIN audience_members m USING (project_id, data_source_id, user_id) WHERE s.project_id = $1 AND s.deleted_at IS NULL`,
+      [p.id],
+    );
+    const live: Array<{ n: string }> = await db.query(`SELECT count(*) AS n FROM source_contacts WHERE project_id = $1 AND deleted_at IS NULL`, [p.id]);
+    expect(rows).toHaveLength(Number(live[0].n));
+    const sources = new Map<string, DataSourceInfo>([
+      [p.api, { id: p.api, priority: 0, isIngest: true }],
+      [p.crm, { id: p.crm, priority: 10, isIngest: false }],
+      [p.shop, { id: p.shop, priority: 5, isIngest: false }],
+    ]);
+    const [proj] = await db.query(`SELECT merging_attributes, locale FROM projects WHERE id = $1`, [p.id]);
+    const scratch = computeAudience(
+      rows.map((r) => ({ dataSourceId: r.data_source_id, userId: r.user_id, attributes: r.attributes, attributeAt: r.attribute_at, seq: Number(r.seq) })),
+      sources,
+      { mergingAttributes: proj.merging_attributes, locale: proj.locale, cap },
+      new Map(),
+      (ref) => ref,
+    );
+    const canon = (xs: Array<{ attributes: unknown; lineage: unknown; dsContactIds: string[] }>) => xs.map((x) => canonicalJson([x.dsContactIds, x.attributes, x.lineage])).sort();
+    const stored = await audiences(p.id);
+    expect(canon(stored.map((s) => ({ attributes: s.attributes, lineage: s.lineage, dsContactIds: s.ds_contact_ids })))).toEqual(canon(scratch.audiences));
+  }
+
+  it('unions on a bridging contact; the oldest keeps its id and the absorbed id resolves to it', async () => {
+    const p = await project();
+    await upsert(p.id, p.crm, 'c1', { _email: 'Ann@X.com', _first_name: 'Ann' });
+    await upsert(p.id, p.shop, 's1', { _phone_mobile: '06 12 34 56 78' });
+    const [a, b] = [await audienceOf(p.id, p.crm, 'c1'), await audienceOf(p.id, p.shop, 's1')];
+    expect(a).not.toBe(b);
+    await upsert(p.id, p.api, 'x', { _email: ' ann@x.com', _phone_mobile: '+33612345678' });
+    expect(await audienceOf(p.id, p.shop, 's1')).toBe(a);
+    expect(await audienceOf(p.id, p.api, 'x')).toBe(a);
+    const all = await audiences(p.id);
+    expect(all.map((x) => x.id)).toEqual([a]);
+    expect(all[0].datasources).toEqual([p.api, p.crm, p.shop].sort());
+    expect(all[0].ds_contact_ids).toEqual([`${p.api}/x`, `${p.crm}/c1`, `${p.shop}/s1`].sort());
+    expect(await repo.resolve(p.id, b!)).toBe(a);
+    expect(await repo.resolve(p.id, a!)).toBe(a);
+    const messages = await outbox(p.id);
+    expect(messages.at(-1)).toMatchObject({ kind: 'merge', audienceId: a, absorbedIds: [b] });
+    expect(messages.at(-2)).toMatchObject({ kind: 'snapshot', audienceId: a });
+    await expectMatchesScratch(p);
+  });
+
+  it('splits when the bridge is deleted, and tombstones an audience contact with no member left', async () => {
+    const p = await project();
+    await upsert(p.id, p.crm, 'c1', { _email: 'a@x.com' });
+    await upsert(p.id, p.shop, 's1', { _email: 'b@x.com' });
+    await upsert(p.id, p.api, 'bridge', { _email: 'a@x.com', _phone_mobile: '0611111111' });
+    await upsert(p.id, p.shop, 's1', { _phone_mobile: '0611111111' });
+    const a = await audienceOf(p.id, p.crm, 'c1');
+    expect(await audienceOf(p.id, p.shop, 's1')).toBe(a);
+    await repo.mergeContact(await remove(p.id, p.api, 'bridge'));
+    // c1 keeps a@x.com, s1 keeps b@x.com and the phone: nothing links them any more.
+    const s1 = await audienceOf(p.id, p.shop, 's1');
+    expect(await audienceOf(p.id, p.crm, 'c1')).toBe(a);
+    expect(s1).toBeDefined();
+    expect(s1).not.toBe(a);
+    expect(await audienceOf(p.id, p.api, 'bridge')).toBeUndefined();
+    await expectMatchesScratch(p);
+    await repo.mergeContact(await remove(p.id, p.shop, 's1'));
+    expect((await audiences(p.id)).map((x) => x.id)).toEqual([a]);
+    expect((await outbox(p.id)).at(-1)).toMatchObject({ kind: 'tombstone', audienceId: s1 });
+    expect(await repo.resolve(p.id, s1!)).toBeNull();
+  });
+
+  it('splits when a key changes', async () => {
+    const p = await project();
+    await upsert(p.id, p.crm, 'c1', { _email: 'a@x.com' });
+    await upsert(p.id, p.shop, 's1', { _email: 'a@x.com' });
+    const a = await audienceOf(p.id, p.crm, 'c1');
+    expect(await audienceOf(p.id, p.shop, 's1')).toBe(a);
+    await upsert(p.id, p.shop, 's1', { _email: 'new@x.com' });
+    expect(await audienceOf(p.id, p.crm, 'c1')).toBe(a);
+    expect(await audienceOf(p.id, p.shop, 's1')).not.toBe(a);
+    await upsert(p.id, p.shop, 's1', { _email: null, _user_id: 'x' });
+    await upsert(p.id, p.shop, 's1', { _email: 'A@x.com' });
+    expect(await audienceOf(p.id, p.shop, 's1')).toBe(a);
+    await expectMatchesScratch(p);
+  });
+
+  it('picks values by ingest source, then data-source priority, then the newer write, with lineage', async () => {
+    const p = await project();
+    await upsert(p.id, p.shop, 'u', { _first_name: 'Shop', city: 'Paris', zip: '75001' }, '2026-01-05T00:00:00Z');
+    await upsert(p.id, p.crm, 'u', { _first_name: 'Crm', city: 'Lyon' }, '2026-01-01T00:00:00Z');
+    await upsert(p.id, p.api, 'u', { _first_name: 'Api' }, '2026-01-01T00:00:00Z');
+    await upsert(p.id, p.shop, 'v', { _email: 'v@x.com' }, '2026-01-01T00:00:00Z');
+    await upsert(p.id, p.shop, 'w', { _email: 'v@x.com', nick: 'new' }, '2026-01-03T00:00:00Z');
+    await upsert(p.id, p.shop, 'v', { nick: 'old' }, '2026-01-02T00:00:00Z');
+    const [u] = (await audiences(p.id)).filter((x) => x.attributes._user_id === 'u');
+    expect(u.attributes).toMatchObject({ _first_name: 'Api', city: 'Lyon', zip: '75001' });
+    expect(u.lineage).toMatchObject({ _first_name: p.api, city: p.crm, zip: p.shop });
+    const [v] = (await audiences(p.id)).filter((x) => x.attributes._email === 'v@x.com');
+    expect(v.attributes.nick).toBe('new');
+    await expectMatchesScratch(p);
+  });
+
+  it('never merges on junk values', async () => {
+    const p = await project();
+    for (const [i, junk] of ['null', 'undefined', 'anonymous', '0', '-1', '', '[object Object]', 'n/a'].entries()) {
+      await upsert(p.id, p.crm, `c${i}`, { _email: junk, _phone_mobile: junk });
+      await upsert(p.id, p.shop, `s${i}`, { _email: junk, _phone_mobile: junk });
+    }
+    await upsert(p.id, p.crm, 'anonymous', {});
+    await upsert(p.id, p.shop, 'anonymous', {});
+    expect(await audiences(p.id)).toHaveLength(18);
+  });
+
+  it('stops absorbing at the cap and logs why', async () => {
+    const p = await project();
+    capLog.length = 0;
+    for (let i = 0; i < 6; i++) await upsert(p.id, p.crm, `u${i}`, { _email: 'shared@x.com' });
+    const sizes = (await audiences(p.id)).map((a) => a.ds_contact_ids.length).sort();
+    expect(sizes).toEqual([2, 4]);
+    expect(capLog.some((r) => /cap 4/.test(r))).toBe(true);
+    await expectMatchesScratch(p);
+  });
+
+  it('two concurrent writes bridging the same pair end in one audience contact', async () => {
+    for (let round = 0; round < 5; round++) {
+      const p = await project();
+      await upsert(p.id, p.crm, 'a', { _email: 'a@x.com' });
+      await upsert(p.id, p.shop, 'b', { _email: 'b@x.com' });
+      const x = await write(p.id, p.api, 'x', { _email: 'a@x.com', _phone_mobile: '0633333333' });
+      const y = await write(p.id, p.api, 'y', { _email: 'b@x.com', _phone_mobile: '0633333333' });
+      await Promise.all([repo.mergeContact(x), repo.mergeContact(y)]);
+      const all = await audiences(p.id);
+      expect(all).toHaveLength(1);
+      expect(all[0].ds_contact_ids).toHaveLength(4);
+      await expectMatchesScratch(p);
+    }
+  });
+
+  it('replaying a message changes nothing', async () => {
+    const p = await project();
+    await upsert(p.id, p.crm, 'a', { _email: 'a@x.com' });
+    const id = await write(p.id, p.shop, 'b', { _email: 'a@x.com', _first_name: 'B' });
+    expect((await repo.mergeContact(id)).changed).toBe(true);
+    const before = [await audiences(p.id), await outbox(p.id)];
+    expect(await repo.mergeContact(id)).toMatchObject({ changed: false, messages: 0 });
+    // Even without the version fast path the step is a no-op.
+    await db.query(`UPDATE audience_members SET applied_version = 0 WHERE project_id = $1`, [p.id]);
+    expect(await repo.mergeContact(id)).toMatchObject({ changed: false, messages: 0 });
+    expect(await repo.mergeContact({ projectId: p.id, dataSourceId: p.crm, userId: 'a' })).toMatchObject({ changed: false });
+    expect([await audiences(p.id), await outbox(p.id)]).toEqual(before);
+  });
+  it('property: random upserts, key changes and deletes over three sources equal a from-scratch merge', async () => {
+    const user = fc.constantFrom('u1', 'u2', 'u3', 'u4');
+    const op = fc.oneof(
+      {
+        weight: 4,
+        arbitrary: fc.record({
+          delete: fc.constant(false),
+          source: fc.constantFrom('api', 'crm', 'shop') as fc.Arbitrary<'api' | 'crm' | 'shop'>,
+          user,
+          patch: fc.record(
+            {
+              _email: fc.option(fc.constantFrom('a@x.com', 'A@x.com', 'b@x.com', 'null'), { nil: null }),
+              _phone_mobile: fc.option(fc.constantFrom('0611111111', '+33611111111', '0622222222'), { nil: null }),
+              _first_name: fc.option(fc.constantFrom('Ann', 'Bob'), { nil: null }),
+            },
+            { requiredKeys: [] },
+          ),
+        }),
+      },
+      { weight: 1, arbitrary: fc.record({ delete: fc.constant(true), source: fc.constantFrom('api', 'crm', 'shop') as fc.Arbitrary<'api' | 'crm' | 'shop'>, user, patch: fc.constant({}) }) },
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 20 }), async (ops) => {
+        const p = await project();
+        for (const o of ops) {
+          const ds = p[o.source];
+          await repo.mergeContact(o.delete ? await remove(p.id, ds, o.user) : await write(p.id, ds, o.user, o.patch));
+        }
+        await expectMatchesScratch(p);
+        const members: Array<{ n: number }> = await db.query(`SELECT count(*)::int AS n FROM audience_members WHERE project_id = $1`, [p.id]);
+        const live: Array<{ n: number }> = await db.query(`SELECT count(*)::int AS n FROM source_contacts WHERE project_id = $1 AND deleted_at IS NULL`, [p.id]);
+        expect(members[0].n).toBe(live[0].n);
+      }),
+      { numRuns: 15 },
+    );
+  });
+});

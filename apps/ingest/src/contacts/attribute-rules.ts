@@ -1,0 +1,94 @@
+import type { AttributeType } from '@meld/contracts';
+
+/** What ingest needs to know of a catalogue attribute to accept a value for it. */
+export interface AttributeRule {
+  uid: string;
+  type: AttributeType;
+  multivalue: boolean;
+  enabled: boolean;
+  internal: boolean;
+  reserved: boolean;
+}
+
+export type Scalar = string | number | boolean;
+export type AttributeValue = Scalar | Scalar[];
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+// Syntax only (digits with the usual separators, optional leading +); identity-merge
+// normalises to E.164 with the project's locale, so a national number is accepted here.
+const PHONE = /^\+?[0-9][0-9 ().-]{4,22}[0-9]$/;
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+const DATETIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
+export const MAX_STRING_LENGTH = 2048;
+export const MAX_VALUES = 100;
+
+function validDate(s: string): boolean {
+  if (!DATE.test(s)) return false;
+  const d = new Date(`${s}T00:00:00Z`);
+  return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === s;
+}
+
+export function isIsoDateTime(s: string): boolean {
+  return DATETIME.test(s) && !Number.isNaN(Date.parse(s)) && validDate(s.slice(0, 10));
+}
+
+/** Why one scalar does not fit a type, or null when it does. */
+export function scalarError(type: AttributeType, value: unknown): string | null {
+  switch (type) {
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value) ? null : 'must be a number';
+    case 'boolean':
+      return typeof value === 'boolean' ? null : 'must be a boolean';
+    default:
+      break;
+  }
+  if (typeof value !== 'string') return `must be a ${type === 'string' ? 'string' : `${type} string`}`;
+  if (value.length > MAX_STRING_LENGTH) return `must be at most ${MAX_STRING_LENGTH} characters`;
+  switch (type) {
+    case 'email':
+      return EMAIL.test(value.trim()) ? null : 'must be an email address';
+    case 'phone':
+      return PHONE.test(value.trim()) ? null : 'must be a phone number';
+    case 'date':
+      return validDate(value) ? null : 'must be a date (YYYY-MM-DD)';
+    case 'datetime':
+      return isIsoDateTime(value) ? null : 'must be an ISO 8601 date-time with an offset';
+    default:
+      return null;
+  }
+}
+
+/** Why a (non-null) value does not fit the attribute, or null when it does. */
+export function valueError(rule: AttributeRule, value: unknown): string | null {
+  if (!rule.multivalue) return Array.isArray(value) ? 'must be a single value, not a list' : scalarError(rule.type, value);
+  const list = Array.isArray(value) ? value : [value];
+  if (list.length > MAX_VALUES) return `must have at most ${MAX_VALUES} values`;
+  for (const v of list) {
+    const err = scalarError(rule.type, v);
+    if (err) return `every value ${err}`;
+  }
+  return null;
+}
+
+/**
+ * The type a new custom attribute gets from the first value it is sent with (docs/decisions.md,
+ * "Ingest"): string, number or boolean from the JSON type; a list makes it multi-valued with
+ * the type of its first element. Null (nothing to type) and objects are not typeable.
+ */
+export function inferRule(uid: string, value: unknown): Pick<AttributeRule, 'type' | 'multivalue'> | string {
+  const multivalue = Array.isArray(value);
+  const sample = multivalue ? value[0] : value;
+  if (multivalue && value.length === 0) return 'cannot create an attribute from an empty list';
+  const type = typeof sample === 'string' ? 'string' : typeof sample === 'number' ? 'number' : typeof sample === 'boolean' ? 'boolean' : null;
+  if (!type) return `cannot create attribute ${uid} from this value: use a string, number, boolean or a list of them`;
+  return { type, multivalue };
+}
+
+/** Normalised value stored and published (single-valued lists are refused above; lists keep order). */
+export function normaliseValue(rule: AttributeRule, value: AttributeValue): AttributeValue {
+  if (rule.multivalue && !Array.isArray(value)) return [value];
+  return value;
+}
+
+/** Custom attribute names: what the catalogue accepts as a uid. */
+export const CUSTOM_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;

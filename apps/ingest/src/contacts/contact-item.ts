@@ -1,0 +1,90 @@
+import { type AttributeRule, type AttributeValue, CUSTOM_NAME, inferRule, normaliseValue, valueError } from './attribute-rules';
+
+export type AttributePatch = Record<string, AttributeValue | null>;
+export type ItemErrors = Record<string, string[]>;
+
+export interface NewAttribute {
+  uid: string;
+  type: AttributeRule['type'];
+  multivalue: boolean;
+}
+
+export interface ParsedAttributes {
+  patch: AttributePatch;
+  errors: ItemErrors;
+  /** Custom attributes this item would create (first value's JSON type). */
+  created: NewAttribute[];
+}
+
+// The message key `project/datasource/userId` must stay within the contracts id limit (256).
+const USER_ID_MAX = 180;
+
+/** `_user_id`: a required non-empty string (the key of the contact in its data source). */
+export function userIdError(value: unknown): string | null {
+  if (value === undefined || value === null) return 'is required';
+  if (typeof value !== 'string' || value.trim() === '') return 'must be a non-empty string';
+  if (value.length > USER_ID_MAX) return `must be at most ${USER_ID_MAX} characters`;
+  return null;
+}
+
+/**
+ * Checks contact attributes against the catalogue: an unknown `_` name is an error naming
+ * it, internal or disabled attributes cannot be written, values must fit the attribute's
+ * type; `null` clears. A custom name that is not in the catalogue yet is typed from its
+ * first value (`pending` holds names created earlier in the same batch, so the batch
+ * agrees with itself). `skip` names fields handled by the caller (`_user_id`, event fields).
+ */
+export function parseAttributes(
+  input: Record<string, unknown>,
+  catalogue: ReadonlyMap<string, AttributeRule>,
+  pending: ReadonlyMap<string, AttributeRule>,
+  skip: ReadonlySet<string>,
+): ParsedAttributes {
+  const patch: AttributePatch = {};
+  const errors: ItemErrors = {};
+  const created: NewAttribute[] = [];
+  const fail = (name: string, message: string) => (errors[name] ??= []).push(message);
+  for (const [name, value] of Object.entries(input)) {
+    if (skip.has(name)) continue;
+    const rule = catalogue.get(name) ?? pending.get(name);
+    if (!rule) {
+      if (name.startsWith('_')) {
+        fail(name, `unknown reserved attribute ${name}`);
+        continue;
+      }
+      if (!CUSTOM_NAME.test(name)) {
+        fail(name, 'invalid attribute name: letters, digits, _ . - (at most 64, not starting with _ . -)');
+        continue;
+      }
+      if (value === null) continue; // nothing to clear, nothing to create
+      const inferred = inferRule(name, value);
+      if (typeof inferred === 'string') {
+        fail(name, inferred);
+        continue;
+      }
+      created.push({ uid: name, ...inferred });
+      patch[name] = value as AttributeValue;
+      continue;
+    }
+    if (rule.internal) {
+      fail(name, `${name} is maintained by Meld and cannot be written`);
+      continue;
+    }
+    if (!rule.enabled) {
+      fail(name, `attribute ${name} is disabled`);
+      continue;
+    }
+    if (value === null) {
+      patch[name] = null;
+      continue;
+    }
+    const err = valueError(rule, value);
+    if (err) fail(name, err);
+    else patch[name] = normaliseValue(rule, value as AttributeValue);
+  }
+  return { patch, errors, created };
+}
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,34 @@
+import { Injectable, NotFoundException } from '@nestjs/common';
+import { OutboxRelay } from '../../../outbox/outbox-relay';
+import { StreamScope } from '../../../stream/stream-scope';
+import type { StreamCommand } from '../../../stream/stream.command';
+import { SourceContactsRepository } from '../../source-contacts.repository';
+
+export interface DeleteContactCommand extends StreamCommand {
+  userId: string;
+  receivedAt: string;
+}
+
+/**
+ * `DELETE /stream/contacts/{userId}`: the contact's personal data leaves `source_contacts`
+ * in the same transaction as its `delete` outbox row; identity-merge removes it from the
+ * audience. No live contact of that id in this data source → 404.
+ */
+@Injectable()
+export class DeleteContact {
+  constructor(
+    private readonly scope: StreamScope,
+    private readonly contacts: SourceContactsRepository,
+    private readonly relay: OutboxRelay,
+  ) {}
+
+  async execute(command: DeleteContactCommand) {
+    await this.scope.dataSource(command);
+    const deleted = await this.contacts.transaction((tx) =>
+      this.contacts.delete(tx, command.projectId, command.dataSourceId, command.userId, command.receivedAt),
+    );
+    if (!deleted) throw new NotFoundException('contact not found');
+    this.relay.nudge();
+    return { entity: { _user_id: command.userId, deleted: true } };
+  }
+}

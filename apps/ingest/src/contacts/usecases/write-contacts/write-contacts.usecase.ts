@@ -1,0 +1,55 @@
+import { Injectable } from '@nestjs/common';
+import { OutboxRelay } from '../../../outbox/outbox-relay';
+import { StreamScope } from '../../../stream/stream-scope';
+import { echoUserId, type ItemOutcome, parseBatch, writeOutcome } from '../../../write/write-batch';
+import type { WriteCommand } from '../../../write/write.command';
+import { userIdError } from '../../contact-item';
+import { ContactPatches } from '../../contact-patches';
+import { type ContactWrite, SourceContactsRepository } from '../../source-contacts.repository';
+
+const SKIP = new Set(['_user_id']);
+
+/**
+ * `POST /stream/contacts`: validates each item (`_user_id` required, attributes against the
+ * catalogue), then upserts the valid ones with their outbox rows in one transaction; the
+ * answer leaves after COMMIT, so an accepted contact is durable (the relay publishes it).
+ * Partial failure does not block the other items; 422 only when every item failed.
+ */
+@Injectable()
+export class WriteContacts {
+  constructor(
+    private readonly scope: StreamScope,
+    private readonly contacts: SourceContactsRepository,
+    private readonly patches: ContactPatches,
+    private readonly relay: OutboxRelay,
+  ) {}
+
+  async execute(command: WriteCommand) {
+    await this.scope.dataSource(command);
+    const items = parseBatch(command.body, 'contacts');
+    const outcomes = await this.contacts.transaction(async (tx) => {
+      const results = await this.patches.prepare(
+        tx,
+        command.projectId,
+        items.map((attributes) => ({ attributes, skip: SKIP })),
+      );
+      const writes: ContactWrite[] = [];
+      const out = items.map((item, i): ItemOutcome => {
+        const userId = echoUserId(item._user_id);
+        const idError = userIdError(item._user_id);
+        const result = results[i];
+        if (idError || !result.ok) {
+          const errors = result.ok ? {} : { ...result.errors };
+          if (idError) errors._user_id = [idError];
+          return { status: 'error', _user_id: userId, errors };
+        }
+        writes.push({ userId: userId!, patch: result.patch, at: command.receivedAt });
+        return { status: 'success', _user_id: userId };
+      });
+      await this.contacts.upsert(tx, command.projectId, command.dataSourceId, writes, command.receivedAt);
+      return out;
+    });
+    this.relay.nudge();
+    return writeOutcome(outcomes);
+  }
+}

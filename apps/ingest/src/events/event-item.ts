@@ -1,0 +1,108 @@
+import type { AttributeType } from '@meld/contracts';
+import { isIsoDateTime, scalarError } from '../contacts/attribute-rules';
+import { type ItemErrors, isPlainObject, userIdError } from '../contacts/contact-item';
+
+export interface EventTypeRule {
+  id: string;
+  uid: string;
+  automation: boolean;
+  parameters: EventParameterRule[];
+}
+
+export interface EventParameterRule {
+  parameter: string;
+  dataType: AttributeType;
+  required: boolean;
+  multiValue: number;
+  maxLength: number | null;
+}
+
+export interface ParsedEvent {
+  userId: string;
+  eventId: string;
+  eventType: EventTypeRule;
+  /** ISO, UTC; the reception time when `_event_date` was omitted (inside the automation window). */
+  eventDate: string;
+  parameters: Record<string, unknown>;
+  userData: Record<string, unknown> | null;
+}
+
+const EVENT_FIELDS = new Set(['_user_id', '_event_id', '_event_type', '_event_parameters', '_event_date', '_user_data']);
+const EVENT_ID_MAX = 256;
+
+/** Why a parameter value does not fit its declaration, or null. */
+function parameterError(rule: EventParameterRule, value: unknown): string | null {
+  const list = Array.isArray(value) ? value : [value];
+  if (Array.isArray(value) && rule.multiValue <= 1) return 'must be a single value, not a list';
+  if (list.length > rule.multiValue) return `must have at most ${rule.multiValue} values`;
+  for (const v of list) {
+    const err = scalarError(rule.dataType, v);
+    if (err) return err;
+    if (rule.maxLength !== null && typeof v === 'string' && v.length > rule.maxLength) return `must be at most ${rule.maxLength} characters`;
+  }
+  return null;
+}
+
+/**
+ * Checks one event item against the project's event types: `_user_id`, `_event_id` and
+ * `_event_type` (a declared type) are required, `_event_parameters` is an object whose
+ * declared parameters are present when required and of their type (undeclared ones pass:
+ * the spec lets types evolve), `_event_date` an ISO date-time with an offset (default:
+ * reception time), `_user_data` an object (checked by the contact path). Other top-level
+ * names are errors.
+ */
+export function parseEvent(item: Record<string, unknown>, types: ReadonlyMap<string, EventTypeRule>, receivedAt: string): { ok: true; event: ParsedEvent } | { ok: false; errors: ItemErrors } {
+  const errors: ItemErrors = {};
+  const fail = (name: string, message: string) => (errors[name] ??= []).push(message);
+  const idErr = userIdError(item._user_id);
+  if (idErr) fail('_user_id', idErr);
+  const eventId = item._event_id;
+  if (eventId === undefined || eventId === null) fail('_event_id', 'is required');
+  else if (typeof eventId !== 'string' || eventId.trim() === '') fail('_event_id', 'must be a non-empty string');
+  else if (eventId.length > EVENT_ID_MAX) fail('_event_id', `must be at most ${EVENT_ID_MAX} characters`);
+  let eventType: EventTypeRule | undefined;
+  if (item._event_type === undefined || item._event_type === null) fail('_event_type', 'is required');
+  else if (typeof item._event_type !== 'string') fail('_event_type', 'must be a string');
+  else if (!(eventType = types.get(item._event_type))) fail('_event_type', `unknown event type ${item._event_type}`);
+  let eventDate = receivedAt;
+  if (item._event_date !== undefined && item._event_date !== null) {
+    if (typeof item._event_date !== 'string' || !isIsoDateTime(item._event_date)) fail('_event_date', 'must be an ISO 8601 date-time with an offset');
+    else eventDate = new Date(item._event_date).toISOString();
+  }
+  const parameters = item._event_parameters ?? {};
+  if (!isPlainObject(parameters)) fail('_event_parameters', 'must be an object');
+  else if (eventType) {
+    for (const rule of eventType.parameters) {
+      const value = parameters[rule.parameter];
+      if (value === undefined || value === null) {
+        if (rule.required) fail(`_event_parameters.${rule.parameter}`, 'is required');
+        continue;
+      }
+      const err = parameterError(rule, value);
+      if (err) fail(`_event_parameters.${rule.parameter}`, err);
+    }
+  }
+  const userData = item._user_data ?? null;
+  if (userData !== null && !isPlainObject(userData)) fail('_user_data', 'must be an object');
+  else if (userData && '_user_id' in userData && userData._user_id !== item._user_id) fail('_user_data._user_id', 'must be omitted or equal to _user_id');
+  for (const name of Object.keys(item)) if (!EVENT_FIELDS.has(name)) fail(name, `unknown event field ${name}`);
+  if (Object.keys(errors).length > 0) return { ok: false, errors };
+  return {
+    ok: true,
+    event: {
+      userId: item._user_id as string,
+      eventId: eventId as string,
+      eventType: eventType!,
+      eventDate,
+      parameters: parameters as Record<string, unknown>,
+      userData: userData as Record<string, unknown> | null,
+    },
+  };
+}
+
+/** Spec rule 4: automations fire only within ±1 h of reception (future beyond +1 h skips too). */
+export const AUTOMATION_WINDOW_MS = 60 * 60 * 1000;
+
+export function insideAutomationWindow(eventDate: string, receivedAt: string): boolean {
+  return Math.abs(Date.parse(eventDate) - Date.parse(receivedAt)) <= AUTOMATION_WINDOW_MS;
+}

@@ -1,0 +1,161 @@
+import { randomUUID } from 'node:crypto';
+import { Topics } from '@meld/contracts';
+import type { INestApplication } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import { startIngest } from './app.fixture';
+import { collectTopic } from './kafka.fixture';
+import { type Json, principalHeader, seedTenancy } from '@meld/fixtures';
+
+describe('contact writes (ingest)', () => {
+  let app: INestApplication;
+  let base: string;
+  let db: DataSource;
+  let tenancy: Awaited<ReturnType<typeof seedTenancy>>;
+  let dsToken: Record<string, string>;
+  let contacts: Awaited<ReturnType<typeof collectTopic>>;
+
+  beforeAll(async () => {
+    ({ app, base, db } = await startIngest());
+    tenancy = await seedTenancy(db);
+    dsToken = principalHeader(tenancy, { kind: 'datasource', scopes: ['PROJECT_INGEST_WRITE', 'PROJECT_INGEST_READ'], dataSourceId: tenancy.dataSource.id });
+    contacts = await collectTopic(Topics.contacts, (v) => v?.projectId === tenancy.project.id);
+  });
+  afterAll(async () => {
+    await contacts?.stop();
+    await app?.close();
+  });
+
+  const url = (suffix = '') => `${base}/v1/project/${tenancy.project.uid}/datasource/${tenancy.dataSource.id}/stream/contacts${suffix}`;
+  const post = async (body: unknown, raw = false) => {
+    const res = await fetch(url(), { method: 'POST', headers: { ...dsToken, 'content-type': 'application/json' }, body: raw ? (body as string) : JSON.stringify(body) });
+    return { status: res.status, body: (await res.json()) as Json };
+  };
+  const del = async (userId: string) => {
+    const res = await fetch(url(`/${encodeURIComponent(userId)}`), { method: 'DELETE', headers: dsToken });
+    return { status: res.status, body: (await res.json()) as Json };
+  };
+  const row = async (userId: string) =>
+    (await db.query(`SELECT attributes, version::int AS version, deleted_at FROM source_contacts WHERE project_id = $1 AND data_source_id = $2 AND user_id = $3`, [tenancy.project.id, tenancy.dataSource.id, userId]))[0];
+  const uid = () => `u-${randomUUID().slice(0, 8)}`;
+
+  it('refuses a body that is not an array of 1 to 100 objects with 400 and a message', async () => {
+    for (const body of [{ _user_id: 'x' }, [], Array.from({ length: 101 }, (_, i) => ({ _user_id: `u${i}` })), ['x'], [null], 'text']) {
+      const res = await post(body);
+      expect(res.status).toBe(400);
+      expect(typeof res.body.message).toBe('string');
+    }
+    expect((await post('[{', true)).status).toBe(400);
+  });
+
+  it('accepts 100 items', async () => {
+    const res = await post(Array.from({ length: 100 }, () => ({ _user_id: uid() })));
+    expect(res.status).toBe(202);
+    expect(res.body.entity.successful).toBe(100);
+  });
+
+  it('creates a contact, patches it (omitted keeps, null clears) and publishes each version with the whole state', async () => {
+    const id = uid();
+    const first = await post([{ _user_id: id, _first_name: 'Ada', _email: 'ada@example.com', loyalty_tier: 'gold' }]);
+    expect(first).toEqual({ status: 202, body: { entity: { successful: 1, failed: 0, items: [{ status: 'success', _user_id: id }] } } });
+    expect(await post([{ _user_id: id, _last_name: 'Lovelace', loyalty_tier: null }])).toMatchObject({ status: 202 });
+    expect(await row(id)).toMatchObject({ attributes: { _first_name: 'Ada', _last_name: 'Lovelace', _email: 'ada@example.com' }, version: 2, deleted_at: null });
+    const published = await contacts.waitFor(2, (m) => m.value.userId === id);
+    expect(published.map((m) => m.key)).toEqual([`${tenancy.project.id}/${tenancy.dataSource.id}/${id}`, `${tenancy.project.id}/${tenancy.dataSource.id}/${id}`]);
+    expect(published.map((m) => [m.value.kind, m.value.version])).toEqual([['upsert', 1], ['upsert', 2]]);
+    expect(published[1].value.patch).toEqual({ _first_name: 'Ada', _last_name: 'Lovelace', _email: 'ada@example.com', loyalty_tier: null });
+    expect(published[1].value.dataSourceId).toBe(tenancy.dataSource.id);
+  });
+
+  it('an unchanged rewrite bumps no version and publishes nothing', async () => {
+    const id = uid();
+    await post([{ _user_id: id, _first_name: 'Bo' }]);
+    await post([{ _user_id: id, _first_name: 'Bo' }]);
+    expect((await row(id)).version).toBe(1);
+  });
+
+  it('reports item errors without blocking the other items; 422 when every item fails', async () => {
+    const ok = uid();
+    const partial = await post([
+      { _user_id: ok, _email: 'ok@example.com' },
+      { _first_name: 'No id' },
+      { _user_id: '' },
+      { _user_id: 'bad-values', _email: 'not-an-email', _phone_mobile: 'call me', _birthday: '2020-02-30', _frist_name: 'typo', _datasources: ['x'] },
+    ]);
+    expect(partial.status).toBe(202);
+    expect(partial.body.entity).toMatchObject({ successful: 1, failed: 3 });
+    const [a, b, c, d] = partial.body.entity.items;
+    expect(a).toEqual({ status: 'success', _user_id: ok });
+    expect(b).toEqual({ status: 'error', _user_id: null, errors: { _user_id: ['is required'] } });
+    expect(c.errors._user_id).toEqual(['must be a non-empty string']);
+    expect(Object.keys(d.errors).sort()).toEqual(['_birthday', '_datasources', '_email', '_frist_name', '_phone_mobile']);
+    expect(d.errors._frist_name[0]).toContain('_frist_name');
+    expect(await row('bad-values')).toBeUndefined();
+
+    const all = await post([{ _user_id: uid(), _email: 'x' }, { nope: 1 }]);
+    expect(all.status).toBe(422);
+    expect(all.body.entity).toMatchObject({ successful: 0, failed: 2 });
+  });
+
+  it('types a new custom attribute from its first value; later values must match', async () => {
+    const name = `plan_${randomUUID().slice(0, 6)}`;
+    const res = await post([{ _user_id: uid(), [name]: 3 }, { _user_id: uid(), [name]: 'three' }, { _user_id: uid(), [name]: 4.5, flags_x: { nested: true } }]);
+    expect(res.body.entity.items.map((i: Json) => i.status)).toEqual(['success', 'error', 'error']);
+    expect(res.body.entity.items[1].errors[name]).toEqual(['must be a number']);
+    expect(res.body.entity.items[2].errors.flags_x).toBeDefined();
+    const [attr] = await db.query(`SELECT type, multivalue, reserved FROM attributes WHERE project_id = $1 AND uid = $2`, [tenancy.project.id, name]);
+    expect(attr).toEqual({ type: 'number', multivalue: false, reserved: false });
+    expect((await post([{ _user_id: uid(), [name]: true }])).status).toBe(422);
+    // catalogue types: the seeded string attribute refuses a number
+    expect((await post([{ _user_id: uid(), loyalty_tier: 5 }])).body.entity.items[0].errors.loyalty_tier).toEqual(['must be a string']);
+    // an internal, disabled attribute cannot be written
+    expect((await post([{ _user_id: uid(), legacy_score: 5 }])).status).toBe(422);
+  });
+
+  it('a failing batch leaves no new attribute behind', async () => {
+    const name = `ghost_${randomUUID().slice(0, 6)}`;
+    expect((await post([{ _user_id: uid(), [name]: 'x', _email: 'bad' }])).status).toBe(422);
+    expect(await db.query(`SELECT 1 FROM attributes WHERE project_id = $1 AND uid = $2`, [tenancy.project.id, name])).toEqual([]);
+  });
+
+  it('DELETE clears the personal data, keeps the key row, publishes a delete; unknown → 404; a later upsert recreates', async () => {
+    const id = uid();
+    await post([{ _user_id: id, _email: 'gone@example.com' }]);
+    expect(await del(id)).toEqual({ status: 202, body: { entity: { _user_id: id, deleted: true } } });
+    expect(await row(id)).toMatchObject({ attributes: {}, version: 2, deleted_at: expect.any(Date) });
+    const published = await contacts.waitFor(2, (m) => m.value.userId === id);
+    expect(published[1].value).toMatchObject({ kind: 'delete', version: 2 });
+    expect((await del(id)).status).toBe(404);
+    expect((await del('never-seen')).status).toBe(404);
+    await post([{ _user_id: id, _first_name: 'Back' }]);
+    expect(await row(id)).toMatchObject({ attributes: { _first_name: 'Back' }, version: 3, deleted_at: null });
+  });
+
+  it('two concurrent batches creating the same contact end with both patches and distinct versions', async () => {
+    const id = uid();
+    const [a, b] = await Promise.all([post([{ _user_id: id, _first_name: 'A' }]), post([{ _user_id: id, _last_name: 'B' }])]);
+    expect([a.status, b.status]).toEqual([202, 202]);
+    expect(await row(id)).toMatchObject({ attributes: { _first_name: 'A', _last_name: 'B' }, version: 2 });
+  });
+
+  it('drains the outbox after publishing', async () => {
+    const id = uid();
+    await post([{ _user_id: id }]);
+    await contacts.waitFor(1, (m) => m.value.userId === id);
+    const rows = await db.query(`SELECT 1 FROM outbox WHERE key = $1`, [`${tenancy.project.id}/${tenancy.dataSource.id}/${id}`]);
+    expect(rows).toEqual([]);
+  });
+
+  it('the relay publishes the versions of one contact in order', async () => {
+    const id = uid();
+    for (let i = 1; i <= 15; i++) expect((await post([{ _user_id: id, _first_name: `v${i}` }])).status).toBe(202);
+    const published = await contacts.waitFor(15, (m) => m.value.userId === id);
+    expect(published.map((m) => m.value.version)).toEqual(Array.from({ length: 15 }, (_, i) => i + 1));
+    expect(published.map((m) => m.value.patch._first_name)).toEqual(Array.from({ length: 15 }, (_, i) => `v${i + 1}`));
+  });
+
+  it('exposes the outbox depth and lag on /metrics', async () => {
+    const text = await (await fetch(`${base}/metrics`)).text();
+    expect(text).toMatch(/^meld_outbox_depth(\{[^}]*\})? \d+/m);
+    expect(text).toMatch(/^meld_outbox_lag_seconds(\{[^}]*\})? [\d.e+-]+/m);
+  });
+});

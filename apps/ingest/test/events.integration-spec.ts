@@ -1,0 +1,176 @@
+import { randomUUID } from 'node:crypto';
+import { Topics } from '@meld/contracts';
+import type { INestApplication } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import { startIngest } from './app.fixture';
+import { collectTopic } from './kafka.fixture';
+import { type Json, principalHeader, seedTenancy } from '@meld/fixtures';
+
+const HOUR = 3600_000;
+
+describe('event writes (ingest)', () => {
+  let app: INestApplication;
+  let base: string;
+  let db: DataSource;
+  let tenancy: Awaited<ReturnType<typeof seedTenancy>>;
+  let dsToken: Record<string, string>;
+  let events: Awaited<ReturnType<typeof collectTopic>>;
+  let triggers: Awaited<ReturnType<typeof collectTopic>>;
+
+  beforeAll(async () => {
+    ({ app, base, db } = await startIngest());
+    tenancy = await seedTenancy(db);
+    await db.query(`INSERT INTO event_types (project_id, uid, name, category, automation) VALUES ($1, 'signup', 'Signup', 'crm', true)`, [tenancy.project.id]);
+    dsToken = principalHeader(tenancy, { kind: 'datasource', scopes: ['PROJECT_INGEST_WRITE', 'PROJECT_INGEST_READ'], dataSourceId: tenancy.dataSource.id });
+    [events, triggers] = await Promise.all([
+      collectTopic(Topics.events, (v) => v?.projectId === tenancy.project.id),
+      collectTopic(Topics.automationTriggers, (v) => v?.projectId === tenancy.project.id),
+    ]);
+  });
+  afterAll(async () => {
+    await Promise.all([events?.stop(), triggers?.stop()]);
+    await app?.close();
+  });
+
+  const stream = () => `${base}/v1/project/${tenancy.project.uid}/datasource/${tenancy.dataSource.id}/stream`;
+  const post = async (path: string, body: unknown) => {
+    const res = await fetch(`${stream()}${path}`, { method: 'POST', headers: { ...dsToken, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    return { status: res.status, body: (await res.json()) as Json };
+  };
+  const contact = async (userId: string, attrs: Record<string, unknown> = {}) => expect((await post('/contacts', [{ _user_id: userId, ...attrs }])).status).toBe(202);
+  const row = async (userId: string) =>
+    (await db.query(`SELECT attributes, version::int AS version FROM source_contacts WHERE project_id = $1 AND data_source_id = $2 AND user_id = $3`, [tenancy.project.id, tenancy.dataSource.id, userId]))[0];
+  const uid = () => `u-${randomUUID().slice(0, 8)}`;
+  const eid = () => `e-${randomUUID()}`;
+  const purchase = (userId: string, eventId = eid(), extra: Record<string, unknown> = {}) => ({
+    _user_id: userId,
+    _event_id: eventId,
+    _event_type: 'purchase',
+    _event_parameters: { 'product-id': 'sku-1', amount: 12.5 },
+    ...extra,
+  });
+
+  it('refuses a body that is not an array of 1 to 100 objects with 400', async () => {
+    for (const body of [{}, [], Array.from({ length: 101 }, () => purchase('x')), [1]]) {
+      const res = await post('/events', body);
+      expect(res.status).toBe(400);
+      expect(typeof res.body.message).toBe('string');
+    }
+  });
+
+  it('produces an accepted event to meld.events.v1 before answering; _event_date defaults to reception time', async () => {
+    const user = uid();
+    await contact(user);
+    const eventId = eid();
+    const before = Date.now();
+    const res = await post('/events', [purchase(user, eventId)]);
+    expect(res).toEqual({ status: 202, body: { entity: { successful: 1, failed: 0, items: [{ status: 'success', _user_id: user }] } } });
+    const [m] = await events.waitFor(1, (x) => x.value.eventId === eventId);
+    expect(m.key).toBe(`${tenancy.project.id}/${tenancy.dataSource.id}/${user}`);
+    expect(m.value).toMatchObject({ userId: user, dataSourceId: tenancy.dataSource.id, eventType: 'purchase', parameters: { 'product-id': 'sku-1', amount: 12.5 } });
+    expect(m.value.eventDate).toBe(m.value.receivedAt);
+    expect(Date.parse(m.value.receivedAt)).toBeGreaterThanOrEqual(before - 1000);
+  });
+
+  it('a resent _event_id is a success that is not produced again (also twice in one batch)', async () => {
+    const user = uid();
+    await contact(user);
+    const eventId = eid();
+    expect((await post('/events', [purchase(user, eventId), purchase(user, eventId)])).body.entity).toMatchObject({ successful: 2, failed: 0 });
+    expect((await post('/events', [purchase(user, eventId)])).body.entity).toMatchObject({ successful: 1, failed: 0 });
+    const marker = eid();
+    await post('/events', [purchase(user, marker)]);
+    await events.waitFor(1, (x) => x.value.eventId === marker);
+    expect(events.messages.filter((x) => x.value.eventId === eventId)).toHaveLength(1);
+  });
+
+  it('an event-only item for an unknown (or deleted) contact is skipped silently', async () => {
+    const ghost = uid();
+    const eventId = eid();
+    expect((await post('/events', [purchase(ghost, eventId)])).body.entity).toEqual({ successful: 1, failed: 0, items: [{ status: 'success', _user_id: ghost }] });
+    expect(await db.query(`SELECT 1 FROM event_ids WHERE project_id = $1 AND event_id = $2`, [tenancy.project.id, eventId])).toEqual([]);
+    // once the contact exists, the same id goes through (it was never marked)
+    await contact(ghost);
+    await post('/events', [purchase(ghost, eventId)]);
+    await events.waitFor(1, (x) => x.value.eventId === eventId);
+  });
+
+  it('_user_data creates or updates the contact before the event; its failure fails the event only', async () => {
+    const user = uid();
+    const ok = eid();
+    const bad = eid();
+    const res = await post('/events', [
+      purchase(user, ok, { _user_data: { _first_name: 'Eve', _email: 'eve@example.com' } }),
+      purchase(uid(), bad, { _user_data: { _email: 'nope' } }),
+    ]);
+    expect(res.status).toBe(202);
+    expect(res.body.entity.items[1]).toMatchObject({ status: 'error', errors: { '_user_data._email': ['must be an email address'] } });
+    expect(await row(user)).toMatchObject({ attributes: { _first_name: 'Eve', _email: 'eve@example.com' }, version: 1 });
+    const [m] = await events.waitFor(1, (x) => x.value.eventId === ok);
+    expect(m.value.userData).toEqual({ _first_name: 'Eve', _email: 'eve@example.com' });
+    expect(await db.query(`SELECT 1 FROM event_ids WHERE project_id = $1 AND event_id = $2`, [tenancy.project.id, bad])).toEqual([]);
+  });
+
+  it('an older event does not overwrite newer _user_data values; a newer one does', async () => {
+    const user = uid();
+    await contact(user, { _first_name: 'Now' });
+    const old = new Date(Date.now() - 24 * HOUR).toISOString();
+    await post('/events', [purchase(user, eid(), { _event_date: old, _user_data: { _first_name: 'Old', _last_name: 'Kept' } })]);
+    expect((await row(user)).attributes).toEqual({ _first_name: 'Now', _last_name: 'Kept' });
+    const later = new Date(Date.now() + 60_000).toISOString();
+    await post('/events', [purchase(user, eid(), { _event_date: later, _user_data: { _first_name: 'Later' } })]);
+    expect((await row(user)).attributes).toEqual({ _first_name: 'Later', _last_name: 'Kept' });
+  });
+
+  it('checks required fields, the event type, parameters and the date; 422 when every item fails', async () => {
+    const user = uid();
+    await contact(user);
+    const res = await post('/events', [
+      { _event_id: eid(), _event_type: 'purchase', _event_parameters: { 'product-id': 'x' } },
+      { _user_id: user, _event_type: 'purchase', _event_parameters: { 'product-id': 'x' } },
+      { _user_id: user, _event_id: eid(), _event_type: 'refund' },
+      { _user_id: user, _event_id: eid(), _event_type: 'purchase', _event_parameters: { amount: 'ten' } },
+      { _user_id: user, _event_id: eid(), _event_type: 'purchase', _event_parameters: { 'product-id': 'x' }, _event_date: 'yesterday' },
+      { _user_id: user, _event_id: eid(), _event_type: 'purchase', _event_parameters: [] },
+      { _user_id: user, _event_id: eid(), _event_type: 'purchase', _event_parameters: { 'product-id': 'x' }, extra: 1 },
+    ]);
+    expect(res.status).toBe(422);
+    const errors = res.body.entity.items.map((i: Json) => Object.keys(i.errors).sort());
+    expect(errors).toEqual([
+      ['_user_id'],
+      ['_event_id'],
+      ['_event_type'],
+      ['_event_parameters.amount', '_event_parameters.product-id'],
+      ['_event_date'],
+      ['_event_parameters'],
+      ['extra'],
+    ]);
+    expect(res.body.entity.items[2].errors._event_type).toEqual(['unknown event type refund']);
+  });
+
+  it('automation triggers only for automation types within ±1 h of reception', async () => {
+    const user = uid();
+    await contact(user);
+    const now = Date.now();
+    const at = (offset: number) => new Date(now + offset).toISOString();
+    const ids = { inside: eid(), defaulted: eid(), pastEdge: eid(), past: eid(), future: eid(), notAutomation: eid() };
+    const signup = (eventId: string, date?: string) => ({ _user_id: user, _event_id: eventId, _event_type: 'signup', ...(date ? { _event_date: date } : {}) });
+    const res = await post('/events', [
+      signup(ids.inside, at(-30 * 60_000)),
+      signup(ids.defaulted),
+      signup(ids.pastEdge, at(-HOUR + 60_000)),
+      signup(ids.past, at(-2 * HOUR)),
+      signup(ids.future, at(2 * HOUR)),
+      purchase(user, ids.notAutomation),
+    ]);
+    expect(res.body.entity).toMatchObject({ successful: 6, failed: 0 });
+    await events.waitFor(6, (x) => Object.values(ids).includes(x.value.eventId));
+    const fired = await triggers.waitFor(3, (x) => Object.values(ids).includes(x.value.eventId));
+    const marker = eid();
+    await post('/events', [signup(marker)]);
+    await triggers.waitFor(1, (x) => x.value.eventId === marker);
+    const all = triggers.messages.filter((x) => Object.values(ids).includes(x.value.eventId)).map((x) => x.value.eventId);
+    expect(all.sort()).toEqual([ids.inside, ids.defaulted, ids.pastEdge].sort());
+    expect(fired[0].value).toMatchObject({ eventType: 'signup', sourceContactKey: `${tenancy.project.id}/${tenancy.dataSource.id}/${user}` });
+  });
+});
