@@ -4,3 +4,4 @@ export * from './entities';
 export * from './migrate';
 export * from './migrations';
 export * from './repositories';
+export * from './outbox/outbox-pump';

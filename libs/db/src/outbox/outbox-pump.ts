@@ -1,0 +1,161 @@
+import { Logger } from '@nestjs/common';
+import { Gauge, type Registry } from 'prom-client';
+import type { DataSource } from 'typeorm';
+
+export interface OutboxMessage {
+  key: string;
+  value: unknown;
+}
+
+export interface OutboxPumpOptions {
+  /** Outbox table: `id bigserial, key, value jsonb, created_at` (+ `topic` when `topic` is not fixed). */
+  table: 'outbox' | 'audience_outbox';
+  /** The one topic of a single-topic outbox; otherwise each row's `topic` column. */
+  topic?: string;
+  /** Sends in order and resolves after the broker acked (acks -1). */
+  publish(topic: string, messages: OutboxMessage[]): Promise<void>;
+  metrics: Registry;
+  batch?: number;
+  idleMs?: number;
+  errorBackoffMs?: number;
+}
+
+const gauges = new WeakMap<Registry, { depth: Gauge; lag: Gauge }>();
+function gaugesOf(registry: Registry) {
+  let g = gauges.get(registry);
+  if (!g) {
+    g = {
+      depth: new Gauge({ name: 'meld_outbox_depth', help: 'Rows waiting in an outbox', labelNames: ['outbox'], registers: [registry] }),
+      lag: new Gauge({ name: 'meld_outbox_lag_seconds', help: 'Age of the oldest outbox row (0 when empty)', labelNames: ['outbox'], registers: [registry] }),
+    };
+    gauges.set(registry, g);
+  }
+  return g;
+}
+
+/**
+ * Drains a transactional outbox into Kafka (docs/design-data-path.md): oldest rows first,
+ * published with acks -1 and deleted in the same transaction after the ack, so a crash
+ * anywhere republishes (at-least-once; consumers drop versions they applied) and never
+ * loses a row. One pump per table drains at a time across replicas (a transaction-level
+ * advisory lock), so messages of one key leave in id order; `FOR UPDATE SKIP LOCKED`
+ * never blocks writers. Polls, and runs at once after a full batch or a `nudge()`.
+ */
+export class OutboxPump {
+  private readonly log: Logger;
+  private readonly batch: number;
+  private stopped = false;
+  private loop?: Promise<void>;
+  private wake?: () => void;
+  private nudged = false;
+  private lastMetrics = 0;
+
+  constructor(
+    private readonly ds: DataSource,
+    private readonly options: OutboxPumpOptions,
+  ) {
+    this.log = new Logger(`outbox:${options.table}`);
+    this.batch = options.batch ?? 500;
+  }
+
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  /** Rows were just committed: publish them now rather than at the next poll. */
+  nudge(): void {
+    this.nudged = true;
+    this.wake?.();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake?.();
+    await this.loop;
+  }
+
+  /** One pass: publishes up to `batch` rows; 0 when empty or another pump holds the lock. */
+  async drainOnce(): Promise<number> {
+    const { table, topic } = this.options;
+    const qr = this.ds.createQueryRunner();
+    await qr.connect();
+    try {
+      await qr.startTransaction();
+      const [{ locked }] = await qr.query(`SELECT pg_try_advisory_xact_lock(hashtext($1)) AS locked`, [`meld.${table}.pump`]);
+      if (!locked) {
+        await qr.rollbackTransaction();
+        return 0;
+      }
+      const rows: { id: string; topic?: string; key: string; value: unknown }[] = await qr.query(
+        `SELECT id, ${topic ? '' : 'topic, '}key, value FROM "${table}" ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
+        [this.batch],
+      );
+      // Consecutive rows of one topic go in one send, in id order.
+      for (let i = 0; i < rows.length; ) {
+        const t = topic ?? rows[i].topic!;
+        const run: OutboxMessage[] = [];
+        for (; i < rows.length && (topic ?? rows[i].topic) === t; i++) run.push({ key: rows[i].key, value: rows[i].value });
+        await this.options.publish(t, run);
+      }
+      if (rows.length) await qr.query(`DELETE FROM "${table}" WHERE id = ANY($1::bigint[])`, [rows.map((r) => r.id)]);
+      await qr.commitTransaction();
+      return rows.length;
+    } catch (err) {
+      if (qr.isTransactionActive) await qr.rollbackTransaction().catch(() => undefined);
+      throw err;
+    } finally {
+      await qr.release();
+    }
+  }
+
+  private async run(): Promise<void> {
+    const idle = this.options.idleMs ?? 250;
+    const backoff = this.options.errorBackoffMs ?? 1000;
+    while (!this.stopped) {
+      let published = 0;
+      let wait = idle;
+      try {
+        if (this.ds.isInitialized) {
+          published = await this.drainOnce();
+          await this.updateMetrics();
+        }
+      } catch (err) {
+        this.log.warn(`pass failed, retrying: ${err instanceof Error ? err.message : String(err)}`);
+        wait = backoff;
+      }
+      if (published < this.batch || wait === backoff) await this.sleep(wait);
+    }
+  }
+
+  private async updateMetrics(): Promise<void> {
+    const now = Date.now();
+    if (now - this.lastMetrics < 1000) return;
+    this.lastMetrics = now;
+    const { table } = this.options;
+    const [m] = await this.ds.query(
+      `SELECT count(*)::int AS depth, COALESCE(EXTRACT(EPOCH FROM now() - min(created_at)), 0)::float8 AS lag FROM "${table}"`,
+    );
+    const g = gaugesOf(this.options.metrics);
+    g.depth.labels(table).set(Number(m.depth));
+    g.lag.labels(table).set(Number(m.lag));
+  }
+
+  private sleep(ms: number): Promise<void> {
+    if (this.stopped || this.nudged) {
+      this.nudged = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.wake = undefined;
+        resolve();
+      }, ms);
+      this.wake = () => {
+        clearTimeout(timer);
+        this.wake = undefined;
+        this.nudged = false;
+        resolve();
+      };
+    });
+  }
+}
