@@ -15,15 +15,13 @@
  * --log-level L (apps' LOG_LEVEL, default warn; `info` adds one access-log line per request
  * in both apps), --profile-gateway DIR (V8 CPU profile of the gateway, written at its exit).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { join } from 'node:path';
 import { Pool } from 'undici';
 import { encodePrincipal, issueToken } from '../../libs/auth/src';
 import { defaultAttributionConfig, defaultGeneralConfig } from '../../libs/contracts/src';
 import { OrganizationEntity, ProjectEntity, TokenEntity, createDataSource } from '../../libs/db/src';
+import { freePort, startApp, waitReady } from '../lib/apps';
 import type { BenchContext, BenchRow, ScenarioResult } from '../lib/context';
 import { processCpuUs } from '../lib/cpu';
 import { RssSampler, type WatchedProcess } from '../lib/processes';
@@ -45,39 +43,8 @@ interface Target {
   headers: () => Record<string, string>;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
-function startApp(root: string, app: string, env: NodeJS.ProcessEnv, nodeArgs: string[] = []): ChildProcess {
-  const main = join(root, 'apps', app, 'dist', 'main.js');
-  if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` first`);
-  const child = spawn(process.execPath, [...nodeArgs, main], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] });
-  child.on('exit', (code, signal) => {
-    if (code !== null && code !== 0) process.stderr.write(`[bench] ${app} exited with ${code ?? signal}\n`);
-  });
-  return child;
-}
 
-async function waitReady(url: string, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      if ((await fetch(url, { signal: AbortSignal.timeout(2000) })).status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`${url} not ready after ${timeoutMs / 1000} s`);
-}
 
 /** Closed loop: `concurrency` workers each send the next request as soon as the last one is answered. */
 async function load(target: Target, path: string, concurrency: number, seconds: number, warmupSeconds: number): Promise<Figures> {

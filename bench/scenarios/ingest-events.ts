@@ -15,16 +15,14 @@
  * Options: --seconds N (5 per round), --rounds R (3), --clients C (16), --batch B (100),
  * --users U (1000), --warmup S (1).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { join } from 'node:path';
 import { Pool } from 'undici';
 import { issueToken } from '../../libs/auth/src';
 import { createClickHouse } from '../../libs/clickhouse/src';
 import { INGEST_SCOPES, defaultAttributionConfig, defaultGeneralConfig } from '../../libs/contracts/src';
 import { DataSourceEntity, EventTypeEntity, OrganizationEntity, ProjectEntity, TokenEntity, createDataSource } from '../../libs/db/src';
+import { freePort, startApp, waitReady } from '../lib/apps';
 import type { BenchContext, BenchRow, ScenarioResult } from '../lib/context';
 import { RssSampler, type WatchedProcess } from '../lib/processes';
 import { median, percentile } from '../lib/stats';
@@ -43,39 +41,8 @@ interface EventRow {
   eventDate: string;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
-function startApp(root: string, app: string, env: NodeJS.ProcessEnv): ChildProcess {
-  const main = join(root, 'apps', app, 'dist', 'main.js');
-  if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` first`);
-  const child = spawn(process.execPath, [main], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] });
-  child.on('exit', (code, signal) => {
-    if (code !== null && code !== 0) process.stderr.write(`[bench] ${app} exited with ${code ?? signal}\n`);
-  });
-  return child;
-}
 
-async function waitReady(url: string, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      if ((await fetch(url, { signal: AbortSignal.timeout(2000) })).status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`${url} not ready after ${timeoutMs / 1000} s`);
-}
 
 /** Closed loop: each client sends its next batch as soon as the last one is answered. */
 async function load(send: (rows: EventRow[]) => Promise<boolean>, next: () => EventRow[], clients: number, seconds: number, warmupSeconds: number, batch: number): Promise<Figures> {

@@ -1,6 +1,9 @@
 import { APPS } from '@meld/contracts';
 import { CatalogueRepository } from '@meld/db';
 import type { MeldAppDefinition } from '@meld/platform';
+import { ContactsController } from './contacts/contacts.controller';
+import { ContactsRepository } from './contacts/contacts.repository';
+import { FindContact } from './contacts/usecases/find-contact/find-contact.usecase';
 import { ProjectController } from './project/project.controller';
 import { ProjectRepository } from './project/project.repository';
 import { GetProject } from './project/usecases/get-project/get-project.usecase';
@@ -13,6 +16,6 @@ export const appDefinition: MeldAppDefinition = {
   name: 'audience',
   port: APPS['audience'].port,
   stores: APPS['audience'].stores,
-  controllers: [ProjectController, SpecsController],
-  providers: [ProjectRepository, CatalogueRepository, GetProject, ListEventTypes, ListEventParameters, ListAttributes],
+  controllers: [ProjectController, SpecsController, ContactsController],
+  providers: [ProjectRepository, CatalogueRepository, GetProject, ListEventTypes, ListEventParameters, ListAttributes, ContactsRepository, FindContact],
 };

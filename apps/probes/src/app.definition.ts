@@ -1,8 +1,11 @@
 import { APPS } from '@meld/contracts';
 import type { MeldAppDefinition } from '@meld/platform';
+import { SINK_OPTIONS, sinkOptions } from './sinks/sink-options';
+import { SinksConsumer } from './sinks/sinks.consumer';
 
 export const appDefinition: MeldAppDefinition = {
   name: 'probes',
   port: APPS['probes'].port,
   stores: APPS['probes'].stores,
+  providers: [{ provide: SINK_OPTIONS, useFactory: () => sinkOptions() }, SinksConsumer],
 };

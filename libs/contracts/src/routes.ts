@@ -90,6 +90,11 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   ingest('stream.contacts.write', 'POST', '/contacts', ['PROJECT_INGEST_WRITE'], { bodyLimit: INGEST_BODY_LIMIT }),
   ingest('stream.contacts.delete', 'DELETE', '/contacts/:userId', ['PROJECT_INGEST_WRITE']),
   ingest('stream.events.write', 'POST', '/events', ['PROJECT_INGEST_WRITE'], { bodyLimit: INGEST_BODY_LIMIT }),
+  // Contact reads (docs/decisions.md "Contact reads"): searching by phone or email also needs
+  // dataPolicy.mayReadPii, decided by the audience app (it depends on the data mode too).
+  product('audience.search.phone', 'GET', '/v1/project/:project/audience/search/phone/:phone', 'audience', { scopes: ['PROJECT_AUDIENCE_READ'] }),
+  product('audience.search.email', 'GET', '/v1/project/:project/audience/search/email/:userEmail', 'audience', { scopes: ['PROJECT_AUDIENCE_READ'] }),
+  product('audience.user', 'GET', '/v1/project/:project/audience/user/:userId', 'audience', { scopes: ['PROJECT_AUDIENCE_READ'] }),
   // Later issues add here, e.g.:
   // product('audience.count', 'POST', '/v1/project/:project/audience/count', 'audience', { scopes: ['PROJECT_AUDIENCE_READ'] }),
   // product('probes.coverage', 'POST', '/v1/project/:project/audience/coverage', 'probes', { scopes: ['PROJECT_AUDIENCE_READ'], rateLimit: 'probes' }),

@@ -1,28 +1,9 @@
-import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
+import { DEFAULT_JUNK_VALUES, localeCountry, normaliseKeyValue } from '@meld/contracts';
+import type { CountryCode } from 'libphonenumber-js';
 
-/**
- * Values that must never merge two contacts: placeholders that many unrelated contacts
- * carry (a form default, a serialised object, a sentinel number). Compared after trimming
- * and lower-casing. Projects may pass their own list; this is the default.
- */
-export const DEFAULT_JUNK_VALUES: readonly string[] = [
-  '',
-  'null',
-  'undefined',
-  'nil',
-  'none',
-  'anonymous',
-  'unknown',
-  '0',
-  '-1',
-  '[object object]',
-  'n/a',
-  'na',
-  'nan',
-  '-',
-  'noemail',
-  'no-email',
-];
+// The pure normalisation lives in @meld/contracts (contact-keys.ts): the audience app's
+// searches must normalise exactly as the merge keys.
+export { DEFAULT_JUNK_VALUES, localeCountry, normaliseKeyValue };
 
 /** A merge key: the attribute it comes from and its normalised value. */
 export interface MergeKey {
@@ -36,33 +17,6 @@ export interface KeyOptions {
   /** Project locale (`fr_FR`): its country is the default for national phone numbers. */
   locale: string;
   junkValues?: readonly string[];
-}
-
-/** `fr_FR` → `FR`; anything without a country part gives undefined (E.164 input only). */
-export function localeCountry(locale: string): CountryCode | undefined {
-  const match = /[_-]([A-Za-z]{2})$/.exec(locale.trim());
-  return match ? (match[1].toUpperCase() as CountryCode) : undefined;
-}
-
-/**
- * The normalised merge value of one attribute value, or null when it must not merge
- * (missing, junk, not a scalar, a phone number that does not parse).
- */
-export function normaliseKeyValue(attribute: string, raw: unknown, country: CountryCode | undefined, junk: ReadonlySet<string>): string | null {
-  if (typeof raw !== 'string' && typeof raw !== 'number') return null;
-  if (typeof raw === 'number' && !Number.isFinite(raw)) return null;
-  const text = String(raw).trim();
-  if (junk.has(text.toLowerCase())) return null;
-  if (attribute === '_email') {
-    const email = text.toLowerCase();
-    // Not a full validation (ingest does that); only keeps obvious non-addresses from merging.
-    return /^[^\s@]+@[^\s@]+$/.test(email) && !junk.has(email.split('@')[0]) ? email : null;
-  }
-  if (attribute === '_phone_mobile' || attribute.startsWith('_phone')) {
-    const phone = parsePhoneNumberFromString(text, country);
-    return phone && phone.isValid() ? phone.number : null;
-  }
-  return text;
 }
 
 /** Compiled key options, built once per project. */

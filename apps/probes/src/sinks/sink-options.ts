@@ -1,0 +1,29 @@
+/** Consumer settings of the ClickHouse sinks; tests use groups of their own. */
+export interface SinkOptions {
+  eventsGroupId: string;
+  audienceGroupId: string;
+  fromBeginning: boolean;
+  /**
+   * Attempts before a message is dead-lettered. High: a failure here is a ClickHouse outage,
+   * not a bad message (bad ones are dead-lettered at once by the schema check), and a dead
+   * letter would lose the event for the audience.
+   */
+  maxAttempts: number;
+  /** Rows per ClickHouse insert at most, and how long the first row of a flush waits for others. */
+  maxRows: number;
+  lingerMs: number;
+}
+
+export const SINK_OPTIONS = Symbol('SINK_OPTIONS');
+
+/** `MELD_PROBES_EVENTS_GROUP` (default `probes-events`), `MELD_PROBES_AUDIENCE_GROUP` (default `probes-audience`). */
+export function sinkOptions(env: NodeJS.ProcessEnv = process.env): SinkOptions {
+  return {
+    eventsGroupId: env.MELD_PROBES_EVENTS_GROUP || 'probes-events',
+    audienceGroupId: env.MELD_PROBES_AUDIENCE_GROUP || 'probes-audience',
+    fromBeginning: true,
+    maxAttempts: 1000,
+    maxRows: 5000,
+    lingerMs: 20,
+  };
+}

@@ -1,0 +1,66 @@
+import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
+
+/**
+ * Normalisation of contact keys (email, phone, other unique values), shared by the app that
+ * writes audience contacts (identity-merge builds merge keys with it) and the app that
+ * searches them (audience), so a search finds exactly what the merge keyed.
+ */
+
+/**
+ * Values that must never merge two contacts: placeholders that many unrelated contacts
+ * carry (a form default, a serialised object, a sentinel number). Compared after trimming
+ * and lower-casing. Projects may pass their own list; this is the default.
+ */
+export const DEFAULT_JUNK_VALUES: readonly string[] = [
+  '',
+  'null',
+  'undefined',
+  'nil',
+  'none',
+  'anonymous',
+  'unknown',
+  '0',
+  '-1',
+  '[object object]',
+  'n/a',
+  'na',
+  'nan',
+  '-',
+  'noemail',
+  'no-email',
+];
+
+/** `fr_FR` → `FR`; anything without a country part gives undefined (E.164 input only). */
+export function localeCountry(locale: string): CountryCode | undefined {
+  const match = /[_-]([A-Za-z]{2})$/.exec(locale.trim());
+  return match ? (match[1].toUpperCase() as CountryCode) : undefined;
+}
+
+/** Email as keyed: trimmed and lower-cased. */
+export function normaliseEmail(raw: string): string {
+  return raw.trim().toLowerCase();
+}
+
+/** Phone as keyed: E.164 with the locale's country as default, or null when it does not parse as a valid number. */
+export function normalisePhone(raw: string, country: CountryCode | undefined): string | null {
+  const phone = parsePhoneNumberFromString(raw.trim(), country);
+  return phone && phone.isValid() ? phone.number : null;
+}
+
+/**
+ * The normalised merge value of one attribute value, or null when it must not merge
+ * (missing, junk, not a scalar, a phone number that does not parse).
+ */
+export function normaliseKeyValue(attribute: string, raw: unknown, country: CountryCode | undefined, junk: ReadonlySet<string>): string | null {
+  if (typeof raw !== 'string' && typeof raw !== 'number') return null;
+  if (typeof raw === 'number' && !Number.isFinite(raw)) return null;
+  const text = String(raw).trim();
+  if (junk.has(text.toLowerCase())) return null;
+  if (attribute === '_email') {
+    const email = normaliseEmail(text);
+    // Not a full validation (ingest does that); only keeps obvious non-addresses from merging.
+    return /^[^\s@]+@[^\s@]+$/.test(email) && !junk.has(email.split('@')[0]) ? email : null;
+  }
+  if (attribute === '_phone_mobile' || attribute.startsWith('_phone')) return normalisePhone(text, country);
+  return text;
+}
