@@ -23,6 +23,22 @@ const EXAMPLE_PARAMS: Record<string, (f: Fixture) => string> = {
   eventType: (f) => f.eventType,
   // Each DELETE deletes its contact: every call takes a fresh one created in beforeAll.
   userId: (f) => f.userIds.shift() ?? 'matrix-no-contact-left',
+  phone: () => '+33612345678',
+  userEmail: () => 'nobody@example.com',
+  audienceId: () => randomUUID(),
+};
+/**
+ * What the owning app answers, by route id, to a caller the gateway let through with exactly
+ * the route's scopes, when that is not a success: the searches need dataPolicy.mayReadPii
+ * (Basic or Full), which the route's PROJECT_AUDIENCE_READ alone does not give (403 from the
+ * audience app); the user read of the routes' example user id finds no contact (404).
+ */
+const APP_ANSWERS: Record<string, number> = {
+  'audience.search.phone': 403,
+  'audience.search.email': 403,
+  'audience.user': 404,
+  // A random audience id: no such contact.
+  'audience.events': 404,
 };
 /** Valid bodies for routes that take one (writes), by route id. */
 const EXAMPLE_BODIES: Record<string, unknown> = {
@@ -75,12 +91,12 @@ function expected(route: PublicRoute, caller: Caller): number | '2xx' | undefine
     case 'data source (other)':
       return !accepts('datasource') ? 403 : route.dataSourceParam ? 404 : '2xx';
     case 'oauth with the scopes':
-      return accepts('oauth') ? '2xx' : 403;
+      return accepts('oauth') ? (APP_ANSWERS[route.id] ?? '2xx') : 403;
     case 'product without the scopes':
       // Every scope but the route's: only meaningful when the route requires some.
       return route.scopes.length === 0 ? undefined : accepts('product') ? 403 : 403;
     case 'product with the scopes':
-      return accepts('product') ? '2xx' : 403;
+      return accepts('product') ? (APP_ANSWERS[route.id] ?? '2xx') : 403;
   }
 }
 

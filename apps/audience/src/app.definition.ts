@@ -2,6 +2,7 @@ import { APPS } from '@meld/contracts';
 import { CatalogueRepository } from '@meld/db';
 import type { MeldAppDefinition } from '@meld/platform';
 import { ContactsController } from './contacts/contacts.controller';
+import { EventsModule } from './events/events.module';
 import { ContactsRepository } from './contacts/contacts.repository';
 import { FindContact } from './contacts/usecases/find-contact/find-contact.usecase';
 import { ProjectController } from './project/project.controller';
@@ -16,6 +17,7 @@ export const appDefinition: MeldAppDefinition = {
   name: 'audience',
   port: APPS['audience'].port,
   stores: APPS['audience'].stores,
+  imports: [EventsModule],
   controllers: [ProjectController, SpecsController, ContactsController],
   providers: [ProjectRepository, CatalogueRepository, GetProject, ListEventTypes, ListEventParameters, ListAttributes, ContactsRepository, FindContact],
 };

@@ -154,8 +154,10 @@ it('validates the folder before touching the server', async () => {
   expect(await bad.ch.ping()).toBe(false); // no database was created
 });
 
-it("the lib's own folder (no product tables yet) migrates cleanly", async () => {
+it("the lib's own folder migrates cleanly, then is up to date", async () => {
   const { ch } = await fixture({});
-  expect(await migrateClickHouse({ client: ch })).toEqual({ applied: [], upToDate: (await readMigrations(DEFAULT_MIGRATIONS_DIR)).length });
-  expect(await tables(ch)).toEqual(['schema_migrations']);
+  const files = await readMigrations(DEFAULT_MIGRATIONS_DIR);
+  expect((await migrateClickHouse({ client: ch })).applied.map((m) => m.version)).toEqual(files.map((f) => f.version));
+  expect(await migrateClickHouse({ client: ch })).toEqual({ applied: [], upToDate: files.length });
+  expect(await tables(ch)).toEqual(['audience_membership', 'events', 'schema_migrations']);
 });

@@ -73,6 +73,15 @@ const ingest = (id: string, method: HttpMethod, suffix: string, scopes: readonly
   ...extra,
 });
 
+/**
+ * The events read of issue 4 (apps/audience/src/events). Defined, not yet in
+ * PUBLIC_ROUTES: it joins them together with the audience app's EventsModule and an
+ * `audienceId` example in test/e2e/authorization-matrix.e2e-spec.ts.
+ */
+export const AUDIENCE_EVENTS_ROUTE: PublicRoute = product('audience.events', 'GET', '/v1/project/:project/audience/:audienceId/events', 'audience', {
+  scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_DATA_EVENTS'],
+});
+
 export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   // Token introspection: any product token, whatever its scopes (funds need ACCOUNT_READ, decided in the handler).
   product('token.read', 'GET', '/v1/', 'gateway', { rateLimit: 'large' }),
@@ -95,6 +104,7 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   product('audience.search.phone', 'GET', '/v1/project/:project/audience/search/phone/:phone', 'audience', { scopes: ['PROJECT_AUDIENCE_READ'] }),
   product('audience.search.email', 'GET', '/v1/project/:project/audience/search/email/:userEmail', 'audience', { scopes: ['PROJECT_AUDIENCE_READ'] }),
   product('audience.user', 'GET', '/v1/project/:project/audience/user/:userId', 'audience', { scopes: ['PROJECT_AUDIENCE_READ'] }),
+  AUDIENCE_EVENTS_ROUTE,
   // Later issues add here, e.g.:
   // product('audience.count', 'POST', '/v1/project/:project/audience/count', 'audience', { scopes: ['PROJECT_AUDIENCE_READ'] }),
   // product('probes.coverage', 'POST', '/v1/project/:project/audience/coverage', 'probes', { scopes: ['PROJECT_AUDIENCE_READ'], rateLimit: 'probes' }),

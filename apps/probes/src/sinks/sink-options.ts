@@ -24,6 +24,6 @@ export function sinkOptions(env: NodeJS.ProcessEnv = process.env): SinkOptions {
     fromBeginning: true,
     maxAttempts: 1000,
     maxRows: 5000,
-    lingerMs: 20,
+    lingerMs: 2,
   };
 }

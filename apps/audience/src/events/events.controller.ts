@@ -1,0 +1,37 @@
+import { CurrentPrincipal, type Principal } from '@meld/auth';
+import { ApiError, ApiErrors, ApiSuccess } from '@meld/api';
+import { Controller, Get, Param, Query } from '@nestjs/common';
+import { ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { projectOf } from '../http/project-of';
+import { AudienceEventListSchema } from './events.schema';
+import { ListEvents } from './list-events.usecase';
+
+@ApiTags('audience')
+@ApiParam({ name: 'project', description: 'project UID' })
+@Controller('v1/project/:project/audience')
+export class EventsController {
+  constructor(private readonly listEvents: ListEvents) {}
+
+  @Get(':audienceId/events')
+  @ApiOperation({
+    summary: "List an audience contact's events",
+    description:
+      'Events of every source contact merged into the audience contact, newest first, deduplicated by `_event_id`, within the look-back of the organization plan (s 30, m 90, l 180, xl 365 days; `metadata.lookBackDays`). An absorbed audience id reads its survivor. Needs PROJECT_AUDIENCE_READ and PROJECT_AUDIENCE_DATA_EVENTS.',
+  })
+  @ApiParam({ name: 'audienceId', description: 'audience contact id' })
+  @ApiQuery({ name: '_start', required: false, description: 'offset of the page (with `_limit`)' })
+  @ApiQuery({ name: '_limit', required: false, description: 'page size, 1–500, default 50 (with `_start`)' })
+  @ApiSuccess(200, AudienceEventListSchema, 'a page of events')
+  @ApiError(400, '`_start` without `_limit` (or the reverse), or a value out of range')
+  @ApiErrors(401, 403, 404, 429)
+  list(
+    @CurrentPrincipal() principal: Principal,
+    @Param('project') projectUid: string,
+    @Param('audienceId') audienceId: string,
+    @Query('_start') start?: string,
+    @Query('_limit') limit?: string,
+  ) {
+    const project = projectOf(principal, projectUid);
+    return this.listEvents.execute({ principal, projectId: project.id, audienceId, start, limit });
+  }
+}

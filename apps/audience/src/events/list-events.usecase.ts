@@ -1,0 +1,73 @@
+import type { Principal } from '@meld/auth';
+import type { Plan, Scope } from '@meld/contracts';
+import { isoWithOffset } from '@meld/api';
+import { BadRequestException, ForbiddenException, Injectable, NotFoundException } from '@nestjs/common';
+import { EventsRepository } from './events.repository';
+
+/** How far back an audience contact's events are read, by plan (days). */
+export const EVENTS_LOOK_BACK_DAYS: Readonly<Record<Plan, number>> = { s: 30, m: 90, l: 180, xl: 365 };
+export const EVENTS_DEFAULT_LIMIT = 50;
+export const EVENTS_MAX_LIMIT = 500;
+export const EVENTS_SCOPES: readonly Scope[] = ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_DATA_EVENTS'];
+
+export interface ListEventsCommand {
+  principal: Principal;
+  projectId: string;
+  audienceId: string;
+  start?: string;
+  limit?: string;
+  now?: Date;
+}
+
+/** `_start` and `_limit` come together or not at all; start ≥ 0, 1 ≤ limit ≤ 500. */
+export function parsePaging(start: string | undefined, limit: string | undefined): { start: number; limit: number } {
+  if (start === undefined && limit === undefined) return { start: 0, limit: EVENTS_DEFAULT_LIMIT };
+  if (start === undefined || limit === undefined) throw new BadRequestException('_start and _limit go together: send both or neither');
+  const s = /^\d{1,9}$/.test(start) ? Number(start) : NaN;
+  const l = /^\d{1,9}$/.test(limit) ? Number(limit) : NaN;
+  if (!Number.isInteger(s)) throw new BadRequestException('_start must be an integer ≥ 0');
+  if (!Number.isInteger(l) || l < 1 || l > EVENTS_MAX_LIMIT) throw new BadRequestException(`_limit must be an integer from 1 to ${EVENTS_MAX_LIMIT}`);
+  return { start: s, limit: l };
+}
+
+/** The events of one audience contact (absorbed ids resolve to the survivor), newest first, within the plan's look-back. */
+@Injectable()
+export class ListEvents {
+  constructor(private readonly events: EventsRepository) {}
+
+  async execute(command: ListEventsCommand) {
+    const { principal, projectId } = command;
+    const missing = EVENTS_SCOPES.filter((s) => !principal.scopes.includes(s));
+    if (missing.length) throw new ForbiddenException(`this token lacks ${missing.join(', ')}`);
+    const paging = parsePaging(command.start, command.limit);
+    const audienceId = await this.events.resolveAudienceId(projectId, command.audienceId);
+    if (!audienceId) throw new NotFoundException('audience contact not found');
+    // No plan on the principal: the smallest look-back.
+    const lookBackDays = EVENTS_LOOK_BACK_DAYS[principal.plan ?? 's'];
+    const now = command.now ?? new Date();
+    const since = new Date(Math.floor(now.getTime() / 1000) * 1000 - lookBackDays * 86_400_000);
+    const [total, events] = await Promise.all([
+      this.events.count(projectId, audienceId, since),
+      this.events.list(projectId, audienceId, since, paging.start, paging.limit),
+    ]);
+    return {
+      entity: events.map((e) => ({
+        id: e.id,
+        type: e.type,
+        date: isoWithOffset(new Date(e.date * 1000)),
+        receivedAt: isoWithOffset(new Date(e.receivedAt * 1000)),
+        parameters: e.parameters,
+        dataSourceId: e.dataSourceId,
+      })),
+      metadata: {
+        audienceId,
+        start: paging.start,
+        limit: paging.limit,
+        count: events.length,
+        total,
+        lookBackDays,
+        since: isoWithOffset(since),
+      },
+    };
+  }
+}

@@ -1,0 +1,41 @@
+import { membershipVersion, parseDsContactId, removalRows } from './membership';
+import { InsertBuffer } from './insert-buffer';
+
+describe('membership rows', () => {
+  it('splits <dataSourceId>/<userId> at the first slash', () => {
+    expect(parseDsContactId('ds-1/user/with/slashes')).toEqual({ dataSourceId: 'ds-1', userId: 'user/with/slashes' });
+    expect(parseDsContactId('no-slash')).toBeNull();
+    expect(parseDsContactId('/u')).toBeNull();
+    expect(parseDsContactId('ds/')).toBeNull();
+  });
+
+  it('orders versions by step time, a live row above a removal of the same step', () => {
+    const t = '2026-11-20T10:00:00.000Z';
+    const later = '2026-11-20T10:00:00.001Z';
+    expect(BigInt(membershipVersion(t, true))).toBeGreaterThan(BigInt(membershipVersion(t, false)));
+    expect(BigInt(membershipVersion(later, false))).toBeGreaterThan(BigInt(membershipVersion(t, true)));
+  });
+
+  it('removes only the current members a message no longer lists', () => {
+    const rows = removalRows('p', 'a', '2026-11-20T10:00:00.000Z', [{ dataSourceId: 'd', userId: 'x' }, { dataSourceId: 'd', userId: 'y' }], new Set(['d/x']));
+    expect(rows).toEqual([{ project_id: 'p', data_source_id: 'd', user_id: 'y', audience_id: 'a', version: membershipVersion('2026-11-20T10:00:00.000Z', false), deleted: 1 }]);
+  });
+});
+
+describe('InsertBuffer', () => {
+  it('writes concurrent rows in one insert and settles every caller with its outcome', async () => {
+    const writes: number[][] = [];
+    const buffer = new InsertBuffer<number>(async (rows) => {
+      writes.push(rows);
+      if (rows.includes(-1)) throw new Error('down');
+    }, { maxRows: 3, lingerMs: 5 });
+    await Promise.all([buffer.add(1), buffer.add(2)]);
+    const full = [buffer.add(3), buffer.add(4), buffer.add(-1)];
+    await expect(Promise.allSettled(full)).resolves.toEqual([
+      { status: 'rejected', reason: new Error('down') },
+      { status: 'rejected', reason: new Error('down') },
+      { status: 'rejected', reason: new Error('down') },
+    ]);
+    expect(writes).toEqual([[1, 2], [3, 4, -1]]);
+  });
+});
