@@ -1,6 +1,7 @@
 export * from './apps';
 export * from './catalogue';
 export * from './messages';
-export * from './topics';
+// Not './topics': next to topics.json that name resolves to the JSON under require hooks.
+export * from './topic-names';
 export * from './routes';
 export * from './contact-keys';

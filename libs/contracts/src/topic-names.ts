@@ -9,9 +9,7 @@
  *
  * Message schemas live elsewhere in contracts; keep this file to names.
  */
-// `../src/` is deliberate: tools/build.mjs compiles .ts only and does not copy JSON into
-// dist/, so from dist/topics.js this path still lands on src/topics.json.
-import topicsFile from '../src/topics.json';
+import topicsFile from './topics.json';
 
 interface TopicEntry {
   name: string;
