@@ -22,6 +22,7 @@ import { encodePrincipal, issueToken } from '../../libs/auth/src';
 import { defaultAttributionConfig, defaultGeneralConfig } from '../../libs/contracts/src';
 import { OrganizationEntity, ProjectEntity, TokenEntity, createDataSource } from '../../libs/db/src';
 import { freePort, startApp, waitReady } from '../lib/apps';
+import { closedLoop } from '../lib/load';
 import type { BenchContext, BenchRow, ScenarioResult } from '../lib/context';
 import { processCpuUs } from '../lib/cpu';
 import { RssSampler, type WatchedProcess } from '../lib/processes';
@@ -49,32 +50,12 @@ interface Target {
 /** Closed loop: `concurrency` workers each send the next request as soon as the last one is answered. */
 async function load(target: Target, path: string, concurrency: number, seconds: number, warmupSeconds: number): Promise<Figures> {
   const pool = new Pool(target.origin, { connections: concurrency, pipelining: 1, keepAliveTimeout: 30_000 });
-  const latencies: number[] = [];
-  let errors = 0;
-  let sent = 0;
-  let measuring = false;
-  let stop = false;
   const headers = target.headers();
-  const worker = async () => {
-    while (!stop) {
-      const t0 = process.hrtime.bigint();
-      const res = await pool.request({ method: 'GET', path, headers });
-      await res.body.dump();
-      sent++;
-      if (!measuring) continue;
-      if (res.statusCode !== 200) errors++;
-      latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
-    }
-  };
-  const workers = Array.from({ length: concurrency }, worker);
-  await new Promise((r) => setTimeout(r, warmupSeconds * 1000));
-  measuring = true;
-  const started = process.hrtime.bigint();
-  await new Promise((r) => setTimeout(r, seconds * 1000));
-  measuring = false;
-  const elapsedS = Number(process.hrtime.bigint() - started) / 1e9;
-  stop = true;
-  await Promise.all(workers);
+  const { latencies, errors, sent, elapsedS } = await closedLoop(concurrency, seconds, warmupSeconds, async () => {
+    const res = await pool.request({ method: 'GET', path, headers });
+    await res.body.dump();
+    return res.statusCode === 200;
+  });
   await pool.close();
   return { rps: latencies.length / elapsedS, p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors, sent };
 }

@@ -23,6 +23,7 @@ import { createClickHouse } from '../../libs/clickhouse/src';
 import { INGEST_SCOPES, defaultAttributionConfig, defaultGeneralConfig } from '../../libs/contracts/src';
 import { DataSourceEntity, EventTypeEntity, OrganizationEntity, ProjectEntity, TokenEntity, createDataSource } from '../../libs/db/src';
 import { freePort, startApp, waitReady } from '../lib/apps';
+import { closedLoop } from '../lib/load';
 import type { BenchContext, BenchRow, ScenarioResult } from '../lib/context';
 import { RssSampler, type WatchedProcess } from '../lib/processes';
 import { median, percentile } from '../lib/stats';
@@ -46,29 +47,7 @@ interface EventRow {
 
 /** Closed loop: each client sends its next batch as soon as the last one is answered. */
 async function load(send: (rows: EventRow[]) => Promise<boolean>, next: () => EventRow[], clients: number, seconds: number, warmupSeconds: number, batch: number): Promise<Figures> {
-  const latencies: number[] = [];
-  let errors = 0;
-  let measuring = false;
-  let stop = false;
-  const worker = async () => {
-    while (!stop) {
-      const rows = next();
-      const t0 = process.hrtime.bigint();
-      const ok = await send(rows);
-      if (!measuring) continue;
-      if (!ok) errors++;
-      latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
-    }
-  };
-  const workers = Array.from({ length: clients }, worker);
-  await new Promise((r) => setTimeout(r, warmupSeconds * 1000));
-  measuring = true;
-  const started = process.hrtime.bigint();
-  await new Promise((r) => setTimeout(r, seconds * 1000));
-  measuring = false;
-  const elapsedS = Number(process.hrtime.bigint() - started) / 1e9;
-  stop = true;
-  await Promise.all(workers);
+  const { latencies, errors, elapsedS } = await closedLoop(clients, seconds, warmupSeconds, () => send(next()));
   return { eventsPerS: ((latencies.length - errors) * batch) / elapsedS, p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors };
 }
 
