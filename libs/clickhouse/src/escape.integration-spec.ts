@@ -127,6 +127,12 @@ describe('arrays', () => {
     fc.bigInt({ min: -(1n << 63n), max: (1n << 64n) - 1n }).map(Number),
   );
 
+  it('an integer below Int64 next to a 64-bit integer is a float array (found by fast-check)', async () => {
+    const value = [[-(2 ** 63) - 2048, 2 ** 32]];
+    const [row] = await ch.query<{ v: unknown }>(sql`SELECT ${value} AS v`);
+    expect(row.v).toEqual(value);
+  });
+
   it('arrays of any finite numbers round-trip', async () => {
     await fc.assert(
       fc.asyncProperty(fc.oneof(fc.array(anyNumber, { maxLength: 10 }), fc.array(fc.array(anyNumber, { maxLength: 4 }), { minLength: 1, maxLength: 3 })), async (value) => {

@@ -184,7 +184,8 @@ function arrayNumberMode(value: readonly LiteralValue[]): NumberMode {
       if (Array.isArray(item)) scan(item);
       else if (typeof item === 'bigint') integer(item);
       else if (typeof item === 'number') {
-        if (!Number.isInteger(item) || Object.is(item, -0) || Math.abs(item) >= 2 ** 64) float = true;
+        // Integers beyond the 64-bit ranges are typed Float64 by ClickHouse, like any float.
+        if (!Number.isInteger(item) || Object.is(item, -0) || item >= 2 ** 64 || item < -(2 ** 63)) float = true;
         else {
           integer(item);
           if (item >= 2 ** 63) huge = true;
