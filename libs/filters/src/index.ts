@@ -1,0 +1,4 @@
+// The audience filter (system.md section 4) compiled to ClickHouse SQL, and the list query
+// filter (product-api.md "List query filter") compiled to Postgres SQL: two grammars, one lib.
+export * from './audience';
+export * from './list-query';
