@@ -19,3 +19,39 @@ export function processCpuUs(pid: number): number {
     return Number.NaN;
   }
 }
+
+/**
+ * A process (or a set of them) whose CPU a scenario charges to the operations it measures.
+ * `pids` names processes that come and go: Postgres runs a backend per connection, and the
+ * bench counts only the backends of its own database (other sessions share the server).
+ */
+export type MeteredProcess = { name: string; pid: number } | { name: string; pids: () => Promise<number[]> };
+
+/** CPU time used by each process between start() and stop(), µs by name (NaN when it went away). */
+export class CpuMeter {
+  private readonly before = new Map<string, Map<number, number>>();
+
+  constructor(private readonly processes: readonly MeteredProcess[]) {}
+
+  private async read(p: MeteredProcess): Promise<Map<number, number>> {
+    const pids = 'pid' in p ? [p.pid] : await p.pids();
+    return new Map(pids.map((pid) => [pid, pid === process.pid ? selfCpuUs() : processCpuUs(pid)]));
+  }
+
+  async start(): Promise<this> {
+    for (const p of this.processes) this.before.set(p.name, await this.read(p));
+    return this;
+  }
+
+  /** A process that started meanwhile counts from zero; one that ended meanwhile is lost (NaN for a single pid). */
+  async stop(): Promise<Record<string, number>> {
+    const out: Record<string, number> = {};
+    for (const p of this.processes) {
+      const before = this.before.get(p.name) ?? new Map<number, number>();
+      let used = 0;
+      for (const [pid, cpu] of await this.read(p)) used += cpu - (before.get(pid) ?? 0);
+      out[p.name] = used;
+    }
+    return out;
+  }
+}

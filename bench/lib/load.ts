@@ -41,3 +41,68 @@ export async function closedLoop(workers: number, seconds: number, warmupSeconds
   await Promise.all(running);
   return { latencies, errors, sent, elapsedS };
 }
+
+/**
+ * Open loop: calls start at `ratePerS` whatever the answers (clients that do not wait for each
+ * other), for `seconds` after `warmupSeconds`. A call's latency counts from when it was due,
+ * not from when the timer got to it, so a stall is charged to every call it delayed (no
+ * coordinated omission). `elapsedS` is the measured window; calls still in flight at its end
+ * are awaited and counted.
+ */
+export async function openLoop(ratePerS: number, seconds: number, warmupSeconds: number, call: () => Promise<boolean>): Promise<LoopResult> {
+  const latencies: number[] = [];
+  let errors = 0;
+  let sent = 0;
+  const inFlight = new Set<Promise<void>>();
+  const t0 = process.hrtime.bigint();
+  const msSince = (t: bigint) => Number(process.hrtime.bigint() - t) / 1e6;
+  const total = Math.floor(ratePerS * (warmupSeconds + seconds));
+  const firstMeasured = Math.floor(ratePerS * warmupSeconds);
+  let issued = 0;
+  while (issued < total) {
+    const due = Math.min(total, Math.floor((msSince(t0) / 1000) * ratePerS) + 1);
+    for (; issued < due; issued++) {
+      const dueAtMs = (issued / ratePerS) * 1000;
+      const measured = issued >= firstMeasured;
+      const p = call().then(
+        (ok) => {
+          sent++;
+          if (!measured) return;
+          if (!ok) errors++;
+          latencies.push(msSince(t0) - dueAtMs);
+        },
+        () => {
+          sent++;
+          if (measured) errors++;
+        },
+      );
+      const tracked = p.finally(() => inFlight.delete(tracked));
+      inFlight.add(tracked);
+    }
+    await new Promise((r) => setTimeout(r, 1));
+  }
+  await Promise.all([...inFlight]);
+  return { latencies, errors, sent, elapsedS: seconds };
+}
+
+/**
+ * Closed loop over a fixed amount of work: `workers` callers take call indexes 0..calls-1 in
+ * turn, each making its next call as soon as the last one is answered. Every call is measured.
+ */
+export async function closedLoopOver(workers: number, calls: number, call: (index: number) => Promise<boolean>): Promise<LoopResult> {
+  const latencies: number[] = [];
+  let errors = 0;
+  let next = 0;
+  const started = process.hrtime.bigint();
+  const worker = async () => {
+    while (next < calls) {
+      const index = next++;
+      const t0 = process.hrtime.bigint();
+      const ok = await call(index);
+      if (!ok) errors++;
+      latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
+    }
+  };
+  await Promise.all(Array.from({ length: workers }, worker));
+  return { latencies, errors, sent: calls, elapsedS: Number(process.hrtime.bigint() - started) / 1e9 };
+}

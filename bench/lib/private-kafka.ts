@@ -3,6 +3,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { createKafkaClient } from '../../libs/kafka/src';
 
 /** A development broker started for one measurement and stopped after it. */
 export interface PrivateKafka {
@@ -53,4 +54,21 @@ export async function startPrivateKafka(root: string, topics: string[], partitio
       rmSync(file, { force: true });
     },
   };
+}
+
+/**
+ * Messages the development broker dropped from the start of a topic's partitions (it keeps
+ * 5 MB per partition and drops the oldest silently): the sum of the partitions' low
+ * watermarks, for a topic created empty by this run's broker. Non-zero means a consumer that
+ * was that far behind lost messages, so a scenario reports it instead of waiting forever.
+ */
+export async function droppedMessages(brokers: string[], topic: string): Promise<number> {
+  const admin = createKafkaClient({ brokers, clientId: 'meld-bench-admin' }).admin();
+  await admin.connect();
+  try {
+    const offsets = await admin.fetchTopicOffsets(topic);
+    return offsets.reduce((n, p) => n + Number(p.low), 0);
+  } finally {
+    await admin.disconnect();
+  }
 }

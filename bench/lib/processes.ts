@@ -85,3 +85,11 @@ export class RssSampler {
     }
   }
 }
+
+/** The pid of a local stack service from .stack/pids/<service>.pid, when it runs. */
+export function stackPid(root: string, service: string): number | undefined {
+  const file = join(root, '.stack/pids', `${service}.pid`);
+  if (!existsSync(file)) return undefined;
+  const pid = Number(readFileSync(file, 'utf8').trim());
+  return Number.isInteger(pid) && readMemory(pid) !== undefined ? pid : undefined;
+}

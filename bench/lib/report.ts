@@ -30,7 +30,8 @@ export function formatResult(result: ScenarioResult): string {
       r.p99Ms,
       ...(withCpu ? [r.cpuUsPerOp ?? Number.NaN] : []),
       ...procNames.map((p) => r.peakRssMb[p] ?? Number.NaN),
-      base ? formatRatio(ratio(r.throughput, base.throughput)) : r.baseline ? '-' : '(baseline)',
+      // A row without a throughput (a latency-only figure) is nobody's baseline.
+      base ? formatRatio(ratio(r.throughput, base.throughput)) : r.baseline || !Number.isFinite(r.throughput) ? '-' : '(baseline)',
       String(r.runs),
     ];
   });

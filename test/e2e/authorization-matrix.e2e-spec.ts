@@ -26,6 +26,7 @@ const EXAMPLE_PARAMS: Record<string, (f: Fixture) => string> = {
   phone: () => '+33612345678',
   userEmail: () => 'nobody@example.com',
   audienceId: () => randomUUID(),
+  segmentId: () => randomUUID(),
 };
 /**
  * What the owning app answers, by route id, to a caller the gateway let through with exactly
@@ -39,11 +40,19 @@ const APP_ANSWERS: Record<string, number> = {
   'audience.user': 404,
   // A random audience id: no such contact.
   'audience.events': 404,
+  // A random segment id: no such segment.
+  'segment.read': 404,
+  'segment.update': 404,
+  'segment.delete': 404,
+  'segment.count': 404,
 };
 /** Valid bodies for routes that take one (writes), by route id. */
 const EXAMPLE_BODIES: Record<string, unknown> = {
   'stream.contacts.write': [{ _user_id: 'matrix-contact', _first_name: 'Matrix' }],
   'stream.events.write': [{ _user_id: 'matrix-contact', _event_id: 'matrix-event', _event_type: 'order_completed' }],
+  'segment.create': { name: 'Matrix segment', filter: { version: '0.0.1', root: { type: 'group', children: [] } } },
+  'segment.update': { name: 'Renamed' },
+  'audience.count': {},
 };
 
 interface Fixture {

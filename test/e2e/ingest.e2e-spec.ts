@@ -1,6 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { testEnv } from '@meld/testing';
+import { Topics } from '@meld/contracts';
+import { principalHeader } from '@meld/fixtures';
+import { testEnv, waitFor } from '@meld/testing';
+import { Kafka, logLevel, type Consumer } from 'kafkajs';
+import { Client } from 'pg';
 
 // The ingest writes through the gateway with a real data-source token: the eight apps as
 // processes (as `npm start` runs them), tenants made through the operator API.
@@ -8,6 +12,9 @@ const { startApps } = require(join(__dirname, '../../tools/cli/apps.js'));
 
 const GATEWAY_PORT = 48080;
 const BASE = `http://127.0.0.1:${GATEWAY_PORT}`;
+// The audience app of this supervisor (gateway port + 3): the events read is not public yet
+// (routes.ts AUDIENCE_EVENTS_ROUTE), so the test calls it with a signed principal.
+const AUDIENCE = `http://127.0.0.1:${GATEWAY_PORT + 3}`;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -77,5 +84,158 @@ describe('ingest writes through the gateway', () => {
     const bad = await post('/events', { _user_id: 'x' });
     expect(bad.status).toBe(400);
     expect(bad.body.message).toEqual(expect.any(String));
+  });
+
+  describe('delete for good, automation triggers by audience contact', () => {
+    const tag = randomUUID().slice(0, 8);
+    // Personal data only the deleted contact ever held: nothing may keep it afterwards.
+    const pii = { firstName: `Delphine${tag}`, nickname: `only-web-${tag}` };
+    const email = `del-${tag}@example.com`;
+    let db: Client;
+    let triggers: { consumer: Consumer; seen: Array<{ key: string; value: Json }> };
+    let p: { uid: string; id: string; org: string; web: string; crm: string; webToken: string; crmToken: string; productToken: string };
+    const webEvents = Array.from({ length: 3 }, () => `ev-web-${randomUUID()}`);
+    const crmEvents = Array.from({ length: 2 }, () => `ev-crm-${randomUUID()}`);
+    const signupNow = `ev-signup-${randomUUID()}`;
+    const signupOld = `ev-signup-old-${randomUUID()}`;
+
+    beforeAll(async () => {
+      db = new Client({ connectionString: testEnv().postgresUrl });
+      await db.connect();
+      const org = (await admin('POST', '/organizations', { name: `delete-${tag}`, plan: 'xl' })).entity.id;
+      const uid = (await admin('POST', `/organizations/${org}/projects`, { name: `Delete e2e ${tag}`, mergingAttributes: ['_email'] })).entity.uid;
+      await admin('POST', `/projects/${uid}/event-types`, { uid: 'order_completed', name: 'Order completed', category: 'ecommerce' });
+      await admin('POST', `/projects/${uid}/event-types`, { uid: 'signup', name: 'Signup', category: 'crm', automation: true });
+      const web = await admin('POST', `/projects/${uid}/datasources`, { name: 'Web' });
+      const crm = await admin('POST', `/projects/${uid}/datasources`, { name: 'CRM', connector: 'crm', priority: 1 });
+      const product = await admin('POST', `/organizations/${org}/tokens`, { scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_DATA_FULL'], projects: [uid] });
+      const [{ id }] = (await db.query(`SELECT id FROM projects WHERE uid = $1`, [uid])).rows;
+      p = { uid, id, org, web: web.entity.id, crm: crm.entity.id, webToken: web.metadata.token, crmToken: crm.metadata.token, productToken: product.metadata.token };
+      const kafka = new Kafka({ brokers: testEnv().kafkaBrokers, clientId: 'ingest-e2e', logLevel: logLevel.NOTHING });
+      triggers = { consumer: kafka.consumer({ groupId: `ingest-e2e-${randomUUID()}`, maxWaitTimeInMs: 100 }), seen: [] };
+      await triggers.consumer.connect();
+      await triggers.consumer.subscribe({ topic: Topics.automationTriggers, fromBeginning: true });
+      await triggers.consumer.run({
+        eachMessage: async ({ message }) => {
+          const value = JSON.parse(message.value?.toString() ?? 'null');
+          if (value?.projectId === p.id) triggers.seen.push({ key: message.key?.toString() ?? '', value });
+        },
+      });
+    }, 60000);
+
+    afterAll(async () => {
+      await triggers?.consumer.disconnect();
+      await db?.end();
+    });
+
+    const write = async (dataSource: string, token: string, path: string, body: unknown) => {
+      const res = await fetch(`${BASE}/v1/project/${p.uid}/datasource/${dataSource}/stream${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      expect(res.status).toBe(202);
+      return (await res.json()) as Json;
+    };
+    /** The audience contact a source `_user_id` belongs to (public read), or null (404). */
+    const audienceOfUser = async (userId: string): Promise<Json | null> => {
+      const res = await fetch(`${BASE}/v1/project/${p.uid}/audience/user/${encodeURIComponent(userId)}`, { headers: { authorization: `Bearer ${p.productToken}` } });
+      if (res.status === 404) return null;
+      expect(res.status).toBe(200);
+      return ((await res.json()) as Json).entity;
+    };
+    const eventsOf = async (audienceId: string): Promise<{ ids: string[]; total: number }> => {
+      const principal = principalHeader({ organization: { id: p.org }, project: { id: p.id, uid: p.uid } }, { scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_DATA_EVENTS'] });
+      const res = await fetch(`${AUDIENCE}/v1/project/${p.uid}/audience/${audienceId}/events?_start=0&_limit=500`, { headers: principal });
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as Json;
+      return { ids: body.entity.map((e: Json) => e.id).sort(), total: body.metadata.total };
+    };
+    /** Rows of every table of the schema whose text holds `needle`: personal data left anywhere. */
+    const tablesHolding = async (needle: string): Promise<string[]> => {
+      const tables = (await db.query(`SELECT tablename FROM pg_tables WHERE schemaname = 'public'`)).rows.map((r) => r.tablename as string);
+      const found: string[] = [];
+      for (const t of tables) {
+        const { rows } = await db.query(`SELECT count(*)::int AS n FROM "${t}" x WHERE x::text LIKE '%' || $1 || '%'`, [needle]);
+        if (rows[0].n > 0) found.push(`${t} (${rows[0].n})`);
+      }
+      return found;
+    };
+
+    it('merges two sources by email; an automation event inside the window triggers with the shared audience id, one outside does not', async () => {
+      await write(p.web, p.webToken, '/contacts', [{ _user_id: 'del-1', _email: email, _first_name: pii.firstName, nickname: pii.nickname }]);
+      await write(p.crm, p.crmToken, '/contacts', [{ _user_id: 'crm-1', _email: email.toUpperCase(), _last_name: 'Kept', city: 'Paris' }]);
+      const merged = await waitFor('both sources in one audience contact', async () => {
+        const [a, b] = [await audienceOfUser('del-1'), await audienceOfUser('crm-1')];
+        return a && b && a.id === b.id ? a : null;
+      }, { timeoutMs: 30000, intervalMs: 300 });
+      expect(merged).toMatchObject({ _first_name: pii.firstName, nickname: pii.nickname, _last_name: 'Kept', city: 'Paris' });
+
+      const order = (userId: string, eventId: string) => ({ _user_id: userId, _event_id: eventId, _event_type: 'order_completed' });
+      await write(p.web, p.webToken, '/events', webEvents.map((e) => order('del-1', e)));
+      const old = new Date(Date.now() - 2 * 3600_000).toISOString();
+      await write(p.crm, p.crmToken, '/events', [
+        ...crmEvents.map((e) => order('crm-1', e)),
+        { _user_id: 'crm-1', _event_id: signupNow, _event_type: 'signup' },
+        { _user_id: 'crm-1', _event_id: signupOld, _event_type: 'signup', _event_date: old },
+      ]);
+      const [trigger] = await waitFor('the trigger', async () => {
+        const found = triggers.seen.filter((t) => t.value.eventId === signupNow);
+        return found.length ? found : null;
+      }, { timeoutMs: 30000 });
+      expect(trigger).toMatchObject({ key: `${p.id}/${merged.id}`, value: { audienceId: merged.id, dataSourceId: p.crm, userId: 'crm-1', eventType: 'signup' } });
+
+      const all = [...webEvents, ...crmEvents, signupNow, signupOld].sort();
+      const attached = await waitFor('every event attached to the merged contact', async () => {
+        const e = await eventsOf(merged.id);
+        return e.total === all.length ? e : null;
+      }, { timeoutMs: 60000, intervalMs: 500 });
+      expect(attached.ids).toEqual(all);
+      expect(triggers.seen.some((t) => t.value.eventId === signupOld)).toBe(false);
+    }, 120000);
+
+    it('DELETE removes the contact for good: its data leaves Postgres, the merged contact splits back, its events attach to no one', async () => {
+      const before = (await audienceOfUser('crm-1'))!;
+      const res = await fetch(`${BASE}/v1/project/${p.uid}/datasource/${p.web}/stream/contacts/del-1`, { method: 'DELETE', headers: { authorization: `Bearer ${p.webToken}` } });
+      expect(res.status).toBe(202);
+
+      await waitFor('the deleted contact gone from the audience', async () => (await audienceOfUser('del-1')) === null, { timeoutMs: 30000, intervalMs: 300 });
+      const rest = (await audienceOfUser('crm-1'))!;
+      // What only the deleted contact supplied is gone; the CRM contact's own values stand.
+      expect(rest).toMatchObject({ _email: email.toUpperCase(), _last_name: 'Kept', city: 'Paris' });
+      expect(rest._first_name).toBeUndefined();
+      expect(rest.nickname).toBeUndefined();
+      expect(rest._datasources).toEqual([p.crm]);
+
+      await waitFor('both outboxes drained', async () => (await tablesHolding(pii.firstName)).length === 0, { timeoutMs: 20000 });
+      expect(await tablesHolding(pii.nickname)).toEqual([]);
+      const [row] = (await db.query(`SELECT attributes, attribute_at, deleted_at FROM source_contacts WHERE project_id = $1 AND data_source_id = $2 AND user_id = 'del-1'`, [p.id, p.web])).rows;
+      expect(row).toMatchObject({ attributes: {}, attribute_at: {}, deleted_at: expect.any(Date) });
+      for (const table of ['merge_keys', 'audience_members']) {
+        const { rows } = await db.query(`SELECT 1 FROM ${table} WHERE project_id = $1 AND data_source_id = $2 AND user_id = 'del-1'`, [p.id, p.web]);
+        expect({ table, rows }).toEqual({ table, rows: [] });
+      }
+      const lineage = (await db.query(`SELECT lineage, datasources FROM audience_contacts WHERE project_id = $1`, [p.id])).rows;
+      expect(lineage).toEqual([{ lineage: expect.not.objectContaining({ _first_name: expect.anything() }), datasources: [p.crm] }]);
+      expect(Object.values(lineage[0].lineage)).not.toContain(p.web);
+
+      const own = [...crmEvents, signupNow, signupOld].sort();
+      const left = await waitFor('only the CRM contact’s events attached', async () => {
+        const e = await eventsOf(rest.id);
+        return e.total === own.length ? e : null;
+      }, { timeoutMs: 60000, intervalMs: 500 });
+      expect(left.ids).toEqual(own);
+      expect(rest.id).toBe(before.id); // the older member kept the id
+    }, 120000);
+
+    it('a re-created contact with the same _user_id starts fresh', async () => {
+      await write(p.web, p.webToken, '/contacts', [{ _user_id: 'del-1', _first_name: 'Again' }]);
+      const again = await waitFor('the re-created contact', () => audienceOfUser('del-1'), { timeoutMs: 30000, intervalMs: 300 });
+      expect(again.nickname).toBeUndefined();
+      expect(again._email).toBeUndefined();
+      expect(again._first_name).toBe('Again');
+      expect(again.id).not.toBe((await audienceOfUser('crm-1'))!.id);
+      expect(await tablesHolding(pii.nickname)).toEqual([]);
+    }, 60000);
   });
 });

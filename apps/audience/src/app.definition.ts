@@ -3,6 +3,10 @@ import { CatalogueRepository } from '@meld/db';
 import type { MeldAppDefinition } from '@meld/platform';
 import { ContactsController } from './contacts/contacts.controller';
 import { EventsModule } from './events/events.module';
+import { CountModule } from './count/count.module';
+import { DataSourcesModule } from './datasources/datasources.module';
+import { SendersModule } from './senders/senders.module';
+import { SegmentsModule } from './segments/segments.module';
 import { ContactsRepository } from './contacts/contacts.repository';
 import { FindContact } from './contacts/usecases/find-contact/find-contact.usecase';
 import { ProjectController } from './project/project.controller';
@@ -17,7 +21,7 @@ export const appDefinition: MeldAppDefinition = {
   name: 'audience',
   port: APPS['audience'].port,
   stores: APPS['audience'].stores,
-  imports: [EventsModule],
+  imports: [EventsModule, DataSourcesModule, SendersModule, SegmentsModule, CountModule],
   controllers: [ProjectController, SpecsController, ContactsController],
   providers: [ProjectRepository, CatalogueRepository, GetProject, ListEventTypes, ListEventParameters, ListAttributes, ContactsRepository, FindContact],
 };

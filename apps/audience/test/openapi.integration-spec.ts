@@ -15,10 +15,17 @@ describe('audience /openapi.json', () => {
     const doc: Json = await res.json();
     expect(Object.keys(doc.paths).sort()).toEqual([
       '/v1/project/{project}',
+      '/v1/project/{project}/audience/count',
       '/v1/project/{project}/audience/search/email/{userEmail}',
       '/v1/project/{project}/audience/search/phone/{phone}',
       '/v1/project/{project}/audience/user/{userId}',
       '/v1/project/{project}/audience/{audienceId}/events',
+      '/v1/project/{project}/channel/rcs/sender',
+      '/v1/project/{project}/channel/sms/sender',
+      '/v1/project/{project}/datasource',
+      '/v1/project/{project}/segment',
+      '/v1/project/{project}/segment/{segmentId}',
+      '/v1/project/{project}/segment/{segmentId}/count',
       '/v1/project/{project}/specs/attributes',
       '/v1/project/{project}/specs/events',
       '/v1/project/{project}/specs/events/{eventType}',

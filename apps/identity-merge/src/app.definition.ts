@@ -6,6 +6,8 @@ import type { DataSource } from 'typeorm';
 import { AudienceOutboxRelay } from './merge/audience-outbox.relay';
 import { CONTACTS_CONSUMER_OPTIONS, ContactsConsumer, contactsConsumerOptions } from './merge/contacts.consumer';
 import { MergeRepository } from './merge/merge.repository';
+import { AutomationTriggersConsumer, TRIGGERS_CONSUMER_OPTIONS, triggersConsumerOptions } from './triggers/automation-triggers.consumer';
+import { TriggerMembershipRepository } from './triggers/trigger-membership.repository';
 
 const capLogger = new Logger('MergeCap');
 
@@ -21,7 +23,10 @@ export const appDefinition: MeldAppDefinition = {
         new MergeRepository(ds, { onCap: (projectId, e) => capLogger.warn(`project ${projectId}: ${e.contact} not merged into the audience contact of ${e.into}: ${e.reason}`) }),
     },
     { provide: CONTACTS_CONSUMER_OPTIONS, useFactory: () => contactsConsumerOptions() },
+    { provide: TRIGGERS_CONSUMER_OPTIONS, useFactory: () => triggersConsumerOptions() },
     AudienceOutboxRelay,
     ContactsConsumer,
+    TriggerMembershipRepository,
+    AutomationTriggersConsumer,
   ],
 };

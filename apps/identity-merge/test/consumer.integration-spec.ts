@@ -1,64 +1,65 @@
 import { randomUUID } from 'node:crypto';
 import { Topics, audienceChange, defaultAttributionConfig, defaultGeneralConfig, keys, type AudienceChange, type ContactChange } from '@meld/contracts';
-import { DATA_SOURCE, DataSourceEntity, OrganizationEntity, ProjectEntity } from '@meld/db';
+import { DataSourceEntity, OrganizationEntity, ProjectEntity } from '@meld/db';
 import { createProducer, type Producer } from '@meld/kafka';
-import { bootstrapApp, meldAppModule } from '@meld/platform';
 import { testEnv, waitFor } from '@meld/testing';
 import type { INestApplication } from '@nestjs/common';
 import { Kafka, logLevel, type Consumer } from 'kafkajs';
 import type { DataSource } from 'typeorm';
-import { appDefinition } from '../src/app.definition';
-import { CONTACTS_CONSUMER_OPTIONS } from '../src/merge/contacts.consumer';
+import { startIdentityMerge } from './app.fixture';
+
+interface DeadLetter {
+  key: string;
+  headers: Record<string, string>;
+}
 
 /** The identity-merge app in-process: meld.contacts.v1 in, audience tables and meld.audience.v1 out. */
 describe('identity-merge consumer', () => {
   let app: INestApplication;
   let db: DataSource;
   let producer: Producer;
-  let consumer: Consumer;
+  const readers: Consumer[] = [];
   const published: AudienceChange[] = [];
-  const projectId = { value: '' };
+  const deadLetters: DeadLetter[] = [];
+  const projects = new Set<string>();
+
+  /** Collects what this test's projects produce on `topic` (keys start with the project id). */
+  async function read(topic: string, onMessage: (key: string, value: Buffer | null, headers: Record<string, string>) => void) {
+    const kafka = new Kafka({ brokers: testEnv().kafkaBrokers, clientId: 'identity-merge-test', logLevel: logLevel.NOTHING });
+    const consumer = kafka.consumer({ groupId: `identity-merge-test-${randomUUID()}`, maxWaitTimeInMs: 100 });
+    await consumer.connect();
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await consumer.run({
+      eachMessage: async ({ message }) => {
+        const key = message.key?.toString() ?? '';
+        if (!projects.has(key.slice(0, key.indexOf('/')))) return;
+        onMessage(key, message.value, Object.fromEntries(Object.entries(message.headers ?? {}).map(([k, v]) => [k, String(v)])));
+      },
+    });
+    readers.push(consumer);
+  }
 
   beforeAll(async () => {
     const env = testEnv();
-    app = await bootstrapApp({
-      app: 'identity-merge',
-      // A group of its own: apps started elsewhere on the same broker (npm start, e2e) must
-      // not take partitions of this test. The later provider overrides the app's.
-      module: meldAppModule({ ...appDefinition, providers: [...(appDefinition.providers ?? []), { provide: CONTACTS_CONSUMER_OPTIONS, useValue: { groupId: `identity-merge-test-${randomUUID()}`, fromBeginning: true } }] }, {
-        LOG_LEVEL: process.env.MERGE_TEST_LOG_LEVEL ?? 'silent',
-        MELD_PRINCIPAL_SECRET: 'meld-test-principal-secret',
-        MELD_POSTGRES_URL: env.postgresUrl,
-        MELD_KAFKA_BROKERS: env.kafkaBrokers.join(','),
-      }),
-      host: '127.0.0.1',
-      port: 0,
-    });
-    db = app.get<DataSource>(DATA_SOURCE);
-    await waitFor('identity-merge connected to Postgres', async () => db.isInitialized);
+    ({ app, db } = await startIdentityMerge());
     producer = createProducer({ brokers: env.kafkaBrokers, clientId: 'identity-merge-test' });
-    const kafka = new Kafka({ brokers: env.kafkaBrokers, clientId: 'identity-merge-test', logLevel: logLevel.NOTHING });
-    consumer = kafka.consumer({ groupId: `identity-merge-test-${randomUUID()}`, maxWaitTimeInMs: 100 });
-    await consumer.connect();
-    await consumer.subscribe({ topic: Topics.audience, fromBeginning: true });
-    await consumer.run({
-      eachMessage: async ({ message }) => {
-        const value = audienceChange.parse(JSON.parse(message.value?.toString() ?? 'null'));
-        if (value.projectId === projectId.value) published.push(value);
-      },
-    });
+    await Promise.all([
+      read(Topics.audience, (_k, value) => published.push(audienceChange.parse(JSON.parse(value?.toString() ?? 'null')))),
+      read(`${Topics.contacts}.dlq`, (key, _v, headers) => deadLetters.push({ key, headers })),
+    ]);
   }, 60000);
 
   afterAll(async () => {
-    await consumer?.disconnect();
+    await Promise.all(readers.map((r) => r.disconnect()));
     await producer?.disconnect();
     await app?.close();
   });
 
-  it('merges what ingest committed and publishes the snapshots after commit', async () => {
+  /** A project merging on `_email` with two data sources. */
+  async function project() {
     const tag = randomUUID().slice(0, 8);
     const org = await db.getRepository(OrganizationEntity).save({ name: `Org ${tag}`, plan: 'm' as const });
-    const project = await db.getRepository(ProjectEntity).save({
+    const p = await db.getRepository(ProjectEntity).save({
       uid: `merge-consumer-${tag}`,
       organizationId: org.id,
       name: `Merge ${tag}`,
@@ -66,25 +67,58 @@ describe('identity-merge consumer', () => {
       attributionConfig: defaultAttributionConfig(),
       mergingAttributes: ['_email'],
     });
-    projectId.value = project.id;
-    const crm = await db.getRepository(DataSourceEntity).save({ projectId: project.id, uid: `crm-${tag}`, name: 'crm', connector: 'crm', priority: 1 });
-    const shop = await db.getRepository(DataSourceEntity).save({ projectId: project.id, uid: `shop-${tag}`, name: 'shop', connector: 'shop' });
+    projects.add(p.id);
+    const crm = await db.getRepository(DataSourceEntity).save({ projectId: p.id, uid: `crm-${tag}`, name: 'crm', connector: 'crm', priority: 1 });
+    const shop = await db.getRepository(DataSourceEntity).save({ projectId: p.id, uid: `shop-${tag}`, name: 'shop', connector: 'shop' });
+    return { id: p.id, crm: crm.id, shop: shop.id };
+  }
+
+  /** What ingest commits (unless `row` is false) and publishes for new contacts, in one produce call. */
+  async function send(projectId: string, contacts: Array<{ dataSourceId: string; userId: string; email: string; row?: boolean }>) {
     const at = new Date().toISOString();
-    const send = async (dataSourceId: string, userId: string, email: string) => {
-      await db.query(
-        `INSERT INTO source_contacts (project_id, data_source_id, user_id, attributes, attribute_at, version) VALUES ($1, $2, $3, $4, $5, 1)`,
-        [project.id, dataSourceId, userId, JSON.stringify({ _email: email }), JSON.stringify({ _email: at })],
-      );
-      const change: ContactChange = { schemaVersion: 1, kind: 'upsert', projectId: project.id, dataSourceId, userId, version: 1, at, patch: { _email: email } };
-      await producer.send(Topics.contacts, [{ key: keys.sourceContact(project.id, dataSourceId, userId), value: change }]);
-    };
-    await send(crm.id, 'a', 'a@x.com');
-    const first = await waitFor('the first audience contact', async () => published.find((m) => m.kind === 'snapshot'), { timeoutMs: 45000 });
-    await send(shop.id, 'b', 'A@x.com ');
-    await waitFor('the merged snapshot', async () => published.find((m) => m.kind === 'snapshot' && m.dsContactIds.length === 2), { timeoutMs: 30000 });
-    const rows = await db.query(`SELECT id, ds_contact_ids FROM audience_contacts WHERE project_id = $1`, [project.id]);
-    expect(rows).toEqual([{ id: first.audienceId, ds_contact_ids: [`${crm.id}/a`, `${shop.id}/b`].sort() }]);
+    for (const c of contacts.filter((x) => x.row !== false)) {
+      await db.query(`INSERT INTO source_contacts (project_id, data_source_id, user_id, attributes, attribute_at, version) VALUES ($1, $2, $3, $4, $5, 1)`, [
+        projectId,
+        c.dataSourceId,
+        c.userId,
+        JSON.stringify({ _email: c.email }),
+        JSON.stringify({ _email: at }),
+      ]);
+    }
+    const change = (c: (typeof contacts)[number]): ContactChange => ({ schemaVersion: 1, kind: 'upsert', projectId, dataSourceId: c.dataSourceId, userId: c.userId, version: 1, at, patch: { _email: c.email } });
+    await producer.send(
+      Topics.contacts,
+      contacts.map((c) => ({ key: keys.sourceContact(projectId, c.dataSourceId, c.userId), value: change(c) })),
+    );
+  }
+
+  const members = async (projectId: string) => (await db.query(`SELECT count(*)::int AS n FROM audience_members WHERE project_id = $1`, [projectId]))[0].n as number;
+
+  it('merges what ingest committed and publishes the snapshots after commit', async () => {
+    const p = await project();
+    await send(p.id, [{ dataSourceId: p.crm, userId: 'a', email: 'a@x.com' }]);
+    const first = await waitFor('the first audience contact', async () => published.find((m) => m.projectId === p.id && m.kind === 'snapshot'), { timeoutMs: 45000 });
+    await send(p.id, [{ dataSourceId: p.shop, userId: 'b', email: 'A@x.com ' }]);
+    await waitFor('the merged snapshot', async () => published.find((m) => m.projectId === p.id && m.kind === 'snapshot' && m.dsContactIds.length === 2), { timeoutMs: 30000 });
+    const rows = await db.query(`SELECT id, ds_contact_ids FROM audience_contacts WHERE project_id = $1`, [p.id]);
+    expect(rows).toEqual([{ id: first.audienceId, ds_contact_ids: [`${p.crm}/a`, `${p.shop}/b`].sort() }]);
     // Everything published left the outbox.
-    await waitFor('the outbox drained', async () => (await db.query(`SELECT count(*)::int AS n FROM audience_outbox WHERE value->>'projectId' = $1`, [project.id]))[0].n === 0);
+    await waitFor('the outbox drained', async () => (await db.query(`SELECT count(*)::int AS n FROM audience_outbox WHERE value->>'projectId' = $1`, [p.id]))[0].n === 0);
   }, 90000);
+
+  it('merges a batch in steps of several contacts; a message that cannot merge is dead-lettered alone', async () => {
+    const p = await project();
+    const contacts = Array.from({ length: 40 }, (_, i) => ({ dataSourceId: i % 2 ? p.shop : p.crm, userId: `u${i >> 1}`, email: `u${i >> 1}@x.com` }));
+    // A user id Postgres cannot take (NUL): every step holding it fails.
+    const poison = { dataSourceId: p.crm, userId: 'bad\u0000id', email: 'bad@x.com', row: false };
+    await send(p.id, [...contacts.slice(0, 20), poison, ...contacts.slice(20)]);
+    await waitFor('every contact merged', async () => (await members(p.id)) === contacts.length, { timeoutMs: 45000 });
+    const audiences: Array<{ n: number }> = await db.query(`SELECT jsonb_array_length(ds_contact_ids) AS n FROM audience_contacts WHERE project_id = $1`, [p.id]);
+    expect(audiences.map((a) => a.n)).toEqual(Array(20).fill(2));
+    const dead = await waitFor('the poison message dead-lettered', async () => deadLetters.find((d) => d.key.startsWith(p.id)), { timeoutMs: 45000 });
+    expect(dead.key).toBe(keys.sourceContact(p.id, poison.dataSourceId, poison.userId));
+    expect(dead.headers['dlq-reason']).toBe('retries-exhausted');
+    await new Promise((r) => setTimeout(r, 500));
+    expect(deadLetters.filter((d) => d.key.startsWith(p.id))).toHaveLength(1);
+  }, 120000);
 });

@@ -5,7 +5,7 @@ import { DataSourceEntity, OrganizationEntity, ProjectEntity, createDataSource }
 import { testEnv } from '@meld/testing';
 import type { DataSource } from 'typeorm';
 import { computeAudience, type DataSourceInfo, type SourceContact } from '../src/merge/merge-core';
-import { MergeRepository, canonicalJson } from '../src/merge/merge.repository';
+import { MergeRepository, canonicalJson, type ContactId } from '../src/merge/merge.repository';
 
 type Patch = Record<string, string | number | boolean | null>;
 
@@ -113,6 +113,14 @@ describe('identity merge on Postgres', () => {
     expect(canon(stored.map((s) => ({ attributes: s.attributes, lineage: s.lineage, dsContactIds: s.ds_contact_ids })))).toEqual(canon(scratch.audiences));
   }
 
+  /** crm/c1 and shop/s1 in one audience contact only through api/bridge (a's email, s1's phone). */
+  async function bridgedPair(p: { id: string; api: string; crm: string; shop: string }) {
+    await upsert(p.id, p.crm, 'c1', { _email: 'a@x.com' });
+    await upsert(p.id, p.shop, 's1', { _email: 'b@x.com' });
+    await upsert(p.id, p.api, 'bridge', { _email: 'a@x.com', _phone_mobile: '0611111111' });
+    await upsert(p.id, p.shop, 's1', { _phone_mobile: '0611111111' });
+  }
+
   it('unions on a bridging contact; the oldest keeps its id and the absorbed id resolves to it', async () => {
     const p = await project();
     await upsert(p.id, p.crm, 'c1', { _email: 'Ann@X.com', _first_name: 'Ann' });
@@ -136,10 +144,7 @@ describe('identity merge on Postgres', () => {
 
   it('splits when the bridge is deleted, and tombstones an audience contact with no member left', async () => {
     const p = await project();
-    await upsert(p.id, p.crm, 'c1', { _email: 'a@x.com' });
-    await upsert(p.id, p.shop, 's1', { _email: 'b@x.com' });
-    await upsert(p.id, p.api, 'bridge', { _email: 'a@x.com', _phone_mobile: '0611111111' });
-    await upsert(p.id, p.shop, 's1', { _phone_mobile: '0611111111' });
+    await bridgedPair(p);
     const a = await audienceOf(p.id, p.crm, 'c1');
     expect(await audienceOf(p.id, p.shop, 's1')).toBe(a);
     await repo.mergeContact(await remove(p.id, p.api, 'bridge'));
@@ -208,19 +213,43 @@ describe('identity merge on Postgres', () => {
     await expectMatchesScratch(p);
   });
 
-  it('two concurrent writes bridging the same pair end in one audience contact', async () => {
-    for (let round = 0; round < 5; round++) {
+  it('two concurrent steps bridging the same pair end in one audience contact (one contact per step, or several)', async () => {
+    for (let round = 0; round < 6; round++) {
       const p = await project();
       await upsert(p.id, p.crm, 'a', { _email: 'a@x.com' });
       await upsert(p.id, p.shop, 'b', { _email: 'b@x.com' });
       const x = await write(p.id, p.api, 'x', { _email: 'a@x.com', _phone_mobile: '0633333333' });
       const y = await write(p.id, p.api, 'y', { _email: 'b@x.com', _phone_mobile: '0633333333' });
-      await Promise.all([repo.mergeContact(x), repo.mergeContact(y)]);
+      // Odd rounds: each step also merges an unrelated contact (a consumer batch).
+      const others = round % 2 ? [await write(p.id, p.crm, 'o1', { _email: 'o1@x.com' }), await write(p.id, p.shop, 'o2', { _email: 'o2@x.com' })] : [];
+      await Promise.all([repo.mergeContacts(p.id, [...others.slice(0, 1), x]), repo.mergeContacts(p.id, [y, ...others.slice(1)])]);
       const all = await audiences(p.id);
-      expect(all).toHaveLength(1);
-      expect(all[0].ds_contact_ids).toHaveLength(4);
+      expect(all.map((c) => c.ds_contact_ids.length).sort()).toEqual(round % 2 ? [1, 1, 4] : [4]);
       await expectMatchesScratch(p);
     }
+  });
+
+  it('a step of several contacts announces, per audience contact, the members it lost', async () => {
+    const p = await project();
+    await bridgedPair(p);
+    await upsert(p.id, p.crm, 'lone', { _email: 'lone@x.com' });
+    const [a, lone] = [await audienceOf(p.id, p.crm, 'c1'), await audienceOf(p.id, p.crm, 'lone')];
+    const seen = (await outbox(p.id)).length;
+    // One step: the bridge and the lone contact are deleted, a new contact arrives.
+    const result = await repo.mergeContacts(p.id, [await remove(p.id, p.api, 'bridge'), await remove(p.id, p.crm, 'lone'), await write(p.id, p.crm, 'new', { _email: 'n@x.com' })]);
+    expect(result.changed).toBe(true);
+    const s1 = await audienceOf(p.id, p.shop, 's1');
+    expect(s1).not.toBe(a);
+    const step = (await outbox(p.id)).slice(seen);
+    expect(new Set(step.map((m) => m.at)).size).toBe(1);
+    const byId = new Map(step.map((m) => [m.audienceId, m]));
+    expect(byId.get(a!)).toMatchObject({ kind: 'snapshot', dsContactIds: [`${p.crm}/c1`], removedDsContactIds: [`${p.api}/bridge`, `${p.shop}/s1`].sort() });
+    expect(byId.get(s1!)).toMatchObject({ kind: 'snapshot', dsContactIds: [`${p.shop}/s1`], removedDsContactIds: [] });
+    expect(byId.get(lone!)).toMatchObject({ kind: 'tombstone', removedDsContactIds: [`${p.crm}/lone`] });
+    expect(step.find((m) => m.kind === 'snapshot' && m.dsContactIds.includes(`${p.crm}/new`))).toMatchObject({ removedDsContactIds: [] });
+    await expectMatchesScratch(p);
+    // The same step again is a no-op.
+    expect(await repo.mergeContacts(p.id, [{ dataSourceId: p.crm, userId: 'new' }, { dataSourceId: p.shop, userId: 's1' }])).toMatchObject({ changed: false, messages: 0 });
   });
 
   it('replaying a message changes nothing', async () => {
@@ -258,18 +287,24 @@ describe('identity merge on Postgres', () => {
       { weight: 1, arbitrary: fc.record({ delete: fc.constant(true), source: fc.constantFrom('api', 'crm', 'shop') as fc.Arbitrary<'api' | 'crm' | 'shop'>, user, patch: fc.constant({}) }) },
     );
     await fc.assert(
-      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 20 }), async (ops) => {
+      // `cuts` group consecutive ops into one step of several contacts (a consumer batch); none: one step per op.
+      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 20 }), fc.array(fc.nat(20), { maxLength: 5 }), async (ops, cuts) => {
         const p = await project();
-        for (const o of ops) {
+        let step: ContactId[] = [];
+        for (const [i, o] of ops.entries()) {
           const ds = p[o.source];
-          await repo.mergeContact(o.delete ? await remove(p.id, ds, o.user) : await write(p.id, ds, o.user, o.patch));
+          step.push(o.delete ? await remove(p.id, ds, o.user) : await write(p.id, ds, o.user, o.patch));
+          if (!cuts.length || cuts.includes(i) || i === ops.length - 1) {
+            await repo.mergeContacts(p.id, step);
+            step = [];
+          }
         }
         await expectMatchesScratch(p);
         const members: Array<{ n: number }> = await db.query(`SELECT count(*)::int AS n FROM audience_members WHERE project_id = $1`, [p.id]);
         const live: Array<{ n: number }> = await db.query(`SELECT count(*)::int AS n FROM source_contacts WHERE project_id = $1 AND deleted_at IS NULL`, [p.id]);
         expect(members[0].n).toBe(live[0].n);
       }),
-      { numRuns: 15 },
+      { numRuns: 20 },
     );
   });
 });

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Topics } from '@meld/contracts';
+import { waitFor } from '@meld/testing';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { startIngest } from './app.fixture';
@@ -13,15 +14,19 @@ describe('contact writes (ingest)', () => {
   let tenancy: Awaited<ReturnType<typeof seedTenancy>>;
   let dsToken: Record<string, string>;
   let contacts: Awaited<ReturnType<typeof collectTopic>>;
+  let events: Awaited<ReturnType<typeof collectTopic>>;
 
   beforeAll(async () => {
     ({ app, base, db } = await startIngest());
     tenancy = await seedTenancy(db);
     dsToken = principalHeader(tenancy, { kind: 'datasource', scopes: ['PROJECT_INGEST_WRITE', 'PROJECT_INGEST_READ'], dataSourceId: tenancy.dataSource.id });
-    contacts = await collectTopic(Topics.contacts, (v) => v?.projectId === tenancy.project.id);
+    [contacts, events] = await Promise.all([
+      collectTopic(Topics.contacts, (v) => v?.projectId === tenancy.project.id),
+      collectTopic(Topics.events, (v) => v?.projectId === tenancy.project.id),
+    ]);
   });
   afterAll(async () => {
-    await contacts?.stop();
+    await Promise.all([contacts?.stop(), events?.stop()]);
     await app?.close();
   });
 
@@ -117,13 +122,18 @@ describe('contact writes (ingest)', () => {
     expect(await db.query(`SELECT 1 FROM attributes WHERE project_id = $1 AND uid = $2`, [tenancy.project.id, name])).toEqual([]);
   });
 
-  it('DELETE clears the personal data, keeps the key row, publishes a delete; unknown → 404; a later upsert recreates', async () => {
+  it('DELETE clears the personal data, keeps the key row, publishes a delete and an erase marker; unknown → 404; a later upsert recreates', async () => {
     const id = uid();
     await post([{ _user_id: id, _email: 'gone@example.com' }]);
     expect(await del(id)).toEqual({ status: 202, body: { entity: { _user_id: id, deleted: true } } });
     expect(await row(id)).toMatchObject({ attributes: {}, version: 2, deleted_at: expect.any(Date) });
+    expect((await db.query(`SELECT attribute_at FROM source_contacts WHERE project_id = $1 AND user_id = $2`, [tenancy.project.id, id]))[0].attribute_at).toEqual({});
     const published = await contacts.waitFor(2, (m) => m.value.userId === id);
     expect(published[1].value).toMatchObject({ kind: 'delete', version: 2 });
+    const [erase] = await events.waitFor(1, (m) => m.value.userId === id);
+    expect(erase).toEqual({ key: `${tenancy.project.id}/${tenancy.dataSource.id}/${id}`, value: expect.objectContaining({ kind: 'erase', version: 2, dataSourceId: tenancy.dataSource.id }) });
+    // Published means gone from Postgres: no outbox row of the contact keeps its data.
+    await waitFor('the outbox drained', async () => (await db.query(`SELECT 1 FROM outbox WHERE key = $1`, [erase.key])).length === 0);
     expect((await del(id)).status).toBe(404);
     expect((await del('never-seen')).status).toBe(404);
     await post([{ _user_id: id, _first_name: 'Back' }]);

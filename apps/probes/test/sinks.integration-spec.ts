@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { type ClickHouse, createClickHouse, migrateClickHouse, sql } from '@meld/clickhouse';
-import { Topics, keys, type AudienceChange, type EventAccepted } from '@meld/contracts';
+import { Topics, keys, type AudienceChange, type EventAccepted, type EventsErased } from '@meld/contracts';
+import { AttributeEntity, DATA_SOURCE, ProjectEntity } from '@meld/db';
+import { seedTenancy } from '@meld/fixtures';
 import { createProducer, type Producer } from '@meld/kafka';
 import { bootstrapApp, meldAppModule } from '@meld/platform';
 import { testEnv, waitFor } from '@meld/testing';
 import type { INestApplication } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
 import { appDefinition } from '../src/app.definition';
 import { MembershipRepository } from '../src/sinks/membership.repository';
 import { SINK_OPTIONS, sinkOptions } from '../src/sinks/sink-options';
@@ -16,6 +19,7 @@ describe('probes ClickHouse sinks', () => {
   let producer: Producer;
   let ch: ClickHouse;
   let members: MembershipRepository;
+  let db: DataSource;
   const projectId = randomUUID();
   const ds1 = randomUUID();
   const ds2 = randomUUID();
@@ -42,6 +46,7 @@ describe('probes ClickHouse sinks', () => {
         {
           LOG_LEVEL: process.env.PROBES_TEST_LOG_LEVEL ?? 'silent',
           MELD_PRINCIPAL_SECRET: 'meld-test-principal-secret',
+          MELD_POSTGRES_URL: env.postgresUrl,
           MELD_CLICKHOUSE_URL: env.clickhouseUrl,
           MELD_CLICKHOUSE_DB: env.clickhouseDatabase,
           MELD_REDIS_URL: env.redisUrl,
@@ -52,6 +57,8 @@ describe('probes ClickHouse sinks', () => {
       port: 0,
     });
     await app.get(SinksConsumer).started();
+    db = app.get<DataSource>(DATA_SOURCE);
+    await waitFor('probes connected to Postgres', async () => db.isInitialized);
     producer = createProducer({ brokers: env.kafkaBrokers, clientId: 'probes-test' });
     // New groups start at the end (not the backlog other tests left); once a canary of each
     // topic is stored, every partition's start position is fixed and nothing later is skipped.
@@ -124,6 +131,20 @@ describe('probes ClickHouse sinks', () => {
     expect(Number(row.ts)).toBe(Date.parse(e.eventDate) / 1000);
   });
 
+  it("forgets a deleted contact's events at its erase marker and keeps those of the contact re-created after it", async () => {
+    const before = [event(ds1, 'u-erase', `ev-${randomUUID()}`), event(ds1, 'u-erase', `ev-${randomUUID()}`)];
+    const other = event(ds1, 'u-kept', `ev-${randomUUID()}`);
+    const after = event(ds1, 'u-erase', `ev-${randomUUID()}`);
+    const erase: EventsErased = { schemaVersion: 1, kind: 'erase', projectId, dataSourceId: ds1, userId: 'u-erase', version: 2, at: '2026-11-20T10:00:02.000Z' };
+    // One send, in order on the contact's key: the events, the marker, the re-created contact's event.
+    await producer.send(Topics.events, [...before, other, erase, after].map((m) => ({ key: keys.sourceContact(projectId, m.dataSourceId, m.userId), value: m })));
+    const ids = async (userId: string) =>
+      (await ch.query<{ event_id: string }>(sql`SELECT DISTINCT event_id FROM events WHERE project_id = ${projectId} AND user_id = ${userId}`)).map((r) => r.event_id).sort();
+    // The mutation runs in the background: wait for it.
+    await waitFor('the old events erased', async () => JSON.stringify(await ids('u-erase')) === JSON.stringify([after.eventId]), { timeoutMs: 30000 });
+    expect(await ids('u-kept')).toEqual([other.eventId]);
+  });
+
   it('follows merges, splits and tombstones of the audience contacts', async () => {
     const a = randomUUID();
     const b = randomUUID();
@@ -151,5 +172,148 @@ describe('probes ClickHouse sinks', () => {
     await sendAudience([{ schemaVersion: 1, kind: 'tombstone', projectId, audienceId: a, version: 9, at: '2026-11-20T10:03:00.000Z' }]);
     await waitFor('tombstoned', async () => (await memberRefs(a)).length === 0);
     expect(await memberRefs(c)).toEqual([c2]);
+  });
+
+  it('applies the removals identity-merge lists (removedDsContactIds) without reading the members', async () => {
+    const [a, b, d, e] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+    const [c1, c2, c3] = [`${ds1}/r-1`, `${ds2}/r-2`, `${ds1}/r/3`];
+    const step = (audienceId: string, dsContactIds: string[], removed: string[], at: string): AudienceChange => ({ ...snapshot(audienceId, dsContactIds, at), removedDsContactIds: removed }) as AudienceChange;
+    const tomb = (audienceId: string, removed: string[], at: string): AudienceChange => ({ schemaVersion: 1, kind: 'tombstone', projectId, audienceId, version: 9, at, removedDsContactIds: removed });
+    const t = (m: number) => `2026-11-20T11:0${m}:00.000Z`;
+    await sendAudience([step(a, [c1, c2], [], t(0)), step(b, [c3], [], t(0))]);
+    // Merge (b absorbed, its tombstone delivered first), delete of c2, then a split of c3 into d.
+    await sendAudience([tomb(b, [c3], t(1)), step(a, [c1, c2, c3], [], t(1))]);
+    await sendAudience([step(a, [c1, c3], [c2], t(2))]);
+    await sendAudience([step(d, [c3], [], t(3)), step(a, [c1], [c3], t(3))]);
+    await waitFor('split', async () => JSON.stringify(await memberRefs(a)) === JSON.stringify([c1]) && (await memberRefs(d)).length === 1);
+    expect(await memberRefs(b)).toEqual([]);
+    expect(await memberRefs(d)).toEqual([c3]);
+    // A removal of a contact the sink never stored as a member is written as stated: nothing was read.
+    await sendAudience([step(e, [`${ds2}/r-4`], [`${ds2}/never-stored`], t(4))]);
+    await waitFor('removal row', async () => (await ch.query(sql`SELECT 1 FROM audience_membership WHERE project_id = ${projectId} AND user_id = 'never-stored' AND deleted = 1`)).length === 1);
+    await sendAudience([tomb(a, [c1], t(5))]);
+    await waitFor('tombstoned', async () => (await memberRefs(a)).length === 0);
+    expect(await memberRefs(d)).toEqual([c3]);
+  });
+
+  it('stores a burst of audience messages', async () => {
+    const ids = Array.from({ length: 300 }, () => randomUUID());
+    const at = '2026-11-20T12:00:00.000Z';
+    await sendAudience(ids.map((id, i) => ({ ...snapshot(id, [`${ds1}/burst-${i}`], at), removedDsContactIds: [] }) as AudienceChange));
+    await waitFor('every member stored', async () => {
+      const [r] = await ch.query<{ n: string }>(sql`SELECT count() AS n FROM audience_membership WHERE project_id = ${projectId} AND startsWith(user_id, 'burst-')`);
+      return Number(r.n) === ids.length;
+    });
+    expect(await memberRefs(ids[299])).toEqual([`${ds1}/burst-299`]);
+  });
+
+  describe('audience_contacts', () => {
+    interface ContactRow {
+      version: string;
+      deleted: number;
+      str_keys: string[];
+      str_values: string[];
+      num_keys: string[];
+      num_values: number[];
+      channels: string[];
+    }
+    const current = async (project: string, audienceId: string): Promise<ContactRow | undefined> =>
+      (
+        await ch.query<ContactRow>(
+          sql`SELECT version, deleted, str_keys, str_values, num_keys, num_values, channels FROM audience_contacts FINAL WHERE project_id = ${project} AND audience_id = ${audienceId}`,
+        )
+      )[0];
+    const typed = (r: ContactRow) => ({
+      str: r.str_keys.map((k, i) => `${k}=${r.str_values[i]}`).sort(),
+      num: r.num_keys.map((k, i) => `${k}=${r.num_values[i]}`).sort(),
+    });
+    const contactSnapshot = (project: string, audienceId: string, version: number, at: string, attributes: Record<string, unknown>, dataSources: string[] = []): AudienceChange =>
+      ({ schemaVersion: 1, kind: 'snapshot', projectId: project, audienceId, version, at, attributes, dataSources, dsContactIds: [] }) as AudienceChange;
+    const tombstone = (project: string, audienceId: string, version: number, at: string): AudienceChange => ({ schemaVersion: 1, kind: 'tombstone', projectId: project, audienceId, version, at });
+
+    it('types values by the catalogue, one entry per value, and derives the channels', async () => {
+      const { project, dataSource } = await seedTenancy(db, 'probes');
+      await db.getRepository(ProjectEntity).update({ id: project.id }, { locale: 'fr_FR' });
+      await db.getRepository(AttributeEntity).insert([
+        { projectId: project.id, uid: 'vip', label: 'VIP', type: 'boolean' },
+        { projectId: project.id, uid: 'score', label: 'Score', type: 'number' },
+        { projectId: project.id, uid: 'sizes', label: 'Sizes', type: 'number', multivalue: true },
+        { projectId: project.id, uid: 'tags', label: 'Tags', type: 'string', multivalue: true },
+        { projectId: project.id, uid: 'last_order_at', label: 'Last order', type: 'datetime' },
+      ]);
+      const [mobile, fixed, bare] = [randomUUID(), randomUUID(), randomUUID()];
+      const at = '2026-11-20T10:00:00.000Z';
+      await sendAudience([
+        contactSnapshot(
+          project.id,
+          mobile,
+          1,
+          at,
+          {
+            _user_id: 'u1',
+            _email: 'Ann@Example.com',
+            _phone_mobile: '06 12 34 56 78',
+            _birthday: '1990-05-17',
+            _consent_sms: 'opt-in',
+            vip: true,
+            score: 12.5,
+            sizes: [38, 40],
+            tags: ['a', 'b'],
+            last_order_at: '2026-11-19T23:30:00.750+01:00',
+            unknown_text: 'x',
+            unknown_number: 7,
+            unknown_flag: false,
+          },
+          [dataSource.id],
+        ),
+        contactSnapshot(project.id, fixed, 1, at, { _user_id: 'u2', _email: 'not-an-email', _phone_mobile: '01 23 45 67 89' }),
+        contactSnapshot(project.id, bare, 1, at, { _user_id: 'u3', _phone_mobile: '+33 6 12' }),
+      ]);
+      const row = await waitFor('typed row', () => current(project.id, mobile));
+      expect(typed(row)).toEqual({
+        str: [`_datasources=${dataSource.id}`, '_consent_sms=opt-in', '_email=Ann@Example.com', '_phone_mobile=06 12 34 56 78', '_user_id=u1', 'tags=a', 'tags=b', 'unknown_text=x'].sort(),
+        num: [
+          `_birthday=${Date.UTC(1990, 4, 17) / 1000}`,
+          `last_order_at=${Date.UTC(2026, 10, 19, 22, 30, 0) / 1000}`,
+          'score=12.5',
+          'sizes=38',
+          'sizes=40',
+          'unknown_flag=0',
+          'unknown_number=7',
+          'vip=1',
+        ].sort(),
+      });
+      expect(row.channels).toEqual(['email', 'rcs', 'sms', 'whatsapp']);
+      expect(Number(row.deleted)).toBe(0);
+      // A fixed line and a malformed email reach no channel; neither does a number too short to be valid.
+      expect((await waitFor('fixed line row', () => current(project.id, fixed))).channels).toEqual([]);
+      expect((await waitFor('bare row', () => current(project.id, bare))).channels).toEqual([]);
+
+      // An attribute created after the catalogue was cached is typed (its step comes after it: refresh on an unknown key).
+      await db.getRepository(AttributeEntity).insert({ projectId: project.id, uid: 'renewal', label: 'Renewal', type: 'date' });
+      await sendAudience([contactSnapshot(project.id, mobile, 2, new Date().toISOString(), { _user_id: 'u1', renewal: '2027-01-02' })]);
+      const renewed = await waitFor('renewal typed', async () => {
+        const r = await current(project.id, mobile);
+        return r && r.num_keys.includes('renewal') ? r : undefined;
+      });
+      expect(typed(renewed)).toEqual({ str: ['_user_id=u1'], num: [`renewal=${Date.UTC(2027, 0, 2) / 1000}`] });
+      expect(renewed.channels).toEqual([]);
+    });
+
+    it('keeps the newest state per audience id: tombstones win over older snapshots, a re-created id over older tombstones', async () => {
+      const p = randomUUID();
+      const [a, b] = [randomUUID(), randomUUID()];
+      const t = (s: number) => new Date(Date.UTC(2026, 10, 20, 11, 0, s)).toISOString();
+      // Delivered out of order: the tombstone first, then the snapshot it ended.
+      await sendAudience([tombstone(p, a, 3, t(2)), contactSnapshot(p, a, 2, t(1), { _user_id: 'late' })]);
+      // Same step time, higher version wins; a snapshot after a tombstone of an earlier step revives.
+      await sendAudience([contactSnapshot(p, b, 4, t(5), { _user_id: 'v4' }), contactSnapshot(p, b, 5, t(5), { _user_id: 'v5' })]);
+      await sendAudience([tombstone(p, b, 6, t(6)), contactSnapshot(p, b, 1, t(7), { _user_id: 'reborn' })]);
+      await waitFor('rows of a and b', async () => (await current(p, a))?.deleted !== undefined && (await current(p, b))?.str_values.includes('reborn'));
+      expect(Number((await current(p, a))!.deleted)).toBe(1);
+      const reborn = (await current(p, b))!;
+      expect(Number(reborn.deleted)).toBe(0);
+      expect(typed(reborn).str).toEqual(['_user_id=reborn']);
+    });
   });
 });

@@ -105,8 +105,20 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   product('audience.search.email', 'GET', '/v1/project/:project/audience/search/email/:userEmail', 'audience', { scopes: ['PROJECT_AUDIENCE_READ'] }),
   product('audience.user', 'GET', '/v1/project/:project/audience/user/:userId', 'audience', { scopes: ['PROJECT_AUDIENCE_READ'] }),
   AUDIENCE_EVENTS_ROUTE,
+  // Listings through the list query filter (docs/decisions.md "List query filter and segments").
+  product('datasource.list', 'GET', '/v1/project/:project/datasource', 'audience', { scopes: ['PROJECT_DATASOURCE_READ'] }),
+  product('sms.sender.list', 'GET', '/v1/project/:project/channel/sms/sender', 'audience', { scopes: ['PROJECT_DIRECT_READ'] }),
+  product('rcs.sender.list', 'GET', '/v1/project/:project/channel/rcs/sender', 'audience', { scopes: ['PROJECT_DIRECT_READ'] }),
+  // Segments: saved audience filters; reading and counting them is reading the audience, changing them writing it.
+  product('segment.create', 'POST', '/v1/project/:project/segment', 'audience', { scopes: ['PROJECT_AUDIENCE_WRITE'] }),
+  product('segment.list', 'GET', '/v1/project/:project/segment', 'audience', { scopes: ['PROJECT_AUDIENCE_READ'] }),
+  product('segment.read', 'GET', '/v1/project/:project/segment/:segmentId', 'audience', { scopes: ['PROJECT_AUDIENCE_READ'] }),
+  product('segment.update', 'PATCH', '/v1/project/:project/segment/:segmentId', 'audience', { scopes: ['PROJECT_AUDIENCE_WRITE'] }),
+  product('segment.delete', 'DELETE', '/v1/project/:project/segment/:segmentId', 'audience', { scopes: ['PROJECT_AUDIENCE_WRITE'] }),
+  product('segment.count', 'GET', '/v1/project/:project/segment/:segmentId/count', 'audience', { scopes: ['PROJECT_AUDIENCE_READ'] }),
+  // Exact live count with compliance per channel (docs/decisions.md "Consent and compliance").
+  product('audience.count', 'POST', '/v1/project/:project/audience/count', 'audience', { scopes: ['PROJECT_AUDIENCE_READ'] }),
   // Later issues add here, e.g.:
-  // product('audience.count', 'POST', '/v1/project/:project/audience/count', 'audience', { scopes: ['PROJECT_AUDIENCE_READ'] }),
   // product('probes.coverage', 'POST', '/v1/project/:project/audience/coverage', 'probes', { scopes: ['PROJECT_AUDIENCE_READ'], rateLimit: 'probes' }),
 ];
 

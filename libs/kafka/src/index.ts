@@ -4,6 +4,7 @@ export { createKafkaClient, parseBrokers, type KafkaConnectionOptions } from './
 export { silentLogger, type Logger, type KafkaLogLevel } from './logger';
 export { createProducer, type Producer, type ProducerOptions, type OutgoingMessage, type SendOptions } from './producer';
 export { createConsumerRunner, type ConsumerRunner, type ConsumerRunnerOptions } from './consumer-runner';
+export { createSinkRunner, sinkHandler, type SinkHandler, type SinkRunnerOptions } from './sink-runner';
 export {
   processBatch,
   topicHandler,

@@ -2,7 +2,6 @@ import { Registry } from 'prom-client';
 import { z } from 'zod';
 import {
   createConsumerRunner,
-  createProducer,
   DlqHeaders,
   headerString,
   RetriableError,
@@ -10,9 +9,8 @@ import {
   type ConsumedMessage,
   type ConsumerRunner,
   type MessageHandler,
-  type Producer,
 } from '../src';
-import { collect, freshTopic, rawSend, testBrokers, uniqueId, waitFor } from './kafka-test-env';
+import { collect, freshTopic, rawSend, runnerTestHooks, testBrokers, uniqueId, waitFor } from './kafka-test-env';
 
 // Against the real development broker (or real Kafka): no mocks of Kafka here.
 const brokers = testBrokers();
@@ -20,23 +18,7 @@ const Item = z.object({ key: z.string(), seq: z.number().int() });
 type Item = z.infer<typeof Item>;
 
 describe('consumer runner against a real broker', () => {
-  let producer: Producer;
-  const runners: ConsumerRunner[] = [];
-  const readers: Array<() => Promise<void>> = [];
-
-  beforeAll(async () => {
-    producer = createProducer({ brokers, clientId: 'test-producer' });
-    await producer.connect();
-  });
-
-  afterEach(async () => {
-    await Promise.all(runners.splice(0).map((r) => r.stop()));
-    await Promise.all(readers.splice(0).map((stop) => stop()));
-  });
-
-  afterAll(async () => {
-    await producer.disconnect();
-  });
+  const { producer, runners, readers } = runnerTestHooks(brokers);
 
   async function run(topic: string, handle: MessageHandler<Item>, extra: Partial<Parameters<typeof createConsumerRunner>[0]> = {}, groupId = `test-${uniqueId()}`): Promise<ConsumerRunner> {
     const runner = createConsumerRunner({

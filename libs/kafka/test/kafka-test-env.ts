@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel, type KafkaMessage } from 'kafkajs';
-import { ensureTopics } from '../src';
+import { createProducer, ensureTopics, type ConsumerRunner, type Producer } from '../src';
 
 /**
  * The broker of the integration tests: MELD_KAFKA_BROKERS (exported by `meld test`), else
@@ -57,4 +57,26 @@ export async function rawSend(brokers: string[], topic: string, messages: Array<
   await producer.connect();
   await producer.send({ topic, acks: -1, messages });
   await producer.disconnect();
+}
+
+/**
+ * Jest hooks for a file of runner tests (call inside `describe`): one producer for the file,
+ * and the runners and readers a test pushes, stopped after each test.
+ */
+export function runnerTestHooks(brokers: string[]): { producer: Pick<Producer, 'send'>; runners: ConsumerRunner[]; readers: Array<() => Promise<void>> } {
+  let producer: Producer | undefined;
+  const runners: ConsumerRunner[] = [];
+  const readers: Array<() => Promise<void>> = [];
+  beforeAll(async () => {
+    producer = createProducer({ brokers, clientId: 'test-producer' });
+    await producer.connect();
+  });
+  afterEach(async () => {
+    await Promise.all(runners.splice(0).map((r) => r.stop()));
+    await Promise.all(readers.splice(0).map((stop) => stop()));
+  });
+  afterAll(async () => {
+    await producer?.disconnect();
+  });
+  return { producer: { send: (topic, messages, options) => producer!.send(topic, messages, options) }, runners, readers };
 }

@@ -139,14 +139,22 @@ const op = fc.oneof(
 
 type Op = typeof op extends fc.Arbitrary<infer T> ? T : never;
 
-async function runIncremental(ops: Op[], cap?: number) {
+/** One merge step per op, as a consumer without batching runs them. */
+function runIncremental(ops: Op[], cap?: number) {
+  return runBatched(ops, ops.map((_o, i) => i + 1), cap);
+}
+
+/** The same ops, but merged in steps of several contacts (a consumer batch): `cuts` split the ops into steps. */
+async function runBatched(ops: Op[], cuts: number[], cap?: number) {
   const state = new MemoryMergeState();
   let n = 0;
   const newId = () => `id${++n}`;
-  for (const o of ops) {
-    const ref = o.kind === 'upsert' ? state.upsert(o.ds, o.user, o.patch, `2026-01-01T00:${String(o.minute).padStart(2, '0')}:00Z`) : state.remove(o.ds, o.user);
-    const plan = await planMerge(state, [ref], sources, { ...options, cap }, newId);
-    state.apply(plan);
+  const ends = [...new Set(cuts.map((c) => c % (ops.length + 1)))].sort((a, b) => a - b);
+  let from = 0;
+  for (const end of [...ends, ops.length]) {
+    const refs = ops.slice(from, end).map((o) => (o.kind === 'upsert' ? state.upsert(o.ds, o.user, o.patch, `2026-01-01T00:${String(o.minute).padStart(2, '0')}:00Z`) : state.remove(o.ds, o.user)));
+    from = Math.max(from, end);
+    if (refs.length) state.apply(await planMerge(state, refs, sources, { ...options, cap }, newId));
   }
   return state;
 }
@@ -155,6 +163,20 @@ function canonical(audiences: Iterable<{ members: string[]; attributes: unknown;
   return [...audiences]
     .map((a) => JSON.stringify({ members: [...a.members].sort(), attributes: a.attributes, lineage: a.lineage, dataSources: a.dataSources, dsContactIds: a.dsContactIds }))
     .sort();
+}
+
+/** The state equals a from-scratch merge of its live contacts, and its ids are stable. */
+function expectScratchEqual(state: MemoryMergeState, cap: number | undefined) {
+  const scratch = computeAudience([...state.sources.values()], sources, { ...options, cap }, new Map(), byOldest);
+  expect(canonical(state.audiences.values())).toEqual(canonical(scratch.audiences));
+  // Every live contact is a member of exactly the audience that lists it.
+  expect([...state.members.keys()].sort()).toEqual([...state.sources.keys()].sort());
+  for (const [ref, id] of state.members) expect(state.audiences.get(id)!.members).toContain(ref);
+  // Recomputing with the stored ids changes none of them (ids are stable).
+  const again = computeAudience([...state.sources.values()], sources, { ...options, cap }, state.members, byOldest);
+  expect(again.absorbed.size).toBe(0);
+  expect(again.removed).toEqual([]);
+  expect(new Map(again.audiences.map((a) => [a.id, a]))).toEqual(state.audiences);
 }
 
 describe('merge properties', () => {
@@ -177,16 +199,17 @@ describe('merge properties', () => {
     await fc.assert(
       fc.asyncProperty(fc.array(op, { maxLength: 40 }), fc.option(fc.integer({ min: 2, max: 4 }), { nil: undefined }), async (ops, cap) => {
         const state = await runIncremental(ops, cap);
-        const scratch = computeAudience([...state.sources.values()], sources, { ...options, cap }, new Map(), byOldest);
-        expect(canonical(state.audiences.values())).toEqual(canonical(scratch.audiences));
-        // Every live contact is a member of exactly the audience that lists it.
-        expect([...state.members.keys()].sort()).toEqual([...state.sources.keys()].sort());
-        for (const [ref, id] of state.members) expect(state.audiences.get(id)!.members).toContain(ref);
-        // Recomputing with the stored ids changes none of them (ids are stable).
-        const again = computeAudience([...state.sources.values()], sources, { ...options, cap }, state.members, byOldest);
-        expect(again.absorbed.size).toBe(0);
-        expect(again.removed).toEqual([]);
-        expect(new Map(again.audiences.map((a) => [a.id, a]))).toEqual(state.audiences);
+        expectScratchEqual(state, cap);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('merging several changed contacts per step also equals a from-scratch recomputation', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { maxLength: 40 }), fc.array(fc.nat(), { maxLength: 8 }), fc.option(fc.integer({ min: 2, max: 4 }), { nil: undefined }), async (ops, cuts, cap) => {
+        const state = await runBatched(ops, cuts, cap);
+        expectScratchEqual(state, cap);
       }),
       { numRuns: 300 },
     );

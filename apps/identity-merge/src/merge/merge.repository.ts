@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { keys as messageKeys, type AudienceChange } from '@meld/contracts';
 import type { DataSource, EntityManager } from 'typeorm';
-import { contactRef, type AudienceContact, type DataSourceInfo, type MergeOptions, type SourceContact } from './merge-core';
-import type { MergeKey } from './merge-keys';
-import { planMerge, type MergeStateReader } from './merge-step';
+import { applyRestrictiveConsent, consentChanges, recordConsentChanges, type ConsentChange } from './merge-consent';
+import { contactRef, type AudienceContact, type DataSourceInfo, type MergeOptions } from './merge-core';
+import { keyString, type MergeKey } from './merge-keys';
+import { planMerge, type MergePlan } from './merge-step';
+import { PgMergeStateReader, REFS, refArrays, splitRef } from './pg-merge-state';
 
 /** A source contact as the consumer names it. */
 export interface ContactId {
@@ -19,82 +21,7 @@ export interface MergeStepResult {
   capEvents: Array<{ contact: string; into: string; reason: string }>;
 }
 
-/** `<dataSourceId>/<userId>` → parts; data source ids are uuids, so the first `/` splits. */
-function splitRef(ref: string): { dataSourceId: string; userId: string } {
-  const i = ref.indexOf('/');
-  return { dataSourceId: ref.slice(0, i), userId: ref.slice(i + 1) };
-}
-
-function refArrays(refs: readonly string[]): [string[], string[]] {
-  const parts = refs.map(splitRef);
-  return [parts.map((p) => p.dataSourceId), parts.map((p) => p.userId)];
-}
-
-const REFS = `unnest($2::uuid[], $3::text[]) AS r(data_source_id, user_id)`;
-
-/** Reads the merge state of one project inside the step's transaction. */
-class PgMergeStateReader implements MergeStateReader {
-  constructor(
-    private readonly em: EntityManager,
-    private readonly projectId: string,
-  ) {}
-
-  async liveContacts(refs: readonly string[]): Promise<SourceContact[]> {
-    if (!refs.length) return [];
-    const rows: Array<{ data_source_id: string; user_id: string; attributes: SourceContact['attributes']; attribute_at: Record<string, string>; seq: string | null }> =
-      await this.em.query(
-        `SELECT s.data_source_id, s.user_id, s.attributes, s.attribute_at, m.seq
-           FROM ${REFS}
-           JOIN source_contacts s ON s.project_id = $1 AND s.data_source_id = r.data_source_id AND s.user_id = r.user_id AND s.deleted_at IS NULL
-           LEFT JOIN audience_members m ON m.project_id = $1 AND m.data_source_id = r.data_source_id AND m.user_id = r.user_id
-          ORDER BY s.data_source_id, s.user_id`,
-        [this.projectId, ...refArrays(refs)],
-      );
-    const out: SourceContact[] = [];
-    for (const row of rows) {
-      // A contact the merge has not seen yet is the youngest: it takes the next seq now
-      // (in ref order), and keeps it when its member row is written.
-      const seq = row.seq ?? (await this.em.query(`SELECT nextval(pg_get_serial_sequence('audience_members', 'seq')) AS seq`))[0].seq;
-      out.push({ dataSourceId: row.data_source_id, userId: row.user_id, attributes: row.attributes, attributeAt: row.attribute_at, seq: Number(seq) });
-    }
-    return out;
-  }
-
-  async refsWithKeys(keys: readonly MergeKey[]): Promise<string[]> {
-    const rows: Array<{ data_source_id: string; user_id: string }> = await this.em.query(
-      `SELECT DISTINCT k.data_source_id, k.user_id FROM unnest($2::text[], $3::text[]) AS q(attribute, value)
-         JOIN merge_keys k ON k.project_id = $1 AND k.attribute = q.attribute AND k.value = q.value`,
-      [this.projectId, keys.map((k) => k.attribute), keys.map((k) => k.value)],
-    );
-    return rows.map((r) => contactRef({ dataSourceId: r.data_source_id, userId: r.user_id }));
-  }
-
-  async keysOfRefs(refs: readonly string[]): Promise<MergeKey[]> {
-    if (!refs.length) return [];
-    return this.em.query(
-      `SELECT k.attribute, k.value FROM ${REFS} JOIN merge_keys k ON k.project_id = $1 AND k.data_source_id = r.data_source_id AND k.user_id = r.user_id`,
-      [this.projectId, ...refArrays(refs)],
-    );
-  }
-
-  async assignments(refs: readonly string[]): Promise<Map<string, string>> {
-    if (!refs.length) return new Map();
-    const rows: Array<{ data_source_id: string; user_id: string; audience_id: string }> = await this.em.query(
-      `SELECT m.data_source_id, m.user_id, m.audience_id FROM ${REFS}
-         JOIN audience_members m ON m.project_id = $1 AND m.data_source_id = r.data_source_id AND m.user_id = r.user_id`,
-      [this.projectId, ...refArrays(refs)],
-    );
-    return new Map(rows.map((r) => [contactRef({ dataSourceId: r.data_source_id, userId: r.user_id }), r.audience_id]));
-  }
-
-  async membersOf(audienceIds: readonly string[]): Promise<string[]> {
-    const rows: Array<{ data_source_id: string; user_id: string }> = await this.em.query(
-      `SELECT data_source_id, user_id FROM audience_members WHERE project_id = $1 AND audience_id = ANY($2::uuid[])`,
-      [this.projectId, audienceIds],
-    );
-    return rows.map((r) => contactRef({ dataSourceId: r.data_source_id, userId: r.user_id }));
-  }
-}
+const NOTHING: MergeStepResult = { changed: false, messages: 0, capEvents: [] };
 
 interface StoredAudience {
   id: string;
@@ -116,6 +43,154 @@ function sameContent(a: AudienceContact, b: StoredAudience): boolean {
   return canonicalJson([a.attributes, a.lineage, a.dataSources, a.dsContactIds]) === canonicalJson([b.attributes, b.lineage, b.datasources, b.ds_contact_ids]);
 }
 
+/**
+ * The project's merge settings and data sources, and the step's time (`at` of its messages):
+ * Postgres' clock read after the project's merge lock is taken. Steps of a project commit in
+ * lock order, so their times never go back whichever replica ran them; the ClickHouse sinks
+ * order rows by it (probes audience-contact-row.ts). The app's clock read before the lock
+ * could give a later step an earlier time.
+ */
+async function projectSettings(
+  em: EntityManager,
+  projectId: string,
+): Promise<{ mergingAttributes: string[]; locale: string; sources: Map<string, DataSourceInfo>; at: string } | undefined> {
+  const [row]: Array<{ merging_attributes: string[]; locale: string; sources: Array<{ id: string; priority: number; connector: string }>; at: Date }> = await em.query(
+    `SELECT p.merging_attributes, p.locale, clock_timestamp() AS at,
+            (SELECT COALESCE(json_agg(json_build_object('id', d.id, 'priority', d.priority, 'connector', d.connector)), '[]') FROM data_sources d WHERE d.project_id = p.id) AS sources
+       FROM projects p WHERE p.id = $1`,
+    [projectId],
+  );
+  if (!row) return undefined;
+  const sources = new Map<string, DataSourceInfo>(row.sources.map((s) => [s.id, { id: s.id, priority: s.priority, isIngest: s.connector === 'api' }]));
+  return { mergingAttributes: row.merging_attributes, locale: row.locale, sources, at: new Date(row.at).toISOString() };
+}
+
+/** Previous members of each audience id the step touched (every one of them is in the region). */
+function previousMembers(plan: MergePlan): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const [ref, id] of plan.previous) out.set(id, [...(out.get(id) ?? []), ref]);
+  return out;
+}
+
+/**
+ * Brings `merge_keys` and `audience_members` of every ref the step looked at to the plan,
+ * writing only the difference with what the step loaded (the project's merge lock keeps it
+ * current): most refs of a region beyond the changed contacts keep their keys and member row.
+ * The applied version is the one read with the contact's attributes (PgMergeStateReader).
+ */
+async function writeMembers(em: EntityManager, projectId: string, plan: MergePlan, reader: PgMergeStateReader): Promise<void> {
+  const gone: Array<{ ref: string; key: MergeKey }> = [];
+  const added: Array<{ ref: string; key: MergeKey }> = [];
+  for (const ref of plan.refs) {
+    const before = reader.stateOf(ref)?.keys ?? [];
+    const after = plan.keys.get(ref) ?? [];
+    const [was, is] = [new Set(before.map(keyString)), new Set(after.map(keyString))];
+    for (const key of before) if (!is.has(keyString(key))) gone.push({ ref, key });
+    for (const key of after) if (!was.has(keyString(key))) added.push({ ref, key });
+  }
+  const keyColumns = (rows: typeof gone) => {
+    const parts = rows.map((r) => ({ ...splitRef(r.ref), ...r.key }));
+    return [parts.map((k) => k.attribute), parts.map((k) => k.value), parts.map((k) => k.dataSourceId), parts.map((k) => k.userId)];
+  };
+  if (gone.length) {
+    await em.query(
+      `DELETE FROM merge_keys k USING unnest($2::text[], $3::text[], $4::uuid[], $5::text[]) AS g(attribute, value, data_source_id, user_id)
+        WHERE k.project_id = $1 AND k.attribute = g.attribute AND k.value = g.value AND k.data_source_id = g.data_source_id AND k.user_id = g.user_id`,
+      [projectId, ...keyColumns(gone)],
+    );
+  }
+  if (added.length) {
+    await em.query(`INSERT INTO merge_keys (project_id, attribute, value, data_source_id, user_id) SELECT $1, * FROM unnest($2::text[], $3::text[], $4::uuid[], $5::text[]) ON CONFLICT DO NOTHING`, [
+      projectId,
+      ...keyColumns(added),
+    ]);
+  }
+  const liveRefs = new Set(plan.contacts.map(contactRef));
+  const goneMembers = plan.refs.filter((r) => !liveRefs.has(r) && reader.stateOf(r)?.audienceId);
+  if (goneMembers.length) {
+    await em.query(`DELETE FROM audience_members m USING ${REFS} WHERE m.project_id = $1 AND m.data_source_id = r.data_source_id AND m.user_id = r.user_id`, [
+      projectId,
+      ...refArrays(goneMembers),
+    ]);
+  }
+  const c = plan.contacts.filter((x) => {
+    const s = reader.stateOf(contactRef(x));
+    return !s || s.audienceId !== plan.result.assignment.get(contactRef(x)) || s.applied !== s.version || s.seq !== x.seq;
+  });
+  if (!c.length) return;
+  await em.query(
+    `INSERT INTO audience_members (project_id, data_source_id, user_id, audience_id, seq, applied_version)
+     SELECT $1, * FROM unnest($2::uuid[], $3::text[], $4::uuid[], $5::bigint[], $6::bigint[])
+     ON CONFLICT (project_id, data_source_id, user_id)
+     DO UPDATE SET audience_id = EXCLUDED.audience_id, applied_version = EXCLUDED.applied_version`,
+    [
+      projectId,
+      c.map((x) => x.dataSourceId),
+      c.map((x) => x.userId),
+      c.map((x) => plan.result.assignment.get(contactRef(x))),
+      c.map((x) => x.seq),
+      c.map((x) => reader.stateOf(contactRef(x))?.version ?? '0'),
+    ],
+  );
+}
+
+/** Upserts the audience contacts whose content changed, in one statement. */
+async function upsertAudiences(em: EntityManager, projectId: string, rows: ReadonlyArray<{ audience: AudienceContact; version: number }>): Promise<void> {
+  if (!rows.length) return;
+  await em.query(
+    `INSERT INTO audience_contacts (project_id, id, attributes, lineage, datasources, ds_contact_ids, version, updated_at)
+     SELECT $1, t.*, now() FROM unnest($2::uuid[], $3::jsonb[], $4::jsonb[], $5::jsonb[], $6::jsonb[], $7::bigint[]) AS t
+     ON CONFLICT (project_id, id) DO UPDATE SET attributes = EXCLUDED.attributes, lineage = EXCLUDED.lineage, datasources = EXCLUDED.datasources,
+       ds_contact_ids = EXCLUDED.ds_contact_ids, version = EXCLUDED.version, updated_at = now()`,
+    [
+      projectId,
+      rows.map((r) => r.audience.id),
+      rows.map((r) => JSON.stringify(r.audience.attributes)),
+      rows.map((r) => JSON.stringify(r.audience.lineage)),
+      rows.map((r) => JSON.stringify(r.audience.dataSources)),
+      rows.map((r) => JSON.stringify(r.audience.dsContactIds)),
+      rows.map((r) => r.version),
+    ],
+  );
+}
+
+/**
+ * Absorbed ids leave `audience_contacts` and resolve to their survivor through
+ * `audience_aliases`; earlier aliases of an absorbed id follow it, so every old id resolves in
+ * one hop. A survivor is never absorbed in the same step, so one statement per table suffices.
+ */
+async function recordAbsorbed(em: EntityManager, projectId: string, absorbed: ReadonlyMap<string, string>): Promise<void> {
+  if (!absorbed.size) return;
+  const [ids, survivors] = [[...absorbed.keys()], [...absorbed.values()]];
+  await em.query(`DELETE FROM audience_contacts WHERE project_id = $1 AND id = ANY($2::uuid[])`, [projectId, ids]);
+  await em.query(
+    `UPDATE audience_aliases a SET survivor_id = x.survivor FROM unnest($2::uuid[], $3::uuid[]) AS x(absorbed, survivor)
+      WHERE a.project_id = $1 AND a.survivor_id = x.absorbed`,
+    [projectId, ids, survivors],
+  );
+  await em.query(
+    `INSERT INTO audience_aliases (project_id, absorbed_id, survivor_id) SELECT $1, * FROM unnest($2::uuid[], $3::uuid[])
+     ON CONFLICT (project_id, absorbed_id) DO UPDATE SET survivor_id = EXCLUDED.survivor_id`,
+    [projectId, ids, survivors],
+  );
+}
+
+/**
+ * The data source a cleared consent of each audience contact is attributed to: that of the
+ * first changed contact (in message order) that belongs or belonged to it; in a one-contact
+ * step, that contact's.
+ */
+function stepSources(changed: readonly string[], plan: MergePlan): { of: (audienceId: string) => string } {
+  const byAudience = new Map<string, string>();
+  for (const ref of changed) {
+    for (const id of [plan.result.assignment.get(ref), plan.previous.get(ref)]) {
+      if (id !== undefined && !byAudience.has(id)) byAudience.set(id, splitRef(ref).dataSourceId);
+    }
+  }
+  const fallback = splitRef(changed[0]).dataSourceId;
+  return { of: (id) => byAudience.get(id) ?? fallback };
+}
+
 export interface MergeRepositoryOptions {
   /** Overrides of the project's merge settings (cap, junk values). */
   cap?: number;
@@ -125,10 +200,14 @@ export interface MergeRepositoryOptions {
 }
 
 /**
- * One merge step per changed source contact: a transaction holding the project's merge
- * lock (`pg_advisory_xact_lock`), so two steps of one project never interleave and two
- * writes bridging the same pair end in one audience contact. Everything is re-read under
- * the lock; a step that finds nothing changed writes nothing (replays are no-ops). The
+ * Merge steps. A step merges any number of changed source contacts of one project in one
+ * transaction holding the project's merge lock (`pg_advisory_xact_lock`; a single lock, so
+ * steps of replicas cannot deadlock on each other), so two steps of one project never
+ * interleave and two writes bridging the same pair end in one audience contact. Everything is
+ * re-read under the lock; a step that finds nothing changed writes nothing (replays are
+ * no-ops). Its region is the union of the contacts' regions, closed under shared keys like a
+ * one-contact step's, so merging it at once equals merging the contacts one by one (up to
+ * which new contact counts as older). Writes are set-based (one statement per table); the
  * `meld.audience.v1` messages go to `audience_outbox` in the same transaction.
  */
 export class MergeRepository {
@@ -137,34 +216,29 @@ export class MergeRepository {
     private readonly options: MergeRepositoryOptions = {},
   ) {}
 
-  async mergeContact(contact: ContactId, now: Date = new Date()): Promise<MergeStepResult> {
+  /** One contact: a step of its own (`now`, tests: the step time; otherwise Postgres' clock read under the lock, see projectSettings). */
+  mergeContact(contact: ContactId, now?: Date): Promise<MergeStepResult> {
+    return this.mergeContacts(contact.projectId, [contact], now);
+  }
+
+  /**
+   * One step for the changed contacts of a project (a consumer batch). New contacts take their
+   * merge seq in the order given.
+   */
+  async mergeContacts(projectId: string, contacts: ReadonlyArray<{ dataSourceId: string; userId: string }>, now?: Date): Promise<MergeStepResult> {
+    const named = [...new Set(contacts.map(contactRef))];
+    if (!named.length) return NOTHING;
     return this.db.transaction(async (em) => {
-      const { projectId } = contact;
       await em.query(`SELECT pg_advisory_xact_lock(hashtextextended('meld.merge/' || $1::text, 0))`, [projectId]);
-      const [project]: Array<{ merging_attributes: string[]; locale: string }> = await em.query(
-        `SELECT merging_attributes, locale FROM projects WHERE id = $1`,
-        [projectId],
-      );
-      if (!project) return { changed: false, messages: 0, capEvents: [] };
-      const ref = contactRef(contact);
-      // Fast path for replays: the applied version is already the row's version.
-      const [state]: Array<{ version: string; deleted: boolean; applied: string | null }> = await em.query(
-        `SELECT s.version, s.deleted_at IS NOT NULL AS deleted, m.applied_version AS applied
-           FROM source_contacts s
-           LEFT JOIN audience_members m ON m.project_id = s.project_id AND m.data_source_id = s.data_source_id AND m.user_id = s.user_id
-          WHERE s.project_id = $1 AND s.data_source_id = $2 AND s.user_id = $3`,
-        [projectId, contact.dataSourceId, contact.userId],
-      );
-      if (state && !state.deleted && state.applied !== null && BigInt(state.applied) >= BigInt(state.version)) {
-        return { changed: false, messages: 0, capEvents: [] };
-      }
-      const sourceRows: Array<{ id: string; priority: number; connector: string }> = await em.query(
-        `SELECT id, priority, connector FROM data_sources WHERE project_id = $1`,
-        [projectId],
-      );
-      const sources = new Map<string, DataSourceInfo>(sourceRows.map((s) => [s.id, { id: s.id, priority: s.priority, isIngest: s.connector === 'api' }]));
-      const options: MergeOptions = { mergingAttributes: project.merging_attributes, locale: project.locale, cap: this.options.cap, junkValues: this.options.junkValues };
-      const plan = await planMerge(new PgMergeStateReader(em, projectId), [ref], sources, options, () => randomUUID());
+      const project = await projectSettings(em, projectId);
+      if (!project) return NOTHING;
+      const reader = new PgMergeStateReader(em, projectId);
+      const changed = await reader.pending(named);
+      if (!changed.length) return NOTHING;
+      const { sources } = project;
+      const options: MergeOptions = { mergingAttributes: project.mergingAttributes, locale: project.locale, cap: this.options.cap, junkValues: this.options.junkValues };
+      const plan = await planMerge(reader, changed, sources, options, () => randomUUID());
+      applyRestrictiveConsent(plan.result.audiences, plan.contacts, sources);
       for (const e of plan.result.capEvents) this.options.onCap?.(projectId, e);
 
       const previousIds = [...new Set(plan.previous.values())];
@@ -175,43 +249,34 @@ export class MergeRepository {
           ])
         : [];
       const storedById = new Map(stored.map((s) => [s.id, s]));
-      const at = now.toISOString();
-      const messages: AudienceChange[] = [];
+      const lastVersion = (id: string) => Number(storedById.get(id)?.version ?? 0);
+      const at = now ? now.toISOString() : project.at;
+      const before = previousMembers(plan);
+      /** Members an id had before the step and no longer has (for consumers of the membership). */
+      const removedFrom = (id: string) => (before.get(id) ?? []).filter((r) => plan.result.assignment.get(r) !== id).sort();
 
-      // Member rows and merge keys of every ref the step looked at are rewritten.
-      const [dsIds, userIds] = refArrays(plan.refs);
-      await em.query(`DELETE FROM merge_keys k USING ${REFS} WHERE k.project_id = $1 AND k.data_source_id = r.data_source_id AND k.user_id = r.user_id`, [projectId, dsIds, userIds]);
-      const keyRows = [...plan.keys].flatMap(([r, ks]) => ks.map((k) => ({ ...splitRef(r), ...k })));
-      if (keyRows.length) {
-        await em.query(
-          `INSERT INTO merge_keys (project_id, attribute, value, data_source_id, user_id)
-           SELECT $1, * FROM unnest($2::text[], $3::text[], $4::uuid[], $5::text[]) ON CONFLICT DO NOTHING`,
-          [projectId, keyRows.map((k) => k.attribute), keyRows.map((k) => k.value), keyRows.map((k) => k.dataSourceId), keyRows.map((k) => k.userId)],
-        );
-      }
-      const liveRefs = new Set(plan.contacts.map(contactRef));
-      const goneRefs = plan.refs.filter((r) => !liveRefs.has(r));
-      if (goneRefs.length) {
-        await em.query(`DELETE FROM audience_members m USING ${REFS} WHERE m.project_id = $1 AND m.data_source_id = r.data_source_id AND m.user_id = r.user_id`, [
-          projectId,
-          ...refArrays(goneRefs),
-        ]);
-      }
-      if (plan.contacts.length) {
-        const c = plan.contacts;
-        await em.query(
-          `INSERT INTO audience_members (project_id, data_source_id, user_id, audience_id, seq, applied_version)
-           SELECT $1, r.ds, r.u, r.a, r.seq, COALESCE(s.version, 0)
-             FROM unnest($2::uuid[], $3::text[], $4::uuid[], $5::bigint[]) AS r(ds, u, a, seq)
-             LEFT JOIN source_contacts s ON s.project_id = $1 AND s.data_source_id = r.ds AND s.user_id = r.u
-           ON CONFLICT (project_id, data_source_id, user_id)
-           DO UPDATE SET audience_id = EXCLUDED.audience_id, applied_version = EXCLUDED.applied_version`,
-          [projectId, c.map((x) => x.dataSourceId), c.map((x) => x.userId), c.map((x) => plan.result.assignment.get(contactRef(x))), c.map((x) => x.seq)],
-        );
-      }
+      await writeMembers(em, projectId, plan, reader);
+
+      // Absorbed ids first: each on its own key, so its order against the others is irrelevant.
+      // Its tombstone lets one-row-per-id consumers (the ClickHouse snapshot table) drop it
+      // without understanding `merge`; the survivor's snapshot of the same step lists its
+      // members, whose live membership rows beat these removals (same `at`, live wins).
+      const absorbedIds = [...plan.result.absorbed.keys()].sort();
+      const messages: AudienceChange[] = absorbedIds.map((id) => ({
+        schemaVersion: 1,
+        kind: 'tombstone',
+        projectId,
+        audienceId: id,
+        version: lastVersion(id) + 1,
+        at,
+        removedDsContactIds: removedFrom(id),
+      }));
 
       // Audience contacts: write and announce only what changed.
       const versions = new Map<string, number>();
+      const writes: Array<{ audience: AudienceContact; version: number }> = [];
+      const consent: ConsentChange[] = [];
+      const stepSource = stepSources(changed, plan);
       for (const a of plan.result.audiences) {
         const old = storedById.get(a.id);
         if (old && sameContent(a, old)) {
@@ -220,34 +285,37 @@ export class MergeRepository {
         }
         const version = old ? Number(old.version) + 1 : 1;
         versions.set(a.id, version);
-        await em.query(
-          `INSERT INTO audience_contacts (project_id, id, attributes, lineage, datasources, ds_contact_ids, version, updated_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, now())
-           ON CONFLICT (project_id, id) DO UPDATE SET attributes = EXCLUDED.attributes, lineage = EXCLUDED.lineage, datasources = EXCLUDED.datasources,
-             ds_contact_ids = EXCLUDED.ds_contact_ids, version = EXCLUDED.version, updated_at = now()`,
-          [projectId, a.id, JSON.stringify(a.attributes), JSON.stringify(a.lineage), JSON.stringify(a.dataSources), JSON.stringify(a.dsContactIds), version],
-        );
-        messages.push({ schemaVersion: 1, kind: 'snapshot', projectId, audienceId: a.id, version, at, attributes: a.attributes, dataSources: a.dataSources, dsContactIds: a.dsContactIds });
+        writes.push({ audience: a, version });
+        messages.push({
+          schemaVersion: 1,
+          kind: 'snapshot',
+          projectId,
+          audienceId: a.id,
+          version,
+          at,
+          attributes: a.attributes,
+          dataSources: a.dataSources,
+          dsContactIds: a.dsContactIds,
+          removedDsContactIds: removedFrom(a.id),
+        });
+        consent.push(...consentChanges(a, old, plan.contacts, stepSource.of(a.id)));
       }
+      await upsertAudiences(em, projectId, writes);
+      await recordConsentChanges(em, projectId, consent, at);
+      await recordAbsorbed(em, projectId, plan.result.absorbed);
       const absorbedBySurvivor = new Map<string, string[]>();
-      for (const [absorbed, survivor] of plan.result.absorbed) {
-        await em.query(`DELETE FROM audience_contacts WHERE project_id = $1 AND id = $2`, [projectId, absorbed]);
-        // Earlier aliases of the absorbed id follow it, so every old id resolves in one hop.
-        await em.query(`UPDATE audience_aliases SET survivor_id = $3 WHERE project_id = $1 AND survivor_id = $2`, [projectId, absorbed, survivor]);
-        await em.query(
-          `INSERT INTO audience_aliases (project_id, absorbed_id, survivor_id) VALUES ($1, $2, $3)
-           ON CONFLICT (project_id, absorbed_id) DO UPDATE SET survivor_id = EXCLUDED.survivor_id`,
-          [projectId, absorbed, survivor],
-        );
-        absorbedBySurvivor.set(survivor, [...(absorbedBySurvivor.get(survivor) ?? []), absorbed]);
+      for (const id of absorbedIds) {
+        const survivor = plan.result.absorbed.get(id)!;
+        absorbedBySurvivor.set(survivor, [...(absorbedBySurvivor.get(survivor) ?? []), id]);
       }
-      for (const [survivor, absorbedIds] of absorbedBySurvivor) {
-        messages.push({ schemaVersion: 1, kind: 'merge', projectId, audienceId: survivor, version: versions.get(survivor) ?? 1, at, absorbedIds: absorbedIds.sort() });
+      for (const [survivor, ids] of absorbedBySurvivor) {
+        messages.push({ schemaVersion: 1, kind: 'merge', projectId, audienceId: survivor, version: versions.get(survivor) ?? 1, at, absorbedIds: ids });
       }
-      for (const id of plan.result.removed) {
-        await em.query(`DELETE FROM audience_contacts WHERE project_id = $1 AND id = $2`, [projectId, id]);
-        const version = Number(storedById.get(id)?.version ?? 0) + 1;
-        messages.push({ schemaVersion: 1, kind: 'tombstone', projectId, audienceId: id, version, at });
+      if (plan.result.removed.length) {
+        await em.query(`DELETE FROM audience_contacts WHERE project_id = $1 AND id = ANY($2::uuid[])`, [projectId, plan.result.removed]);
+        for (const id of plan.result.removed) {
+          messages.push({ schemaVersion: 1, kind: 'tombstone', projectId, audienceId: id, version: lastVersion(id) + 1, at, removedDsContactIds: removedFrom(id) });
+        }
       }
       if (messages.length) {
         await em.query(`INSERT INTO audience_outbox (key, value) SELECT * FROM unnest($1::text[], $2::jsonb[])`, [

@@ -58,8 +58,14 @@ export function scalarError(type: AttributeType, value: unknown): string | null 
   }
 }
 
+/** Consent attributes (`_consent_sms`, `_consent_email`, …) hold one of these, or null to clear. */
+export const CONSENT_VALUES = ['opt-in', 'opt-out'] as const;
+const CONSENT_ATTRIBUTE = /^_consent_/;
+
 /** Why a (non-null) value does not fit the attribute, or null when it does. */
 export function valueError(rule: AttributeRule, value: unknown): string | null {
+  // The compliance filter reads exactly these two statements: anything else would be silently "no consent".
+  if (CONSENT_ATTRIBUTE.test(rule.uid) && !CONSENT_VALUES.includes(value as (typeof CONSENT_VALUES)[number])) return "must be 'opt-in', 'opt-out' or null";
   if (!rule.multivalue) return Array.isArray(value) ? 'must be a single value, not a list' : scalarError(rule.type, value);
   const list = Array.isArray(value) ? value : [value];
   if (list.length > MAX_VALUES) return `must have at most ${MAX_VALUES} values`;

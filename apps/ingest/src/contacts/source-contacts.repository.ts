@@ -1,4 +1,4 @@
-import { contactChange, keys, Topics, type ContactChange } from '@meld/contracts';
+import { contactChange, eventsErased, keys, Topics, type ContactChange, type EventsErased } from '@meld/contracts';
 import { DATA_SOURCE } from '@meld/db';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
@@ -57,13 +57,19 @@ export class SourceContactsRepository {
     return new Map(rows.map((r) => [r.uid, r]));
   }
 
-  /** `_user_id`s of the batch that have a live contact in this data source. */
-  async liveUserIds(projectId: string, dataSourceId: string, userIds: string[], tx: EntityManager | DataSource = this.ds): Promise<Set<string>> {
+  /**
+   * `_user_id`s of the batch that have a live contact in this data source, their rows held
+   * `FOR SHARE` until the caller's transaction ends. An event write keeps them through its
+   * Kafka produce, so a delete of one of these contacts (an UPDATE, which waits) commits, and
+   * its erase marker is published, only after the events it raced with are on the topic.
+   */
+  async lockLive(tx: EntityManager, projectId: string, dataSourceId: string, userIds: string[]): Promise<Set<string>> {
     if (userIds.length === 0) return new Set();
     const rows: { user_id: string }[] = await tx.query(
       `SELECT user_id FROM source_contacts
-       WHERE project_id = $1 AND data_source_id = $2 AND user_id = ANY($3::text[]) AND deleted_at IS NULL AND version > 0`,
-      [projectId, dataSourceId, userIds],
+       WHERE project_id = $1 AND data_source_id = $2 AND user_id = ANY($3::text[]) AND deleted_at IS NULL AND version > 0
+       ORDER BY user_id FOR SHARE`,
+      [projectId, dataSourceId, [...new Set(userIds)]],
     );
     return new Set(rows.map((r) => r.user_id));
   }
@@ -149,9 +155,14 @@ export class SourceContactsRepository {
   }
 
   /**
-   * Deletes a live contact: personal data leaves the row (the key row stays with
-   * `deleted_at` and a bumped version, so a later upsert is ordered after the delete) and a
-   * `delete` message is queued. False when there is no live contact.
+   * Deletes a live contact for good (docs/decisions.md, "Delete"): its personal data leaves
+   * the row (the key row stays with `deleted_at` and a bumped version, so a later upsert is
+   * ordered after the delete) and two messages are queued, in this order: the
+   * `meld.contacts.v1` delete (identity-merge recomputes the audience) and the
+   * `meld.events.v1` erase marker (the events sink forgets the contact's events). Upserts of
+   * it still in the outbox leave Postgres when the relay publishes them (rewriting them here
+   * would lock rows the relay's `SKIP LOCKED` pass then passes over, out of order). False
+   * when there is no live contact.
    */
   async delete(tx: EntityManager, projectId: string, dataSourceId: string, userId: string, at: string): Promise<boolean> {
     const rows: { version: string }[] = await tx.query(
@@ -164,9 +175,11 @@ export class SourceContactsRepository {
       [projectId, dataSourceId, userId],
     );
     if (rows.length === 0) return false;
-    await this.enqueue(tx, projectId, dataSourceId, [
-      { schemaVersion: 1, kind: 'delete', projectId, dataSourceId, userId, version: Number(rows[0].version), at },
-    ]);
+    const version = Number(rows[0].version);
+    const key = keys.sourceContact(projectId, dataSourceId, userId);
+    await this.enqueue(tx, projectId, dataSourceId, [{ schemaVersion: 1, kind: 'delete', projectId, dataSourceId, userId, version, at }]);
+    const erase: EventsErased = eventsErased.parse({ schemaVersion: 1, kind: 'erase', projectId, dataSourceId, userId, version, at });
+    await tx.query(`INSERT INTO outbox (topic, key, value) VALUES ($1, $2, $3)`, [Topics.events, key, JSON.stringify(erase)]);
     return true;
   }
 

@@ -36,6 +36,8 @@ export function membershipVersion(at: string, live: boolean): string {
 }
 
 export type AudienceSnapshot = Extract<AudienceChange, { kind: 'snapshot' }>;
+/** The messages that change membership (`merge` needs nothing: see sinks.consumer.ts). */
+export type MembershipChange = Exclude<AudienceChange, { kind: 'merge' }>;
 
 /** The live rows a snapshot states (one per listed source contact). */
 export function snapshotRows(s: AudienceSnapshot): { rows: MembershipRow[]; invalid: string[] } {
@@ -56,4 +58,27 @@ export function removalRows(projectId: string, audienceId: string, at: string, c
   return current
     .filter((c) => !keep.has(`${c.dataSourceId}/${c.userId}`))
     .map((c) => ({ project_id: projectId, data_source_id: c.dataSourceId, user_id: c.userId, audience_id: audienceId, version, deleted: 1 as const }));
+}
+
+/**
+ * The rows a message states by itself: a snapshot's live rows, and removal rows for the
+ * source contacts identity-merge says left the audience contact (`removedDsContactIds`: moved
+ * away or deleted; every member for a tombstone). `removalsKnown` is false for messages
+ * without that list (published before it existed): the sink must then derive removals from
+ * the members it stored (`removalRows`). Refs that are not `<dataSourceId>/<userId>` are in
+ * `invalid`.
+ */
+export function messageRows(m: MembershipChange): { rows: MembershipRow[]; invalid: string[]; removalsKnown: boolean } {
+  const live = m.kind === 'snapshot' ? snapshotRows(m) : { rows: [], invalid: [] };
+  if (!m.removedDsContactIds) return { ...live, removalsKnown: false };
+  const gone: SourceContactRef[] = [];
+  const invalid = [...live.invalid];
+  for (const ref of m.removedDsContactIds) {
+    const c = parseDsContactId(ref);
+    if (c) gone.push(c);
+    else invalid.push(ref);
+  }
+  // A ref both listed and removed cannot come from identity-merge; live wins, as between messages.
+  const keep = new Set(m.kind === 'snapshot' ? m.dsContactIds : []);
+  return { rows: [...live.rows, ...removalRows(m.projectId, m.audienceId, m.at, gone, keep)], invalid, removalsKnown: true };
 }

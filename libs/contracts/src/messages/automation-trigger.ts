@@ -2,17 +2,20 @@ import { z } from 'zod';
 import { id, isoTimestamp } from './common';
 
 /**
- * `meld.automation-triggers.v1`: an event of an `automation: true` type within ±1 h of reception.
- * Ingest does not know the audience contact when it accepts the event: it sets
- * `sourceContactKey` (`keys.sourceContact`, also the message key) and puts the same key in
- * `audienceId`; a consumer resolves it to the audience contact through identity-merge.
+ * `meld.automation-triggers.v1`, keyed `project/audienceId`: an event that starts automations
+ * (`meld.events.v1` with `automation: true`), published by identity-merge once the source
+ * contact that sent it belongs to an audience contact. `audienceId` is that audience
+ * contact's id when the trigger was resolved (it may be absorbed later: it then resolves to
+ * the survivor through the audience aliases). Delivery is at-least-once: a consumer drops a
+ * repeated (projectId, eventId).
  */
 export const automationTrigger = z.object({
   schemaVersion: z.literal(1),
   projectId: id,
-  audienceId: id,
-  /** `project/datasource/userId` of the source contact, when the audience id is not resolved yet. */
-  sourceContactKey: id.optional(),
+  audienceId: z.uuid(),
+  /** The source contact that sent the event. */
+  dataSourceId: id,
+  userId: id,
   eventId: id,
   eventType: id,
   eventDate: isoTimestamp,

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import { audienceChange } from './audience-change';
 import { automationTrigger } from './automation-trigger';
 import { contactChange } from './contact-change';
-import { eventAccepted } from './event-accepted';
+import { eventsMessage } from './event-accepted';
 import { smsStatusChange } from './sms-status';
 
 export * from './audience-change';
@@ -15,7 +15,7 @@ export * from './sms-status';
 /** The schema of every topic's value: the only place a message shape is defined. */
 export const topicSchemas = {
   'meld.contacts.v1': contactChange,
-  'meld.events.v1': eventAccepted,
+  'meld.events.v1': eventsMessage,
   'meld.audience.v1': audienceChange,
   'meld.automation-triggers.v1': automationTrigger,
   'meld.sms-status.v1': smsStatusChange,

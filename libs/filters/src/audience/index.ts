@@ -1,1 +1,7 @@
-export {};
+// The audience filter of system.md section 4 (version 0.0.1): parse against the catalogue,
+// then compile to ClickHouse SQL over audience_contacts / events / audience_membership.
+export * from './types';
+export { AudienceFilterError } from './errors';
+export { AUDIENCE_FILTER_LIMITS } from './limits';
+export { parseAudienceFilter, parseAudienceFilterVersion } from './parse';
+export { audienceSelect, type AudienceSelectOptions } from './compile';

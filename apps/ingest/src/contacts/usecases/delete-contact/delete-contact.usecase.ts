@@ -10,9 +10,10 @@ export interface DeleteContactCommand extends StreamCommand {
 }
 
 /**
- * `DELETE /stream/contacts/{userId}`: the contact's personal data leaves `source_contacts`
- * in the same transaction as its `delete` outbox row; identity-merge removes it from the
- * audience. No live contact of that id in this data source → 404.
+ * `DELETE /stream/contacts/{userId}`, for good: the contact's personal data leaves
+ * `source_contacts` in the same transaction as its outbox rows, the `meld.contacts.v1` delete
+ * (identity-merge recomputes the audience without it) and the `meld.events.v1` erase marker
+ * (its events leave ClickHouse). No live contact of that id in this data source → 404.
  */
 @Injectable()
 export class DeleteContact {

@@ -1,4 +1,4 @@
-import { type AutomationTrigger, type EventAccepted, automationTrigger, eventAccepted, keys, Topics } from '@meld/contracts';
+import { type EventAccepted, eventAccepted, keys, Topics } from '@meld/contracts';
 import { Injectable } from '@nestjs/common';
 import { ContactPatches } from '../../../contacts/contact-patches';
 import { type ContactWrite, SourceContactsRepository } from '../../../contacts/source-contacts.repository';
@@ -20,9 +20,10 @@ const USER_DATA_SKIP = new Set(['_user_id']);
  *    item fails (rule 2);
  * 3. an event-only item for a contact that does not live in this data source is skipped
  *    silently: success, nothing produced, its id not marked (rule 1);
- * 4. dedup: one transaction marks the new ids, produces them to `meld.events.v1` (and the
- *    automation triggers of `automation: true` types within ±1 h, rule 4) and waits for the
- *    acks, then COMMITs; only then the answer. A resent id is a success produced no more.
+ * 4. dedup: one transaction marks the new ids, produces them to `meld.events.v1` (events of
+ *    `automation: true` types within ±1 h flagged `automation`, rule 4: identity-merge turns
+ *    them into triggers keyed by the audience contact) and waits for the acks, then COMMITs;
+ *    only then the answer. A resent id is a success produced no more.
  */
 @Injectable()
 export class WriteEvents {
@@ -76,12 +77,14 @@ export class WriteEvents {
       this.relay.nudge();
     }
 
-    // Rule 1: event-only items of contacts that do not exist here are skipped silently.
-    const live = await this.contacts.liveUserIds(projectId, dataSourceId, [...new Set(accepted.flatMap((e) => (e ? [e.userId] : [])))]);
-    const toProduce = accepted.filter((e): e is ParsedEvent => e !== null && live.has(e.userId));
-
-    if (toProduce.length > 0) {
+    // Rule 1: event-only items of contacts that do not exist here are skipped silently. The
+    // live contacts stay locked (FOR SHARE) until the events are on the topic: a delete racing
+    // this write commits after them, so its erase marker follows them (lockLive).
+    const candidates = accepted.filter((e): e is ParsedEvent => e !== null);
+    if (candidates.length > 0) {
       await this.events.transaction(async (tx) => {
+        const live = await this.contacts.lockLive(tx, projectId, dataSourceId, candidates.map((e) => e.userId));
+        const toProduce = candidates.filter((e) => live.has(e.userId));
         const fresh = await this.events.markNew(tx, projectId, toProduce.map((e) => e.eventId));
         const seen = new Set<string>();
         const produce = toProduce.filter((e) => {
@@ -89,7 +92,6 @@ export class WriteEvents {
           seen.add(e.eventId);
           return true;
         });
-        const key = (e: ParsedEvent) => keys.sourceContact(projectId, dataSourceId, e.userId);
         const messages = produce.map((e) => {
           const value: EventAccepted = {
             schemaVersion: 1,
@@ -102,27 +104,13 @@ export class WriteEvents {
             receivedAt,
             parameters: e.parameters,
             ...(e.userData ? { userData: stripUserId(e.userData) } : {}),
+            // Rule 4, decided here where the type's flag and the reception time are known;
+            // identity-merge publishes the trigger once it knows the audience contact.
+            ...(e.eventType.automation && insideAutomationWindow(e.eventDate, receivedAt) ? { automation: true } : {}),
           };
-          return { key: key(e), value };
+          return { key: keys.sourceContact(projectId, dataSourceId, e.userId), value };
         });
         await this.producer.send(Topics.events, messages, { schema: eventAccepted });
-        const triggers = produce
-          .filter((e) => e.eventType.automation && insideAutomationWindow(e.eventDate, receivedAt))
-          .map((e) => {
-            const value: AutomationTrigger = {
-              schemaVersion: 1,
-              projectId,
-              audienceId: key(e),
-              sourceContactKey: key(e),
-              eventId: e.eventId,
-              eventType: e.eventType.uid,
-              eventDate: e.eventDate,
-              receivedAt,
-              parameters: e.parameters,
-            };
-            return { key: key(e), value };
-          });
-        await this.producer.send(Topics.automationTriggers, triggers, { schema: automationTrigger });
       });
     }
     return writeOutcome(outcomes);

@@ -1,0 +1,85 @@
+import { raw, sql, type Sql } from '@meld/clickhouse';
+import { z } from 'zod';
+
+/**
+ * The compliance filter per channel (system.md §4, docs/decisions.md "Consent and compliance"),
+ * as SQL over an audience_contacts row (libs/clickhouse/migrations/0003):
+ * - address: `channels` holds the channel (a valid mobile for sms, rcs and whatsapp, a valid email
+ *   for email; the probes sink decides it when it writes the snapshot);
+ * - consent: the merged `_consent_<channel>` attribute (a str entry), `opt-in` or `opt-out`;
+ *   anything else, or nothing, is no statement;
+ * - basic = address and not suppressed; opt-out = basic and not opted out; opt-in = basic and opted in.
+ */
+export const COMPLIANCE_CHANNELS = ['sms', 'email', 'rcs', 'whatsapp'] as const;
+export type ComplianceChannel = (typeof COMPLIANCE_CHANNELS)[number];
+export const COMPLIANCE_MODES = ['basic', 'opt-in', 'opt-out'] as const;
+export type ComplianceMode = (typeof COMPLIANCE_MODES)[number];
+
+const mode = z.enum(COMPLIANCE_MODES);
+export const FilterComplianceSchema = z
+  .strictObject({
+    sms: mode.optional(),
+    email: mode.optional(),
+    rcs: mode.optional(),
+    whatsapp: mode.optional(),
+  })
+  .describe('compliance filter per channel: `basic` (has an address for the channel), `opt-out` (basic and not opted out), `opt-in` (basic and opted in)');
+export type FilterCompliance = z.infer<typeof FilterComplianceSchema>;
+
+const address = (ch: ComplianceChannel): Sql => sql`has(channels, ${ch})`;
+const consent = (ch: ComplianceChannel, status: 'opt-in' | 'opt-out'): Sql =>
+  sql`arrayExists((k, v) -> k = ${`_consent_${ch}`} AND v = ${status}, str_keys, str_values)`;
+
+/**
+ * Suppression (hard bounces, carrier blocks, complaints) is messaging's, which does not keep
+ * any yet. When it does, this returns the condition "suppressed on the channel" over the row
+ * (e.g. a `suppressed` array the sink fills) and basic excludes it; until then nobody is.
+ */
+function suppressed(_ch: ComplianceChannel): Sql | null {
+  return null;
+}
+
+/** Has an address for the channel and is not suppressed on it. */
+function basic(ch: ComplianceChannel): Sql {
+  const s = suppressed(ch);
+  return s ? sql`(${address(ch)} AND NOT ${s})` : address(ch);
+}
+
+/** The condition a contact meets under `mode` on `ch`. */
+export function complianceCondition(ch: ComplianceChannel, m: ComplianceMode): Sql {
+  if (m === 'basic') return basic(ch);
+  if (m === 'opt-in') return sql`(${basic(ch)} AND ${consent(ch, 'opt-in')})`;
+  return sql`(${basic(ch)} AND NOT ${consent(ch, 'opt-out')})`;
+}
+
+/** Figures of one channel over the contacts matching the root (not narrowed by any channel). */
+export interface ChannelCompliance {
+  mode: ComplianceMode;
+  /** Contacts that meet `mode` on this channel. */
+  reachable: number;
+  /** With an address, opted in. */
+  optedIn: number;
+  /** With an address, opted out. */
+  optedOut: number;
+  /** With an address, no consent statement. */
+  noConsent: number;
+  /** No valid address for the channel. optedIn + optedOut + noConsent + noValidAddress = the contacts matching the root. */
+  noValidAddress: number;
+}
+
+/** Columns measuring one channel, named `<channel>_<what>` (channel names are a closed list). */
+export function channelColumns(ch: ComplianceChannel): Sql[] {
+  const name = (what: string) => raw(`${ch}_${what}`);
+  return [
+    sql`countIf(${basic(ch)}) AS ${name('basic')}`,
+    sql`countIf(${basic(ch)} AND ${consent(ch, 'opt-in')}) AS ${name('in')}`,
+    sql`countIf(${basic(ch)} AND ${consent(ch, 'opt-out')}) AS ${name('out')}`,
+  ];
+}
+
+/** The breakdown from a row of `channelColumns` (UInt64 arrive as strings) and the root's count. */
+export function channelFigures(ch: ComplianceChannel, m: ComplianceMode, row: Record<string, string>, matching: number): ChannelCompliance {
+  const [withAddress, optedIn, optedOut] = ['basic', 'in', 'out'].map((w) => Number(row[`${ch}_${w}`] ?? 0));
+  const reachable = m === 'basic' ? withAddress : m === 'opt-in' ? optedIn : withAddress - optedOut;
+  return { mode: m, reachable, optedIn, optedOut, noConsent: withAddress - optedIn - optedOut, noValidAddress: matching - withAddress };
+}

@@ -1,0 +1,33 @@
+import { CurrentPrincipal, type Principal } from '@meld/auth';
+import { ApiError, ApiErrors, ApiSuccess } from '@meld/api';
+import { parseInput } from '@meld/platform';
+import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
+import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { projectOf } from '../http/project-of';
+import { AudienceCountSchema, CountAudienceBody } from './count.schema';
+import { CountAudienceUseCase } from './usecases/count-audience/count-audience.usecase';
+
+@ApiTags('audience')
+@ApiParam({ name: 'project', description: 'project UID' })
+@Controller('v1/project/:project/audience')
+export class CountController {
+  constructor(private readonly countAudience: CountAudienceUseCase) {}
+
+  @Post('count')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Count the audience',
+    description:
+      'Exact, live count of the current audience contacts matching the filter `root` (never sampled). `filterCompliance` narrows `totalHits` to contacts that meet every listed channel: `basic` has a valid address for the channel (a mobile for sms, rcs, whatsapp; an email for email), `opt-out` is basic and not opted out, `opt-in` is basic and opted in (consent from `_consent_<channel>`). `metadata.compliance` breaks the root\'s audience down per listed channel. Conditions on email or phone attributes need `dataPolicy.mayReadPii`.',
+  })
+  @ApiSuccess(200, AudienceCountSchema, 'the count')
+  @ApiError(400, 'invalid body: an unknown field, a bad compliance channel or mode (`details.fields`), or a filter node that does not fit the grammar or the catalogue (`details.path`, `details.allowed`)')
+  @ApiError(403, 'the token lacks PROJECT_AUDIENCE_READ, or the filter names an email or phone attribute without `dataPolicy.mayReadPii` (`details.path`)')
+  @ApiErrors(401, 404, 429)
+  async count(@CurrentPrincipal() principal: Principal, @Param('project') projectUid: string, @Body({ schema: CountAudienceBody }) body: unknown) {
+    const project = projectOf(principal, projectUid);
+    const input = parseInput(CountAudienceBody, body ?? {});
+    const { totalHits, compliance } = await this.countAudience.execute({ projectId: project.id, version: input.version, root: input.root, filterCompliance: input.filterCompliance, principal });
+    return { metadata: compliance ? { totalHits, compliance } : { totalHits } };
+  }
+}

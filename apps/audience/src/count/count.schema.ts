@@ -1,0 +1,40 @@
+import { z } from 'zod';
+import { COMPLIANCE_MODES, FilterComplianceSchema } from './compliance';
+
+export const CountAudienceBody = z
+  .strictObject({
+    version: z.unknown().optional().describe('audience filter version: `0.0.1` (the only one)'),
+    root: z
+      .unknown()
+      .optional()
+      .describe(
+        'audience filter root (system design §4): a `group` {operator and|or, negate?, children[]}, `attribute_condition` {key, operator, values[]}, `group_event` or `event_condition` node; absent: the whole audience',
+      ),
+    filterCompliance: FilterComplianceSchema.optional(),
+  })
+  .meta({ id: 'AudienceCountRequest' });
+
+const count = () => z.int().min(0);
+const ChannelComplianceSchema = z
+  .object({
+    mode: z.enum(COMPLIANCE_MODES).describe('the mode asked for this channel'),
+    reachable: count().describe('contacts matching the root that meet the mode on this channel (basic: with an address; opt-out: optedIn + noConsent; opt-in: optedIn)'),
+    optedIn: count().describe('with an address for the channel, opted in (`_consent_<channel>` opt-in)'),
+    optedOut: count().describe('with an address for the channel, opted out'),
+    noConsent: count().describe('with an address for the channel, no consent statement'),
+    noValidAddress: count().describe('no valid address for the channel (a valid mobile for sms, rcs, whatsapp; a valid email for email)'),
+  })
+  .describe('the contacts matching the root on this channel alone: optedIn + optedOut + noConsent + noValidAddress = contacts matching the root')
+  .meta({ id: 'AudienceCountCompliance' });
+
+export const AudienceCountSchema = z
+  .object({
+    metadata: z.object({
+      totalHits: count().describe('current audience contacts matching the root and every requested channel filter; exact and live, never sampled'),
+      compliance: z
+        .object({ sms: ChannelComplianceSchema.optional(), email: ChannelComplianceSchema.optional(), rcs: ChannelComplianceSchema.optional(), whatsapp: ChannelComplianceSchema.optional() })
+        .optional()
+        .describe('per channel named in filterCompliance'),
+    }),
+  })
+  .meta({ id: 'AudienceCount' });

@@ -1,0 +1,43 @@
+import { entityOnly, timestamp } from '@meld/api';
+import { AUDIENCE_FILTER_VERSION } from '@meld/filters';
+import { z } from 'zod';
+import { listEnvelope } from '../list-query/list-docs';
+
+/** `{version, root}`: the audience filter of system.md §4, checked against the project catalogue when written. */
+export const SegmentFilterSchema = z
+  .strictObject({
+    version: z.string().optional().describe(`audience filter version: \`${AUDIENCE_FILTER_VERSION}\` (the only one; the default)`),
+    root: z.unknown().describe('audience filter root: a `group`, `attribute_condition`, `group_event` or `event_condition` node'),
+  })
+  .refine((f) => f.root !== undefined, { message: 'root is required', path: ['root'] })
+  .meta({ id: 'SegmentFilter' });
+
+const name = z.string().trim().min(1).max(200);
+const description = z.string().max(2000).nullable();
+
+export const CreateSegmentBody = z
+  .strictObject({ name, description: description.optional(), filter: SegmentFilterSchema })
+  .meta({ id: 'CreateSegmentBody' });
+export type CreateSegmentInput = z.infer<typeof CreateSegmentBody>;
+
+/** A partial update: only the fields sent change (`description: null` clears it). */
+export const UpdateSegmentBody = z
+  .strictObject({ name: name.optional(), description: description.optional(), filter: SegmentFilterSchema.optional() })
+  .refine((b) => Object.keys(b).length > 0, { message: 'send at least one of name, description, filter' })
+  .meta({ id: 'UpdateSegmentBody' });
+export type UpdateSegmentInput = z.infer<typeof UpdateSegmentBody>;
+
+export const SegmentSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    description: z.string().nullable(),
+    filter: z.object({ version: z.literal(AUDIENCE_FILTER_VERSION), root: z.unknown() }).describe('the audience filter as written'),
+    createdAt: timestamp(),
+    updatedAt: timestamp(),
+  })
+  .meta({ id: 'Segment' });
+export type Segment = z.infer<typeof SegmentSchema>;
+
+export const SegmentReadSchema = entityOnly(SegmentSchema).meta({ id: 'SegmentRead' });
+export const SegmentListSchema = listEnvelope(SegmentSchema, 'SegmentList');

@@ -1,0 +1,15 @@
+import { Injectable } from '@nestjs/common';
+import { checkedFilter } from '../../segment-filter';
+import { SegmentsRepository } from '../../segments.repository';
+import type { CreateSegmentCommand } from './create-segment.command';
+
+/** Saves an audience filter as a segment once the catalogue accepts it. */
+@Injectable()
+export class CreateSegment {
+  constructor(private readonly segments: SegmentsRepository) {}
+
+  async execute({ projectId, name, description, filter }: CreateSegmentCommand) {
+    const checked = checkedFilter(filter, await this.segments.catalogue(projectId));
+    return { entity: await this.segments.create(projectId, { name, description: description ?? null, filter: checked }) };
+  }
+}

@@ -1,0 +1,4 @@
+export interface DeleteSegmentCommand {
+  projectId: string;
+  segmentId: string;
+}

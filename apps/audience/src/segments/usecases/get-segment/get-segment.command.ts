@@ -1,0 +1,4 @@
+export interface GetSegmentCommand {
+  projectId: string;
+  segmentId: string;
+}

@@ -1,0 +1,40 @@
+import { randomUUID } from 'node:crypto';
+import { DATA_SOURCE } from '@meld/db';
+import { bootstrapApp, meldAppModule } from '@meld/platform';
+import { testEnv, waitFor } from '@meld/testing';
+import type { Provider } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import { appDefinition } from '../src/app.definition';
+import { CONTACTS_CONSUMER_OPTIONS } from '../src/merge/contacts.consumer';
+import { TRIGGERS_CONSUMER_OPTIONS } from '../src/triggers/automation-triggers.consumer';
+
+/**
+ * identity-merge in-process on the test stores, with consumer groups of its own: apps started
+ * elsewhere on the same broker (npm start, e2e) must not take partitions of the test. Later
+ * providers override the app's.
+ */
+export async function startIdentityMerge(options: { mergeWaitMs?: number } = {}) {
+  const env = testEnv();
+  const group = `identity-merge-test-${randomUUID()}`;
+  const overrides: Provider[] = [
+    { provide: CONTACTS_CONSUMER_OPTIONS, useValue: { groupId: group, fromBeginning: true } },
+    { provide: TRIGGERS_CONSUMER_OPTIONS, useValue: { groupId: `${group}-triggers`, fromBeginning: true, mergeWaitMs: options.mergeWaitMs ?? 300_000 } },
+  ];
+  const app = await bootstrapApp({
+    app: 'identity-merge',
+    module: meldAppModule(
+      { ...appDefinition, providers: [...(appDefinition.providers ?? []), ...overrides] },
+      {
+        LOG_LEVEL: process.env.MERGE_TEST_LOG_LEVEL ?? 'silent',
+        MELD_PRINCIPAL_SECRET: 'meld-test-principal-secret',
+        MELD_POSTGRES_URL: env.postgresUrl,
+        MELD_KAFKA_BROKERS: env.kafkaBrokers.join(','),
+      },
+    ),
+    host: '127.0.0.1',
+    port: 0,
+  });
+  const db = app.get<DataSource>(DATA_SOURCE);
+  await waitFor('identity-merge connected to Postgres', async () => db.isInitialized);
+  return { app, db };
+}

@@ -1,0 +1,169 @@
+import { localeCountry, type AttributeType, type AudienceChange } from '@meld/contracts';
+import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
+
+/**
+ * One row of ClickHouse `audience_contacts` (libs/clickhouse/migrations/0003). The encoding
+ * is a contract with the filter compiler (libs/filters/src/audience):
+ * - string, email and phone values → `str_keys` / `str_values`, the value as merged;
+ * - number → `num_*`; boolean → `num_*` 1 / 0; date and datetime → `num_*`, unix seconds UTC
+ *   (a date is its UTC midnight; a datetime is floored to the second);
+ * - a multivalue attribute has one entry per value under the same key; null / absent: no entry;
+ * - attributes the catalogue does not know: strings → str, numbers and booleans → num.
+ */
+export interface AudienceContactRow {
+  project_id: string;
+  audience_id: string;
+  /** UInt64 as a decimal string (exact beyond 2^53), see `audienceRowVersion`. */
+  version: string;
+  deleted: 0 | 1;
+  str_keys: string[];
+  str_values: string[];
+  num_keys: string[];
+  num_values: number[];
+  channels: string[];
+  /** unix seconds (DateTime) */
+  updated_at: number;
+}
+
+export type AudienceSnapshot = Extract<AudienceChange, { kind: 'snapshot' }>;
+export type AudienceTombstone = Extract<AudienceChange, { kind: 'tombstone' }>;
+
+/** What the sink knows of a project: attribute types by uid and the locale (default phone country). */
+export interface ProjectContext {
+  types: ReadonlyMap<string, AttributeType>;
+  locale: string | null;
+}
+
+export const CHANNELS = ['sms', 'email', 'rcs', 'whatsapp'] as const;
+export type Channel = (typeof CHANNELS)[number];
+const PHONE_CHANNELS: readonly Channel[] = ['sms', 'rcs', 'whatsapp'];
+
+/** Same syntax ingest accepts for an email (one `@`, a dotted domain, no spaces). */
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+const MOBILE_TYPES = new Set(['MOBILE', 'FIXED_LINE_OR_MOBILE']);
+
+const VERSION_BITS = 20n;
+const MAX_STEP_VERSION = (1n << VERSION_BITS) - 1n;
+
+/**
+ * The ClickHouse version of a message: the merge step's time in ms (`at`), then the audience
+ * contact's own version in the low 20 bits.
+ * - identity-merge's version alone restarts at 1 when an id is written anew, so an old
+ *   tombstone (last version + 1) would beat a re-created contact for ever; the step time
+ *   orders lifetimes.
+ * - `at` alone ties when two steps of one contact fall in the same millisecond; the version
+ *   (strictly increasing within a lifetime) breaks the tie.
+ * - `at` is read from Postgres' clock under the project's merge lock (merge.repository.ts), so
+ *   it never goes back between two committed steps of one project, whichever replica ran them.
+ * Messages of one audience id share a partition and arrive in order, but a replay or a
+ * rebalance can deliver an older one again: it writes a row with a lower version, which
+ * ReplacingMergeTree (and FINAL / argMax reads) ignores. A version above 2^20 − 1 saturates
+ * (only same-millisecond ties between such versions would then be arbitrary).
+ */
+export function audienceRowVersion(at: string, version: number): string {
+  const v = BigInt(Math.max(0, Math.trunc(version)));
+  return ((BigInt(Date.parse(at)) << VERSION_BITS) + (v > MAX_STEP_VERSION ? MAX_STEP_VERSION : v)).toString();
+}
+
+const seconds = (iso: string): number => Math.floor(Date.parse(iso) / 1000);
+
+type Scalar = string | number | boolean;
+type Encoded = { str: string } | { num: number } | null;
+
+/** The typed encoding of one scalar, or null when it has none (a date that does not parse). */
+export function encodeScalar(type: AttributeType | undefined, value: Scalar): Encoded {
+  switch (type) {
+    case 'string':
+    case 'email':
+    case 'phone':
+      return { str: String(value) };
+    case 'date':
+      if (typeof value === 'string' && DATE.test(value)) {
+        const t = Date.parse(`${value}T00:00:00Z`);
+        return Number.isNaN(t) ? null : { num: t / 1000 };
+      }
+      break;
+    case 'datetime':
+      if (typeof value === 'string' && !Number.isNaN(Date.parse(value))) return { num: seconds(value) };
+      break;
+    default:
+      break;
+  }
+  // number, boolean, unknown attributes, and a value that does not fit its type: by JSON type.
+  if (typeof value === 'string') return type === 'date' || type === 'datetime' ? null : { str: value };
+  if (typeof value === 'boolean') return { num: value ? 1 : 0 };
+  return Number.isFinite(value) ? { num: value } : null;
+}
+
+/** A valid mobile number (project locale's country as default); a type the metadata cannot tell counts as mobile. */
+export function isMobile(raw: string, locale: string | null): boolean {
+  const phone = parsePhoneNumberFromString(raw.trim(), locale ? localeCountry(locale) : undefined);
+  if (!phone || !phone.isValid()) return false;
+  const type = phone.getType();
+  return type === undefined || MOBILE_TYPES.has(type);
+}
+
+export function isEmail(raw: string): boolean {
+  return EMAIL.test(raw.trim());
+}
+
+const scalars = (value: unknown): Scalar[] =>
+  (Array.isArray(value) ? value : [value]).filter((v): v is Scalar => typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean');
+
+/** Channels the contact has an address for: sms, rcs and whatsapp for a valid mobile, email for an email address. */
+export function channelsOf(attributes: Readonly<Record<string, unknown>>, locale: string | null): Channel[] {
+  const out: Channel[] = [];
+  const phones = scalars(attributes._phone_mobile).filter((v): v is string => typeof v === 'string');
+  if (phones.some((p) => isMobile(p, locale))) out.push(...PHONE_CHANNELS);
+  const emails = scalars(attributes._email).filter((v): v is string => typeof v === 'string');
+  if (emails.some(isEmail)) out.push('email');
+  return out.sort();
+}
+
+/** The live row a snapshot states. `_datasources` (string, multivalue) is added from the snapshot's data sources. */
+export function snapshotRow(s: AudienceSnapshot, context: ProjectContext): AudienceContactRow {
+  const row = emptyRow(s.projectId, s.audienceId, audienceRowVersion(s.at, s.version), 0, s.at);
+  const attributes: Record<string, unknown> = { ...s.attributes, _datasources: s.dataSources };
+  for (const key of Object.keys(attributes).sort()) {
+    const type = context.types.get(key);
+    for (const value of scalars(attributes[key])) {
+      const encoded = encodeScalar(type, value);
+      if (!encoded) continue;
+      if ('str' in encoded) {
+        row.str_keys.push(key);
+        row.str_values.push(encoded.str);
+      } else {
+        row.num_keys.push(key);
+        row.num_values.push(encoded.num);
+      }
+    }
+  }
+  row.channels = channelsOf(s.attributes, context.locale);
+  return row;
+}
+
+/** A deleted row: the contact was removed, or absorbed by a merge. */
+export function tombstoneRow(t: AudienceTombstone): AudienceContactRow {
+  return emptyRow(t.projectId, t.audienceId, audienceRowVersion(t.at, t.version), 1, t.at);
+}
+
+/** Attribute uids of a snapshot (the catalogue is refreshed when one is unknown). */
+export function attributeKeys(s: AudienceSnapshot): string[] {
+  return Object.keys(s.attributes);
+}
+
+function emptyRow(projectId: string, audienceId: string, version: string, deleted: 0 | 1, at: string): AudienceContactRow {
+  return {
+    project_id: projectId,
+    audience_id: audienceId,
+    version,
+    deleted,
+    str_keys: [],
+    str_values: [],
+    num_keys: [],
+    num_values: [],
+    channels: [],
+    updated_at: Math.max(0, seconds(at)),
+  };
+}

@@ -1,0 +1,58 @@
+import { type ClickHouse, join, sql } from '@meld/clickhouse';
+import { Topics, eventsMessage, isEventsErased, type EventsErased, type EventsMessage } from '@meld/contracts';
+import { createSinkRunner, sinkHandler, type ConsumerRunner, type SinkHandler, type SinkRunnerOptions } from '@meld/kafka';
+import { type EventRow, toEventRow } from './event-row';
+import type { SinkOptions } from './sink-options';
+
+/** What one `meld.events.v1` message asks of ClickHouse: store an event, or forget a deleted contact's events. */
+export type EventsSinkRow = { event: EventRow } | { erase: EventsErased };
+
+/**
+ * `meld.events.v1` → ClickHouse `events`. Order does not matter for events (ReplacingMergeTree:
+ * a redelivered or reordered event is the same row), so they go through the libs/kafka sink
+ * runner: fetching continues while one insert stores everything taken since the last one, and
+ * offsets are committed after the write.
+ *
+ * An erase marker (the contact was deleted, docs/design-data-path.md "Delete") is the one
+ * ordered thing: ingest queues it after every event of the contact it acknowledged, on the
+ * contact's key. So `write` keeps the taken order: the events before a marker are inserted,
+ * then a mutation deletes the contact's rows (a mutation leaves rows inserted after it alone,
+ * so events of a contact re-created later survive), then the rest. A retried or redelivered
+ * write replays the same sequence, so it is idempotent as the runner requires.
+ */
+export function eventsSink(ch: ClickHouse): SinkHandler<EventsMessage, EventsSinkRow> {
+  return sinkHandler({
+    topic: Topics.events,
+    schema: eventsMessage,
+    toRow: (m) => (isEventsErased(m) ? { erase: m } : { event: toEventRow(m) }),
+    write: (rows) => writeInOrder(ch, rows),
+  });
+}
+
+async function writeInOrder(ch: ClickHouse, rows: EventsSinkRow[]): Promise<void> {
+  let events: EventRow[] = [];
+  let erases: EventsErased[] = [];
+  const flushErases = async () => {
+    if (!erases.length) return;
+    const contacts = erases.map((e) => sql`(${e.projectId}, ${e.dataSourceId}, ${e.userId})`);
+    await ch.command(sql`ALTER TABLE events DELETE WHERE (project_id, data_source_id, user_id) IN (${join(contacts, ', ')})`);
+    erases = [];
+  };
+  for (const row of rows) {
+    if ('event' in row) {
+      await flushErases();
+      events.push(row.event);
+    } else {
+      if (events.length) await ch.insert('events', events);
+      events = [];
+      erases.push(row.erase);
+    }
+  }
+  await flushErases();
+  if (events.length) await ch.insert('events', events);
+}
+
+/** The events consumer; `common` is what every probes consumer shares (client, logger, retries, group). */
+export function createEventsSinkRunner(common: Omit<SinkRunnerOptions, 'sink'>, ch: ClickHouse, options: SinkOptions): ConsumerRunner {
+  return createSinkRunner({ ...common, sink: eventsSink(ch), maxRows: options.eventsMaxRows, lingerMs: options.eventsLingerMs });
+}

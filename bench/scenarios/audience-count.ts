@@ -1,0 +1,301 @@
+/**
+ * audience-count: POST /audience/count's query (libs/filters audienceSelect with count()) on
+ * 1M audience contacts and 10M events in ClickHouse, beside the equivalent hand-written SQL
+ * timed in the same run (interleaved, rotating order), for (a) one attribute condition, (b) an
+ * and/or of four conditions, (c) a group_event with a parameter condition over 30 days. For
+ * (c) the cheapest Postgres alternative is timed too: a per-contact events table (events
+ * already attached to audience ids, as identity-merge could maintain it) with a btree index,
+ * so the choice of store rests on figures (docs/decisions.md, "Audience filters and count").
+ *
+ * Options: --contacts N (1,000,000), --events N (10,000,000), --reps R (30), --warmup W (3),
+ * --pg-events N (as --events; 0 skips Postgres), --keep (leave the bench databases for a
+ * rerun), --reuse (use the data a --keep run left when its sizes match).
+ *
+ * Data: everything generated inside the stores (INSERT … SELECT FROM numbers / generate_series)
+ * into ClickHouse database `meld_bench_count` (migrated like the real one) and Postgres schema
+ * `meld_bench_count` of the dev database; both dropped at the end unless --keep. The snapshot
+ * table holds noise a real one has: 5% stale versions in an older part and 1% tombstones.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { Client } from 'pg';
+import { createClickHouse, ident, join as sqlJoin, migrateClickHouse, raw, sql, type ClickHouse, type Sql } from '../../libs/clickhouse/src';
+import { audienceSelect, parseAudienceFilter, type AudienceFilterNode, type FilterCatalogue } from '../../libs/filters/src';
+import type { BenchContext, BenchRow, ScenarioResult } from '../lib/context';
+import { RssSampler, type WatchedProcess } from '../lib/processes';
+import { median, percentile } from '../lib/stats';
+
+const DATABASE = 'meld_bench_count';
+const PROJECT = 'bench-project';
+const DAY = 86_400;
+const CITIES = ['Paris', 'Lyon', 'Marseille', 'Toulouse', 'Nice', 'Nantes', 'Strasbourg', 'Montpellier', 'Bordeaux', 'Lille', ...Array.from({ length: 40 }, (_, i) => `Town ${i}`)];
+const PLANS = ['free', 'starter', 'pro', 'enterprise'];
+const TAGS = Array.from({ length: 20 }, (_, i) => `tag-${i}`);
+const EVENT_TYPES = ['purchase', 'page_view', 'login', 'add_to_cart', 'email_open', 'email_click', 'sms_delivered', 'search', 'signup', 'logout'];
+const SKUS = Array.from({ length: 20 }, (_, i) => `SKU-${i * 7}`);
+
+const CATALOGUE: FilterCatalogue = {
+  attributes: [
+    { uid: 'city', type: 'string', multivalue: false },
+    { uid: 'plan', type: 'string', multivalue: false },
+    { uid: '_email', type: 'email', multivalue: false },
+    { uid: 'tags', type: 'string', multivalue: true },
+    { uid: 'score', type: 'number', multivalue: false },
+    { uid: 'vip', type: 'boolean', multivalue: false },
+    { uid: 'signup', type: 'date', multivalue: false },
+  ],
+  eventTypes: EVENT_TYPES.map((uid) => ({
+    uid,
+    parameters: uid === 'purchase' ? [{ uid: 'amount', dataType: 'number' }, { uid: 'product-id', dataType: 'string' }] : [{ uid: 'url', dataType: 'string' }],
+  })),
+};
+
+interface Variant {
+  name: string;
+  /** Row name of the hand-written baseline this one is compared with. */
+  baseline?: string;
+  run(): Promise<number>;
+}
+
+const sqlList = (items: readonly string[]): Sql => sql`${[...items]}`;
+
+async function generateClickHouse(ch: ClickHouse, contacts: number, events: number, now: number, log: (m: string) => void): Promise<void> {
+  const started = Date.now();
+  const contactRows = (version: number, where: Sql, shift: number) => sql`
+    INSERT INTO audience_contacts (project_id, audience_id, version, deleted, str_keys, str_values, num_keys, num_values, channels, updated_at)
+    SELECT ${PROJECT}, concat('a', toString(number)), ${version}, 0,
+      arrayConcat(['city', 'plan', '_email'], arrayMap(i -> 'tags', range(number % 4))),
+      arrayConcat([${sqlList(CITIES)}[(number + ${shift}) % ${CITIES.length} + 1], ${sqlList(PLANS)}[intHash32(number + ${shift}) % 4 + 1], concat('user', toString(number), '@Example.com')],
+                  arrayMap(i -> ${sqlList(TAGS)}[(number + i * 7) % 20 + 1], range(number % 4))),
+      ['score', 'vip', 'signup'],
+      [toFloat64(intHash32(number + ${shift}) % 1000), toFloat64(intHash32(number + 1 + ${shift}) % 2), toFloat64(${now} - (number % 1000) * ${DAY})],
+      ['sms'], toDateTime(${now})
+    FROM numbers(${contacts}) WHERE ${where}`;
+  // Stale versions first (an older part), then the current snapshot, then tombstones.
+  await ch.command(contactRows(1, sql`number % 20 = 0`, 17));
+  await ch.command(contactRows(2, sql`1`, 0));
+  await ch.command(sql`
+    INSERT INTO audience_contacts (project_id, audience_id, version, deleted, str_keys, str_values, num_keys, num_values, channels, updated_at)
+    SELECT ${PROJECT}, concat('a', toString(number)), 3, 1, [], [], [], [], [], toDateTime(${now}) FROM numbers(${contacts}) WHERE number % 100 = 7`);
+  // One source contact per audience contact, a second one (another data source) for 10%.
+  await ch.command(sql`
+    INSERT INTO audience_membership (project_id, data_source_id, user_id, audience_id, version, deleted)
+    SELECT ${PROJECT}, 'ds1', concat('u', toString(number)), concat('a', toString(number)), 1, 0 FROM numbers(${contacts})`);
+  await ch.command(sql`
+    INSERT INTO audience_membership (project_id, data_source_id, user_id, audience_id, version, deleted)
+    SELECT ${PROJECT}, 'ds2', concat('u', toString(number)), concat('a', toString(number)), 1, 0 FROM numbers(${contacts}) WHERE number % 10 = 0`);
+  log(`contacts and memberships in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  // Events over the last 365 days, uniformly over source contacts (ds2 for 1 in 11); 10 types,
+  // purchases with an amount and one of 1,000 products.
+  const chunk = 2_000_000;
+  for (let offset = 0; offset < events; offset += chunk) {
+    await ch.command(sql`
+      INSERT INTO events (project_id, data_source_id, user_id, event_id, event_type, event_date, received_at, param_keys, param_values)
+      SELECT ${PROJECT}, if(h % 11 = 0, 'ds2', 'ds1'), concat('u', toString(if(h % 11 = 0, (h % ${Math.ceil(contacts / 10)}) * 10, h % ${contacts}))),
+             lower(hex(MD5(toString(number)))), t, toDateTime(${now} - cityHash64(number, 3) % ${365 * DAY}) AS d, d,
+             if(t = 'purchase', ['amount', 'product-id'], ['url']),
+             if(t = 'purchase', [toString(cityHash64(number, 4) % 500), concat('"SKU-', toString(cityHash64(number, 5) % 1000), '"')], [concat('"/p/', toString(number % 997), '"')])
+      FROM (SELECT number, intHash64(number) AS h, ${sqlList(EVENT_TYPES)}[cityHash64(number, 2) % ${EVENT_TYPES.length} + 1] AS t FROM numbers(${offset}, ${Math.min(chunk, events - offset)}))`);
+    log(`events: ${Math.min(offset + chunk, events).toLocaleString('en-US')} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  }
+}
+
+
+/** Same shape in Postgres: events already attached to audience ids (what a per-contact store holds). */
+async function generatePostgres(pg: Client, contacts: number, events: number, now: number, log: (m: string) => void): Promise<void> {
+  const started = Date.now();
+  await pg.query(`DROP SCHEMA IF EXISTS ${DATABASE} CASCADE`);
+  await pg.query(`CREATE SCHEMA ${DATABASE}`);
+  // UNLOGGED: a scratch copy; reads are the same as for a logged table.
+  await pg.query(`CREATE UNLOGGED TABLE ${DATABASE}.contacts (audience_id text PRIMARY KEY, deleted boolean NOT NULL)`);
+  await pg.query(`INSERT INTO ${DATABASE}.contacts SELECT 'a' || i, i % 100 = 7 FROM generate_series(0, $1::int - 1) i`, [contacts]);
+  await pg.query(`CREATE UNLOGGED TABLE ${DATABASE}.contact_events (project_id text NOT NULL, audience_id text NOT NULL, event_id text NOT NULL, event_type text NOT NULL, event_date timestamptz NOT NULL, params jsonb NOT NULL)`);
+  const types = `ARRAY[${EVENT_TYPES.map((t) => `'${t}'`).join(', ')}]`;
+  const chunk = 1_000_000;
+  for (let offset = 0; offset < events; offset += chunk) {
+    await pg.query(
+      `INSERT INTO ${DATABASE}.contact_events
+       SELECT $1, 'a' || (abs(hashint8(i)) % $2), md5(i::text), t, to_timestamp($3 - abs(hashint8(i + 1000000007)) % ${365 * DAY}),
+              CASE WHEN t = 'purchase' THEN jsonb_build_object('amount', abs(hashint8(i + 3)) % 500, 'product-id', 'SKU-' || abs(hashint8(i + 5)) % 1000)
+                   ELSE jsonb_build_object('url', '/p/' || i % 997) END
+       FROM (SELECT i, (${types})[abs(hashint8(i + 2)) % ${EVENT_TYPES.length} + 1] AS t FROM generate_series($4::bigint, $5::bigint) i) s`,
+      [PROJECT, contacts, now, offset, Math.min(offset + chunk, events) - 1],
+    );
+    log(`postgres events: ${Math.min(offset + chunk, events).toLocaleString('en-US')} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  }
+  await pg.query(`CREATE INDEX ON ${DATABASE}.contact_events (project_id, event_type, event_date) INCLUDE (audience_id)`);
+  await pg.query(`ANALYZE ${DATABASE}.contacts`);
+  await pg.query(`ANALYZE ${DATABASE}.contact_events`);
+  log(`postgres ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+
+function pidOf(root: string, name: string): WatchedProcess[] {
+  const file = join(root, `.stack/pids/${name}.pid`);
+  const pid = existsSync(file) ? Number(readFileSync(file, 'utf8').trim()) : Number.NaN;
+  return Number.isInteger(pid) ? [{ name, pid }] : [];
+}
+
+const count = async (ch: ClickHouse, query: Sql): Promise<number> => Number((await ch.query<{ n: string }>(query))[0]?.n ?? Number.NaN);
+
+export async function run(ctx: BenchContext): Promise<ScenarioResult> {
+  const contacts = ctx.args.int('contacts', 1_000_000);
+  const events = ctx.args.int('events', 10_000_000);
+  const reps = ctx.args.int('reps', 30);
+  const warmup = ctx.args.int('warmup', 3);
+  const pgEventsArg = ctx.args.string('pg-events');
+  const pgEvents = pgEventsArg === undefined ? events : Number(pgEventsArg);
+  const keep = ctx.args.flag('keep');
+  const url = process.env.MELD_CLICKHOUSE_URL;
+  const pgUrl = process.env.MELD_POSTGRES_URL;
+  if (!url || (pgEvents > 0 && !pgUrl)) throw new Error('MELD_CLICKHOUSE_URL / MELD_POSTGRES_URL not set: run through `npm run bench -- audience-count` with the stack up');
+  const load = [loadavg()[0]];
+
+  const ch = createClickHouse({ url, database: DATABASE, requestTimeoutMs: 900_000 });
+  const pg = pgEvents > 0 ? new Client({ connectionString: pgUrl }) : undefined;
+  try {
+    await ch.ensureDatabase();
+    await migrateClickHouse({ client: ch });
+    await ch.command(sql`CREATE TABLE IF NOT EXISTS bench_meta (contacts UInt64, events UInt64, pg_events UInt64, now UInt32) ENGINE = TinyLog`);
+    const [meta] = await ch.query<{ contacts: string; events: string; pg_events: string; now: number }>(sql`SELECT * FROM bench_meta`);
+    const reuse = ctx.args.flag('reuse') && meta && Number(meta.contacts) === contacts && Number(meta.events) === events && Number(meta.pg_events) === pgEvents;
+    const now = reuse ? Number(meta.now) : Math.floor(Date.now() / 1000);
+    if (pg) await pg.connect();
+    if (!reuse) {
+      for (const table of ['audience_contacts', 'audience_membership', 'events', 'bench_meta']) await ch.command(sql`TRUNCATE TABLE ${raw(table)}`);
+      await generateClickHouse(ch, contacts, events, now, ctx.log);
+      if (pg) await generatePostgres(pg, contacts, pgEvents, now, ctx.log);
+      await ch.command(sql`INSERT INTO bench_meta VALUES (${contacts}, ${events}, ${pgEvents}, ${now})`);
+    } else ctx.log('reusing the data of an earlier --keep run');
+    const parts = await ch.query<{ table: string; parts: string }>(sql`SELECT table, toString(count()) AS parts FROM system.parts WHERE database = ${DATABASE} AND active GROUP BY table ORDER BY table`);
+
+    // The three filters, as a client sends them, and the SQL one would write by hand for them
+    // knowing the data (single-valued attributes by index, parameters by their JSON text).
+    const P = sql`project_id = ${PROJECT}`;
+    const contactsFinal = sql`FROM audience_contacts FINAL WHERE ${P} AND deleted = 0`;
+    const str = (k: string) => sql`lowerUTF8(str_values[indexOf(str_keys, ${k})])`;
+    const num = (k: string) => sql`num_values[indexOf(num_keys, ${k})]`;
+    const from = now - 30 * DAY;
+    const cases: Array<{ id: string; label: string; filter: unknown; hand: Sql; postgres?: { text: string; values: unknown[] } }> = [
+      {
+        id: 'a',
+        label: '(a) one attribute condition',
+        filter: { type: 'attribute_condition', key: 'city', operator: 'matches-string', values: ['Paris'] },
+        hand: sql`SELECT count() AS n ${contactsFinal} AND ${str('city')} = 'paris'`,
+      },
+      {
+        id: 'b',
+        label: '(b) and/or of four conditions',
+        filter: {
+          type: 'group',
+          operator: 'and',
+          children: [
+            { type: 'group', operator: 'or', children: [{ type: 'attribute_condition', key: 'city', operator: 'matches-string', values: ['Paris', 'Lyon'] }, { type: 'attribute_condition', key: 'plan', operator: 'matches-string', values: ['pro'] }] },
+            { type: 'attribute_condition', key: 'score', operator: 'greater-than', values: [500] },
+            { type: 'attribute_condition', key: 'vip', operator: 'is-true', values: [] },
+          ],
+        },
+        hand: sql`SELECT count() AS n ${contactsFinal} AND (${str('city')} IN ('paris', 'lyon') OR ${str('plan')} = 'pro') AND ${num('score')} > 500 AND ${num('vip')} = 1`,
+      },
+      {
+        id: 'c',
+        label: '(c) group_event, parameter condition, 30 days',
+        filter: { type: 'group_event', eventType: 'purchase', timeframe: { lastDays: 30 }, children: [{ type: 'event_condition', key: 'purchase.product-id', operator: 'matches-string', values: SKUS }] },
+        hand: sql`SELECT count() AS n ${contactsFinal} AND audience_id IN (
+          SELECT audience_id FROM audience_membership FINAL WHERE ${P} AND deleted = 0 AND (data_source_id, user_id) IN (
+            SELECT data_source_id, user_id FROM events
+            WHERE ${P} AND event_type = 'purchase' AND event_date >= toDateTime(${from}) AND event_date <= toDateTime(${now})
+              AND param_values[indexOf(param_keys, 'product-id')] IN (${sqlJoin(SKUS.map((s) => JSON.stringify(s)))})))`,
+        postgres: {
+          text: `SELECT count(*) AS n FROM ${DATABASE}.contacts c WHERE NOT c.deleted AND c.audience_id IN (
+                   SELECT e.audience_id FROM ${DATABASE}.contact_events e
+                   WHERE e.project_id = $1 AND e.event_type = 'purchase' AND e.event_date >= to_timestamp($2) AND e.event_date <= to_timestamp($3)
+                     AND lower(e.params->>'product-id') = ANY($4))`,
+          values: [PROJECT, from, now, SKUS.map((s) => s.toLowerCase())],
+        },
+      },
+    ];
+
+    const variants: Variant[] = [];
+    const counts = new Map<string, number>();
+    for (const c of cases) {
+      const root: AudienceFilterNode = parseAudienceFilter(c.filter, CATALOGUE);
+      const compiled = audienceSelect({ projectId: PROJECT, root, columns: sql`count() AS n`, now: new Date(now * 1000) });
+      const hand = `${c.label}: hand-written SQL`;
+      variants.push({ name: hand, run: () => count(ch, c.hand) });
+      variants.push({ name: `${c.label}: compiled filter`, baseline: hand, run: () => count(ch, compiled) });
+      if (c.id !== 'c') {
+        const single = audienceSelect({ projectId: PROJECT, root, columns: sql`count() AS n`, now: new Date(now * 1000), splits: 1 });
+        variants.push({ name: `${c.label}: compiled, one FINAL stream`, baseline: hand, run: () => count(ch, single) });
+      }
+      if (c.postgres && pg) {
+        const q = c.postgres;
+        variants.push({ name: `${c.label}: Postgres per-contact events`, baseline: hand, run: async () => Number((await pg.query<{ n: string }>(q.text, q.values)).rows[0].n) });
+      }
+    }
+
+    const processes: WatchedProcess[] = [{ name: 'bench', pid: process.pid }, ...pidOf(ctx.root, 'clickhouse'), ...(pg ? pidOf(ctx.root, 'postgres') : [])];
+    const times = new Map<string, number[]>(variants.map((v) => [v.name, []]));
+    const rss = new Map<string, Record<string, number>>();
+    for (let round = -warmup; round < reps; round++) {
+      // Interleaved, rotating which variant goes first, so drift on a shared machine hits all alike.
+      const shift = ((round % variants.length) + variants.length) % variants.length;
+      for (const v of [...variants.slice(shift), ...variants.slice(0, shift)]) {
+        const sampler = new RssSampler(processes).start();
+        const t0 = performance.now();
+        const n = await v.run();
+        const ms = performance.now() - t0;
+        const peaks = sampler.stop();
+        if (round < 0) {
+          counts.set(v.name, n);
+          continue;
+        }
+        if (counts.get(v.name) !== n) throw new Error(`${v.name}: count changed between runs (${counts.get(v.name)} then ${n})`);
+        times.get(v.name)!.push(ms);
+        const prev = rss.get(v.name) ?? {};
+        rss.set(v.name, Object.fromEntries(Object.entries(peaks).map(([k, mb]) => [k, Math.max(prev[k] ?? 0, mb)])));
+      }
+      if (round >= 0 && (round + 1) % 10 === 0) ctx.log(`round ${round + 1}/${reps}`);
+    }
+    load.push(loadavg()[0]);
+
+    const rows: BenchRow[] = variants.map((v) => {
+      const t = times.get(v.name)!;
+      return { name: v.name, throughput: 1000 / median(t), p50Ms: median(t), p99Ms: percentile(t, 99), peakRssMb: rss.get(v.name) ?? {}, baseline: v.baseline, runs: t.length };
+    });
+    const byName = new Map(rows.map((r) => [r.name, r]));
+    const goal = (c: (typeof cases)[number], p99: number) => {
+      const compiled = byName.get(`${c.label}: compiled filter`)!;
+      const hand = byName.get(`${c.label}: hand-written SQL`)!;
+      const ratio = compiled.p50Ms / hand.p50Ms;
+      return `${c.label}: compiled p50 ${compiled.p50Ms.toFixed(0)} ms = ${ratio.toFixed(2)}× hand-written (goal ≤ 1.2×: ${ratio <= 1.2 ? 'MET' : 'MISSED'}); p99 ${compiled.p99Ms.toFixed(0)} ms (goal ≤ ${p99} ms: ${compiled.p99Ms <= p99 ? 'MET' : 'MISSED'})`;
+    };
+    const mismatches = cases.filter((c) => counts.get(`${c.label}: compiled filter`) !== counts.get(`${c.label}: hand-written SQL`));
+    if (mismatches.length) throw new Error(`compiled and hand-written counts differ: ${mismatches.map((c) => c.label).join(', ')}`);
+    return {
+      title: `audience-count: count on ${contacts.toLocaleString('en-US')} contacts and ${events.toLocaleString('en-US')} events, compiled filter vs hand-written SQL (${reps} interleaved rounds)`,
+      units: { throughput: 'queries/s, from the p50', latency: 'one count query, client side (p99 of 30 runs is their maximum)' },
+      rows,
+      notes: [
+        goal(cases[0], 300),
+        goal(cases[1], 300),
+        goal(cases[2], 1000),
+        `fastest run (the least disturbed by other work on a shared machine): ${variants.map((v) => `${v.name.replace(/^\((\w)\)[^:]*: /, '$1 ')} ${Math.min(...times.get(v.name)!).toFixed(0)} ms`).join('; ')}`,
+        `counts: ${cases.map((c) => `${c.id} ${counts.get(`${c.label}: compiled filter`)}${c.postgres && pg ? ` (Postgres data: ${counts.get(`${c.label}: Postgres per-contact events`)})` : ''}`).join(', ')} (compiled = hand-written for each)`,
+        `ClickHouse active parts: ${parts.map((p) => `${p.table} ${p.parts}`).join(', ')}; snapshot noise: 5% stale versions, 1% tombstones; events over 365 days, 10 types, 1 in 11 on a second data source`,
+        pg
+          ? `Postgres: ${pgEvents.toLocaleString('en-US')} events in a per-contact table (audience ids already resolved) with a btree on (project_id, event_type, event_date) INCLUDE (audience_id); it answers the event part only, a filter mixing attributes would still need the ClickHouse snapshot`
+          : 'Postgres alternative skipped (--pg-events 0)',
+        `load average (1 min) at start ${load[0].toFixed(1)}, at end ${load[1].toFixed(1)} on ${cpus().length} cores shared with other work`,
+      ],
+      goals: cases.map((c) => ({ row: `${c.label}: compiled filter`, minRatio: 1 / 1.2 })),
+    };
+  } finally {
+    if (!keep) {
+      await ch.command(sql`DROP DATABASE IF EXISTS ${ident(DATABASE)}`).catch(() => undefined);
+      await pg?.query(`DROP SCHEMA IF EXISTS ${DATABASE} CASCADE`).catch(() => undefined);
+    }
+    await ch.close();
+    await pg?.end().catch(() => undefined);
+  }
+}

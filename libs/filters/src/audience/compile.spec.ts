@@ -1,0 +1,98 @@
+import { literal, sql } from '@meld/clickhouse';
+import { audienceSelect } from './compile';
+import { AudienceFilterError } from './errors';
+import { AUDIENCE_FILTER_LIMITS } from './limits';
+import { parseAudienceFilter } from './parse';
+import { TEST_CATALOGUE } from './test-catalogue';
+
+const PROJECT = 'p-1';
+const NOW = new Date('2026-06-15T12:00:00Z');
+const compile = (root?: unknown) =>
+  audienceSelect({ projectId: PROJECT, root: root === undefined ? undefined : parseAudienceFilter(root, TEST_CATALOGUE), columns: sql`count() AS total`, now: NOW }).text;
+const attr = (key: string, operator: string, values: unknown[] = []) => ({ type: 'attribute_condition', key, operator, values });
+
+describe('audienceSelect', () => {
+  it('reads the current contacts of the project', () => {
+    expect(audienceSelect({ projectId: PROJECT, columns: sql`count() AS total`, splits: 1 }).text).toBe(
+      "SELECT count() AS total FROM audience_contacts FINAL WHERE project_id = 'p-1' AND deleted = 0",
+    );
+  });
+
+  it('splits the snapshot read into branches by audience hash ranges that cover every hash once', () => {
+    const text = audienceSelect({ projectId: PROJECT, columns: sql`count() AS total`, splits: 3 }).text;
+    const step = 2n ** 64n / 3n;
+    expect(text).toBe(
+      [
+        `SELECT count() AS total FROM (SELECT * FROM audience_contacts FINAL WHERE project_id = 'p-1' AND deleted = 0 AND audience_hash < ${step}`,
+        `SELECT * FROM audience_contacts FINAL WHERE project_id = 'p-1' AND deleted = 0 AND audience_hash >= ${step} AND audience_hash < ${step * 2n}`,
+        `SELECT * FROM audience_contacts FINAL WHERE project_id = 'p-1' AND deleted = 0 AND audience_hash >= ${step * 2n})`,
+      ].join(' UNION ALL '),
+    );
+    expect(compile().split(' UNION ALL ')).toHaveLength(2);
+    // Event subqueries would run once per branch: not split.
+    expect(compile({ type: 'group_event', eventType: 'login' })).not.toContain('UNION ALL');
+  });
+
+  it('adds the extra condition in parentheses', () => {
+    const text = audienceSelect({ projectId: PROJECT, columns: sql`audience_id`, where: sql`has(channels, ${'sms'}) OR 1`, splits: 1 }).text;
+    expect(text).toMatch(/AND \(has\(channels, 'sms'\) OR 1\)$/);
+  });
+
+  it('an empty group is no condition, negated it is none', () => {
+    expect(compile({ type: 'group', operator: 'or', children: [] })).toMatch(/deleted = 0 AND 1 AND audience_hash </);
+    expect(compile({ type: 'group', negate: true, children: [] })).toMatch(/deleted = 0 AND \(NOT 1\) AND audience_hash </);
+  });
+
+  it('enters every value through the escaper', () => {
+    const evil = "x' OR 1 = 1 --\\";
+    const text = compile({ type: 'group', operator: 'or', children: [attr('city', 'matches-string', [evil, 'É']), { type: 'event_condition', key: 'purchase.product-id', operator: 'contains-string', values: [evil] }] });
+    expect(text).toContain(literal(evil.toLowerCase()));
+    expect(text).toContain(`lowerUTF8(${literal('É')})`);
+    expect(text).not.toContain("x' OR");
+  });
+
+  it('picks the typed arrays from the attribute type', () => {
+    expect(compile(attr('city', 'is-set'))).toContain("has(str_keys, 'city')");
+    expect(compile(attr('score', 'is-not-set'))).toContain("(NOT has(num_keys, 'score'))");
+    // has() only where the test holds for what an absent attribute reads as ('' or 0).
+    expect(compile(attr('vip', 'is-true'))).toContain("AND (num_values[indexOf(num_keys, 'vip')] = 1) AND");
+    expect(compile(attr('vip', 'is-false'))).toContain("AND (has(num_keys, 'vip') AND num_values[indexOf(num_keys, 'vip')] = 0) AND");
+    expect(compile(attr('city', 'not-matches-string', ['X']))).toContain("AND (NOT (lowerUTF8(str_values[indexOf(str_keys, 'city')]) = 'x')) AND");
+    expect(compile(attr('city', 'matches-string', ['X', '']))).toContain("AND (has(str_keys, 'city') AND has(['x', ''], lowerUTF8(str_values[indexOf(str_keys, 'city')]))) AND");
+    expect(compile(attr('score', 'less-than', [1]))).toContain("(has(num_keys, 'score') AND (num_values[indexOf(num_keys, 'score')] < 1))");
+    expect(compile(attr('score', 'greater-than', [0]))).toContain("AND ((num_values[indexOf(num_keys, 'score')] > 0)) AND");
+    expect(compile(attr('tags', 'matches-string', ['A']))).toContain("arrayExists(x -> lowerUTF8(x) = 'a', arrayFilter((x, k) -> k = 'tags', str_values, str_keys))");
+  });
+
+  it('resolves in-last-days and lastDays against now', () => {
+    const now = NOW.getTime() / 1000;
+    expect(compile(attr('visits', 'in-last-days', [2]))).toContain(`(x >= ${now - 2 * 86400} AND x <= ${now})`);
+    expect(compile({ type: 'group_event', eventType: 'login', timeframe: { lastDays: 1 } })).toContain(`event_date >= toDateTime(${now - 86400}) AND event_date <= toDateTime(${now})`);
+  });
+
+  it('a timeframe outside what DateTime holds matches no event instead of failing', () => {
+    expect(compile({ type: 'group_event', eventType: 'login', timeframe: { to: '1960-01-01' } })).toContain("event_type = 'login' AND 0");
+    expect(compile({ type: 'group_event', eventType: 'login', timeframe: { from: '1960-01-01', to: '2200-01-01' } })).not.toContain('event_date');
+  });
+
+  it('compiles counts: at-most and exactly 0 are complements', () => {
+    const group = (operator: string, value: number) => compile({ type: 'group_event', eventType: 'login', count: { operator, value } });
+    const exists = /audience_id IN \(SELECT aid FROM \(SELECT .* FROM audience_membership .* IN \(SELECT data_source_id, user_id FROM events PREWHERE .*\) GROUP BY data_source_id, user_id\) WHERE gone = 0\)/;
+    expect(group('at-least', 1)).toMatch(new RegExp(`AND ${exists.source}$`));
+    expect(group('at-least', 2)).toMatch(/AND audience_id IN \(.*uniqExact\(event_id\).*HAVING sum\(n\) >= 2\)$/);
+    expect(group('at-most', 2)).toMatch(/AND \(NOT audience_id IN \(.*HAVING sum\(n\) > 2\)\)$/);
+    expect(group('exactly', 0)).toMatch(new RegExp(`AND \\(NOT ${exists.source}\\)$`));
+    expect(group('at-most', 0)).toMatch(new RegExp(`AND \\(NOT ${exists.source}\\)$`));
+    expect(group('exactly', 3)).toMatch(/HAVING sum\(n\) = 3\)$/);
+    expect(group('at-least', 0)).toMatch(/deleted = 0 AND 1$/);
+  });
+
+  it('refuses a filter whose query would be too large for ClickHouse, naming the root', () => {
+    // Control characters are escaped as \\xHH: 4 bytes of query text per character.
+    const text = attr('city', 'matches-string', ['\u0001'.repeat(2000)]);
+    const date = { type: 'event_condition', key: 'purchase.paid-at', operator: 'in-last-days', values: [3] };
+    const root = { type: 'group', children: [...Array(25).fill(text), ...Array(50).fill(date)] };
+    expect(() => compile(root)).toThrow(AudienceFilterError);
+    expect(() => compile(root)).toThrow(new RegExp(`^root: the filter is too large .*${AUDIENCE_FILTER_LIMITS.maxSqlBytes}`));
+  });
+});

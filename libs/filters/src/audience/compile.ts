@@ -1,0 +1,259 @@
+/**
+ * Compilation of a parsed audience filter to ClickHouse SQL (18.16: no query parameters, so every
+ * value enters through the `sql` template's tested escaper; names come from the catalogue and
+ * are escaped as values too).
+ *
+ * Tables (libs/clickhouse/migrations):
+ *   - audience_contacts: one snapshot row per audience contact, ReplacingMergeTree(version).
+ *     Read with FINAL: on 18.16 a WHERE under FINAL is applied after the replacing merge (it is
+ *     not moved to PREWHERE), so an older version never matches in place of the current one.
+ *     Attributes are parallel key/value arrays (string, email, phone in str_*; number, boolean
+ *     1/0, date and datetime as unix seconds in num_*), one entry per value of a multivalue.
+ *   - events: deduplicated by event_id at read (uniqExact); attached to audience contacts at read
+ *     time through audience_membership (argMax by version, deleted = 0), as apps/audience does.
+ *     param_values are the JSON encodings (JSON.stringify, apps/probes event-row.ts) of the
+ *     values of param_keys; conditions decode them in SQL (see paramValues).
+ */
+import { join, raw, sql, type Sql } from '@meld/clickhouse';
+import { endOf, parseFilterDate, startOf } from './dates';
+import { AudienceFilterError } from './errors';
+import { AUDIENCE_FILTER_LIMITS } from './limits';
+import { predicateOf, type Predicate, type ValueTest } from './predicate';
+import { ISO_DATE_PATTERN, isoSecondsSql } from './sql-dates';
+import type { AttributeConditionNode, AudienceFilterNode, EventConditionNode, GroupEventNode, AudienceValueKind } from './types';
+
+const TRUE = raw('1');
+const FALSE = raw('0');
+/** The last second a ClickHouse DateTime holds (2105-12-31 23:59:59 UTC on 18.16). */
+const MAX_DATETIME = 4_291_747_199;
+/** A JSON string as JSON.stringify writes it (quotes included). */
+const JSON_STRING = '"(?:[^"\\\\]|\\\\.)*"';
+const JSON_NUMBER = '-?(?:0|[1-9][0-9]*)(?:[.][0-9]+)?(?:[eE][+-]?[0-9]+)?';
+
+interface Context {
+  projectId: string;
+  /** Unix seconds. */
+  now: number;
+}
+
+export interface AudienceSelectOptions {
+  projectId: string;
+  /** The parsed root (parseAudienceFilter); absent: every current contact. */
+  root?: AudienceFilterNode;
+  /** SQL over the audience_contacts columns, e.g. sql`count() AS total`. */
+  columns: Sql;
+  /** Reference time of `in-last-days` and `lastDays` (default: the current time). */
+  now?: Date;
+  /** An extra condition over the audience_contacts columns, AND-ed with the filter (e.g. a channel). */
+  where?: Sql;
+  /** Parallel branches of the snapshot read (default SPLITS; 1 = one FINAL read). For benchmarks. */
+  splits?: number;
+}
+
+/**
+ * Branches of the audience_contacts read by ranges of audience_hash (the second sorting-key
+ * column, so each branch reads its own ranges). 18.16 merges FINAL in one stream; UNION ALL
+ * branches run in parallel threads, and a contact's versions share its hash, so each branch
+ * deduplicates on its own. Filters with event conditions are not split: each branch would
+ * compute the event subqueries again. Two branches (this machine's cores): about 1.6× faster
+ * with a core to spare, no slower on a saturated machine; four were slower there (the
+ * audience-count bench, docs/decisions.md).
+ */
+const SPLITS = 2;
+
+/**
+ * SELECT <columns> FROM the current (non-deleted, deduplicated) audience contacts of a project
+ * WHERE <root>. Unqualified table names: the client's database. `where` is a row condition
+ * (without subqueries: it is evaluated in every branch).
+ */
+export function audienceSelect(opts: AudienceSelectOptions): Sql {
+  const ctx: Context = { projectId: opts.projectId, now: Math.floor((opts.now ?? new Date()).getTime() / 1000) };
+  const conditions = [sql`project_id = ${opts.projectId}`, sql`deleted = 0`];
+  if (opts.root) conditions.push(compileNode(opts.root, ctx));
+  if (opts.where) conditions.push(sql`(${opts.where})`);
+  let query: Sql;
+  const splits = opts.splits ?? SPLITS;
+  if (splits <= 1 || (opts.root && hasEvents(opts.root))) {
+    query = sql`SELECT ${opts.columns} FROM audience_contacts FINAL WHERE ${join(conditions, ' AND ')}`;
+  } else {
+    const step = 2n ** 64n / BigInt(splits);
+    const branches = Array.from({ length: splits }, (_, i) => {
+      const range = [...(i > 0 ? [sql`audience_hash >= ${step * BigInt(i)}`] : []), ...(i < splits - 1 ? [sql`audience_hash < ${step * BigInt(i + 1)}`] : [])];
+      return sql`SELECT * FROM audience_contacts FINAL WHERE ${join([...conditions, ...range], ' AND ')}`;
+    });
+    query = sql`SELECT ${opts.columns} FROM (${join(branches, ' UNION ALL ')})`;
+  }
+  if (Buffer.byteLength(query.text) > AUDIENCE_FILTER_LIMITS.maxSqlBytes) {
+    throw new AudienceFilterError('root', `the filter is too large (its query would exceed ${AUDIENCE_FILTER_LIMITS.maxSqlBytes} bytes): use fewer or shorter values`);
+  }
+  return query;
+}
+
+function hasEvents(node: AudienceFilterNode): boolean {
+  return node.type === 'group' ? node.children.some(hasEvents) : node.type !== 'attribute_condition';
+}
+
+/** A boolean SQL expression over an audience_contacts row. */
+export function compileNode(node: AudienceFilterNode, ctx: Context): Sql {
+  switch (node.type) {
+    case 'group': {
+      // An empty group places no condition (a UI's fresh "all of" / "any of" means everyone).
+      const children = node.children.map((c) => compileNode(c, ctx));
+      const body = children.length === 0 ? TRUE : sql`(${join(children, node.operator === 'and' ? ' AND ' : ' OR ')})`;
+      return node.negate ? not(body) : body;
+    }
+    case 'attribute_condition':
+      return attributeCondition(node, ctx);
+    case 'group_event':
+      return groupEvent(node, ctx);
+    case 'event_condition':
+      // Standalone: has such an event at any time.
+      return groupEvent({ type: 'group_event', eventType: node.eventType, negate: false, children: [node] }, ctx);
+  }
+}
+
+const not = (e: Sql): Sql => sql`(NOT ${e})`;
+
+function attributeCondition(node: AttributeConditionNode, ctx: Context): Sql {
+  const p = predicateOf(node.operator, node.values, node.valueKind, ctx.now);
+  const [keys, values] = node.valueKind === 'string' ? [raw('str_keys'), raw('str_values')] : [raw('num_keys'), raw('num_values')];
+  let exists: Sql;
+  if (!p.test) exists = sql`has(${keys}, ${node.key})`;
+  // A lambda over whole arrays evaluates its body on every entry (no short-circuit), so the
+  // value of a single-valued attribute is picked by index: lowerUTF8 then runs once per row.
+  // An absent attribute reads as the default ('' or 0): has() is needed only when the test
+  // holds for that default.
+  else if (!node.multivalue) {
+    const value = valueTest(p.test, sql`${values}[indexOf(${keys}, ${node.key})]`, 'attribute');
+    exists = holdsForDefault(p.test) ? sql`(has(${keys}, ${node.key}) AND ${value})` : sql`(${value})`;
+  }
+  else exists = sql`arrayExists(x -> ${valueTest(p.test, raw('x'), 'attribute')}, arrayFilter((x, k) -> k = ${node.key}, ${values}, ${keys}))`;
+  return p.negated ? not(exists) : exists;
+}
+
+/** Whether a test holds for the value an absent attribute reads as ('' for strings, 0 otherwise). */
+function holdsForDefault(test: ValueTest): boolean {
+  switch (test.kind) {
+    case 'equals-ci':
+      return test.values.includes('');
+    case 'contains-ci':
+    case 'starts-ci':
+    case 'ends-ci':
+      // Needles are non-empty (parse.ts), and lowerUTF8 keeps a non-empty string non-empty.
+      return test.values.some((v) => v === '');
+    case 'equals-number':
+      return test.values.includes(0);
+    case 'range':
+      return (test.min === undefined || (test.minStrict ? 0 > test.min : 0 >= test.min)) && (test.max === undefined || (test.maxStrict ? 0 < test.max : 0 <= test.max));
+    case 'boolean':
+      return !test.value;
+  }
+}
+
+/** Strings compare lower-cased by ClickHouse's lowerUTF8; ASCII is lowered here to keep the query short (same result). */
+function lowered(v: string): Sql {
+  return /^[\x00-\x7f]*$/.test(v) ? sql`${v.toLowerCase()}` : sql`lowerUTF8(${v})`;
+}
+
+/** `x` is a String (string kinds), a Float64 / Int64 (numbers, dates) or 'true'/'false' (event booleans). */
+function valueTest(test: ValueTest, x: Sql, where: 'attribute' | 'event'): Sql {
+  const lx = sql`lowerUTF8(${x})`;
+  const any = (parts: Sql[]): Sql => (parts.length === 1 ? parts[0] : sql`(${join(parts, ' OR ')})`);
+  switch (test.kind) {
+    case 'equals-ci':
+      return test.values.length === 1 ? sql`${lx} = ${lowered(test.values[0])}` : sql`has([${join(test.values.map(lowered))}], ${lx})`;
+    case 'contains-ci':
+      return any(test.values.map((v) => sql`position(${lx}, ${lowered(v)}) > 0`));
+    case 'starts-ci':
+      return any(test.values.map((v) => sql`startsWith(${lx}, ${lowered(v)})`));
+    case 'ends-ci':
+      return any(test.values.map((v) => sql`endsWith(${lx}, ${lowered(v)})`));
+    case 'equals-number':
+      // -0 as 0: IN hashes the set, and the hash of -0. is not that of 0. (JSON never stores -0).
+      return sql`${x} IN (${join(test.values.map((v) => (v === 0 ? 0 : v)))})`;
+    case 'range': {
+      const parts: Sql[] = [];
+      if (test.min !== undefined) parts.push(test.minStrict ? sql`${x} > ${test.min}` : sql`${x} >= ${test.min}`);
+      if (test.max !== undefined) parts.push(test.maxStrict ? sql`${x} < ${test.max}` : sql`${x} <= ${test.max}`);
+      return parts.length ? sql`(${join(parts, ' AND ')})` : TRUE;
+    }
+    case 'boolean':
+      return where === 'attribute' ? sql`${x} = ${test.value ? 1 : 0}` : sql`${x} = ${test.value ? 'true' : 'false'}`;
+  }
+}
+
+/** The decoded values of an event parameter on an events row, as an array of the kind's SQL type. */
+function paramValues(parameter: string, kind: AudienceValueKind): Sql {
+  const json = sql`param_values[indexOf(param_keys, ${parameter})]`;
+  // A number or boolean is never quoted; a quote means the stored value is not of the declared type.
+  const unquoted = sql`if(position(${json}, '"') = 0, ${json}, '')`;
+  const strings = sql`arrayMap(s -> visitParamExtractString(concat('{"v":', s, '}'), 'v'), extractAll(${json}, ${JSON_STRING}))`;
+  switch (kind) {
+    case 'string':
+      return strings;
+    case 'number':
+      return sql`arrayMap(s -> toFloat64OrZero(s), extractAll(${unquoted}, ${JSON_NUMBER}))`;
+    case 'boolean':
+      return sql`extractAll(${unquoted}, 'true|false')`;
+    case 'date':
+      return sql`arrayMap(s -> ${isoSecondsSql(raw('s'))}, arrayFilter(s -> match(s, ${ISO_DATE_PATTERN}), ${strings}))`;
+  }
+}
+
+function eventCondition(node: EventConditionNode, ctx: Context): Sql {
+  const p: Predicate = predicateOf(node.operator, node.values, node.valueKind, ctx.now);
+  let exists: Sql;
+  if (p.test?.kind === 'equals-ci' && node.valueKind === 'string') {
+    // Equality needs no decoding: JSON.stringify is canonical and its escapes have no case, so
+    // lower(json(v)) = json(lower(v)); the stored JSON is compared with the values' JSON.
+    const json = sql`param_values[indexOf(param_keys, ${node.parameter})]`;
+    const wanted = sql`[${join(p.test.values.map((v) => lowered(JSON.stringify(v))))}]`;
+    exists = node.multivalue ? sql`arrayExists(t -> has(${wanted}, lowerUTF8(t)), extractAll(${json}, ${JSON_STRING}))` : sql`has(${wanted}, lowerUTF8(${json}))`;
+  } else {
+    const values = paramValues(node.parameter, node.valueKind);
+    exists = p.test ? sql`arrayExists(x -> ${valueTest(p.test, raw('x'), 'event')}, ${values})` : sql`notEmpty(${values})`;
+  }
+  return p.negated ? not(exists) : exists;
+}
+
+/** [from, to] in unix seconds, inclusive, of a timeframe; null when nothing can match. */
+function timeframeBounds(node: GroupEventNode, now: number): [number, number] | null {
+  const tf = node.timeframe;
+  let [lo, hi] = [0, MAX_DATETIME];
+  if (tf && 'lastDays' in tf) [lo, hi] = [now - tf.lastDays * 86_400, now];
+  else if (tf) {
+    if (tf.from !== undefined) lo = startOf(parseFilterDate(tf.from)!);
+    if (tf.to !== undefined) hi = endOf(parseFilterDate(tf.to)!);
+  }
+  [lo, hi] = [Math.max(lo, 0), Math.min(hi, MAX_DATETIME)];
+  return lo <= hi ? [lo, hi] : null;
+}
+
+function groupEvent(node: GroupEventNode, ctx: Context): Sql {
+  const bounds = timeframeBounds(node, ctx.now);
+  // PREWHERE: the sorting key (project_id, event_type, event_date, …, migration 0004) picks the
+  // rows, and the parameter conditions run on those rows only.
+  const pre = [sql`project_id = ${ctx.projectId}`, sql`event_type = ${node.eventType}`];
+  if (bounds) {
+    if (bounds[0] > 0) pre.push(sql`event_date >= toDateTime(${bounds[0]})`);
+    if (bounds[1] < MAX_DATETIME) pre.push(sql`event_date <= toDateTime(${bounds[1]})`);
+  } else pre.push(FALSE);
+  const where = node.children.map((c) => eventCondition(c, ctx));
+  const events = sql`events PREWHERE ${join(pre, ' AND ')}${where.length ? sql` WHERE ${join(where, ' AND ')}` : raw('')}`;
+
+  // Source contacts with a matching event → their current audience contact (latest membership
+  // row, not deleted). Only the memberships of those source contacts are grouped.
+  const members = sql`SELECT data_source_id, user_id, argMax(audience_id, version) AS aid, argMax(deleted, version) AS gone FROM audience_membership WHERE project_id = ${ctx.projectId} AND (data_source_id, user_id) IN (SELECT data_source_id, user_id FROM ${events}) GROUP BY data_source_id, user_id`;
+  const anyEvent = sql`audience_id IN (SELECT aid FROM (${members}) WHERE gone = 0)`;
+  // Counted: matching events per source contact, deduplicated by id (an event id belongs to one
+  // source contact), summed per audience contact.
+  const counted = (having: Sql): Sql =>
+    sql`audience_id IN (SELECT aid FROM (${members}) ANY INNER JOIN (SELECT data_source_id, user_id, uniqExact(event_id) AS n FROM ${events} GROUP BY data_source_id, user_id) USING (data_source_id, user_id) WHERE gone = 0 GROUP BY aid HAVING ${having})`;
+
+  const { operator, value } = node.count ?? { operator: 'at-least', value: 1 };
+  let condition: Sql;
+  if (operator === 'at-least') condition = value <= 0 ? TRUE : value === 1 ? anyEvent : counted(sql`sum(n) >= ${value}`);
+  else if (operator === 'at-most') condition = not(value === 0 ? anyEvent : counted(sql`sum(n) > ${value}`));
+  else condition = value === 0 ? not(anyEvent) : counted(sql`sum(n) = ${value}`);
+  return node.negate ? not(condition) : condition;
+}

@@ -1,0 +1,96 @@
+import type { Kafka, Message, ProducerBatch, ProducerRecord } from 'kafkajs';
+import { Registry } from 'prom-client';
+import { createProducer } from './producer';
+
+/** What the producer asked kafkajs for: one entry per produce request. */
+type Request = Array<{ topic: string; values: string[] }>;
+
+/**
+ * A stand-in for kafkajs's client: each request stays in flight until the test releases it,
+ * and a request naming the topic `bad` fails (as a missing topic does on real Kafka).
+ */
+function fakeKafka() {
+  const requests: Request[] = [];
+  const pending: Array<() => void> = [];
+  const values = (messages: Message[]) => messages.map((m) => String(m.value));
+  const request = (r: Request) =>
+    new Promise<void>((resolve, reject) => {
+      requests.push(r);
+      pending.push(() => (r.some((t) => t.topic === 'bad') ? reject(new Error('unknown topic bad')) : resolve()));
+    });
+  const kafka = {
+    producer: () => ({
+      connect: async () => undefined,
+      disconnect: async () => undefined,
+      send: (record: ProducerRecord) => request([{ topic: record.topic, values: values(record.messages) }]),
+      sendBatch: (batch: ProducerBatch) => request((batch.topicMessages ?? []).map((t) => ({ topic: t.topic, values: values(t.messages) }))),
+    }),
+  } as unknown as Kafka;
+  /** Lets the oldest request in flight finish; resolves once the producer reacted. */
+  const release = async () => {
+    pending.shift()?.();
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+  };
+  return { kafka, requests, release };
+}
+
+const msg = (value: string) => ({ key: 'k', value });
+
+/** Releases requests one at a time until `done` settles (at most 20). */
+async function releaseUntil(done: Promise<unknown>, release: () => Promise<void>): Promise<void> {
+  let settled = false;
+  void done.finally(() => (settled = true)).catch(() => undefined);
+  for (let i = 0; i < 20 && !settled; i++) await release();
+}
+
+describe('producer grouping', () => {
+  it('sends what queued behind the request in flight as one request, in call order', async () => {
+    const { kafka, requests, release } = fakeKafka();
+    const producer = createProducer({ brokers: 'x:1', clientId: 't', kafka, metrics: new Registry() });
+    const done: string[] = [];
+    const sends = ['a', 'b', 'c', 'd'].map((v) => producer.send('t1', [msg(v)]).then(() => done.push(v)));
+    await new Promise((r) => setImmediate(r));
+    expect(requests).toEqual([[{ topic: 't1', values: ['"a"'] }]]);
+    await release();
+    expect(done).toEqual(['a']);
+    expect(requests[1]).toEqual([{ topic: 't1', values: ['"b"', '"c"', '"d"'] }]);
+    await release();
+    await Promise.all(sends);
+    expect(done).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  it('groups by topic and keeps each group within maxBatchSize messages', async () => {
+    const { kafka, requests, release } = fakeKafka();
+    const producer = createProducer({ brokers: 'x:1', clientId: 't', kafka, metrics: new Registry(), maxBatchSize: 3 });
+    const sends = [
+      producer.send('t1', [msg('a')]),
+      producer.send('t1', [msg('b')]),
+      producer.send('t2', [msg('c')]),
+      producer.send('t1', [msg('d'), msg('e')]),
+      producer.send('t1', [msg('f'), msg('g'), msg('h'), msg('i')]),
+    ];
+    await releaseUntil(Promise.all(sends), release);
+    expect(requests).toEqual([
+      [{ topic: 't1', values: ['"a"'] }],
+      [
+        { topic: 't1', values: ['"b"'] },
+        { topic: 't2', values: ['"c"'] },
+      ],
+      [{ topic: 't1', values: ['"d"', '"e"'] }],
+      // Bigger than maxBatchSize: alone, in chunks.
+      [{ topic: 't1', values: ['"f"', '"g"', '"h"'] }],
+      [{ topic: 't1', values: ['"i"'] }],
+    ]);
+  });
+
+  it('fails only the call that cannot succeed: a failed group is sent again call by call', async () => {
+    const { kafka, requests, release } = fakeKafka();
+    const producer = createProducer({ brokers: 'x:1', clientId: 't', kafka, metrics: new Registry() });
+    const first = producer.send('t1', [msg('a')]);
+    const results = Promise.allSettled([producer.send('t1', [msg('b')]), producer.send('bad', [msg('x')]), producer.send('t1', [msg('c')])]);
+    await releaseUntil(Promise.all([first, results]), release);
+    await first;
+    expect((await results).map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(requests.slice(2).map((r) => r.map((t) => t.topic))).toEqual([['t1'], ['bad'], ['t1']]);
+  });
+});

@@ -1,0 +1,115 @@
+import type { Consumer, ConsumerRunConfig, Kafka } from 'kafkajs';
+import { createKafkaClient } from './client';
+import type { ConsumerRunnerOptions } from './consumer-runner';
+import { deadLetterMessage, type DeadLetterSink } from './dead-letter';
+import { silentLogger, type Logger } from './logger';
+import { kafkaMetrics, type KafkaMetrics } from './metrics';
+import { createProducer, type Producer } from './producer';
+
+/** What both runner shapes (per-message handlers, batch sinks) share: one consumer's life. */
+export type RunnerCoreOptions = Omit<ConsumerRunnerOptions, 'handlers' | 'concurrency' | 'partitionsConsumedConcurrently' | 'backoff' | 'deadLetterTopic'>;
+
+export interface RunnerCore {
+  readonly kafka: Kafka;
+  readonly consumer: Consumer;
+  readonly logger: Logger;
+  readonly group: string;
+  readonly metrics: KafkaMetrics;
+  readonly heartbeatIntervalMs: number;
+  /** Writes dead letters through the runner's producer (acks -1). */
+  readonly deadLetters: DeadLetterSink;
+  /** Connects, subscribes and runs; resolves once the group is joined and partitions assigned. */
+  start(topics: string[], run: ConsumerRunConfig): Promise<void>;
+  /**
+   * Stops once: `beforeLeave` runs while the consumer is still in the group (a sink stores and
+   * commits what it holds), then kafkajs finishes the batch in progress, leaves the group and
+   * disconnects. `afterStop` runs once the consumer is gone (timers, the runner's producer).
+   */
+  stop(hooks?: { beforeLeave?: () => Promise<void>; afterStop?: () => void }): Promise<void>;
+  isHealthy(): boolean;
+  /** 'running' between a successful start and stop. */
+  readonly state: 'new' | 'starting' | 'running' | 'stopping' | 'stopped';
+}
+
+export function createRunnerCore(options: RunnerCoreOptions): RunnerCore {
+  const logger = options.logger ?? silentLogger;
+  const group = options.groupId;
+  const kafka = options.kafka ?? createKafkaClient(options);
+  const metrics = kafkaMetrics(options.metrics);
+  const ownsProducer = !options.producer;
+  const producer: Producer = options.producer ?? createProducer({ ...options, kafka, metrics: options.metrics });
+  const heartbeatIntervalMs = options.heartbeatIntervalMs ?? 3_000;
+
+  const consumer = kafka.consumer({
+    groupId: group,
+    sessionTimeout: options.sessionTimeoutMs ?? 30_000,
+    heartbeatInterval: heartbeatIntervalMs,
+    maxBytesPerPartition: options.maxBytesPerPartition,
+    maxWaitTimeInMs: options.maxWaitTimeInMs ?? 100,
+    // Never create a topic by subscribing to it: startup checks topics exist (ensureTopics).
+    allowAutoTopicCreation: false,
+  });
+
+  let healthy = true;
+  let state: RunnerCore['state'] = 'new';
+  let stopping: Promise<void> | undefined;
+  const signalHandlers: Array<[NodeJS.Signals, () => void]> = [];
+
+  consumer.on(consumer.events.CRASH, ({ payload }) => {
+    logger.error({ err: payload.error.message, group, restart: payload.restart }, 'kafka consumer crashed');
+    if (!payload.restart) healthy = false;
+  });
+
+  const core: RunnerCore = {
+    kafka,
+    consumer,
+    logger,
+    group,
+    metrics,
+    heartbeatIntervalMs,
+    deadLetters: { send: (topic, records) => producer.sendRaw(topic, records.map((r) => deadLetterMessage(r, group))) },
+    get state() {
+      return state;
+    },
+    isHealthy: () => healthy && state !== 'stopped',
+    async start(topics, run) {
+      if (state !== 'new') throw new Error(`consumer runner already ${state}`);
+      state = 'starting';
+      await producer.connect();
+      await consumer.connect();
+      await consumer.subscribe({ topics, fromBeginning: options.fromBeginning ?? true });
+      // run() resolves once kafkajs has joined the group and synced its assignment.
+      await consumer.run(run);
+      state = 'running';
+      for (const signal of options.stopOnSignals ?? []) {
+        const onSignal = (): void => {
+          logger.info({ signal, group }, 'stopping kafka consumer');
+          void core.stop().catch((err: unknown) => logger.error({ err: (err as Error).message, group }, 'kafka consumer stop failed'));
+        };
+        process.once(signal, onSignal);
+        signalHandlers.push([signal, onSignal]);
+      }
+      logger.info({ group, topics }, 'kafka consumer started');
+    },
+    stop(hooks = {}) {
+      stopping ??= (async () => {
+        if (state === 'new') {
+          state = 'stopped';
+          return;
+        }
+        const wasRunning = state === 'running';
+        state = 'stopping';
+        for (const [signal, fn] of signalHandlers) process.removeListener(signal, fn);
+        if (wasRunning && hooks.beforeLeave) await hooks.beforeLeave();
+        // disconnect() = stop (kafkajs waits for the batch in progress) + leave the group + close sockets.
+        await consumer.disconnect();
+        hooks.afterStop?.();
+        if (ownsProducer) await producer.disconnect();
+        state = 'stopped';
+        logger.info({ group }, 'kafka consumer stopped');
+      })();
+      return stopping;
+    },
+  };
+  return core;
+}
