@@ -60,8 +60,13 @@ class Segment<R> {
 class Abandoned extends Error {}
 
 /**
- * A consumer for sinks that store messages as rows and do not need per-key order (their store
- * is idempotent, e.g. a ClickHouse ReplacingMergeTree keyed by an event id).
+ * A consumer for sinks that store messages as rows in batches (e.g. ClickHouse `events`, a
+ * ReplacingMergeTree keyed by event id).
+ *
+ * Order: rows reach `write` in the order they were taken, which per partition is offset order
+ * (one writer, one write after the other, a failed write retried before the next). A crash or
+ * rebalance replays from the last commit, so `write` must be idempotent for a replayed
+ * sequence too. Messages of different partitions interleave in fetch order.
  *
  * Fetching and storing are decoupled. Each fetched batch is decoded, validated and turned into
  * rows synchronously, its offsets are resolved at once (that only moves kafkajs's fetch
