@@ -200,7 +200,7 @@ describe('segments: /v1/project/:project/segment', () => {
     it('needs the PII right when the filter names an email or phone attribute', async () => {
       const s = await create({ name: 'One email', filter: { root: { type: 'attribute_condition', key: '_email', operator: 'matches-string', values: ['a@x.com'] } } });
       const refused = await count(s.id);
-      expect([refused.status, refused.body.details]).toEqual([403, { path: 'root.key' }]);
+      expect([refused.status, refused.body.details]).toEqual([403, { path: 'filter.root.key' }]);
       expect((await count(s.id, '', [...READ, 'PROJECT_AUDIENCE_DATA_BASIC'])).body).toEqual({ metadata: { totalHits: 1 } });
     });
 

@@ -13,4 +13,6 @@ export interface CountAudienceCommand {
    * need `maySearchByPii`. Absent for internal callers (a stored segment's count).
    */
   principal?: Principal;
+  /** JSON path of `root` in the caller's request, for error paths (default `root`; a segment's is `filter.root`). */
+  rootPath?: string;
 }

@@ -36,9 +36,9 @@ export class CountAudienceUseCase {
     let root: AudienceFilterNode | undefined;
     if (command.root !== undefined) {
       const catalogue = await this.repository.catalogue(command.projectId);
-      root = await filterErrorsAs400(() => parseAudienceFilter(command.root, catalogue));
+      root = await filterErrorsAs400(() => parseAudienceFilter(command.root, catalogue, command.rootPath));
       if (command.principal && !maySearchByPii(command.principal)) {
-        const path = piiConditionPath(root, catalogue);
+        const path = piiConditionPath(root, catalogue, command.rootPath);
         if (path) {
           throw new ForbiddenException({
             message: `${path}: filtering on an email or phone attribute needs the Basic or Full data level and a project in normal data mode (dataPolicy.mayReadPii)`,

@@ -21,7 +21,7 @@ export class CountSegment {
     if (!segment) throw new NotFoundException('segment not found');
     const compliance = complianceOf(filterCompliance);
     assertStillValid(segment, await this.segments.catalogue(projectId));
-    const { totalHits, compliance: figures } = await this.countAudience.execute({ projectId, version: segment.filter.version, root: segment.filter.root, filterCompliance: compliance, principal });
+    const { totalHits, compliance: figures } = await this.countAudience.execute({ projectId, version: segment.filter.version, root: segment.filter.root, filterCompliance: compliance, principal, rootPath: 'filter.root' });
     return { metadata: figures ? { totalHits, compliance: figures } : { totalHits } };
   }
 }
