@@ -9,6 +9,7 @@ import { Client } from 'pg';
 // The ingest writes through the gateway with a real data-source token: the eight apps as
 // processes (as `npm start` runs them), tenants made through the operator API.
 const { startApps } = require(join(__dirname, '../../tools/cli/apps.js'));
+const stack = require(join(__dirname, '../../tools/stack'));
 
 const GATEWAY_PORT = 48080;
 const BASE = `http://127.0.0.1:${GATEWAY_PORT}`;
@@ -33,12 +34,18 @@ describe('ingest writes through the gateway', () => {
   let supervisor: { ready(ms: number): Promise<void>; stop(): Promise<void> };
   let stream: string;
   let token: string;
+  // A broker of its own: on the shared test broker these apps' consumer groups would first
+  // work through every message the integration tests produced (a poison message included),
+  // and the merges this test waits for would queue behind them.
+  const brokerName = `ingest-e2e-${process.pid}`;
+  let brokers: string;
 
   beforeAll(async () => {
     testEnv();
     if (!process.env.MELD_ADMIN_TOKEN) throw new Error('MELD_ADMIN_TOKEN is not set (npm test sets it)');
+    brokers = (await stack.startBroker({ name: brokerName })).brokers;
     supervisor = startApps({
-      env: { ...process.env, LOG_LEVEL: 'warn', MELD_RATE_LIMIT_NAMESPACE: `ingest-e2e-${process.pid}` },
+      env: { ...process.env, LOG_LEVEL: 'warn', MELD_KAFKA_BROKERS: brokers, MELD_RATE_LIMIT_NAMESPACE: `ingest-e2e-${process.pid}` },
       gatewayPort: GATEWAY_PORT,
       logDir: join(__dirname, '../../.stack/logs/e2e-ingest'),
     });
@@ -51,7 +58,10 @@ describe('ingest writes through the gateway', () => {
     token = ds.metadata.token;
   }, 180000);
 
-  afterAll(() => supervisor?.stop());
+  afterAll(async () => {
+    await supervisor?.stop();
+    await stack.stopBroker(brokerName);
+  });
 
   const post = async (path: string, body: unknown) => {
     const res = await fetch(`${stream}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -111,7 +121,7 @@ describe('ingest writes through the gateway', () => {
       const product = await admin('POST', `/organizations/${org}/tokens`, { scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_DATA_FULL'], projects: [uid] });
       const [{ id }] = (await db.query(`SELECT id FROM projects WHERE uid = $1`, [uid])).rows;
       p = { uid, id, org, web: web.entity.id, crm: crm.entity.id, webToken: web.metadata.token, crmToken: crm.metadata.token, productToken: product.metadata.token };
-      const kafka = new Kafka({ brokers: testEnv().kafkaBrokers, clientId: 'ingest-e2e', logLevel: logLevel.NOTHING });
+      const kafka = new Kafka({ brokers: brokers.split(','), clientId: 'ingest-e2e', logLevel: logLevel.NOTHING });
       triggers = { consumer: kafka.consumer({ groupId: `ingest-e2e-${randomUUID()}`, maxWaitTimeInMs: 100 }), seen: [] };
       await triggers.consumer.connect();
       await triggers.consumer.subscribe({ topic: Topics.automationTriggers, fromBeginning: true });
