@@ -36,5 +36,5 @@ export async function startIdentityMerge(options: { mergeWaitMs?: number } = {})
   });
   const db = app.get<DataSource>(DATA_SOURCE);
   await waitFor('identity-merge connected to Postgres', async () => db.isInitialized);
-  return { app, db };
+  return { app, db, group };
 }

@@ -21,6 +21,8 @@ describe('identity-merge consumer', () => {
   const readers: Consumer[] = [];
   const published: AudienceChange[] = [];
   const deadLetters: DeadLetter[] = [];
+  /** This test's consumer group: other tests' identity-merge instances read the same topic and dead-letter the same poison message. */
+  let group: string;
   const projects = new Set<string>();
 
   /** Collects what this test's projects produce on `topic` (keys start with the project id). */
@@ -41,11 +43,13 @@ describe('identity-merge consumer', () => {
 
   beforeAll(async () => {
     const env = testEnv();
-    ({ app, db } = await startIdentityMerge());
+    ({ app, db, group } = await startIdentityMerge());
     producer = createProducer({ brokers: env.kafkaBrokers, clientId: 'identity-merge-test' });
     await Promise.all([
       read(Topics.audience, (_k, value) => published.push(audienceChange.parse(JSON.parse(value?.toString() ?? 'null')))),
-      read(`${Topics.contacts}.dlq`, (key, _v, headers) => deadLetters.push({ key, headers })),
+      read(`${Topics.contacts}.dlq`, (key, _v, headers) => {
+        if (headers['dlq-group'] === group) deadLetters.push({ key, headers });
+      }),
     ]);
   }, 60000);
 

@@ -23,6 +23,8 @@ const MERGE_WAIT_MS = 4000;
 describe('identity-merge automation triggers', () => {
   let app: INestApplication;
   let db: DataSource;
+  /** This test's consumer group: other tests' identity-merge instances dead-letter the same triggers, with their own wait. */
+  let group: string;
   let producer: Producer;
   const readers: Consumer[] = [];
   const triggers: Seen[] = [];
@@ -47,7 +49,7 @@ describe('identity-merge automation triggers', () => {
 
   beforeAll(async () => {
     const env = testEnv();
-    ({ app, db } = await startIdentityMerge({ mergeWaitMs: MERGE_WAIT_MS }));
+    ({ app, db, group } = await startIdentityMerge({ mergeWaitMs: MERGE_WAIT_MS }));
     producer = createProducer({ brokers: env.kafkaBrokers, clientId: 'triggers-test' });
     const tag = randomUUID().slice(0, 8);
     const org = await db.getRepository(OrganizationEntity).save({ name: `Org ${tag}`, plan: 'm' as const });
@@ -145,7 +147,7 @@ describe('identity-merge automation triggers', () => {
     const erase: EventsErased = { schemaVersion: 1, kind: 'erase', projectId: project.id, dataSourceId: project.api, userId: 'gone', version: 2, at: new Date().toISOString() };
     await producer.send(Topics.events, [{ key: keys.sourceContact(project.id, project.api, 'gone'), value: erase }]);
     const dead = await waitFor('both dead letters', async () => {
-      const found = deadLetters.filter((d) => [never, deleted].includes(d.value.eventId));
+      const found = deadLetters.filter((d) => d.headers['dlq-group'] === `${group}-triggers` && [never, deleted].includes(d.value.eventId));
       return found.length >= 2 ? found : undefined;
     }, { timeoutMs: 20000 });
     const reason = (id: string) => dead.find((d) => d.value.eventId === id)!.headers['dlq-error'];
