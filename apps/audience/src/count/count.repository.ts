@@ -1,42 +1,15 @@
 import { type ClickHouse, join, sql, type Sql } from '@meld/clickhouse';
-import { DATA_SOURCE } from '@meld/db';
-import { type AudienceFilterNode, type CatalogueType, type FilterCatalogue, audienceSelect } from '@meld/filters';
+import { type AudienceFilterNode, audienceSelect } from '@meld/filters';
 import { CLICKHOUSE } from '@meld/platform';
 import { Inject, Injectable } from '@nestjs/common';
-import type { DataSource } from 'typeorm';
 
 /**
- * What a count reads: the project's catalogue from Postgres (the filter is checked against it)
- * and the current audience snapshot in ClickHouse (`audience_contacts`, written by the probes
+ * What a count reads: the current audience snapshot in ClickHouse (`audience_contacts`, written by the probes
  * sink from meld.audience.v1), counted exactly: FINAL, no SAMPLE.
  */
 @Injectable()
 export class CountRepository {
-  constructor(
-    @Inject(DATA_SOURCE) private readonly ds: DataSource,
-    @Inject(CLICKHOUSE) private readonly ch: ClickHouse,
-  ) {}
-
-  /** Every attribute (internal and disabled ones too: their stored values can be filtered) and every event type with its parameters. */
-  async catalogue(projectId: string): Promise<FilterCatalogue> {
-    const [attributes, parameters]: [Array<{ uid: string; type: CatalogueType; multivalue: boolean }>, Array<{ event_type: string; uid: string | null; data_type: string | null; multi_value: number | null }>] =
-      await Promise.all([
-        this.ds.query(`SELECT uid, type, multivalue FROM attributes WHERE project_id = $1`, [projectId]),
-        this.ds.query(
-          `SELECT t.uid AS event_type, p.parameter AS uid, p.data_type, p.multi_value
-             FROM event_types t LEFT JOIN event_parameters p ON p.event_type_id = t.id
-            WHERE t.project_id = $1`,
-          [projectId],
-        ),
-      ]);
-    const eventTypes = new Map<string, Array<{ uid: string; dataType: string; multiValue: number }>>();
-    for (const p of parameters) {
-      const list = eventTypes.get(p.event_type) ?? [];
-      if (p.uid !== null) list.push({ uid: p.uid, dataType: p.data_type ?? 'string', multiValue: p.multi_value ?? 1 });
-      eventTypes.set(p.event_type, list);
-    }
-    return { attributes, eventTypes: [...eventTypes].map(([uid, params]) => ({ uid, parameters: params })) };
-  }
+  constructor(@Inject(CLICKHOUSE) private readonly ch: ClickHouse) {}
 
   /** One row of `columns` (aggregates) over the current contacts matching `root`; UInt64 values arrive as strings. */
   async aggregate(projectId: string, root: AudienceFilterNode | undefined, columns: Sql[]): Promise<Record<string, string>> {

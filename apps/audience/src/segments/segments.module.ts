@@ -1,4 +1,3 @@
-import { CatalogueRepository } from '@meld/db';
 import { Module } from '@nestjs/common';
 import { CountModule } from '../count/count.module';
 import { SegmentsController } from './segments.controller';
@@ -14,6 +13,6 @@ import { UpdateSegment } from './usecases/update-segment/update-segment.usecase'
 @Module({
   imports: [CountModule],
   controllers: [SegmentsController],
-  providers: [CatalogueRepository, SegmentsRepository, CreateSegment, GetSegment, UpdateSegment, DeleteSegment, ListSegments, CountSegment],
+  providers: [SegmentsRepository, CreateSegment, GetSegment, UpdateSegment, DeleteSegment, ListSegments, CountSegment],
 })
 export class SegmentsModule {}

@@ -1,6 +1,6 @@
 import { isoWithOffset } from '@meld/api';
-import { CatalogueRepository, DATA_SOURCE } from '@meld/db';
-import type { FilterCatalogue, ListQuery } from '@meld/filters';
+import { DATA_SOURCE } from '@meld/db';
+import type { ListQuery } from '@meld/filters';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { listPage } from '../list-query/list-page';
@@ -24,10 +24,7 @@ const toSegment = (r: SegmentRow): Segment => ({ ...r, createdAt: isoWithOffset(
 /** Segments of a project; every statement is scoped by the project, and a malformed id finds nothing. */
 @Injectable()
 export class SegmentsRepository {
-  constructor(
-    @Inject(DATA_SOURCE) private readonly ds: DataSource,
-    private readonly catalogueRepository: CatalogueRepository,
-  ) {}
+  constructor(@Inject(DATA_SOURCE) private readonly ds: DataSource) {}
 
   async create(projectId: string, values: Pick<Segment, 'name' | 'description' | 'filter'>): Promise<Segment> {
     const rows: SegmentRow[] = await this.ds.query(`INSERT INTO segments AS g (project_id, name, description, filter) VALUES ($1, $2, $3, $4) RETURNING ${COLUMNS}`, [
@@ -71,15 +68,5 @@ export class SegmentsRepository {
   async list(projectId: string, query: ListQuery) {
     const { rows, total } = await listPage<SegmentRow>(this.ds, { columns: COLUMNS, from: 'segments g', scope: 'g.project_id = $1', scopeParams: [projectId] }, query, SEGMENT_FIELDS);
     return { segments: rows.map(toSegment), total };
-  }
-
-  /** What a segment's filter is checked against: every attribute and event type of the project, with parameters. */
-  async catalogue(projectId: string): Promise<FilterCatalogue> {
-    const [attributes, eventTypes] = await Promise.all([this.catalogueRepository.listAttributes(projectId), this.catalogueRepository.listEventTypes(projectId)]);
-    const parameters = await Promise.all(eventTypes.map((t) => this.catalogueRepository.listParameters(t)));
-    return {
-      attributes: attributes.map((a) => ({ uid: a.uid, type: a.type, multivalue: a.multivalue })),
-      eventTypes: eventTypes.map((t, i) => ({ uid: t.uid, parameters: parameters[i].map((p) => ({ uid: p.parameter, dataType: p.dataType, multiValue: p.multiValue })) })),
-    };
   }
 }

@@ -1,4 +1,5 @@
 import type { Principal } from '@meld/auth';
+import type { FilterCatalogue } from '@meld/filters';
 
 export interface CountAudienceCommand {
   projectId: string;
@@ -15,4 +16,6 @@ export interface CountAudienceCommand {
   principal?: Principal;
   /** JSON path of `root` in the caller's request, for error paths (default `root`; a segment's is `filter.root`). */
   rootPath?: string;
+  /** The project's filter catalogue when the caller has just read it (a segment's count); read otherwise. */
+  catalogue?: FilterCatalogue;
 }

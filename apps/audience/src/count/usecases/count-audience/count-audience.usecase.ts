@@ -5,6 +5,7 @@ import { parseInput } from '@meld/platform';
 import { BadRequestException, ForbiddenException, Injectable } from '@nestjs/common';
 import { type ChannelCompliance, type ComplianceChannel, type ComplianceMode, FilterComplianceSchema, channelColumns, channelFigures, complianceCondition } from '../../compliance';
 import { CountRepository, countAll } from '../../count.repository';
+import { FilterCatalogueRepository } from '../../filter-catalogue.repository';
 import type { CountAudienceCommand } from './count-audience.command';
 
 export type { CountAudienceCommand } from './count-audience.command';
@@ -27,7 +28,10 @@ const PII_TYPES = new Set(['email', 'phone']);
  */
 @Injectable()
 export class CountAudienceUseCase {
-  constructor(private readonly repository: CountRepository) {}
+  constructor(
+    private readonly repository: CountRepository,
+    private readonly catalogues: FilterCatalogueRepository,
+  ) {}
 
   async execute(command: CountAudienceCommand): Promise<CountAudienceResult> {
     await filterErrorsAs400(() => parseAudienceFilterVersion(command.version));
@@ -35,7 +39,7 @@ export class CountAudienceUseCase {
     const channels = Object.entries(compliance).filter(([, m]) => m !== undefined) as Array<[ComplianceChannel, ComplianceMode]>;
     let root: AudienceFilterNode | undefined;
     if (command.root !== undefined) {
-      const catalogue = await this.repository.catalogue(command.projectId);
+      const catalogue = command.catalogue ?? (await this.catalogues.catalogue(command.projectId));
       root = await filterErrorsAs400(() => parseAudienceFilter(command.root, catalogue, command.rootPath));
       if (command.principal && !maySearchByPii(command.principal)) {
         const path = piiConditionPath(root, catalogue, command.rootPath);

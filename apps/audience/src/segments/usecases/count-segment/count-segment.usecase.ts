@@ -1,4 +1,5 @@
 import { BadRequestException, Injectable, NotFoundException } from '@nestjs/common';
+import { FilterCatalogueRepository } from '../../../count/filter-catalogue.repository';
 import { CountAudienceUseCase } from '../../../count/usecases/count-audience/count-audience.usecase';
 import { assertStillValid } from '../../segment-filter';
 import { SegmentsRepository } from '../../segments.repository';
@@ -13,6 +14,7 @@ import type { CountSegmentCommand } from './count-segment.command';
 export class CountSegment {
   constructor(
     private readonly segments: SegmentsRepository,
+    private readonly catalogues: FilterCatalogueRepository,
     private readonly countAudience: CountAudienceUseCase,
   ) {}
 
@@ -20,8 +22,9 @@ export class CountSegment {
     const segment = await this.segments.find(projectId, segmentId);
     if (!segment) throw new NotFoundException('segment not found');
     const compliance = complianceOf(filterCompliance);
-    assertStillValid(segment, await this.segments.catalogue(projectId));
-    const { totalHits, compliance: figures } = await this.countAudience.execute({ projectId, version: segment.filter.version, root: segment.filter.root, filterCompliance: compliance, principal, rootPath: 'filter.root' });
+    const catalogue = await this.catalogues.catalogue(projectId);
+    assertStillValid(segment, catalogue);
+    const { totalHits, compliance: figures } = await this.countAudience.execute({ projectId, version: segment.filter.version, root: segment.filter.root, filterCompliance: compliance, principal, rootPath: 'filter.root', catalogue });
     return { metadata: figures ? { totalHits, compliance: figures } : { totalHits } };
   }
 }

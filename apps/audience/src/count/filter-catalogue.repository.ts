@@ -1,0 +1,31 @@
+import { DATA_SOURCE } from '@meld/db';
+import type { CatalogueType, FilterCatalogue } from '@meld/filters';
+import { Inject, Injectable } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+
+/** What an audience filter is checked against (a count, a segment's create, update and count): two queries per project. */
+@Injectable()
+export class FilterCatalogueRepository {
+  constructor(@Inject(DATA_SOURCE) private readonly ds: DataSource) {}
+
+  /** Every attribute (internal and disabled ones too: their stored values can be filtered) and every event type with its parameters. */
+  async catalogue(projectId: string): Promise<FilterCatalogue> {
+    const [attributes, parameters]: [Array<{ uid: string; type: CatalogueType; multivalue: boolean }>, Array<{ event_type: string; uid: string | null; data_type: string | null; multi_value: number | null }>] =
+      await Promise.all([
+        this.ds.query(`SELECT uid, type, multivalue FROM attributes WHERE project_id = $1`, [projectId]),
+        this.ds.query(
+          `SELECT t.uid AS event_type, p.parameter AS uid, p.data_type, p.multi_value
+             FROM event_types t LEFT JOIN event_parameters p ON p.event_type_id = t.id
+            WHERE t.project_id = $1`,
+          [projectId],
+        ),
+      ]);
+    const eventTypes = new Map<string, Array<{ uid: string; dataType: string; multiValue: number }>>();
+    for (const p of parameters) {
+      const list = eventTypes.get(p.event_type) ?? [];
+      if (p.uid !== null) list.push({ uid: p.uid, dataType: p.data_type ?? 'string', multiValue: p.multi_value ?? 1 });
+      eventTypes.set(p.event_type, list);
+    }
+    return { attributes, eventTypes: [...eventTypes].map(([uid, params]) => ({ uid, parameters: params })) };
+  }
+}
