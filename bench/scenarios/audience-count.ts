@@ -6,6 +6,8 @@
  * (c) the cheapest Postgres alternative is timed too: a per-contact events table (events
  * already attached to audience ids, as identity-merge could maintain it) with a btree index,
  * so the choice of store rests on figures (docs/decisions.md, "Audience filters and count").
+ * (a) and (b) are also timed without the attributes' slot columns (migration 0005), from the
+ * key/value arrays alone (docs/decisions.md, "Attribute slots").
  *
  * Options: --contacts N (1,000,000), --events N (10,000,000), --reps R (30), --warmup W (3),
  * --pg-events N (as --events; 0 skips Postgres), --keep (leave the bench databases for a
@@ -35,21 +37,24 @@ const TAGS = Array.from({ length: 20 }, (_, i) => `tag-${i}`);
 const EVENT_TYPES = ['purchase', 'page_view', 'login', 'add_to_cart', 'email_open', 'email_click', 'sms_delivered', 'search', 'signup', 'logout'];
 const SKUS = Array.from({ length: 20 }, (_, i) => `SKU-${i * 7}`);
 
+// Slots as Postgres gives them to a project's attributes in creation order (attributes.slot).
 const CATALOGUE: FilterCatalogue = {
   attributes: [
-    { uid: 'city', type: 'string', multivalue: false },
-    { uid: 'plan', type: 'string', multivalue: false },
-    { uid: '_email', type: 'email', multivalue: false },
-    { uid: 'tags', type: 'string', multivalue: true },
-    { uid: 'score', type: 'number', multivalue: false },
-    { uid: 'vip', type: 'boolean', multivalue: false },
-    { uid: 'signup', type: 'date', multivalue: false },
+    { uid: 'city', type: 'string', multivalue: false, slot: 0 },
+    { uid: 'plan', type: 'string', multivalue: false, slot: 1 },
+    { uid: '_email', type: 'email', multivalue: false, slot: 2 },
+    { uid: 'tags', type: 'string', multivalue: true, slot: null },
+    { uid: 'score', type: 'number', multivalue: false, slot: 0 },
+    { uid: 'vip', type: 'boolean', multivalue: false, slot: 1 },
+    { uid: 'signup', type: 'date', multivalue: false, slot: 2 },
   ],
   eventTypes: EVENT_TYPES.map((uid) => ({
     uid,
     parameters: uid === 'purchase' ? [{ uid: 'amount', dataType: 'number' }, { uid: 'product-id', dataType: 'string' }] : [{ uid: 'url', dataType: 'string' }],
   })),
 };
+
+const ARRAYS_ONLY: FilterCatalogue = { ...CATALOGUE, attributes: CATALOGUE.attributes.map((a) => ({ ...a, slot: null })) };
 
 interface Variant {
   name: string;
@@ -62,16 +67,19 @@ const sqlList = (items: readonly string[]): Sql => sql`${[...items]}`;
 
 async function generateClickHouse(ch: ClickHouse, contacts: number, events: number, now: number, log: (m: string) => void): Promise<void> {
   const started = Date.now();
+  // The slot columns (s0-s2, n0-n2) hold the single-valued attributes' values as the sink writes them.
   const contactRows = (version: number, where: Sql, shift: number) => sql`
-    INSERT INTO audience_contacts (project_id, audience_id, version, deleted, str_keys, str_values, num_keys, num_values, channels, updated_at)
-    SELECT ${PROJECT}, concat('a', toString(number)), ${version}, 0,
-      arrayConcat(['city', 'plan', '_email'], arrayMap(i -> 'tags', range(number % 4))),
+    INSERT INTO audience_contacts (project_id, audience_id, version, deleted, str_keys, str_values, num_keys, num_values, channels, updated_at, s0, s1, s2, n0, n1, n2)
+    SELECT project_id, audience_id, version, deleted, str_keys, str_values, num_keys, num_values, channels, updated_at,
+           str_values[1], str_values[2], str_values[3], num_values[1], num_values[2], num_values[3]
+    FROM (SELECT ${PROJECT} AS project_id, concat('a', toString(number)) AS audience_id, toUInt64(${version}) AS version, toUInt8(0) AS deleted,
+      arrayConcat(['city', 'plan', '_email'], arrayMap(i -> 'tags', range(number % 4))) AS str_keys,
       arrayConcat([${sqlList(CITIES)}[(number + ${shift}) % ${CITIES.length} + 1], ${sqlList(PLANS)}[intHash32(number + ${shift}) % 4 + 1], concat('user', toString(number), '@Example.com')],
-                  arrayMap(i -> ${sqlList(TAGS)}[(number + i * 7) % 20 + 1], range(number % 4))),
-      ['score', 'vip', 'signup'],
-      [toFloat64(intHash32(number + ${shift}) % 1000), toFloat64(intHash32(number + 1 + ${shift}) % 2), toFloat64(${now} - (number % 1000) * ${DAY})],
-      ['sms'], toDateTime(${now})
-    FROM numbers(${contacts}) WHERE ${where}`;
+                  arrayMap(i -> ${sqlList(TAGS)}[(number + i * 7) % 20 + 1], range(number % 4))) AS str_values,
+      ['score', 'vip', 'signup'] AS num_keys,
+      [toFloat64(intHash32(number + ${shift}) % 1000), toFloat64(intHash32(number + 1 + ${shift}) % 2), toFloat64(${now} - (number % 1000) * ${DAY})] AS num_values,
+      ['sms'] AS channels, toDateTime(${now}) AS updated_at
+    FROM numbers(${contacts}) WHERE ${where})`;
   // Stale versions first (an older part), then the current snapshot, then tombstones.
   await ch.command(contactRows(1, sql`number % 20 = 0`, 17));
   await ch.command(contactRows(2, sql`1`, 0));
@@ -170,11 +178,12 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     const parts = await ch.query<{ table: string; parts: string }>(sql`SELECT table, toString(count()) AS parts FROM system.parts WHERE database = ${DATABASE} AND active GROUP BY table ORDER BY table`);
 
     // The three filters, as a client sends them, and the SQL one would write by hand for them
-    // knowing the data (single-valued attributes by index, parameters by their JSON text).
+    // knowing the data (single-valued attributes by their slot column, parameters by their JSON text).
     const P = sql`project_id = ${PROJECT}`;
     const contactsFinal = sql`FROM audience_contacts FINAL WHERE ${P} AND deleted = 0`;
-    const str = (k: string) => sql`lowerUTF8(str_values[indexOf(str_keys, ${k})])`;
-    const num = (k: string) => sql`num_values[indexOf(num_keys, ${k})]`;
+    const slotOf = (k: string) => CATALOGUE.attributes.find((a) => a.uid === k)!.slot!;
+    const str = (k: string) => sql`lowerUTF8(${raw(`s${slotOf(k)}`)})`;
+    const num = (k: string) => raw(`n${slotOf(k)}`);
     const from = now - 30 * DAY;
     const cases: Array<{ id: string; label: string; filter: unknown; hand: Sql; postgres?: { text: string; values: unknown[] } }> = [
       {
@@ -227,6 +236,9 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
       if (c.id !== 'c') {
         const single = audienceSelect({ projectId: PROJECT, root, columns: sql`count() AS n`, now: new Date(now * 1000), splits: 1 });
         variants.push({ name: `${c.label}: compiled, one FINAL stream`, baseline: hand, run: () => count(ch, single) });
+        // The same filter for attributes without a slot (the key/value arrays: before migration 0005).
+        const arrays = audienceSelect({ projectId: PROJECT, root: parseAudienceFilter(c.filter, ARRAYS_ONLY), columns: sql`count() AS n`, now: new Date(now * 1000) });
+        variants.push({ name: `${c.label}: compiled, no slot columns`, baseline: hand, run: () => count(ch, arrays) });
       }
       if (c.postgres && pg) {
         const q = c.postgres;

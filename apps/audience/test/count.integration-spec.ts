@@ -3,7 +3,7 @@ import { type ClickHouse, createClickHouse, migrateClickHouse } from '@meld/clic
 import { type DataMode, type Scope } from '@meld/contracts';
 import { encodePrincipal } from '@meld/auth';
 import { AttributeEntity } from '@meld/db';
-import { PRINCIPAL_SECRET, seedTenancy, startAppUnderTest, type Json } from '@meld/fixtures';
+import { PRINCIPAL_SECRET, seedTenancy, startAppUnderTest, withSlotColumns, type Json } from '@meld/fixtures';
 import { testEnv } from '@meld/testing';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
@@ -14,8 +14,8 @@ import { CountAudienceUseCase } from '../src/count/usecases/count-audience/count
 
 /**
  * POST /v1/project/:project/audience/count on the audience app, over audience_contacts rows
- * written as the probes sink writes them (apps/probes/src/sinks/audience-contact-row.ts; its
- * tests cover the sink itself).
+ * written as the probes sink writes them (apps/probes/src/sinks/audience-contact-row.ts, with
+ * the slot columns of the project's attributes; its tests cover the sink itself).
  */
 describe('audience count', () => {
   let app: INestApplication;
@@ -50,7 +50,8 @@ describe('audience count', () => {
     await db.getRepository(AttributeEntity).insert({ projectId: tenancy.project.id, uid: 'vip', label: 'VIP', type: 'boolean' });
     const [c6, c7] = [randomUUID(), randomUUID()];
     // Gold: c1 c2 c4 c5 c8 (c6 was deleted, c7 moved to silver). Hand-counted figures below.
-    await ch.insert('audience_contacts', [
+    const insert = async (rows: Array<ReturnType<typeof row>>) => ch.insert('audience_contacts', await withSlotColumns(db, rows));
+    await insert([
       row(randomUUID(), { str: { loyalty_tier: 'gold', _email: 'c1@x.com', _consent_sms: 'opt-in', _consent_email: 'opt-out' }, num: { vip: 1 }, channels: [...PHONE, 'email'] }),
       row(randomUUID(), { str: { loyalty_tier: 'gold', _consent_sms: 'opt-out' }, channels: PHONE }),
       row(randomUUID(), { str: { loyalty_tier: 'silver' }, channels: PHONE }),
@@ -62,7 +63,7 @@ describe('audience count', () => {
       row(randomUUID(), { str: { loyalty_tier: 'gold', _consent_sms: 'yes' }, channels: PHONE }),
     ]);
     // Newer versions in a separate insert (another part): reads must take the newest.
-    await ch.insert('audience_contacts', [row(c6, { version: 2, deleted: 1 }), row(c7, { str: { loyalty_tier: 'silver' }, version: 2 })]);
+    await insert([row(c6, { version: 2, deleted: 1 }), row(c7, { str: { loyalty_tier: 'silver' }, version: 2 })]);
   }, 60000);
 
   afterAll(async () => {

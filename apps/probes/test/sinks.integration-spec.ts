@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { type ClickHouse, createClickHouse, migrateClickHouse, sql } from '@meld/clickhouse';
-import { Topics, keys, type AudienceChange, type EventAccepted, type EventsErased } from '@meld/contracts';
+import { type ClickHouse, createClickHouse, migrateClickHouse, raw, sql } from '@meld/clickhouse';
+import { Topics, keys, slotColumn, slotKindOf, type AttributeType, type AudienceChange, type EventAccepted, type EventsErased } from '@meld/contracts';
 import { AttributeEntity, DATA_SOURCE, ProjectEntity } from '@meld/db';
 import { seedTenancy } from '@meld/fixtures';
 import { createProducer, type Producer } from '@meld/kafka';
@@ -223,6 +223,13 @@ describe('probes ClickHouse sinks', () => {
           sql`SELECT version, deleted, str_keys, str_values, num_keys, num_values, channels FROM audience_contacts FINAL WHERE project_id = ${project} AND audience_id = ${audienceId}`,
         )
       )[0];
+    /** Each attribute's slot column value in the current row (by its Postgres slot), or 'no slot'. */
+    const slotted = async (project: string, audienceId: string, uids: string[]): Promise<Record<string, unknown>> => {
+      const slots: Array<{ uid: string; type: AttributeType; slot: number | null }> = await db.query(`SELECT uid, type, slot FROM attributes WHERE project_id = $1 AND uid = ANY($2)`, [project, uids]);
+      const columns = slots.filter((a) => a.slot !== null).map((a) => slotColumn(slotKindOf(a.type), a.slot!));
+      const [row] = await ch.query<Record<string, unknown>>(sql`SELECT ${raw(columns.join(', '))} FROM audience_contacts FINAL WHERE project_id = ${project} AND audience_id = ${audienceId}`);
+      return Object.fromEntries(slots.map((a) => [a.uid, a.slot === null ? 'no slot' : row[slotColumn(slotKindOf(a.type), a.slot)]]));
+    };
     const typed = (r: ContactRow) => ({
       str: r.str_keys.map((k, i) => `${k}=${r.str_values[i]}`).sort(),
       num: r.num_keys.map((k, i) => `${k}=${r.num_values[i]}`).sort(),
@@ -285,6 +292,17 @@ describe('probes ClickHouse sinks', () => {
       });
       expect(row.channels).toEqual(['email', 'rcs', 'sms', 'whatsapp']);
       expect(Number(row.deleted)).toBe(0);
+      // Single-valued attributes also fill their slot column (Postgres numbers them per kind); multivalue ones have none.
+      expect(await slotted(project.id, mobile, ['_email', '_user_id', 'vip', 'score', 'last_order_at', 'sizes', 'tags', '_first_name'])).toEqual({
+        _email: 'Ann@Example.com',
+        _user_id: 'u1',
+        vip: 1,
+        score: 12.5,
+        last_order_at: Date.UTC(2026, 10, 19, 22, 30, 0) / 1000,
+        sizes: 'no slot',
+        tags: 'no slot',
+        _first_name: null,
+      });
       // A fixed line and a malformed email reach no channel; neither does a number too short to be valid.
       expect((await waitFor('fixed line row', () => current(project.id, fixed))).channels).toEqual([]);
       expect((await waitFor('bare row', () => current(project.id, bare))).channels).toEqual([]);
@@ -297,6 +315,7 @@ describe('probes ClickHouse sinks', () => {
         return r && r.num_keys.includes('renewal') ? r : undefined;
       });
       expect(typed(renewed)).toEqual({ str: ['_user_id=u1'], num: [`renewal=${Date.UTC(2027, 0, 2) / 1000}`] });
+      expect(await slotted(project.id, mobile, ['renewal', '_email'])).toEqual({ renewal: Date.UTC(2027, 0, 2) / 1000, _email: null });
       expect(renewed.channels).toEqual([]);
     });
 

@@ -10,9 +10,9 @@ export class FilterCatalogueRepository {
 
   /** Every attribute (internal and disabled ones too: their stored values can be filtered) and every event type with its parameters. */
   async catalogue(projectId: string): Promise<FilterCatalogue> {
-    const [attributes, parameters]: [Array<{ uid: string; type: CatalogueType; multivalue: boolean }>, Array<{ event_type: string; uid: string | null; data_type: string | null; multi_value: number | null }>] =
+    const [attributes, parameters]: [Array<{ uid: string; type: CatalogueType; multivalue: boolean; slot: number | null }>, Array<{ event_type: string; uid: string | null; data_type: string | null; multi_value: number | null }>] =
       await Promise.all([
-        this.ds.query(`SELECT uid, type, multivalue FROM attributes WHERE project_id = $1`, [projectId]),
+        this.ds.query(`SELECT uid, type, multivalue, slot FROM attributes WHERE project_id = $1`, [projectId]),
         this.ds.query(
           `SELECT t.uid AS event_type, p.parameter AS uid, p.data_type, p.multi_value
              FROM event_types t LEFT JOIN event_parameters p ON p.event_type_id = t.id

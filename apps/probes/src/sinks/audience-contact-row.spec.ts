@@ -47,9 +47,37 @@ describe('audience_contacts rows', () => {
       dataSources: ['d1'],
       dsContactIds: ['d1/u'],
     };
-    const row = snapshotRow(s, { types: new Map([['tags', 'string']]), locale: null });
+    const row = snapshotRow(s, { types: new Map([['tags', 'string']]), slotted: [], locale: null });
     expect(row).toMatchObject({ deleted: 0, str_keys: ['_datasources', 'tags', 'tags'], str_values: ['d1', 'x', 'y'], num_keys: ['n'], num_values: [1], channels: [] });
     expect(row.updated_at).toBe(Date.parse(at) / 1000);
     expect(tombstoneRow({ schemaVersion: 1, kind: 'tombstone', projectId: 'p', audienceId: 'a', version: 4, at })).toMatchObject({ deleted: 1, str_keys: [], version: audienceRowVersion(at, 4) });
+  });
+
+  it('fills the slot columns of slotted single-valued attributes with their first value of the kind', () => {
+    const s: AudienceSnapshot = {
+      schemaVersion: 1,
+      kind: 'snapshot',
+      projectId: 'p',
+      audienceId: 'a',
+      version: 1,
+      at: '2026-11-20T10:00:00.000Z',
+      attributes: { city: 'Paris', score: 7, vip: false, born: '2000-01-02', tags: ['x', 'y'], wrong: 'text in a number' },
+      dataSources: [],
+      dsContactIds: [],
+    };
+    const slotted = [
+      { uid: 'city', type: 'string', multivalue: false, slot: 2 },
+      { uid: 'score', type: 'number', multivalue: false, slot: 0 },
+      { uid: 'vip', type: 'boolean', multivalue: false, slot: 1 },
+      { uid: 'born', type: 'date', multivalue: false, slot: 3 },
+      { uid: 'tags', type: 'string', multivalue: true, slot: 4 },
+      { uid: 'wrong', type: 'number', multivalue: false, slot: 5 },
+      { uid: 'absent', type: 'string', multivalue: false, slot: 6 },
+    ] as const;
+    const types = new Map(slotted.map((a) => [a.uid, a.type]));
+    const row = snapshotRow(s, { types, slotted, locale: null }) as unknown as Record<string, unknown>;
+    expect(row).toMatchObject({ s2: 'Paris', n0: 7, n1: 0, n3: Date.UTC(2000, 0, 2) / 1000 });
+    // Multivalue, a value stored under the other kind, and an absent attribute: NULL (no key).
+    for (const column of ['s4', 'n4', 'n5', 's5', 's6']) expect(row).not.toHaveProperty(column);
   });
 });

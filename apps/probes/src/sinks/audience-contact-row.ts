@@ -1,14 +1,17 @@
 import { localeCountry, type AttributeType, type AudienceChange } from '@meld/contracts';
+import { slotValues } from '@meld/filters';
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 
 /**
- * One row of ClickHouse `audience_contacts` (libs/clickhouse/migrations/0003). The encoding
+ * One row of ClickHouse `audience_contacts` (libs/clickhouse/migrations/0003 and 0005). The encoding
  * is a contract with the filter compiler (libs/filters/src/audience):
  * - string, email and phone values → `str_keys` / `str_values`, the value as merged;
  * - number → `num_*`; boolean → `num_*` 1 / 0; date and datetime → `num_*`, unix seconds UTC
  *   (a date is its UTC midnight; a datetime is floored to the second);
  * - a multivalue attribute has one entry per value under the same key; null / absent: no entry;
- * - attributes the catalogue does not know: strings → str, numbers and booleans → num.
+ * - attributes the catalogue does not know: strings → str, numbers and booleans → num;
+ * - a slotted attribute (`attributes.slot`) also fills its column `s<slot>` / `n<slot>` with
+ *   the first value of its kind (libs/filters `slotValues`); absent columns are NULL.
  */
 export interface AudienceContactRow {
   project_id: string;
@@ -23,14 +26,24 @@ export interface AudienceContactRow {
   channels: string[];
   /** unix seconds (DateTime) */
   updated_at: number;
+  /** Slot columns (`s3`, `n0`) of the contact's slotted attributes. */
+  [slot: `${'s' | 'n'}${number}`]: string | number;
 }
 
 export type AudienceSnapshot = Extract<AudienceChange, { kind: 'snapshot' }>;
 export type AudienceTombstone = Extract<AudienceChange, { kind: 'tombstone' }>;
 
-/** What the sink knows of a project: attribute types by uid and the locale (default phone country). */
+export interface SlottedAttribute {
+  uid: string;
+  type: AttributeType;
+  multivalue: boolean;
+  slot: number;
+}
+
+/** What the sink knows of a project: attribute types by uid, the attributes with a slot column, the locale (default phone country). */
 export interface ProjectContext {
   types: ReadonlyMap<string, AttributeType>;
+  slotted: readonly SlottedAttribute[];
   locale: string | null;
 }
 
@@ -140,7 +153,7 @@ export function snapshotRow(s: AudienceSnapshot, context: ProjectContext): Audie
     }
   }
   row.channels = channelsOf(s.attributes, context.locale);
-  return row;
+  return Object.assign(row, slotValues(row, context.slotted));
 }
 
 /** A deleted row: the contact was removed, or absorbed by a merge. */

@@ -49,7 +49,7 @@ describe('ProjectContextCache', () => {
 
   it('gives a project that is not a uuid an empty catalogue without a query', async () => {
     const context = await make().get('not-a-uuid', ['x'], iso(now));
-    expect(context).toEqual({ types: new Map(), locale: null });
+    expect(context).toEqual({ types: new Map(), slotted: [], locale: null });
     expect(reads).toBe(0);
   });
 });

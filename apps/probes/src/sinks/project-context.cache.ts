@@ -1,6 +1,6 @@
 import { ATTRIBUTE_TYPES, type AttributeType } from '@meld/contracts';
 import type { DataSource } from 'typeorm';
-import type { ProjectContext } from './audience-contact-row';
+import type { ProjectContext, SlottedAttribute } from './audience-contact-row';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const KNOWN_TYPES = new Set<string>(ATTRIBUTE_TYPES);
@@ -19,7 +19,7 @@ interface Entry {
 }
 
 /**
- * Attribute types and locale per project, from Postgres (`attributes`, `projects`), cached.
+ * Attribute types and slots and the locale per project, from Postgres (`attributes`, `projects`), cached.
  * Ingest creates an attribute in the transaction of the first write that uses it, so it
  * exists before the merge step (time `at`) that puts it in a snapshot: a key missing from a
  * catalogue read that started after `at` is truly unknown (typed by its JSON value); missing
@@ -57,16 +57,22 @@ export class ProjectContextCache {
 
   private async read(projectId: string): Promise<Entry> {
     const started = this.clock();
-    let context: ProjectContext = { types: new Map(), locale: null };
+    let context: ProjectContext = { types: new Map(), slotted: [], locale: null };
     if (UUID.test(projectId)) {
-      const rows: Array<{ uid: string | null; type: string | null; locale: string }> = await this.db.query(
-        `SELECT a.uid, a.type, p.locale FROM projects p LEFT JOIN attributes a ON a.project_id = p.id WHERE p.id = $1`,
+      const rows: Array<{ uid: string | null; type: string | null; multivalue: boolean | null; slot: number | null; locale: string }> = await this.db.query(
+        `SELECT a.uid, a.type, a.multivalue, a.slot, p.locale FROM projects p LEFT JOIN attributes a ON a.project_id = p.id WHERE p.id = $1`,
         [projectId],
       );
       if (rows.length) {
         const types = new Map<string, AttributeType>();
-        for (const r of rows) if (r.uid && r.type && KNOWN_TYPES.has(r.type)) types.set(r.uid, r.type as AttributeType);
-        context = { types, locale: rows[0].locale };
+        const slotted: SlottedAttribute[] = [];
+        for (const r of rows) {
+          if (!r.uid || !r.type || !KNOWN_TYPES.has(r.type)) continue;
+          const type = r.type as AttributeType;
+          types.set(r.uid, type);
+          if (r.slot !== null) slotted.push({ uid: r.uid, type, multivalue: r.multivalue ?? false, slot: r.slot });
+        }
+        context = { types, slotted, locale: rows[0].locale };
       }
     }
     const entry = { context, readAt: started };

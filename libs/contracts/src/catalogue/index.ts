@@ -1,3 +1,4 @@
+export * from './attribute-slots';
 export * from './project-defaults';
 export * from './reserved-attributes';
 export * from './scopes';

@@ -3,6 +3,8 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 
 
 @Entity('attributes')
 @Index(['projectId', 'uid'], { unique: true })
+// One slot per project and kind: an expression index of the migration (1795268000000), left to it.
+@Index('UQ_attributes_slot', { synchronize: false })
 export class AttributeEntity {
   @PrimaryGeneratedColumn('uuid') id!: string;
   @Column('uuid', { name: 'project_id' }) projectId!: string;
@@ -15,5 +17,7 @@ export class AttributeEntity {
   @Column('boolean', { default: false }) internal!: boolean;
   @Column('boolean', { default: false }) unique!: boolean;
   @Column('boolean', { default: false }) reserved!: boolean;
+  /** Its ClickHouse column (ATTRIBUTE_SLOTS in @meld/contracts); given by a database trigger, never written here. */
+  @Column({ type: 'smallint', nullable: true, insert: false, update: false }) slot!: number | null;
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' }) createdAt!: Date;
 }

@@ -3,12 +3,13 @@ import { audienceSelect } from './compile';
 import { AudienceFilterError } from './errors';
 import { AUDIENCE_FILTER_LIMITS } from './limits';
 import { parseAudienceFilter } from './parse';
-import { TEST_CATALOGUE } from './test-catalogue';
+import { TEST_CATALOGUE, withoutSlots } from './test-catalogue';
 
 const PROJECT = 'p-1';
 const NOW = new Date('2026-06-15T12:00:00Z');
-const compile = (root?: unknown) =>
-  audienceSelect({ projectId: PROJECT, root: root === undefined ? undefined : parseAudienceFilter(root, TEST_CATALOGUE), columns: sql`count() AS total`, now: NOW }).text;
+const compile = (root?: unknown, catalogue = TEST_CATALOGUE) =>
+  audienceSelect({ projectId: PROJECT, root: root === undefined ? undefined : parseAudienceFilter(root, catalogue), columns: sql`count() AS total`, now: NOW }).text;
+const viaArrays = (root: unknown) => compile(root, withoutSlots(TEST_CATALOGUE));
 const attr = (key: string, operator: string, values: unknown[] = []) => ({ type: 'attribute_condition', key, operator, values });
 
 describe('audienceSelect', () => {
@@ -51,17 +52,29 @@ describe('audienceSelect', () => {
     expect(text).not.toContain("x' OR");
   });
 
-  it('picks the typed arrays from the attribute type', () => {
-    expect(compile(attr('city', 'is-set'))).toContain("has(str_keys, 'city')");
-    expect(compile(attr('score', 'is-not-set'))).toContain("(NOT has(num_keys, 'score'))");
+  it('picks the typed arrays from the attribute type (attributes without a slot)', () => {
+    expect(viaArrays(attr('city', 'is-set'))).toContain("has(str_keys, 'city')");
+    expect(viaArrays(attr('score', 'is-not-set'))).toContain("(NOT has(num_keys, 'score'))");
     // has() only where the test holds for what an absent attribute reads as ('' or 0).
-    expect(compile(attr('vip', 'is-true'))).toContain("AND (num_values[indexOf(num_keys, 'vip')] = 1) AND");
-    expect(compile(attr('vip', 'is-false'))).toContain("AND (has(num_keys, 'vip') AND num_values[indexOf(num_keys, 'vip')] = 0) AND");
-    expect(compile(attr('city', 'not-matches-string', ['X']))).toContain("AND (NOT (lowerUTF8(str_values[indexOf(str_keys, 'city')]) = 'x')) AND");
-    expect(compile(attr('city', 'matches-string', ['X', '']))).toContain("AND (has(str_keys, 'city') AND has(['x', ''], lowerUTF8(str_values[indexOf(str_keys, 'city')]))) AND");
-    expect(compile(attr('score', 'less-than', [1]))).toContain("(has(num_keys, 'score') AND (num_values[indexOf(num_keys, 'score')] < 1))");
-    expect(compile(attr('score', 'greater-than', [0]))).toContain("AND ((num_values[indexOf(num_keys, 'score')] > 0)) AND");
+    expect(viaArrays(attr('vip', 'is-true'))).toContain("AND (num_values[indexOf(num_keys, 'vip')] = 1) AND");
+    expect(viaArrays(attr('vip', 'is-false'))).toContain("AND (has(num_keys, 'vip') AND num_values[indexOf(num_keys, 'vip')] = 0) AND");
+    expect(viaArrays(attr('city', 'not-matches-string', ['X']))).toContain("AND (NOT (lowerUTF8(str_values[indexOf(str_keys, 'city')]) = 'x')) AND");
+    expect(viaArrays(attr('city', 'matches-string', ['X', '']))).toContain("AND (has(str_keys, 'city') AND has(['x', ''], lowerUTF8(str_values[indexOf(str_keys, 'city')]))) AND");
+    expect(viaArrays(attr('score', 'less-than', [1]))).toContain("(has(num_keys, 'score') AND (num_values[indexOf(num_keys, 'score')] < 1))");
+    expect(viaArrays(attr('score', 'greater-than', [0]))).toContain("AND ((num_values[indexOf(num_keys, 'score')] > 0)) AND");
     expect(compile(attr('tags', 'matches-string', ['A']))).toContain("arrayExists(x -> lowerUTF8(x) = 'a', arrayFilter((x, k) -> k = 'tags', str_values, str_keys))");
+  });
+
+  it('reads a slotted single-valued attribute from its column, NULL meaning absent', () => {
+    expect(compile(attr('city', 'is-set'))).toContain('AND isNotNull(s0) AND');
+    expect(compile(attr('score', 'is-not-set'))).toContain('(NOT isNotNull(n0))');
+    expect(compile(attr('vip', 'is-true'))).toContain('AND (ifNull(n1, 0) = 1) AND');
+    expect(compile(attr('vip', 'is-false'))).toContain('AND (isNotNull(n1) AND ifNull(n1, 0) = 0) AND');
+    expect(compile(attr('city', 'matches-string', ['X', '']))).toContain("AND (isNotNull(s0) AND has(['x', ''], lowerUTF8(ifNull(s0, '')))) AND");
+    expect(compile(attr('_email', 'ends-with-string', ['@x.org']))).toContain("endsWith(lowerUTF8(ifNull(s1, '')), '@x.org')");
+    // No slot: the arrays, whatever the kind.
+    expect(compile(attr('_phone_mobile', 'starts-with-string', ['+33']))).toContain("str_values[indexOf(str_keys, '_phone_mobile')]");
+    expect(compile(attr('last_login', 'is-set'))).toContain("has(num_keys, 'last_login')");
   });
 
   it('resolves in-last-days and lastDays against now', () => {

@@ -117,15 +117,19 @@ const not = (e: Sql): Sql => sql`(NOT ${e})`;
 function attributeCondition(node: AttributeConditionNode, ctx: Context): Sql {
   const p = predicateOf(node.operator, node.values, node.valueKind, ctx.now);
   const [keys, values] = node.valueKind === 'string' ? [raw('str_keys'), raw('str_values')] : [raw('num_keys'), raw('num_values')];
+  // A slotted single-valued attribute is read from its own column (Nullable, NULL when absent),
+  // the others from the arrays; both read an absent value as the default ('' or 0).
+  const column = node.column && !node.multivalue ? raw(node.column) : undefined;
+  const present = column ? sql`isNotNull(${column})` : sql`has(${keys}, ${node.key})`;
   let exists: Sql;
-  if (!p.test) exists = sql`has(${keys}, ${node.key})`;
+  if (!p.test) exists = present;
   // A lambda over whole arrays evaluates its body on every entry (no short-circuit), so the
   // value of a single-valued attribute is picked by index: lowerUTF8 then runs once per row.
-  // An absent attribute reads as the default ('' or 0): has() is needed only when the test
-  // holds for that default.
+  // The presence check is needed only when the test holds for the default.
   else if (!node.multivalue) {
-    const value = valueTest(p.test, sql`${values}[indexOf(${keys}, ${node.key})]`, 'attribute');
-    exists = holdsForDefault(p.test) ? sql`(has(${keys}, ${node.key}) AND ${value})` : sql`(${value})`;
+    const stored = column ? sql`ifNull(${column}, ${node.valueKind === 'string' ? '' : 0})` : sql`${values}[indexOf(${keys}, ${node.key})]`;
+    const value = valueTest(p.test, stored, 'attribute');
+    exists = holdsForDefault(p.test) ? sql`(${present} AND ${value})` : sql`(${value})`;
   }
   else exists = sql`arrayExists(x -> ${valueTest(p.test, raw('x'), 'attribute')}, arrayFilter((x, k) -> k = ${node.key}, ${values}, ${keys}))`;
   return p.negated ? not(exists) : exists;

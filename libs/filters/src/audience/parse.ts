@@ -12,6 +12,7 @@
 import { parseFilterDate } from './dates';
 import { AudienceFilterError } from './errors';
 import { AUDIENCE_FILTER_LIMITS } from './limits';
+import { slotColumnOf } from './slots';
 import {
   AUDIENCE_FILTER_VERSION,
   AUDIENCE_CONDITION_OPERATORS,
@@ -73,14 +74,17 @@ interface Param {
 }
 
 class Parser {
-  private readonly attributes = new Map<string, { kind: AudienceValueKind; multivalue: boolean }>();
+  private readonly attributes = new Map<string, { kind: AudienceValueKind; multivalue: boolean; column?: string }>();
   private readonly eventTypes = new Map<string, Map<string, { kind: AudienceValueKind; multivalue: boolean }>>();
   private nodes = 0;
   private values = 0;
   private chars = 0;
 
   constructor(catalogue: FilterCatalogue) {
-    for (const a of catalogue.attributes) this.attributes.set(a.uid, { kind: audienceValueKind(a.type), multivalue: a.multivalue });
+    for (const a of catalogue.attributes) {
+      const column = slotColumnOf(a);
+      this.attributes.set(a.uid, { kind: audienceValueKind(a.type), multivalue: a.multivalue, ...(column ? { column } : {}) });
+    }
     for (const t of catalogue.eventTypes) {
       this.eventTypes.set(t.uid, new Map(t.parameters.map((p) => [p.uid, { kind: audienceValueKind(p.dataType), multivalue: (p.multiValue ?? 1) > 1 }])));
     }
@@ -128,9 +132,10 @@ class Parser {
     const key = this.text(input.key, `${path}.key`);
     const attribute = this.attributes.get(key);
     if (attribute === undefined) throw new AudienceFilterError(`${path}.key`, `unknown attribute ${clip(JSON.stringify(key))}`, [...this.attributes.keys()]);
-    const { kind, multivalue } = attribute;
+    const { kind, multivalue, column } = attribute;
     const operator = this.operator(input.operator, `${path}.operator`, kind, `a ${kind} attribute`);
-    return { type: 'attribute_condition', key, operator, values: this.conditionValues(input, path, operator, kind), valueKind: kind, multivalue };
+    const values = this.conditionValues(input, path, operator, kind);
+    return { type: 'attribute_condition', key, operator, values, valueKind: kind, multivalue, ...(column ? { column } : {}) };
   }
 
   private groupEvent(input: Json, path: string): GroupEventNode {

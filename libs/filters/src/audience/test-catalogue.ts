@@ -1,16 +1,20 @@
 import type { FilterCatalogue } from './types';
 
-/** A catalogue with an attribute and a parameter of every type, for the lib's own tests. */
+/**
+ * A catalogue with an attribute and a parameter of every type, for the lib's own tests. Some
+ * single-valued attributes have a slot column and some not, so filters mixing them read both
+ * forms; the multivalue `tags` has a slot that must be ignored (multivalue reads the arrays).
+ */
 export const TEST_CATALOGUE: FilterCatalogue = {
   attributes: [
-    { uid: 'city', type: 'string', multivalue: false },
-    { uid: 'tags', type: 'string', multivalue: true },
-    { uid: '_email', type: 'email', multivalue: false },
+    { uid: 'city', type: 'string', multivalue: false, slot: 0 },
+    { uid: 'tags', type: 'string', multivalue: true, slot: 5 },
+    { uid: '_email', type: 'email', multivalue: false, slot: 1 },
     { uid: '_phone_mobile', type: 'phone', multivalue: false },
-    { uid: 'score', type: 'number', multivalue: false },
+    { uid: 'score', type: 'number', multivalue: false, slot: 0 },
     { uid: 'lucky', type: 'number', multivalue: true },
-    { uid: 'vip', type: 'boolean', multivalue: false },
-    { uid: 'birthday', type: 'date', multivalue: false },
+    { uid: 'vip', type: 'boolean', multivalue: false, slot: 1 },
+    { uid: 'birthday', type: 'date', multivalue: false, slot: 2 },
     { uid: 'last_login', type: 'datetime', multivalue: false },
     { uid: 'visits', type: 'datetime', multivalue: true },
   ],
@@ -32,3 +36,6 @@ export const TEST_CATALOGUE: FilterCatalogue = {
     { uid: 'login', parameters: [] },
   ],
 };
+
+/** The same catalogue without slots: every attribute read from the arrays. */
+export const withoutSlots = (catalogue: FilterCatalogue): FilterCatalogue => ({ ...catalogue, attributes: catalogue.attributes.map(({ slot: _slot, ...a }) => a) });

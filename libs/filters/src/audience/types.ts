@@ -11,7 +11,8 @@ export type CatalogueType = 'string' | 'number' | 'boolean' | 'date' | 'datetime
 
 /** What the filter needs to know of a project's catalogue. */
 export interface FilterCatalogue {
-  attributes: ReadonlyArray<{ uid: string; type: CatalogueType; multivalue: boolean }>;
+  /** `slot`: the attribute's ClickHouse column (`attributes.slot`, ATTRIBUTE_SLOTS in @meld/contracts), if it has one. */
+  attributes: ReadonlyArray<{ uid: string; type: CatalogueType; multivalue: boolean; slot?: number | null }>;
   eventTypes: ReadonlyArray<{ uid: string; parameters: ReadonlyArray<{ uid: string; dataType: string; multiValue?: number }> }>;
 }
 
@@ -55,6 +56,8 @@ export interface AttributeConditionNode {
   valueKind: AudienceValueKind;
   /** From the catalogue: several values (one entry each in the snapshot arrays). */
   multivalue: boolean;
+  /** From the catalogue: the slot column holding a single-valued attribute's value (`s3`, `n0`), if it has one. */
+  column?: string;
 }
 
 export interface EventConditionNode {

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { createClickHouse, migrateClickHouse, sql, type ClickHouse } from '@meld/clickhouse';
 import { testEnv } from '@meld/testing';
 import { audienceSelect, parseAudienceFilter } from '../../src/audience';
-import { TEST_CATALOGUE } from '../../src/audience/test-catalogue';
+import { TEST_CATALOGUE, withoutSlots } from '../../src/audience/test-catalogue';
 import { referenceSelect } from './reference';
 import { seedWorld, type World } from './world';
 
@@ -95,6 +95,10 @@ async function select(root: unknown): Promise<string[]> {
   const ids = rows.map((r) => r.id).sort();
   // The oracle of the property test agrees with the hand-computed sets too.
   expect(ids).toEqual([...referenceSelect(node, world, N)].sort());
+  // Slot columns and arrays answer alike (a catalogue without slots reads every attribute from the arrays).
+  const arrays = root === undefined ? undefined : parseAudienceFilter(root, withoutSlots(TEST_CATALOGUE));
+  const viaArrays = await ch.query<{ id: string }>(audienceSelect({ projectId, root: arrays, columns: sql`audience_id AS id`, now: NOW }));
+  expect(viaArrays.map((r) => r.id).sort()).toEqual(ids);
   return ids;
 }
 

@@ -6,7 +6,7 @@
  * superseded memberships and duplicated events.
  */
 import type { ClickHouse } from '@meld/clickhouse';
-import type { FilterCatalogue } from '../../src/audience';
+import { slotValues, type FilterCatalogue } from '../../src/audience';
 
 export type Scalar = string | number | boolean;
 
@@ -43,7 +43,7 @@ export interface World {
 
 const seconds = (iso: string): number => Math.floor(Date.parse(iso) / 1000);
 
-/** One audience_contacts row per the encoding contract (migration 0003). */
+/** One audience_contacts row per the encoding contract (migrations 0003 and 0005: arrays and slot columns). */
 export function contactRow(projectId: string, c: WorldContact, catalogue: FilterCatalogue, version: number, deleted = 0) {
   const types = new Map(catalogue.attributes.map((a) => [a.uid, a.type]));
   const row = { project_id: projectId, audience_id: c.id, version: String(version), deleted, str_keys: [] as string[], str_values: [] as string[], num_keys: [] as string[], num_values: [] as number[], channels: [] as string[], updated_at: 1_700_000_000 };
@@ -59,7 +59,7 @@ export function contactRow(projectId: string, c: WorldContact, catalogue: Filter
       }
     }
   }
-  return row;
+  return { ...row, ...slotValues(row, catalogue.attributes) };
 }
 
 export function eventRow(projectId: string, e: WorldEvent) {

@@ -2,7 +2,7 @@ import { AttributeEntity, DATA_SOURCE, ProjectEntity, SenderEntity, isUuid } fro
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 
-type NewAttribute = Omit<AttributeEntity, 'id' | 'projectId' | 'createdAt'>;
+type NewAttribute = Omit<AttributeEntity, 'id' | 'projectId' | 'createdAt' | 'slot'>;
 
 @Injectable()
 export class ProjectsRepository {
