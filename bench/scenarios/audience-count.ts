@@ -67,11 +67,11 @@ const sqlList = (items: readonly string[]): Sql => sql`${[...items]}`;
 
 async function generateClickHouse(ch: ClickHouse, contacts: number, events: number, now: number, log: (m: string) => void): Promise<void> {
   const started = Date.now();
-  // The slot columns (s0-s2, n0-n2) hold the single-valued attributes' values as the sink writes them.
+  // The slot columns (s0-s2, n0-n2, all three present in the masks) hold the single-valued attributes' values as the sink writes them.
   const contactRows = (version: number, where: Sql, shift: number) => sql`
-    INSERT INTO audience_contacts (project_id, audience_id, version, deleted, str_keys, str_values, num_keys, num_values, channels, updated_at, s0, s1, s2, n0, n1, n2)
+    INSERT INTO audience_contacts (project_id, audience_id, version, deleted, str_keys, str_values, num_keys, num_values, channels, updated_at, s0, s1, s2, n0, n1, n2, str_slots, num_slots)
     SELECT project_id, audience_id, version, deleted, str_keys, str_values, num_keys, num_values, channels, updated_at,
-           str_values[1], str_values[2], str_values[3], num_values[1], num_values[2], num_values[3]
+           str_values[1], str_values[2], str_values[3], num_values[1], num_values[2], num_values[3], 7, 7
     FROM (SELECT ${PROJECT} AS project_id, concat('a', toString(number)) AS audience_id, toUInt64(${version}) AS version, toUInt8(0) AS deleted,
       arrayConcat(['city', 'plan', '_email'], arrayMap(i -> 'tags', range(number % 4))) AS str_keys,
       arrayConcat([${sqlList(CITIES)}[(number + ${shift}) % ${CITIES.length} + 1], ${sqlList(PLANS)}[intHash32(number + ${shift}) % 4 + 1], concat('user', toString(number), '@Example.com')],

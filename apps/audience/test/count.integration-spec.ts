@@ -10,6 +10,7 @@ import type { DataSource } from 'typeorm';
 import { appDefinition } from '../src/app.definition';
 import { AudienceCountSchema } from '../src/count/count.schema';
 import { CountModule } from '../src/count/count.module';
+import { FilterCatalogueRepository } from '../src/count/filter-catalogue.repository';
 import { CountAudienceUseCase } from '../src/count/usecases/count-audience/count-audience.usecase';
 
 /**
@@ -173,6 +174,19 @@ describe('audience count', () => {
       totalHits: 1,
       compliance: { email: { mode: 'opt-in', reachable: 1, optedIn: 1, optedOut: 1, noConsent: 0, noValidAddress: 3 } },
     });
+  });
+
+  it('answers alike from the key/value arrays, for attributes and consents without a slot column (created before migration 0005)', async () => {
+    const useCase = app.select(CountModule).get(CountAudienceUseCase);
+    const catalogue = await app.select(CountModule).get(FilterCatalogueRepository).catalogue(tenancy.project.id);
+    expect(catalogue.attributes.find((a) => a.uid === '_consent_sms')?.slot).toEqual(expect.any(Number));
+    const unslotted = { ...catalogue, attributes: catalogue.attributes.map((a) => ({ ...a, slot: null })) };
+    const root = { type: 'group', children: [gold, { type: 'attribute_condition', key: 'vip', operator: 'is-not-set', values: [] }] };
+    for (const filterCompliance of [{ sms: 'opt-in' }, { sms: 'opt-out', email: 'opt-in' }, { whatsapp: 'basic' }] as Array<Record<string, string>>) {
+      const slotted = await useCase.execute({ projectId: tenancy.project.id, root, filterCompliance, catalogue });
+      expect(await useCase.execute({ projectId: tenancy.project.id, root, filterCompliance, catalogue: unslotted })).toEqual(slotted);
+    }
+    expect((await useCase.execute({ projectId: tenancy.project.id, root, filterCompliance: { sms: 'opt-in' }, catalogue: unslotted })).compliance?.sms).toMatchObject({ optedIn: 0, optedOut: 1, noConsent: 1 });
   });
 
   it("is documented in the app's OpenAPI document", async () => {

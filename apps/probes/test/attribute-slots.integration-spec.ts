@@ -1,5 +1,5 @@
 import { createClickHouse } from '@meld/clickhouse';
-import { ATTRIBUTE_SLOTS, slotColumn } from '@meld/contracts';
+import { ATTRIBUTE_SLOTS, slotColumn, slotMaskColumn } from '@meld/contracts';
 import { seedTenancy } from '@meld/fixtures';
 import { testEnv } from '@meld/testing';
 import type { DataSource } from 'typeorm';
@@ -53,10 +53,14 @@ describe('attribute slots', () => {
     try {
       const columns = new Set((await ch.query<{ name: string; type: string }>(`SELECT name, type FROM system.columns WHERE database = currentDatabase() AND table = 'audience_contacts'`)).map((c) => `${c.name} ${c.type}`));
       for (let slot = 0; slot < ATTRIBUTE_SLOTS; slot++) {
-        expect(columns).toContain(`${slotColumn('str', slot)} Nullable(String)`);
-        expect(columns).toContain(`${slotColumn('num', slot)} Nullable(Float64)`);
+        expect(columns).toContain(`${slotColumn('str', slot)} String`);
+        expect(columns).toContain(`${slotColumn('num', slot)} Float64`);
       }
-      expect(columns).not.toContain(`${slotColumn('str', ATTRIBUTE_SLOTS)} Nullable(String)`);
+      expect(columns).not.toContain(`${slotColumn('str', ATTRIBUTE_SLOTS)} String`);
+      // One bit per slot in the presence masks.
+      expect(ATTRIBUTE_SLOTS).toBeLessThanOrEqual(32);
+      expect(columns).toContain(`${slotMaskColumn('str')} UInt32`);
+      expect(columns).toContain(`${slotMaskColumn('num')} UInt32`);
     } finally {
       await ch.close();
     }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type ClickHouse, createClickHouse, migrateClickHouse, raw, sql } from '@meld/clickhouse';
-import { Topics, keys, slotColumn, slotKindOf, type AttributeType, type AudienceChange, type EventAccepted, type EventsErased } from '@meld/contracts';
+import { Topics, keys, slotColumn, slotKindOf, slotMaskColumn, type AttributeType, type AudienceChange, type EventAccepted, type EventsErased } from '@meld/contracts';
 import { AttributeEntity, DATA_SOURCE, ProjectEntity } from '@meld/db';
 import { seedTenancy } from '@meld/fixtures';
 import { createProducer, type Producer } from '@meld/kafka';
@@ -223,12 +223,18 @@ describe('probes ClickHouse sinks', () => {
           sql`SELECT version, deleted, str_keys, str_values, num_keys, num_values, channels FROM audience_contacts FINAL WHERE project_id = ${project} AND audience_id = ${audienceId}`,
         )
       )[0];
-    /** Each attribute's slot column value in the current row (by its Postgres slot), or 'no slot'. */
+    /** Each attribute's slot column value in the current row (by its Postgres slot; null when its mask bit is clear), or 'no slot'. */
     const slotted = async (project: string, audienceId: string, uids: string[]): Promise<Record<string, unknown>> => {
       const slots: Array<{ uid: string; type: AttributeType; slot: number | null }> = await db.query(`SELECT uid, type, slot FROM attributes WHERE project_id = $1 AND uid = ANY($2)`, [project, uids]);
       const columns = slots.filter((a) => a.slot !== null).map((a) => slotColumn(slotKindOf(a.type), a.slot!));
-      const [row] = await ch.query<Record<string, unknown>>(sql`SELECT ${raw(columns.join(', '))} FROM audience_contacts FINAL WHERE project_id = ${project} AND audience_id = ${audienceId}`);
-      return Object.fromEntries(slots.map((a) => [a.uid, a.slot === null ? 'no slot' : row[slotColumn(slotKindOf(a.type), a.slot)]]));
+      const [row] = await ch.query<Record<string, unknown>>(
+        sql`SELECT str_slots, num_slots, ${raw(columns.join(', '))} FROM audience_contacts FINAL WHERE project_id = ${project} AND audience_id = ${audienceId}`,
+      );
+      const value = (a: { type: AttributeType; slot: number }) => {
+        const kind = slotKindOf(a.type);
+        return (Number(row[slotMaskColumn(kind)]) & (2 ** a.slot)) !== 0 ? row[slotColumn(kind, a.slot)] : null;
+      };
+      return Object.fromEntries(slots.map((a) => [a.uid, a.slot === null ? 'no slot' : value({ type: a.type, slot: a.slot })]));
     };
     const typed = (r: ContactRow) => ({
       str: r.str_keys.map((k, i) => `${k}=${r.str_values[i]}`).sort(),

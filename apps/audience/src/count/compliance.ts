@@ -1,4 +1,6 @@
 import { raw, sql, type Sql } from '@meld/clickhouse';
+import { slotColumn } from '@meld/contracts';
+import { slotOf, type FilterCatalogue } from '@meld/filters';
 import { z } from 'zod';
 
 /**
@@ -6,8 +8,8 @@ import { z } from 'zod';
  * as SQL over an audience_contacts row (libs/clickhouse/migrations/0003):
  * - address: `channels` holds the channel (a valid mobile for sms, rcs and whatsapp, a valid email
  *   for email; the probes sink decides it when it writes the snapshot);
- * - consent: the merged `_consent_<channel>` attribute (a str entry), `opt-in` or `opt-out`;
- *   anything else, or nothing, is no statement;
+ * - consent: the merged `_consent_<channel>` attribute (its slot column, else its str entry),
+ *   `opt-in` or `opt-out`; anything else, or nothing, is no statement;
  * - basic = address and not suppressed; opt-out = basic and not opted out; opt-in = basic and opted in.
  */
 export const COMPLIANCE_CHANNELS = ['sms', 'email', 'rcs', 'whatsapp'] as const;
@@ -26,9 +28,25 @@ export const FilterComplianceSchema = z
   .describe('compliance filter per channel: `basic` (has an address for the channel), `opt-out` (basic and not opted out), `opt-in` (basic and opted in)');
 export type FilterCompliance = z.infer<typeof FilterComplianceSchema>;
 
+/** The slot column of each channel's `_consent_<channel>` attribute, where it has one (migration 0005). */
+export type ConsentColumns = Partial<Record<ComplianceChannel, string>>;
+
+export function consentColumns(catalogue: FilterCatalogue): ConsentColumns {
+  const out: ConsentColumns = {};
+  for (const ch of COMPLIANCE_CHANNELS) {
+    const attribute = catalogue.attributes.find((a) => a.uid === `_consent_${ch}`);
+    const slot = attribute && slotOf(attribute);
+    if (slot) out[ch] = slotColumn(slot.kind, slot.index);
+  }
+  return out;
+}
+
 const address = (ch: ComplianceChannel): Sql => sql`has(channels, ${ch})`;
-const consent = (ch: ComplianceChannel, status: 'opt-in' | 'opt-out'): Sql =>
-  sql`arrayExists((k, v) -> k = ${`_consent_${ch}`} AND v = ${status}, str_keys, str_values)`;
+/** A status is never '' (the slot's default), so the column needs no presence check. */
+const consent = (ch: ComplianceChannel, status: 'opt-in' | 'opt-out', columns: ConsentColumns): Sql => {
+  const column = columns[ch];
+  return column ? sql`${raw(column)} = ${status}` : sql`arrayExists((k, v) -> k = ${`_consent_${ch}`} AND v = ${status}, str_keys, str_values)`;
+};
 
 /**
  * Suppression (hard bounces, carrier blocks, complaints) is messaging's, which does not keep
@@ -46,10 +64,10 @@ function basic(ch: ComplianceChannel): Sql {
 }
 
 /** The condition a contact meets under `mode` on `ch`. */
-export function complianceCondition(ch: ComplianceChannel, m: ComplianceMode): Sql {
+export function complianceCondition(ch: ComplianceChannel, m: ComplianceMode, columns: ConsentColumns = {}): Sql {
   if (m === 'basic') return basic(ch);
-  if (m === 'opt-in') return sql`(${basic(ch)} AND ${consent(ch, 'opt-in')})`;
-  return sql`(${basic(ch)} AND NOT ${consent(ch, 'opt-out')})`;
+  if (m === 'opt-in') return sql`(${basic(ch)} AND ${consent(ch, 'opt-in', columns)})`;
+  return sql`(${basic(ch)} AND NOT ${consent(ch, 'opt-out', columns)})`;
 }
 
 /** Figures of one channel over the contacts matching the root (not narrowed by any channel). */
@@ -68,12 +86,12 @@ export interface ChannelCompliance {
 }
 
 /** Columns measuring one channel, named `<channel>_<what>` (channel names are a closed list). */
-export function channelColumns(ch: ComplianceChannel): Sql[] {
+export function channelColumns(ch: ComplianceChannel, columns: ConsentColumns = {}): Sql[] {
   const name = (what: string) => raw(`${ch}_${what}`);
   return [
     sql`countIf(${basic(ch)}) AS ${name('basic')}`,
-    sql`countIf(${basic(ch)} AND ${consent(ch, 'opt-in')}) AS ${name('in')}`,
-    sql`countIf(${basic(ch)} AND ${consent(ch, 'opt-out')}) AS ${name('out')}`,
+    sql`countIf(${basic(ch)} AND ${consent(ch, 'opt-in', columns)}) AS ${name('in')}`,
+    sql`countIf(${basic(ch)} AND ${consent(ch, 'opt-out', columns)}) AS ${name('out')}`,
   ];
 }
 

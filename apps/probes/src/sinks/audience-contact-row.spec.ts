@@ -76,8 +76,11 @@ describe('audience_contacts rows', () => {
     ] as const;
     const types = new Map(slotted.map((a) => [a.uid, a.type]));
     const row = snapshotRow(s, { types, slotted, locale: null }) as unknown as Record<string, unknown>;
-    expect(row).toMatchObject({ s2: 'Paris', n0: 7, n1: 0, n3: Date.UTC(2000, 0, 2) / 1000 });
-    // Multivalue, a value stored under the other kind, and an absent attribute: NULL (no key).
+    expect(row).toMatchObject({ s2: 'Paris', n0: 7, n1: 0, n3: Date.UTC(2000, 0, 2) / 1000, str_slots: 0b100, num_slots: 0b1011 });
+    // Multivalue, a value stored under the other kind, and an absent attribute: the column's default (no key).
     for (const column of ['s4', 'n4', 'n5', 's5', 's6']) expect(row).not.toHaveProperty(column);
+    // Slot 31 keeps the mask unsigned.
+    const last = snapshotRow(s, { types, slotted: [{ uid: 'city', type: 'string', multivalue: false, slot: 31 }], locale: null }) as unknown as Record<string, unknown>;
+    expect(last).toMatchObject({ s31: 'Paris', str_slots: 2 ** 31 });
   });
 });

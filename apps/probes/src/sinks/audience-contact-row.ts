@@ -11,7 +11,8 @@ import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
  * - a multivalue attribute has one entry per value under the same key; null / absent: no entry;
  * - attributes the catalogue does not know: strings → str, numbers and booleans → num;
  * - a slotted attribute (`attributes.slot`) also fills its column `s<slot>` / `n<slot>` with
- *   the first value of its kind (libs/filters `slotValues`); absent columns are NULL.
+ *   the first value of its kind and sets its bit in `str_slots` / `num_slots` (libs/filters
+ *   `slotValues`); an absent one leaves the column's default and its bit clear.
  */
 export interface AudienceContactRow {
   project_id: string;
@@ -28,6 +29,9 @@ export interface AudienceContactRow {
   updated_at: number;
   /** Slot columns (`s3`, `n0`) of the contact's slotted attributes. */
   [slot: `${'s' | 'n'}${number}`]: string | number;
+  /** Bit <slot> set: that slot holds a value. */
+  str_slots?: number;
+  num_slots?: number;
 }
 
 export type AudienceSnapshot = Extract<AudienceChange, { kind: 'snapshot' }>;

@@ -65,13 +65,13 @@ describe('audienceSelect', () => {
     expect(compile(attr('tags', 'matches-string', ['A']))).toContain("arrayExists(x -> lowerUTF8(x) = 'a', arrayFilter((x, k) -> k = 'tags', str_values, str_keys))");
   });
 
-  it('reads a slotted single-valued attribute from its column, NULL meaning absent', () => {
-    expect(compile(attr('city', 'is-set'))).toContain('AND isNotNull(s0) AND');
-    expect(compile(attr('score', 'is-not-set'))).toContain('(NOT isNotNull(n0))');
-    expect(compile(attr('vip', 'is-true'))).toContain('AND (ifNull(n1, 0) = 1) AND');
-    expect(compile(attr('vip', 'is-false'))).toContain('AND (isNotNull(n1) AND ifNull(n1, 0) = 0) AND');
-    expect(compile(attr('city', 'matches-string', ['X', '']))).toContain("AND (isNotNull(s0) AND has(['x', ''], lowerUTF8(ifNull(s0, '')))) AND");
-    expect(compile(attr('_email', 'ends-with-string', ['@x.org']))).toContain("endsWith(lowerUTF8(ifNull(s1, '')), '@x.org')");
+  it('reads a slotted single-valued attribute from its column, its presence from the mask', () => {
+    expect(compile(attr('city', 'is-set'))).toContain('AND bitAnd(str_slots, 1) != 0 AND');
+    expect(compile(attr('score', 'is-not-set'))).toContain('(NOT bitAnd(num_slots, 1) != 0)');
+    expect(compile(attr('vip', 'is-true'))).toContain('AND (n1 = 1) AND');
+    expect(compile(attr('vip', 'is-false'))).toContain('AND (bitAnd(num_slots, 2) != 0 AND n1 = 0) AND');
+    expect(compile(attr('city', 'matches-string', ['X', '']))).toContain("AND (bitAnd(str_slots, 1) != 0 AND has(['x', ''], lowerUTF8(s0))) AND");
+    expect(compile(attr('_email', 'ends-with-string', ['@x.org']))).toContain("endsWith(lowerUTF8(s1), '@x.org')");
     // No slot: the arrays, whatever the kind.
     expect(compile(attr('_phone_mobile', 'starts-with-string', ['+33']))).toContain("str_values[indexOf(str_keys, '_phone_mobile')]");
     expect(compile(attr('last_login', 'is-set'))).toContain("has(num_keys, 'last_login')");

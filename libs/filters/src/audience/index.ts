@@ -5,4 +5,4 @@ export { AudienceFilterError } from './errors';
 export { AUDIENCE_FILTER_LIMITS } from './limits';
 export { parseAudienceFilter, parseAudienceFilterVersion } from './parse';
 export { audienceSelect, type AudienceSelectOptions } from './compile';
-export { slotColumnOf, slotValues, type AttributeArrays } from './slots';
+export { slotOf, slotValues, type AttributeArrays, type AttributeSlot } from './slots';

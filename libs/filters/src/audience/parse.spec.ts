@@ -23,17 +23,17 @@ describe('parseAudienceFilter: accepted trees', () => {
       type: 'group',
       operator: 'and',
       negate: false,
-      children: [{ type: 'attribute_condition', key: 'city', operator: 'matches-string', values: ['Paris'], valueKind: 'string', multivalue: false, column: 's0' }],
+      children: [{ type: 'attribute_condition', key: 'city', operator: 'matches-string', values: ['Paris'], valueKind: 'string', multivalue: false, slot: { kind: 'str', index: 0 } }],
     });
   });
 
   it('names the slot column of a single-valued attribute only, and only for a slot within range', () => {
     const columnOf = (attribute: { uid: string; type: 'string' | 'number'; multivalue: boolean; slot?: number | null }) => {
       const node = parseAudienceFilter(attr(attribute.uid, 'is-set'), { attributes: [attribute], eventTypes: [] });
-      return node.type === 'attribute_condition' ? node.column : 'not a condition';
+      return node.type === 'attribute_condition' ? node.slot : 'not a condition';
     };
-    expect(columnOf({ uid: 'a', type: 'string', multivalue: false, slot: 31 })).toBe('s31');
-    expect(columnOf({ uid: 'a', type: 'number', multivalue: false, slot: 0 })).toBe('n0');
+    expect(columnOf({ uid: 'a', type: 'string', multivalue: false, slot: 31 })).toEqual({ kind: 'str', index: 31 });
+    expect(columnOf({ uid: 'a', type: 'number', multivalue: false, slot: 0 })).toEqual({ kind: 'num', index: 0 });
     expect(columnOf({ uid: 'a', type: 'string', multivalue: true, slot: 3 })).toBeUndefined();
     for (const slot of [null, undefined, -1, 32, 1.5, Number.NaN]) expect(columnOf({ uid: 'a', type: 'string', multivalue: false, slot })).toBeUndefined();
   });

@@ -12,7 +12,7 @@
 import { parseFilterDate } from './dates';
 import { AudienceFilterError } from './errors';
 import { AUDIENCE_FILTER_LIMITS } from './limits';
-import { slotColumnOf } from './slots';
+import { slotOf, type AttributeSlot } from './slots';
 import {
   AUDIENCE_FILTER_VERSION,
   AUDIENCE_CONDITION_OPERATORS,
@@ -74,7 +74,7 @@ interface Param {
 }
 
 class Parser {
-  private readonly attributes = new Map<string, { kind: AudienceValueKind; multivalue: boolean; column?: string }>();
+  private readonly attributes = new Map<string, { kind: AudienceValueKind; multivalue: boolean; slot?: AttributeSlot }>();
   private readonly eventTypes = new Map<string, Map<string, { kind: AudienceValueKind; multivalue: boolean }>>();
   private nodes = 0;
   private values = 0;
@@ -82,8 +82,8 @@ class Parser {
 
   constructor(catalogue: FilterCatalogue) {
     for (const a of catalogue.attributes) {
-      const column = slotColumnOf(a);
-      this.attributes.set(a.uid, { kind: audienceValueKind(a.type), multivalue: a.multivalue, ...(column ? { column } : {}) });
+      const slot = slotOf(a);
+      this.attributes.set(a.uid, { kind: audienceValueKind(a.type), multivalue: a.multivalue, ...(slot ? { slot } : {}) });
     }
     for (const t of catalogue.eventTypes) {
       this.eventTypes.set(t.uid, new Map(t.parameters.map((p) => [p.uid, { kind: audienceValueKind(p.dataType), multivalue: (p.multiValue ?? 1) > 1 }])));
@@ -132,10 +132,10 @@ class Parser {
     const key = this.text(input.key, `${path}.key`);
     const attribute = this.attributes.get(key);
     if (attribute === undefined) throw new AudienceFilterError(`${path}.key`, `unknown attribute ${clip(JSON.stringify(key))}`, [...this.attributes.keys()]);
-    const { kind, multivalue, column } = attribute;
+    const { kind, multivalue, slot } = attribute;
     const operator = this.operator(input.operator, `${path}.operator`, kind, `a ${kind} attribute`);
     const values = this.conditionValues(input, path, operator, kind);
-    return { type: 'attribute_condition', key, operator, values, valueKind: kind, multivalue, ...(column ? { column } : {}) };
+    return { type: 'attribute_condition', key, operator, values, valueKind: kind, multivalue, ...(slot ? { slot } : {}) };
   }
 
   private groupEvent(input: Json, path: string): GroupEventNode {

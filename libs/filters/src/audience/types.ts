@@ -56,8 +56,8 @@ export interface AttributeConditionNode {
   valueKind: AudienceValueKind;
   /** From the catalogue: several values (one entry each in the snapshot arrays). */
   multivalue: boolean;
-  /** From the catalogue: the slot column holding a single-valued attribute's value (`s3`, `n0`), if it has one. */
-  column?: string;
+  /** From the catalogue: the slot column holding a single-valued attribute's value, if it has one. */
+  slot?: { kind: 'str' | 'num'; index: number };
 }
 
 export interface EventConditionNode {

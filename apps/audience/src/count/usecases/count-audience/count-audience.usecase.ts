@@ -3,7 +3,7 @@ import { join, sql, type Sql } from '@meld/clickhouse';
 import { type AudienceFilterNode, AudienceFilterError, type FilterCatalogue, parseAudienceFilter, parseAudienceFilterVersion } from '@meld/filters';
 import { parseInput } from '@meld/platform';
 import { BadRequestException, ForbiddenException, Injectable } from '@nestjs/common';
-import { type ChannelCompliance, type ComplianceChannel, type ComplianceMode, FilterComplianceSchema, channelColumns, channelFigures, complianceCondition } from '../../compliance';
+import { type ChannelCompliance, type ComplianceChannel, type ComplianceMode, FilterComplianceSchema, channelColumns, channelFigures, complianceCondition, consentColumns } from '../../compliance';
 import { CountRepository, countAll } from '../../count.repository';
 import { FilterCatalogueRepository } from '../../filter-catalogue.repository';
 import type { CountAudienceCommand } from './count-audience.command';
@@ -38,8 +38,9 @@ export class CountAudienceUseCase {
     const compliance = parseInput(FilterComplianceSchema.optional(), command.filterCompliance, 'filterCompliance') ?? {};
     const channels = Object.entries(compliance).filter(([, m]) => m !== undefined) as Array<[ComplianceChannel, ComplianceMode]>;
     let root: AudienceFilterNode | undefined;
-    if (command.root !== undefined) {
-      const catalogue = command.catalogue ?? (await this.catalogues.catalogue(command.projectId));
+    // The catalogue names the slot columns of filtered attributes and of the consents.
+    const catalogue = command.root !== undefined || channels.length ? (command.catalogue ?? (await this.catalogues.catalogue(command.projectId))) : undefined;
+    if (command.root !== undefined && catalogue) {
       root = await filterErrorsAs400(() => parseAudienceFilter(command.root, catalogue, command.rootPath));
       if (command.principal && !maySearchByPii(command.principal)) {
         const path = piiConditionPath(root, catalogue, command.rootPath);
@@ -52,7 +53,10 @@ export class CountAudienceUseCase {
       }
     }
     const columns: Sql[] = [countAll];
-    if (channels.length) columns.push(sql`countIf(${join(channels.map(([ch, m]) => complianceCondition(ch, m)), ' AND ')}) AS hits`, ...channels.flatMap(([ch]) => channelColumns(ch)));
+    if (channels.length) {
+      const consent = consentColumns(catalogue!);
+      columns.push(sql`countIf(${join(channels.map(([ch, m]) => complianceCondition(ch, m, consent)), ' AND ')}) AS hits`, ...channels.flatMap(([ch]) => channelColumns(ch, consent)));
+    }
     const row = await filterErrorsAs400(() => this.repository.aggregate(command.projectId, root, columns));
     const matching = Number(row.matching ?? 0);
     if (!channels.length) return { totalHits: matching };
