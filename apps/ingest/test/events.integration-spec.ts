@@ -84,6 +84,29 @@ describe('event writes (ingest)', () => {
     expect(events.messages.filter((x) => x.value.eventId === eventId)).toHaveLength(1);
   });
 
+  it('a batch mixing resent and new ids (written again on the conflict) produces each new one once', async () => {
+    const [user, ghost] = [uid(), uid()];
+    await contact(user);
+    const [old, shared, fresh] = [eid(), eid(), eid()];
+    await post('/events', [purchase(user, old)]);
+    // `shared` comes first under a contact that does not exist: skipped, so the live user's copy counts.
+    const res = await post('/events', [purchase(user, old), purchase(ghost, shared), purchase(user, shared), purchase(user, fresh), purchase(user, fresh)]);
+    expect(res.body.entity).toMatchObject({ successful: 5, failed: 0 });
+    const marker = eid();
+    await post('/events', [purchase(user, marker)]);
+    await events.waitFor(1, (x) => x.value.eventId === marker);
+    for (const id of [old, shared, fresh]) expect(events.messages.filter((x) => x.value.eventId === id)).toHaveLength(1);
+    expect(events.messages.find((x) => x.value.eventId === shared)?.value.userId).toBe(user);
+  });
+
+  it('an unknown data source is 404, whatever the body', async () => {
+    const other = `${base}/v1/project/${tenancy.project.uid}/datasource/${randomUUID()}/stream/events`;
+    for (const body of [[purchase('x')], { not: 'an array' }]) {
+      const res = await fetch(other, { method: 'POST', headers: { ...dsToken, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      expect(res.status).toBe(404);
+    }
+  });
+
   it('an event-only item for an unknown (or deleted) contact is skipped silently', async () => {
     const ghost = uid();
     const eventId = eid();

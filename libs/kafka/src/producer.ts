@@ -6,6 +6,7 @@ import { encodeValue } from './codec';
 import { SCHEMA_VERSION_HEADER } from './headers';
 import { silentLogger } from './logger';
 import { kafkaMetrics } from './metrics';
+import { keyPartitioner } from './partitioner';
 
 export interface OutgoingMessage {
   /** Partition key: Meld keys every topic so one contact's messages stay in order. */
@@ -72,6 +73,8 @@ export function createProducer(options: ProducerOptions): Producer {
     idempotent,
     maxInFlightRequests: idempotent ? 1 : (options.maxInFlightRequests ?? 1),
     allowAutoTopicCreation: options.allowAutoTopicCreation ?? false,
+    // kafkajs's default partitioning, with a hash that does not allocate Long objects.
+    createPartitioner: keyPartitioner,
     // kafkajs's default retries (5, from 300 ms) cover a leader election; beyond that the
     // caller sees the error rather than a request hanging for minutes.
     retry: idempotent ? undefined : { retries: 5, initialRetryTime: 300 },

@@ -137,19 +137,26 @@ async function writeMembers(em: EntityManager, projectId: string, plan: MergePla
 /** Upserts the audience contacts whose content changed, in one statement. */
 async function upsertAudiences(em: EntityManager, projectId: string, rows: ReadonlyArray<{ audience: AudienceContact; version: number }>): Promise<void> {
   if (!rows.length) return;
+  // One JSON parameter rather than jsonb[] ones: pg escapes every element of an array parameter
+  // in JavaScript (quote by quote), JSON.stringify of the whole is native.
   await em.query(
     `INSERT INTO audience_contacts (project_id, id, attributes, lineage, datasources, ds_contact_ids, version, updated_at)
-     SELECT $1, t.*, now() FROM unnest($2::uuid[], $3::jsonb[], $4::jsonb[], $5::jsonb[], $6::jsonb[], $7::bigint[]) AS t
+     SELECT $1, t.id, t.attributes, t.lineage, t.datasources, t.ds_contact_ids, t.version, now()
+       FROM jsonb_to_recordset($2::jsonb) AS t(id uuid, attributes jsonb, lineage jsonb, datasources jsonb, ds_contact_ids jsonb, version bigint)
      ON CONFLICT (project_id, id) DO UPDATE SET attributes = EXCLUDED.attributes, lineage = EXCLUDED.lineage, datasources = EXCLUDED.datasources,
        ds_contact_ids = EXCLUDED.ds_contact_ids, version = EXCLUDED.version, updated_at = now()`,
     [
       projectId,
-      rows.map((r) => r.audience.id),
-      rows.map((r) => JSON.stringify(r.audience.attributes)),
-      rows.map((r) => JSON.stringify(r.audience.lineage)),
-      rows.map((r) => JSON.stringify(r.audience.dataSources)),
-      rows.map((r) => JSON.stringify(r.audience.dsContactIds)),
-      rows.map((r) => r.version),
+      JSON.stringify(
+        rows.map((r) => ({
+          id: r.audience.id,
+          attributes: r.audience.attributes,
+          lineage: r.audience.lineage,
+          datasources: r.audience.dataSources,
+          ds_contact_ids: r.audience.dsContactIds,
+          version: r.version,
+        })),
+      ),
     ],
   );
 }
@@ -318,9 +325,8 @@ export class MergeRepository {
         }
       }
       if (messages.length) {
-        await em.query(`INSERT INTO audience_outbox (key, value) SELECT * FROM unnest($1::text[], $2::jsonb[])`, [
-          messages.map((m) => messageKeys.audienceContact(projectId, m.audienceId)),
-          messages.map((m) => JSON.stringify(m)),
+        await em.query(`INSERT INTO audience_outbox (key, value) SELECT m.e->>'key', m.e->'value' FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS m(e, n) ORDER BY m.n`, [
+          JSON.stringify(messages.map((m) => ({ key: messageKeys.audienceContact(projectId, m.audienceId), value: m }))),
         ]);
       }
       return { changed: messages.length > 0, messages: messages.length, capEvents: plan.result.capEvents };

@@ -1,54 +1,115 @@
-import { DATA_SOURCE } from '@meld/db';
+import { DATA_SOURCE, isUuid } from '@meld/db';
 import { Inject, Injectable } from '@nestjs/common';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import type { EventTypeRule } from './event-item';
+import { inTransaction, type PgClient, pgPool } from './pg-transaction';
 
-/** All I/O of event writes: the project's event types and the event-id dedup set. */
+export interface EventWriteContext {
+  /** The path's data source when it is one of the project's, else null. */
+  dataSourceId: string | null;
+  types: Map<string, EventTypeRule>;
+}
+
+export interface MarkedEvents {
+  /** Users of the batch with a live contact in the data source, now locked FOR SHARE. */
+  live: Set<string>;
+  /** Event ids of live users seen for the first time (a resent id is not among them). */
+  fresh: Set<string>;
+}
+
+/**
+ * The data source check and the batch's event types with their parameters in one round trip
+ * (they were three statements). Neither statement is named (prepared): Postgres would plan
+ * them generically after five runs, and those plans cost 23 µs of Postgres CPU per event
+ * against 14 µs when planned for their arrays each time (100-event batches, one connection).
+ */
+const CONTEXT_SQL = `
+  SELECT (SELECT id FROM data_sources WHERE id = $2::uuid AND project_id = $1) AS data_source_id,
+         (SELECT coalesce(json_agg(json_build_object(
+                   'id', t.id, 'uid', t.uid, 'automation', t.automation,
+                   'parameters', (SELECT coalesce(json_agg(json_build_object(
+                                      'parameter', p.parameter, 'dataType', p.data_type, 'required', p.required,
+                                      'multiValue', p.multi_value, 'maxLength', p.max_length)), '[]')
+                                  FROM event_parameters p WHERE p.event_type_id = t.id))), '[]')
+          FROM event_types t WHERE t.project_id = $1 AND t.uid = ANY($3::text[])) AS types`;
+
+/**
+ * Lock the batch's live contacts (FOR SHARE, in user_id order like every other locker of
+ * source_contacts) and mark the event ids of live users, in one statement (they were two).
+ * `live` is read whole by the final SELECT, so every live contact is locked, not just those
+ * whose ids turned out new; ids are inserted in sorted order so two batches sharing ids wait
+ * on each other instead of deadlocking.
+ *
+ * Two forms: most batches carry only new ids, and a plain INSERT costs Postgres ~40% less
+ * than ON CONFLICT DO NOTHING's speculative insertion (4.8 vs 7.5 µs per id, measured); a
+ * batch with a resent id fails it on the unique key (nothing is written, the transaction
+ * rolls back) and goes again with ON CONFLICT, which skips the ids already there.
+ */
+const markSql = (resent: boolean) => `
+  WITH live AS MATERIALIZED (
+         SELECT user_id FROM source_contacts
+         WHERE project_id = $1 AND data_source_id = $2 AND user_id = ANY($3::text[]) AND deleted_at IS NULL AND version > 0
+         ORDER BY user_id FOR SHARE),
+       fresh AS (
+         INSERT INTO event_ids (project_id, event_id)
+         SELECT $1, e.event_id FROM unnest($4::text[], $5::text[]) AS e(event_id, user_id)
+         WHERE e.user_id IN (SELECT user_id FROM live)
+         ORDER BY e.event_id
+         ${resent ? 'ON CONFLICT DO NOTHING ' : ''}RETURNING event_id)
+  SELECT ARRAY(SELECT user_id FROM live) AS live, ARRAY(SELECT event_id FROM fresh) AS fresh`;
+const MARK_NEW_SQL = markSql(false);
+const MARK_RESENT_SQL = markSql(true);
+
+/** The batch holds an id already accepted (or one id twice): write it again with `resent`. */
+export class ResentEventIds extends Error {
+  constructor() {
+    super('the batch holds an event id already accepted');
+  }
+}
+
+const UNIQUE_VIOLATION = '23505';
+
+/** All I/O of event writes: the data source, the project's event types and the event-id dedup set. */
 @Injectable()
 export class EventsRepository {
   constructor(@Inject(DATA_SOURCE) private readonly ds: DataSource) {}
 
-  transaction<T>(work: (tx: EntityManager) => Promise<T>): Promise<T> {
-    return this.ds.transaction(work);
+  /** The transaction of an event write, on a plain pg connection (see pg-transaction.ts). */
+  transaction<T>(work: (tx: PgClient) => Promise<T>): Promise<T> {
+    return inTransaction(this.ds, work);
   }
 
-  /** The event types named by a batch, with their declared parameters. */
-  async eventTypes(projectId: string, uids: string[]): Promise<Map<string, EventTypeRule>> {
-    if (uids.length === 0) return new Map();
-    const types: { id: string; uid: string; automation: boolean }[] = await this.ds.query(
-      `SELECT id, uid, automation FROM event_types WHERE project_id = $1 AND uid = ANY($2::text[])`,
-      [projectId, uids],
-    );
-    const params: { event_type_id: string; parameter: string; data_type: string; required: boolean; multi_value: number; max_length: number | null }[] =
-      types.length === 0
-        ? []
-        : await this.ds.query(
-            `SELECT event_type_id, parameter, data_type, required, multi_value, max_length FROM event_parameters WHERE event_type_id = ANY($1::uuid[])`,
-            [types.map((t) => t.id)],
-          );
-    return new Map(
-      types.map((t) => [
-        t.uid,
-        {
-          ...t,
-          parameters: params
-            .filter((p) => p.event_type_id === t.id)
-            .map((p) => ({ parameter: p.parameter, dataType: p.data_type as EventTypeRule['parameters'][number]['dataType'], required: p.required, multiValue: p.multi_value, maxLength: p.max_length })),
-        },
-      ]),
-    );
+  /** Whether the path's data source belongs to the project, and the event types a batch names. */
+  async writeContext(projectId: string, dataSourceId: string, typeUids: string[]): Promise<EventWriteContext> {
+    if (!isUuid(dataSourceId)) return { dataSourceId: null, types: new Map() };
+    const {
+      rows: [row],
+    } = await pgPool(this.ds).query<{ data_source_id: string | null; types: EventTypeRule[] }>({ text: CONTEXT_SQL, values: [projectId, dataSourceId, typeUids] });
+    return { dataSourceId: row.data_source_id, types: new Map(row.types.map((t) => [t.uid, t])) };
   }
 
-  /** Marks the ids as accepted; returns those that were new (a resent id is not). Held until the caller's COMMIT. */
-  async markNew(tx: EntityManager, projectId: string, eventIds: string[]): Promise<Set<string>> {
-    if (eventIds.length === 0) return new Set();
-    const rows: { event_id: string }[] = await tx.query(
-      `WITH ins AS (
-         INSERT INTO event_ids (project_id, event_id) SELECT $1, e FROM unnest($2::text[]) AS e ORDER BY e
-         ON CONFLICT DO NOTHING RETURNING event_id)
-       SELECT event_id FROM ins`,
-      [projectId, eventIds],
-    );
-    return new Set(rows.map((r) => r.event_id));
+  /**
+   * Locks the live contacts among `events`' users and marks their event ids as accepted; both
+   * are held until the caller's COMMIT (the ids roll back with a failed produce).
+   */
+  async lockAndMark(
+    tx: PgClient,
+    projectId: string,
+    dataSourceId: string,
+    events: readonly { userId: string; eventId: string }[],
+    o: { resent: boolean },
+  ): Promise<MarkedEvents> {
+    if (events.length === 0) return { live: new Set(), fresh: new Set() };
+    const users = [...new Set(events.map((e) => e.userId))];
+    const values = [projectId, dataSourceId, users, events.map((e) => e.eventId), events.map((e) => e.userId)];
+    try {
+      const {
+        rows: [row],
+      } = await tx.query<{ live: string[]; fresh: string[] }>({ text: o.resent ? MARK_RESENT_SQL : MARK_NEW_SQL, values });
+      return { live: new Set(row.live), fresh: new Set(row.fresh) };
+    } catch (err) {
+      if (!o.resent && (err as { code?: string }).code === UNIQUE_VIOLATION) throw new ResentEventIds();
+      throw err;
+    }
   }
 }

@@ -14,9 +14,17 @@ export class StreamScope {
 
   async dataSource(command: StreamCommand): Promise<DataSourceEntity> {
     const dataSource = await this.streams.findDataSource(command.projectId, command.dataSourceId);
-    if (!dataSource || (command.tokenDataSourceId !== null && command.tokenDataSourceId !== dataSource.id)) {
+    this.requireUsable(command, dataSource?.id ?? null);
+    return dataSource!;
+  }
+
+  /**
+   * The same rule for a caller that looked the data source up itself (the event write does,
+   * in one query with its event types): `foundId` is the project's data source of the path.
+   */
+  requireUsable(command: StreamCommand, foundId: string | null): void {
+    if (!foundId || (command.tokenDataSourceId !== null && command.tokenDataSourceId !== foundId)) {
       throw new NotFoundException('data source not found');
     }
-    return dataSource;
   }
 }

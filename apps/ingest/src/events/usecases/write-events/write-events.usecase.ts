@@ -1,14 +1,15 @@
 import { type EventAccepted, eventAccepted, keys, Topics } from '@meld/contracts';
 import { Injectable } from '@nestjs/common';
+import { isPlainObject } from '../../../contacts/contact-item';
 import { ContactPatches } from '../../../contacts/contact-patches';
 import { type ContactWrite, SourceContactsRepository } from '../../../contacts/source-contacts.repository';
 import { IngestProducer } from '../../../outbox/ingest-producer';
 import { OutboxRelay } from '../../../outbox/outbox-relay';
 import { StreamScope } from '../../../stream/stream-scope';
-import { echoUserId, type ItemOutcome, parseBatch, writeOutcome } from '../../../write/write-batch';
+import { echoUserId, type ItemOutcome, MAX_BATCH_ITEMS, parseBatch, writeOutcome } from '../../../write/write-batch';
 import type { WriteCommand } from '../../../write/write.command';
 import { type ParsedEvent, insideAutomationWindow, parseEvent } from '../../event-item';
-import { EventsRepository } from '../../events.repository';
+import { EventsRepository, ResentEventIds } from '../../events.repository';
 
 const USER_DATA_SKIP = new Set(['_user_id']);
 
@@ -20,7 +21,8 @@ const USER_DATA_SKIP = new Set(['_user_id']);
  *    item fails (rule 2);
  * 3. an event-only item for a contact that does not live in this data source is skipped
  *    silently: success, nothing produced, its id not marked (rule 1);
- * 4. dedup: one transaction marks the new ids, produces them to `meld.events.v1` (events of
+ * 4. dedup: one transaction locks the live contacts and marks the new ids (one statement,
+ *    EventsRepository.lockAndMark), produces them to `meld.events.v1` (events of
  *    `automation: true` types within ±1 h flagged `automation`, rule 4: identity-merge turns
  *    them into triggers keyed by the audience contact) and waits for the acks, then COMMITs;
  *    only then the answer. A resent id is a success produced no more.
@@ -37,11 +39,10 @@ export class WriteEvents {
   ) {}
 
   async execute(command: WriteCommand) {
-    await this.scope.dataSource(command);
-    const items = parseBatch(command.body, 'events');
     const { projectId, dataSourceId, receivedAt } = command;
-    const typeNames = [...new Set(items.map((i) => i._event_type).filter((t): t is string => typeof t === 'string'))];
-    const types = await this.events.eventTypes(projectId, typeNames);
+    const { dataSourceId: found, types } = await this.events.writeContext(projectId, dataSourceId, eventTypeNames(command.body));
+    this.scope.requireUsable(command, found);
+    const items = parseBatch(command.body, 'events');
 
     const outcomes: ItemOutcome[] = items.map((item) => ({ status: 'success', _user_id: echoUserId(item._user_id) }));
     const accepted: (ParsedEvent | null)[] = items.map((item, i) => {
@@ -79,42 +80,59 @@ export class WriteEvents {
 
     // Rule 1: event-only items of contacts that do not exist here are skipped silently. The
     // live contacts stay locked (FOR SHARE) until the events are on the topic: a delete racing
-    // this write commits after them, so its erase marker follows them (lockLive).
+    // this write commits after them, so its erase marker follows them (EventsRepository.lockAndMark).
     const candidates = accepted.filter((e): e is ParsedEvent => e !== null);
     if (candidates.length > 0) {
-      await this.events.transaction(async (tx) => {
-        const live = await this.contacts.lockLive(tx, projectId, dataSourceId, candidates.map((e) => e.userId));
-        const toProduce = candidates.filter((e) => live.has(e.userId));
-        const fresh = await this.events.markNew(tx, projectId, toProduce.map((e) => e.eventId));
-        const seen = new Set<string>();
-        const produce = toProduce.filter((e) => {
-          if (!fresh.has(e.eventId) || seen.has(e.eventId)) return false; // a duplicate: success, not produced again
-          seen.add(e.eventId);
-          return true;
-        });
-        const messages = produce.map((e) => {
-          const value: EventAccepted = {
-            schemaVersion: 1,
-            projectId,
-            dataSourceId,
-            userId: e.userId,
-            eventId: e.eventId,
-            eventType: e.eventType.uid,
-            eventDate: e.eventDate,
-            receivedAt,
-            parameters: e.parameters,
-            ...(e.userData ? { userData: stripUserId(e.userData) } : {}),
-            // Rule 4, decided here where the type's flag and the reception time are known;
-            // identity-merge publishes the trigger once it knows the audience contact.
-            ...(e.eventType.automation && insideAutomationWindow(e.eventDate, receivedAt) ? { automation: true } : {}),
-          };
-          return { key: keys.sourceContact(projectId, dataSourceId, e.userId), value };
-        });
-        await this.producer.send(Topics.events, messages, { schema: eventAccepted });
+      await this.produce(command, candidates, false).catch((err: unknown) => {
+        if (err instanceof ResentEventIds) return this.produce(command, candidates, true);
+        throw err;
       });
     }
     return writeOutcome(outcomes);
   }
+
+  /** One transaction: lock and mark, produce the fresh events, wait for the acks, COMMIT. */
+  private produce(command: WriteCommand, candidates: ParsedEvent[], resent: boolean): Promise<void> {
+    const { projectId, dataSourceId } = command;
+    return this.events.transaction(async (tx) => {
+      const { live, fresh } = await this.events.lockAndMark(tx, projectId, dataSourceId, candidates, { resent });
+      const seen = new Set<string>();
+      const produce = candidates.filter((e) => {
+        // Not live (rule 1) or a duplicate: success, not produced (again).
+        if (!live.has(e.userId) || !fresh.has(e.eventId) || seen.has(e.eventId)) return false;
+        seen.add(e.eventId);
+        return true;
+      });
+      await this.producer.send(Topics.events, produce.map((e) => eventMessage(command, e)), { schema: eventAccepted });
+    });
+  }
+}
+
+/** The event types a body names, looked up with the data source before the body is checked. */
+function eventTypeNames(body: unknown): string[] {
+  if (!Array.isArray(body) || body.length > MAX_BATCH_ITEMS) return [];
+  const names = new Set<string>();
+  for (const item of body) if (isPlainObject(item) && typeof item._event_type === 'string') names.add(item._event_type);
+  return [...names];
+}
+
+function eventMessage({ projectId, dataSourceId, receivedAt }: WriteCommand, e: ParsedEvent) {
+  const value: EventAccepted = {
+    schemaVersion: 1,
+    projectId,
+    dataSourceId,
+    userId: e.userId,
+    eventId: e.eventId,
+    eventType: e.eventType.uid,
+    eventDate: e.eventDate,
+    receivedAt,
+    parameters: e.parameters,
+    ...(e.userData ? { userData: stripUserId(e.userData) } : {}),
+    // Rule 4, decided here where the type's flag and the reception time are known;
+    // identity-merge publishes the trigger once it knows the audience contact.
+    ...(e.eventType.automation && insideAutomationWindow(e.eventDate, receivedAt) ? { automation: true } : {}),
+  };
+  return { key: keys.sourceContact(projectId, dataSourceId, e.userId), value };
 }
 
 function stripUserId(data: Record<string, unknown>): EventAccepted['userData'] {
