@@ -41,6 +41,7 @@ import { closedLoopOver, openLoop, type LoopResult } from '../lib/load';
 import { startMeldApps } from '../lib/meld-apps';
 import { benchPostgres } from '../lib/postgres-db';
 import { settleStores } from '../lib/settle';
+import { overBound, scrapeMetrics } from '../lib/tail-metrics';
 import { droppedMessages, startPrivateKafka } from '../lib/private-kafka';
 import { RssSampler, stackPid, type WatchedProcess } from '../lib/processes';
 import { formatNumber } from '../lib/table';
@@ -219,7 +220,18 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
       return { perS: ((r.latencies.length - r.errors) * batch) / r.elapsedS, p50: percentile(r.latencies, 50), p99: percentile(r.latencies, 99), errors: r.errors, cpu: perOp(await cpu.stop(), sent), rssMb: rss.stop() };
     };
     ctx.log(`half of peak: ${(batchesPerS * batch).toFixed(0)} events/s (${batchesPerS.toFixed(1)} batches/s) for ${halfSeconds} s after ${warmup} s of warm-up`);
+    const scrape = () => Promise.all(['gateway', 'ingest', 'probes'].map((a) => scrapeMetrics(apps!.urls[a])));
+    const beforeHalf = await scrape();
     const halfIngest = await half(sendBatch, `${suffix}-half`);
+    const afterHalf = await scrape();
+    // Which layer the slow batches (> 50 ms) of the half-peak phase were slow in.
+    const tails = [
+      ...overBound(beforeHalf[0], afterHalf[0], 'meld_http_request_duration_seconds', 'stream/events', 0.05).map((l) => `gateway ${l}`),
+      ...overBound(beforeHalf[1], afterHalf[1], 'meld_http_request_duration_seconds', 'stream/events', 0.05).map((l) => `ingest ${l}`),
+      ...overBound(beforeHalf[1], afterHalf[1], 'meld_kafka_produce_duration_seconds', 'events', 0.05).map((l) => `ingest produce ${l}`),
+      ...['gateway', 'ingest', 'probes'].flatMap((a, i) => overBound(beforeHalf[i], afterHalf[i], 'nodejs_gc_duration_seconds', 'kind', 0.01).map((l) => `${a} GC ${l}`)),
+    ];
+    ctx.log(`half-peak tails: ${tails.join('; ')}`);
     ctx.log(`half of peak through the gateway: p50 ${halfIngest.p50.toFixed(1)} ms, p99 ${halfIngest.p99.toFixed(1)} ms`);
     halfSeq = 0;
     const halfRaw = await half(rawBatch, `${suffix}-half`);
@@ -249,6 +261,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
       rows,
       notes: [
         `goal end-to-end ≥ 20,000 events/s: ${formatNumber(e2e)} ${e2e >= 20_000 ? 'MET' : 'MISSED'}; goal p99 ≤ 50 ms at half of peak: ${formatNumber(halfIngest.p99)} ms ${halfIngest.p99 <= 50 ? 'MET' : 'MISSED'}`,
+        `half-peak phase, slow observations by layer (apps' own histograms): ${tails.join('; ')}`,
         `half of peak = ${formatNumber(batchesPerS * batch)} events/s (50% of the median accepted peak); before each half-peak phase the stores finish the background work of the phase before: gateway phase ${settled[0]}, raw phase ${settled[1]}`,
         `most events accepted but not yet visible at once: ${results.map((r) => formatNumber(r.maxLag)).join(', ')} (the dev broker keeps ~12,000 of these events per partition; every accepted event was found in ClickHouse)`,
         cpuBreakdown('CPU µs/event by process, end to end (round 1)', results[0].endToEnd.cpu),
