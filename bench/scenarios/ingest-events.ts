@@ -224,11 +224,11 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     const beforeHalf = await scrape();
     const halfIngest = await half(sendBatch, `${suffix}-half`);
     const afterHalf = await scrape();
-    // Which layer the slow batches (> 50 ms) of the half-peak phase were slow in.
+    // Which layer the slow batches (> 50 ms; ingest's stages > 25 ms) of the half-peak phase were slow in.
     const tails = [
       ...overBound(beforeHalf[0], afterHalf[0], 'meld_http_request_duration_seconds', 'stream/events', 0.05).map((l) => `gateway ${l}`),
       ...overBound(beforeHalf[1], afterHalf[1], 'meld_http_request_duration_seconds', 'stream/events', 0.05).map((l) => `ingest ${l}`),
-      ...overBound(beforeHalf[1], afterHalf[1], 'meld_kafka_produce_duration_seconds', 'events', 0.05).map((l) => `ingest produce ${l}`),
+      ...overBound(beforeHalf[1], afterHalf[1], 'meld_ingest_event_write_stage_seconds', 'stage', 0.025).map((l) => `ingest stage ${l}`),
       ...['gateway', 'ingest', 'probes'].flatMap((a, i) => overBound(beforeHalf[i], afterHalf[i], 'nodejs_gc_duration_seconds', 'kind', 0.01).map((l) => `${a} GC ${l}`)),
     ];
     ctx.log(`half-peak tails: ${tails.join('; ')}`);

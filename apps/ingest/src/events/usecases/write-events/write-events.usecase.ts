@@ -10,6 +10,7 @@ import { echoUserId, type ItemOutcome, MAX_BATCH_ITEMS, parseBatch, writeOutcome
 import type { WriteCommand } from '../../../write/write.command';
 import { type ParsedEvent, insideAutomationWindow, parseEvent } from '../../event-item';
 import { EventsRepository, ResentEventIds } from '../../events.repository';
+import { timed } from '../../write-stages';
 
 const USER_DATA_SKIP = new Set(['_user_id']);
 
@@ -40,17 +41,19 @@ export class WriteEvents {
 
   async execute(command: WriteCommand) {
     const { projectId, dataSourceId, receivedAt } = command;
-    const { dataSourceId: found, types } = await this.events.writeContext(projectId, dataSourceId, eventTypeNames(command.body));
+    const { dataSourceId: found, types } = await timed('context', () => this.events.writeContext(projectId, dataSourceId, eventTypeNames(command.body)));
     this.scope.requireUsable(command, found);
     const items = parseBatch(command.body, 'events');
 
     const outcomes: ItemOutcome[] = items.map((item) => ({ status: 'success', _user_id: echoUserId(item._user_id) }));
-    const accepted: (ParsedEvent | null)[] = items.map((item, i) => {
-      const parsed = parseEvent(item, types, receivedAt);
-      if (parsed.ok) return parsed.event;
-      outcomes[i] = { status: 'error', _user_id: echoUserId(item._user_id), errors: parsed.errors };
-      return null;
-    });
+    const accepted: (ParsedEvent | null)[] = await timed('validate', () =>
+      items.map((item, i) => {
+        const parsed = parseEvent(item, types, receivedAt);
+        if (parsed.ok) return parsed.event;
+        outcomes[i] = { status: 'error', _user_id: echoUserId(item._user_id), errors: parsed.errors };
+        return null;
+      }),
+    );
 
     // Rule 2: `_user_data` before the event, one transaction for the batch's contacts.
     const withData = accepted.flatMap((e, i) => (e?.userData ? [i] : []));
@@ -94,7 +97,7 @@ export class WriteEvents {
   /** One transaction: lock and mark, produce the fresh events, wait for the acks, COMMIT. */
   private produce(command: WriteCommand, candidates: ParsedEvent[], resent: boolean): Promise<void> {
     const { projectId, dataSourceId } = command;
-    return this.events.transaction(async (tx) => {
+    return timed('transaction', () => this.events.transaction(async (tx) => {
       const { live, fresh } = await this.events.lockAndMark(tx, projectId, dataSourceId, candidates, { resent });
       const seen = new Set<string>();
       const produce = candidates.filter((e) => {
@@ -103,8 +106,8 @@ export class WriteEvents {
         seen.add(e.eventId);
         return true;
       });
-      await this.producer.send(Topics.events, produce.map((e) => eventMessage(command, e)), { schema: eventAccepted });
-    });
+      await timed('produce', () => this.producer.send(Topics.events, produce.map((e) => eventMessage(command, e)), { schema: eventAccepted }));
+    }));
   }
 }
 
