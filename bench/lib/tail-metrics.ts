@@ -44,3 +44,12 @@ export function overBound(before: Scrape, after: Scrape, metric: string, labelMa
   }
   return lines;
 }
+
+/** Sum of the series of `metric` (a counter, gauge or a histogram's _sum / _count) matching `labelMatch`, after − before. */
+export function delta(before: Scrape | null, after: Scrape, metric: string, labelMatch = ''): number {
+  let total = 0;
+  for (const [series, value] of after) {
+    if ((series === metric || series.startsWith(`${metric}{`)) && series.includes(labelMatch)) total += value - (before?.get(series) ?? 0);
+  }
+  return total;
+}

@@ -17,6 +17,12 @@ export interface OutboxPumpOptions {
   metrics: Registry;
   batch?: number;
   idleMs?: number;
+  /**
+   * How long a pass that found less than a full batch waits before the next, even when nudged
+   * (default 0). Gathers the rows of many small writes into one send, so a consumer that
+   * takes a fetch per produce request (the development broker) gets bigger batches.
+   */
+  lingerMs?: number;
   errorBackoffMs?: number;
 }
 
@@ -123,7 +129,10 @@ export class OutboxPump {
         this.log.warn(`pass failed, retrying: ${err instanceof Error ? err.message : String(err)}`);
         wait = backoff;
       }
-      if (published < this.batch || wait === backoff) await this.sleep(wait);
+      if (published < this.batch || wait === backoff) {
+        await this.sleep(wait);
+        if (this.options.lingerMs && !this.stopped) await new Promise((resolve) => setTimeout(resolve, this.options.lingerMs));
+      }
     }
   }
 
