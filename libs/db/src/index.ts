@@ -5,3 +5,4 @@ export * from './migrate';
 export * from './migrations';
 export * from './repositories';
 export * from './outbox/outbox-pump';
+export * from './raw-pool';

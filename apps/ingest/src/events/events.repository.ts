@@ -1,8 +1,8 @@
-import { DATA_SOURCE, isUuid } from '@meld/db';
+import { DATA_SOURCE, inRawTransaction, isUuid, rawPool } from '@meld/db';
 import { Inject, Injectable } from '@nestjs/common';
+import type { PoolClient } from 'pg';
 import type { DataSource } from 'typeorm';
 import type { EventTypeRule } from './event-item';
-import { inTransaction, type PgClient, pgPool } from './pg-transaction';
 
 export interface EventWriteContext {
   /** The path's data source when it is one of the project's, else null. */
@@ -74,9 +74,9 @@ const UNIQUE_VIOLATION = '23505';
 export class EventsRepository {
   constructor(@Inject(DATA_SOURCE) private readonly ds: DataSource) {}
 
-  /** The transaction of an event write, on a plain pg connection (see pg-transaction.ts). */
-  transaction<T>(work: (tx: PgClient) => Promise<T>): Promise<T> {
-    return inTransaction(this.ds, work);
+  /** The transaction of an event write, on a plain pg connection (libs/db raw-pool.ts). */
+  transaction<T>(work: (tx: PoolClient) => Promise<T>): Promise<T> {
+    return inRawTransaction(this.ds, work);
   }
 
   /** Whether the path's data source belongs to the project, and the event types a batch names. */
@@ -84,7 +84,7 @@ export class EventsRepository {
     if (!isUuid(dataSourceId)) return { dataSourceId: null, types: new Map() };
     const {
       rows: [row],
-    } = await pgPool(this.ds).query<{ data_source_id: string | null; types: EventTypeRule[] }>({ text: CONTEXT_SQL, values: [projectId, dataSourceId, typeUids] });
+    } = await rawPool(this.ds).query<{ data_source_id: string | null; types: EventTypeRule[] }>({ text: CONTEXT_SQL, values: [projectId, dataSourceId, typeUids] });
     return { dataSourceId: row.data_source_id, types: new Map(row.types.map((t) => [t.uid, t])) };
   }
 
@@ -93,7 +93,7 @@ export class EventsRepository {
    * are held until the caller's COMMIT (the ids roll back with a failed produce).
    */
   async lockAndMark(
-    tx: PgClient,
+    tx: PoolClient,
     projectId: string,
     dataSourceId: string,
     events: readonly { userId: string; eventId: string }[],
