@@ -26,6 +26,7 @@ import { createClickHouse, ident, join as sqlJoin, migrateClickHouse, raw, sql, 
 import { audienceSelect, parseAudienceFilter, type AudienceFilterNode, type FilterCatalogue } from '../../libs/filters/src';
 import type { BenchContext, BenchRow, ScenarioResult } from '../lib/context';
 import { RssSampler, type WatchedProcess } from '../lib/processes';
+import { settleStores } from '../lib/settle';
 import { median, percentile } from '../lib/stats';
 
 const DATABASE = 'meld_bench_count';
@@ -144,22 +145,6 @@ function pidOf(root: string, name: string): WatchedProcess[] {
   return Number.isInteger(pid) ? [{ name, pid }] : [];
 }
 
-/**
- * Waits (at most 5 minutes) until ClickHouse merges nothing in the bench database: 10M fresh
- * event rows keep a core busy merging for a while, and timing counts against that measures the
- * merges. Parts left unmerged stay (the snapshot's stale versions must still be deduplicated).
- */
-async function settleMerges(ch: ClickHouse, log: (m: string) => void): Promise<void> {
-  const started = Date.now();
-  for (;;) {
-    const [row] = await ch.query<{ n: string }>(sql`SELECT toString(count()) AS n FROM system.merges WHERE database = ${DATABASE}`);
-    if (Number(row.n) === 0) return;
-    if (Date.now() - started > 300_000) return log(`still ${row.n} merges after 5 minutes: timing anyway`);
-    log(`waiting for ${row.n} background merges to finish`);
-    await new Promise((resolve) => setTimeout(resolve, 5_000));
-  }
-}
-
 const count = async (ch: ClickHouse, query: Sql): Promise<number> => Number((await ch.query<{ n: string }>(query))[0]?.n ?? Number.NaN);
 
 export async function run(ctx: BenchContext): Promise<ScenarioResult> {
@@ -191,7 +176,8 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
       if (pg) await generatePostgres(pg, contacts, pgEvents, now, ctx.log);
       await ch.command(sql`INSERT INTO bench_meta VALUES (${contacts}, ${events}, ${pgEvents}, ${now})`);
     } else ctx.log('reusing the data of an earlier --keep run');
-    await settleMerges(ch, ctx.log);
+    // 10M fresh event rows keep a core merging for a while: time the counts after that.
+    ctx.log(await settleStores({ clickhouse: { ch, database: DATABASE } }, 300_000));
     const parts = await ch.query<{ table: string; parts: string }>(sql`SELECT table, toString(count()) AS parts FROM system.parts WHERE database = ${DATABASE} AND active GROUP BY table ORDER BY table`);
 
     // The three filters, as a client sends them, and the SQL one would write by hand for them

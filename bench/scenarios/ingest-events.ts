@@ -211,7 +211,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     let halfSeq = 0;
     const settled: string[] = [];
     const half = async (send: (tag: string, from: number, count: number) => () => Promise<boolean>, tag: string): Promise<Phase> => {
-      settled.push(await settleStores(store.ch, store.database, pg.db));
+      settled.push(await settleStores({ clickhouse: { ch: store.ch, database: store.database }, postgres: pg.db }));
       ctx.log(settled[settled.length - 1]);
       const cpu = await new CpuMeter(metered).start();
       const rss = new RssSampler(watched).start();
