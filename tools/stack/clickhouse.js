@@ -89,7 +89,10 @@ async function start({ log }) {
   for (const sub of ['data', 'tmp', 'user_files', 'format_schemas']) ensureDir(path.join(DIR, sub));
   writeFileAtomic(path.join(DIR, 'config.xml'), configXml());
   writeFileAtomic(path.join(DIR, 'users.xml'), usersXml());
-  return spawnDetached('clickhouse', cmd, [`--config-file=${path.join(DIR, 'config.xml')}`], { cwd: DIR });
+  // Merges and sink inserts are background work: on one machine the request path (Postgres,
+  // the apps' handlers) goes first. MELD_CLICKHOUSE_NICE=0 turns this off.
+  const nice = Number(process.env.MELD_CLICKHOUSE_NICE ?? 10);
+  return spawnDetached('clickhouse', cmd, [`--config-file=${path.join(DIR, 'config.xml')}`], { cwd: DIR, nice: Number.isInteger(nice) && nice > 0 ? Math.min(nice, 19) : 0 });
 }
 
 async function probe(env) {

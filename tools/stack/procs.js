@@ -41,20 +41,36 @@ function livePid(name, matches, log) {
 }
 
 /** Start `cmd` in its own session with output appended to its log, so it outlives the CLI. */
-function spawnDetached(name, cmd, args, { cwd, env, uid, gid } = {}) {
+function spawnDetached(name, cmd, args, { cwd, env, uid, gid, nice = 0 } = {}) {
   ensureDir(PIDS);
   const out = fs.openSync(logFile(name), 'a');
   try {
-    fs.writeSync(out, `\n--- ${new Date().toISOString()} starting: ${cmd} ${args.join(' ')}\n`);
-    const child = spawn(cmd, args, { cwd, env: env || process.env, uid, gid, detached: true, stdio: ['ignore', out, out] });
+    fs.writeSync(out, `\n--- ${new Date().toISOString()} starting: ${cmd} ${args.join(' ')}${nice > 0 ? ` (nice ${nice})` : ''}\n`);
+    // `nice` execs the server, so every thread it starts inherits the priority and the pid is the server's.
+    const [file, argv] = nice > 0 ? ['nice', ['-n', String(nice), cmd, ...args]] : [cmd, args];
+    const child = spawn(file, argv, { cwd, env: env || process.env, uid, gid, detached: true, stdio: ['ignore', out, out] });
     // A missing binary is reported through 'error', never as an exception.
     child.on('error', () => {});
     if (!child.pid) throw new Error(`${name}: could not start ${cmd}`);
     child.unref();
+    if (nice > 0) lowerAutogroup(child.pid, nice);
     writeFileAtomic(pidFile(name), `${child.pid}\n`);
     return child.pid;
   } finally {
     fs.closeSync(out);
+  }
+}
+
+/**
+ * A detached server leads its own session, and with the kernel's autogroup scheduling
+ * (sched_autogroup_enabled, on by default) a session competes as one unit: its threads' nice
+ * only ranks them among themselves. The group's own nice is what yields to the other sessions.
+ */
+function lowerAutogroup(pid, nice) {
+  try {
+    fs.writeFileSync(`/proc/${pid}/autogroup`, String(nice));
+  } catch {
+    // No autogroup (kernel without it, or not Linux): the threads' nice applies as is.
   }
 }
 

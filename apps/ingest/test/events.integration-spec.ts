@@ -107,6 +107,18 @@ describe('event writes (ingest)', () => {
     }
   });
 
+  it('event type names travel to Postgres as escaped literals: quotes and backslashes are just unknown types', async () => {
+    const user = uid();
+    await contact(user);
+    const odd = ["o'brien", "x\\' OR '1'='1", "a\\", '$1', "'; DROP TABLE event_ids; --"];
+    const res = await post('/events', [...odd.map((t) => purchase(user, eid(), { _event_type: t })), purchase(user)]);
+    expect(res.status).toBe(202);
+    const items = (res.body.entity as { items: Array<{ status: string; errors?: Record<string, string[]> }> }).items;
+    expect(items.map((i) => i.status)).toEqual([...odd.map(() => 'error'), 'success']);
+    for (const item of items.slice(0, odd.length)) expect(Object.keys(item.errors ?? {})).toEqual(['_event_type']);
+    expect(await db.query(`SELECT count(*)::int AS n FROM event_ids WHERE project_id = $1`, [tenancy.project.id])).toEqual([{ n: expect.any(Number) }]);
+  });
+
   it('an event-only item for an unknown (or deleted) contact is skipped silently', async () => {
     const ghost = uid();
     const eventId = eid();

@@ -7,5 +7,7 @@ export const appDefinition: MeldAppDefinition = {
   name: 'probes',
   port: APPS['probes'].port,
   stores: APPS['probes'].stores,
+  // Batch work (the sinks; probe answers take seconds): on a shared machine the request path goes first.
+  cpuNice: 10,
   providers: [{ provide: SINK_OPTIONS, useFactory: () => sinkOptions() }, SinksConsumer],
 };

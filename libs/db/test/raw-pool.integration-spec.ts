@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { testEnv } from '@meld/testing';
 import type { DataSource } from 'typeorm';
-import { createDataSource, inRawTransaction, rawPool } from '../src';
+import { escapeLiteral } from 'pg';
+import { beginWith, createDataSource, inRawTransaction, rawPool } from '../src';
 
 // rawPool reaches into TypeORM (driver.master): a TypeORM upgrade that moves it fails here.
-describe('rawPool / inRawTransaction', () => {
+describe('rawPool / inRawTransaction / beginWith', () => {
   const table = `raw_pool_${randomBytes(4).toString('hex')}`;
   let ds: DataSource;
   beforeAll(async () => {
@@ -31,5 +32,34 @@ describe('rawPool / inRawTransaction', () => {
     ).rejects.toMatchObject({ code: '23505' });
     expect(await rows()).toEqual([1, 2]);
     for (let i = 0; i < 12; i++) await inRawTransaction(ds, (c) => c.query('SELECT 1'));
+  });
+
+  it('beginWith: BEGIN and the first statement in one round trip, inside the transaction until COMMIT', async () => {
+    const tx = await beginWith<{ n: number }>(ds, `SELECT 10 AS n`);
+    expect(tx.rows).toEqual([{ n: 10 }]);
+    await tx.client.query(`INSERT INTO ${table} VALUES (10)`);
+    expect(await rows()).toEqual([1, 2]); // not visible to others before COMMIT
+    await tx.commit();
+    await tx.release(); // after commit: nothing to do
+    expect(await rows()).toEqual([1, 2, 10]);
+  });
+
+  it('beginWith: release rolls back, and values travel as escaped literals', async () => {
+    const quote = "o'brien\\ \"x\" $1 ; DROP TABLE x --";
+    const tx = await beginWith<{ s: string }>(ds, `SELECT ${escapeLiteral(quote)}::text AS s`);
+    expect(tx.rows[0].s).toBe(quote);
+    await tx.client.query(`INSERT INTO ${table} VALUES (11)`);
+    await tx.release();
+    expect(await rows()).toEqual([1, 2, 10]);
+    await expect(tx.commit()).rejects.toThrow('no longer open');
+  });
+
+  it('beginWith: a failing first statement rejects and leaves no connection behind', async () => {
+    const before = rawPool(ds).totalCount - rawPool(ds).idleCount;
+    await expect(beginWith(ds, 'SELECT 1/0')).rejects.toMatchObject({ code: '22012' });
+    expect(rawPool(ds).totalCount - rawPool(ds).idleCount).toBe(before);
+    const tx = await beginWith<{ one: number }>(ds, 'SELECT 1 AS one');
+    expect(tx.rows).toEqual([{ one: 1 }]);
+    await tx.commit();
   });
 });

@@ -13,3 +13,4 @@ export * from './stores/stores.module';
 export * from './errors/error-body';
 export * from './errors/http-error.filter';
 export * from './errors/parse-input';
+export * from './cpu/cpu-priority';

@@ -23,8 +23,11 @@ export class StreamScope {
    * in one query with its event types): `foundId` is the project's data source of the path.
    */
   requireUsable(command: StreamCommand, foundId: string | null): void {
-    if (!foundId || (command.tokenDataSourceId !== null && command.tokenDataSourceId !== foundId)) {
-      throw new NotFoundException('data source not found');
-    }
+    if (!foundId || (command.tokenDataSourceId !== null && command.tokenDataSourceId !== foundId)) this.notFound();
+  }
+
+  /** The answer for a path whose data source is not the project's (or not a data source at all). */
+  notFound(): never {
+    throw new NotFoundException('data source not found');
   }
 }

@@ -1,6 +1,7 @@
 import { PRINCIPAL_SECRET, PrincipalGuard } from '@meld/auth';
 import { type DynamicModule, Module, type ModuleMetadata } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { lowerCpuPriority } from '../cpu/cpu-priority';
 import { HttpErrorFilter } from '../errors/http-error.filter';
 import { APP_NAME, OpenApiController } from '../openapi/openapi.controller';
 import { z } from 'zod';
@@ -23,6 +24,11 @@ export interface MeldAppDefinition {
   /** The gateway faces the public; every other app refuses calls without the gateway's signed principal. */
   publicFacing?: boolean;
   bodyLimit?: number;
+  /**
+   * Nice value for batch apps sharing a machine with the request path (cpu/cpu-priority.ts);
+   * `MELD_CPU_NICE` overrides it (0 turns it off).
+   */
+  cpuNice?: number;
 }
 
 @Module({})
@@ -54,10 +60,11 @@ export function meldAppModule(def: MeldAppDefinition, env: NodeJS.ProcessEnv = p
 
 /** Entry point of every app's main.ts. */
 export async function runMeldApp(def: MeldAppDefinition, env: NodeJS.ProcessEnv = process.env) {
-  const { MELD_HOST: host, PORT: port } = loadConfig(
-    z.object({ MELD_HOST: envVars.host, PORT: envVars.port(def.port) }),
+  const { MELD_HOST: host, PORT: port, MELD_CPU_NICE: nice } = loadConfig(
+    z.object({ MELD_HOST: envVars.host, PORT: envVars.port(def.port), MELD_CPU_NICE: z.coerce.number().int().min(0).max(19).default(def.cpuNice ?? 0) }),
     { ...env, PORT: env[def.portEnv ?? 'PORT'] },
   );
+  lowerCpuPriority(nice);
   const trustProxy = def.publicFacing ? env.MELD_TRUST_PROXY || false : true;
   return bootstrapApp({ app: def.name, module: meldAppModule(def, env), host, port, bodyLimit: def.bodyLimit, trustProxy });
 }

@@ -1,5 +1,6 @@
 import { type EventAccepted, eventAccepted, keys, Topics } from '@meld/contracts';
 import { Injectable } from '@nestjs/common';
+import type { PoolClient } from 'pg';
 import { isPlainObject } from '../../../contacts/contact-item';
 import { ContactPatches } from '../../../contacts/contact-patches';
 import { type ContactWrite, SourceContactsRepository } from '../../../contacts/source-contacts.repository';
@@ -22,11 +23,12 @@ const USER_DATA_SKIP = new Set(['_user_id']);
  *    item fails (rule 2);
  * 3. an event-only item for a contact that does not live in this data source is skipped
  *    silently: success, nothing produced, its id not marked (rule 1);
- * 4. dedup: one transaction locks the live contacts and marks the new ids (one statement,
- *    EventsRepository.lockAndMark), produces them to `meld.events.v1` (events of
- *    `automation: true` types within ±1 h flagged `automation`, rule 4: identity-merge turns
- *    them into triggers keyed by the audience contact) and waits for the acks, then COMMITs;
- *    only then the answer. A resent id is a success produced no more.
+ * 4. dedup: the write's transaction (opened with the context lookup, one round trip) locks
+ *    the live contacts and marks the new ids (one statement, EventsRepository.lockAndMark),
+ *    produces them to `meld.events.v1` (events of `automation: true` types within ±1 h
+ *    flagged `automation`, rule 4: identity-merge turns them into triggers keyed by the
+ *    audience contact) and waits for the acks, then COMMITs; only then the answer. A resent
+ *    id is a success produced no more.
  */
 @Injectable()
 export class WriteEvents {
@@ -41,73 +43,85 @@ export class WriteEvents {
 
   async execute(command: WriteCommand) {
     const { projectId, dataSourceId, receivedAt } = command;
-    const { dataSourceId: found, types } = await timed('context', () => this.events.writeContext(projectId, dataSourceId, eventTypeNames(command.body)));
-    this.scope.requireUsable(command, found);
-    const items = parseBatch(command.body, 'events');
+    const opened = await timed('context', () => this.events.open(projectId, dataSourceId, eventTypeNames(command.body)));
+    if (!opened) return this.scope.notFound();
+    const { tx, context } = opened;
+    try {
+      this.scope.requireUsable(command, context.dataSourceId);
+      const items = parseBatch(command.body, 'events');
 
-    const outcomes: ItemOutcome[] = items.map((item) => ({ status: 'success', _user_id: echoUserId(item._user_id) }));
-    const accepted: (ParsedEvent | null)[] = await timed('validate', () =>
-      items.map((item, i) => {
-        const parsed = parseEvent(item, types, receivedAt);
-        if (parsed.ok) return parsed.event;
-        outcomes[i] = { status: 'error', _user_id: echoUserId(item._user_id), errors: parsed.errors };
-        return null;
-      }),
-    );
+      const outcomes: ItemOutcome[] = items.map((item) => ({ status: 'success', _user_id: echoUserId(item._user_id) }));
+      const accepted: (ParsedEvent | null)[] = await timed('validate', () =>
+        items.map((item, i) => {
+          const parsed = parseEvent(item, context.types, receivedAt);
+          if (parsed.ok) return parsed.event;
+          outcomes[i] = { status: 'error', _user_id: echoUserId(item._user_id), errors: parsed.errors };
+          return null;
+        }),
+      );
 
-    // Rule 2: `_user_data` before the event, one transaction for the batch's contacts.
-    const withData = accepted.flatMap((e, i) => (e?.userData ? [i] : []));
-    if (withData.length > 0) {
-      await this.contacts.transaction(async (tx) => {
-        const results = await this.patches.prepare(
-          tx,
-          projectId,
-          withData.map((i) => ({ attributes: accepted[i]!.userData!, skip: USER_DATA_SKIP })),
-        );
-        const writes: ContactWrite[] = [];
-        withData.forEach((i, n) => {
-          const result = results[n];
-          const event = accepted[i]!;
-          if (result.ok) {
-            writes.push({ userId: event.userId, patch: result.patch, at: event.eventDate });
-            return;
-          }
-          const errors = Object.fromEntries(Object.entries(result.errors).map(([name, messages]) => [`_user_data.${name}`, messages]));
-          outcomes[i] = { status: 'error', _user_id: event.userId, errors };
-          accepted[i] = null;
+      // Rule 2: `_user_data` before the event, one transaction (of its own) for the batch's contacts.
+      const withData = accepted.flatMap((e, i) => (e?.userData ? [i] : []));
+      if (withData.length > 0) await this.upsertUserData(command, accepted, outcomes, withData);
+
+      // Rule 1: event-only items of contacts that do not exist here are skipped silently. The
+      // live contacts stay locked (FOR SHARE) until the events are on the topic: a delete racing
+      // this write commits after them, so its erase marker follows them (EventsRepository.lockAndMark).
+      const candidates = accepted.filter((e): e is ParsedEvent => e !== null);
+      if (candidates.length > 0) {
+        await timed('transaction', async () => {
+          await this.markAndProduce(tx.client, command, candidates, false);
+          await tx.commit();
+        }).catch(async (err: unknown) => {
+          if (!(err instanceof ResentEventIds)) throw err;
+          await tx.release();
+          return timed('transaction', () => this.events.transaction((again) => this.markAndProduce(again, command, candidates, true)));
         });
-        await this.contacts.upsert(tx, projectId, dataSourceId, writes, receivedAt);
-      });
-      this.relay.nudge();
+      }
+      return writeOutcome(outcomes);
+    } finally {
+      // Rolls back whatever was not committed: a refused batch, one with nothing to produce, a failure.
+      await tx.release();
     }
-
-    // Rule 1: event-only items of contacts that do not exist here are skipped silently. The
-    // live contacts stay locked (FOR SHARE) until the events are on the topic: a delete racing
-    // this write commits after them, so its erase marker follows them (EventsRepository.lockAndMark).
-    const candidates = accepted.filter((e): e is ParsedEvent => e !== null);
-    if (candidates.length > 0) {
-      await this.produce(command, candidates, false).catch((err: unknown) => {
-        if (err instanceof ResentEventIds) return this.produce(command, candidates, true);
-        throw err;
-      });
-    }
-    return writeOutcome(outcomes);
   }
 
-  /** One transaction: lock and mark, produce the fresh events, wait for the acks, COMMIT. */
-  private produce(command: WriteCommand, candidates: ParsedEvent[], resent: boolean): Promise<void> {
-    const { projectId, dataSourceId } = command;
-    return timed('transaction', () => this.events.transaction(async (tx) => {
-      const { live, fresh } = await this.events.lockAndMark(tx, projectId, dataSourceId, candidates, { resent });
-      const seen = new Set<string>();
-      const produce = candidates.filter((e) => {
-        // Not live (rule 1) or a duplicate: success, not produced (again).
-        if (!live.has(e.userId) || !fresh.has(e.eventId) || seen.has(e.eventId)) return false;
-        seen.add(e.eventId);
-        return true;
+  private async upsertUserData(command: WriteCommand, accepted: (ParsedEvent | null)[], outcomes: ItemOutcome[], withData: number[]): Promise<void> {
+    const { projectId, dataSourceId, receivedAt } = command;
+    await this.contacts.transaction(async (tx) => {
+      const results = await this.patches.prepare(
+        tx,
+        projectId,
+        withData.map((i) => ({ attributes: accepted[i]!.userData!, skip: USER_DATA_SKIP })),
+      );
+      const writes: ContactWrite[] = [];
+      withData.forEach((i, n) => {
+        const result = results[n];
+        const event = accepted[i]!;
+        if (result.ok) {
+          writes.push({ userId: event.userId, patch: result.patch, at: event.eventDate });
+          return;
+        }
+        const errors = Object.fromEntries(Object.entries(result.errors).map(([name, messages]) => [`_user_data.${name}`, messages]));
+        outcomes[i] = { status: 'error', _user_id: event.userId, errors };
+        accepted[i] = null;
       });
-      await timed('produce', () => this.producer.send(Topics.events, produce.map((e) => eventMessage(command, e)), { schema: eventAccepted }));
-    }));
+      await this.contacts.upsert(tx, projectId, dataSourceId, writes, receivedAt);
+    });
+    this.relay.nudge();
+  }
+
+  /** In the write's transaction: lock and mark, produce the fresh events and wait for the acks (COMMIT is the caller's). */
+  private async markAndProduce(tx: PoolClient, command: WriteCommand, candidates: ParsedEvent[], resent: boolean): Promise<void> {
+    const { projectId, dataSourceId } = command;
+    const { live, fresh } = await this.events.lockAndMark(tx, projectId, dataSourceId, candidates, { resent });
+    const seen = new Set<string>();
+    const produce = candidates.filter((e) => {
+      // Not live (rule 1) or a duplicate: success, not produced (again).
+      if (!live.has(e.userId) || !fresh.has(e.eventId) || seen.has(e.eventId)) return false;
+      seen.add(e.eventId);
+      return true;
+    });
+    await timed('produce', () => this.producer.send(Topics.events, produce.map((e) => eventMessage(command, e)), { schema: eventAccepted }));
   }
 }
 
