@@ -13,7 +13,9 @@ export interface SettleTargets {
  * before: ClickHouse merges in the bench's database and Postgres autovacuum workers on its
  * database. Millions of rows just written keep a core busy merging (ClickHouse) and vacuuming
  * (`event_ids`) for tens of seconds; a phase timed meanwhile measures that aftermath, not
- * the load it applies. Returns what it waited for, for the report.
+ * the load it applies. Then a Postgres CHECKPOINT: the WAL of the phase before would otherwise
+ * trigger one during the next, and its writes and fsyncs stall commits for 100-200 ms. Returns
+ * what it waited for, for the report.
  */
 export async function settleStores(targets: SettleTargets, timeoutMs = 120_000): Promise<string> {
   const started = Date.now();
@@ -28,8 +30,19 @@ export async function settleStores(targets: SettleTargets, timeoutMs = 120_000):
     seen = { merges: Math.max(seen.merges, now.merges), vacuums: Math.max(seen.vacuums, now.vacuums) };
     const waited = ((Date.now() - started) / 1000).toFixed(0);
     const what = [...(clickhouse ? [`${seen.merges} ClickHouse merges`] : []), ...(postgres ? [`${seen.vacuums} autovacuum workers`] : [])].join(', ');
-    if (now.merges === 0 && now.vacuums === 0) return `settled in ${waited} s (up to ${what})`;
+    if (now.merges === 0 && now.vacuums === 0) return `settled in ${waited} s (up to ${what})${postgres ? await checkpoint(postgres) : ''}`;
     if (Date.now() - started > timeoutMs) return `not settled after ${waited} s (${now.merges} merges, ${now.vacuums} autovacuum workers still running): timing anyway`;
     await new Promise((resolve) => setTimeout(resolve, 1_000));
+  }
+}
+
+/** CHECKPOINT (needs a superuser or pg_checkpoint, as on the local stack): "" or what it cost. */
+async function checkpoint(postgres: DataSource): Promise<string> {
+  const started = Date.now();
+  try {
+    await postgres.query('CHECKPOINT');
+    return `, checkpoint ${Date.now() - started} ms`;
+  } catch (err) {
+    return `, no checkpoint (${(err as Error).message})`;
   }
 }

@@ -269,6 +269,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
         `most events accepted but not yet visible at once: ${results.map((r) => formatNumber(r.maxLag)).join(', ')} (the dev broker keeps ~12,000 of these events per partition; every accepted event was found in ClickHouse)`,
         cpuBreakdown('CPU µs/event by process, end to end (round 1)', results[0].endToEnd.cpu),
         cpuBreakdown('CPU µs/event by process, raw insert (round 1)', results[0].raw.cpu),
+        cpuBreakdown('CPU µs/event by process, half of peak', halfIngest.cpu),
         `failed batches: ${errors}; clickhouse CPU is the whole server's (other sessions on the shared stack included), postgres counts the backends of the bench's database only`,
         `load average (1/5/15 min) before: ${loadBefore.map((l) => l.toFixed(2)).join(' ')}, after: ${loadAfter.map((l) => l.toFixed(2)).join(' ')}`,
         'one machine (2 cores): bench clients, gateway, ingest, probes, Postgres, Redis, the Kafka dev broker and ClickHouse share it',

@@ -111,7 +111,14 @@ async function start({ log }) {
     port: PORT,
     unix_socket_directories: '', // TCP only: no clash with a system cluster's socket dir
     max_connections: 200,
-    shared_buffers: '128MB',
+    // Tuned for the write-heavy local workload (event ids, outboxes: a million rows a minute in
+    // the benches) instead of initdb's minimal defaults: with 128MB of buffers and 1GB of WAL
+    // between checkpoints, backends wrote their own dirty pages and a checkpoint ran every few
+    // minutes, each one stalling commits for 100-200 ms (docs/decisions.md, "Half-peak tail").
+    shared_buffers: '512MB',
+    max_wal_size: '4GB',
+    checkpoint_timeout: '15min',
+    checkpoint_completion_target: '0.9',
     logging_collector: 'off', // stderr goes to .stack/logs/postgres.log
   };
   const args = ['-D', DATA, ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`])];

@@ -44,6 +44,18 @@ describe('rawPool / inRawTransaction / beginWith', () => {
     expect(await rows()).toEqual([1, 2, 10]);
   });
 
+  it('beginWith asyncCommit: synchronous_commit is off in that transaction only', async () => {
+    const tx = await beginWith<{ sc: string }>(ds, `SELECT current_setting('synchronous_commit') AS sc`, { asyncCommit: true });
+    expect(tx.rows).toEqual([{ sc: 'off' }]);
+    await tx.client.query(`INSERT INTO ${table} VALUES (12)`);
+    await tx.commit();
+    expect(await rows()).toContain(12);
+    const after = await beginWith<{ sc: string }>(ds, `SELECT current_setting('synchronous_commit') AS sc`);
+    expect(after.rows).toEqual([{ sc: 'on' }]);
+    await after.release();
+    await rawPool(ds).query(`DELETE FROM ${table} WHERE n = 12`);
+  });
+
   it('beginWith: release rolls back, and values travel as escaped literals', async () => {
     const quote = "o'brien\\ \"x\" $1 ; DROP TABLE x --";
     const tx = await beginWith<{ s: string }>(ds, `SELECT ${escapeLiteral(quote)}::text AS s`);
