@@ -91,7 +91,7 @@ async function start({ log }) {
   writeFileAtomic(path.join(DIR, 'users.xml'), usersXml());
   // Merges and sink inserts are background work: on one machine the request path (Postgres,
   // the apps' handlers) goes first. MELD_CLICKHOUSE_NICE=0 turns this off.
-  const nice = Number(process.env.MELD_CLICKHOUSE_NICE ?? 10);
+  const nice = Number(process.env.MELD_CLICKHOUSE_NICE ?? 19);
   return spawnDetached('clickhouse', cmd, [`--config-file=${path.join(DIR, 'config.xml')}`], { cwd: DIR, nice: Number.isInteger(nice) && nice > 0 ? Math.min(nice, 19) : 0 });
 }
 

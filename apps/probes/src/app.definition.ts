@@ -8,6 +8,6 @@ export const appDefinition: MeldAppDefinition = {
   port: APPS['probes'].port,
   stores: APPS['probes'].stores,
   // Batch work (the sinks; probe answers take seconds): on a shared machine the request path goes first.
-  cpuNice: 10,
+  cpuNice: 19,
   providers: [{ provide: SINK_OPTIONS, useFactory: () => sinkOptions() }, SinksConsumer],
 };
