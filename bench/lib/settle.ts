@@ -1,9 +1,12 @@
-import { sql, type ClickHouse } from '../../libs/clickhouse/src';
+import { ident, sql, type ClickHouse } from '../../libs/clickhouse/src';
 import type { DataSource } from 'typeorm';
 
 export interface SettleTargets {
-  /** Merges in this database. */
-  clickhouse?: { ch: ClickHouse; database: string };
+  /**
+   * Merges in this database; `optimize` tables are first merged whole (OPTIMIZE … FINAL), so
+   * no big merge of the rows just written can start in the middle of the next phase.
+   */
+  clickhouse?: { ch: ClickHouse; database: string; optimize?: string[] };
   /** Autovacuum workers on this DataSource's database. */
   postgres?: DataSource;
 }
@@ -20,6 +23,10 @@ export interface SettleTargets {
 export async function settleStores(targets: SettleTargets, timeoutMs = 120_000): Promise<string> {
   const started = Date.now();
   let seen = { merges: 0, vacuums: 0 };
+  // A merge started a few seconds into a latency phase writes hundreds of MB (a million events
+  // in a few parts): the disk stalls every commit and insert behind it, and whether one lands in
+  // a 20 s phase can decide its p99.
+  for (const table of targets.clickhouse?.optimize ?? []) await targets.clickhouse!.ch.command(sql`OPTIMIZE TABLE ${ident(table)} FINAL`);
   for (;;) {
     const { clickhouse, postgres } = targets;
     const [m] = clickhouse ? await clickhouse.ch.query<{ n: string }>(sql`SELECT toString(count()) AS n FROM system.merges WHERE database = ${clickhouse.database}`) : [{ n: '0' }];

@@ -14,8 +14,8 @@
  * Then once: half of peak, an open loop (a batch every 1/rate s whatever the answers; latency
  * from when the batch was due) at 50% of the median accepted peak for --half-seconds, and the
  * raw insert at that same rate, each once the stores finished the merges and autovacuum the
- * phase before left them (bench/lib/settle.ts): the goal is about latency at half load, not
- * in the wake of 2M rows just written.
+ * phase before left them (bench/lib/settle.ts; `events` and the raw table merged whole first):
+ * the goal is about latency at half load, not in the wake of 2M rows just written.
  *
  * Everything runs on this machine: the bench starts its own gateway, ingest and probes from the
  * built apps (`npm run build`) on free ports, a private development broker (the contract
@@ -214,7 +214,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     let halfSeq = 0;
     const settled: string[] = [];
     const half = async (send: (tag: string, from: number, count: number) => () => Promise<boolean>, tag: string): Promise<Phase> => {
-      settled.push(await settleStores({ clickhouse: { ch: store.ch, database: store.database }, postgres: pg.db }));
+      settled.push(await settleStores({ clickhouse: { ch: store.ch, database: store.database, optimize: ['events', rawTable] }, postgres: pg.db }));
       ctx.log(settled[settled.length - 1]);
       const cpu = await new CpuMeter(metered).start();
       const rss = new RssSampler(watched).start();
