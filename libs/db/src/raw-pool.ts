@@ -16,23 +16,28 @@ export function rawPool(ds: DataSource): Pool {
 
 /**
  * BEGIN, `work`, COMMIT on one connection of the raw pool; ROLLBACK when `work` or COMMIT
- * throws. A connection whose ROLLBACK fails too is destroyed rather than handed to the next
- * caller in an unknown state.
+ * throws.
  */
 export async function inRawTransaction<T>(ds: DataSource, work: (client: PoolClient) => Promise<T>): Promise<T> {
   const client = await rawPool(ds).connect();
-  let broken = false;
+  let result: T;
   try {
     await client.query('BEGIN');
-    const result = await work(client);
+    result = await work(client);
     await client.query('COMMIT');
-    return result;
   } catch (err) {
-    await client.query('ROLLBACK').catch(() => (broken = true));
+    await rollbackAndRelease(client);
     throw err;
-  } finally {
-    client.release(broken);
   }
+  client.release();
+  return result;
+}
+
+/** A connection whose ROLLBACK fails too is destroyed rather than handed to the next caller in an unknown state. */
+async function rollbackAndRelease(client: PoolClient): Promise<void> {
+  let broken = false;
+  await client.query('ROLLBACK').catch(() => (broken = true));
+  client.release(broken);
 }
 
 /** A transaction opened by `beginWith`, its first statement's rows in hand. */
@@ -59,43 +64,34 @@ export interface OpenTransaction<R> {
  */
 export async function beginWith<R>(ds: DataSource, sql: string, o: { asyncCommit?: boolean } = {}): Promise<OpenTransaction<R>> {
   const client = await rawPool(ds).connect();
-  let open = true;
-  let released = false;
-  const release = async (broken = false) => {
-    if (released) return;
-    released = true;
-    client.release(broken);
-  };
-  const rollback = async () => {
-    if (!open) return release();
-    open = false;
-    let broken = false;
-    await client.query('ROLLBACK').catch(() => (broken = true));
-    return release(broken);
-  };
   let rows: R[];
   try {
     const setup = o.asyncCommit ? 'BEGIN; SET LOCAL synchronous_commit = off;' : 'BEGIN;';
     const results = (await client.query(`${setup} ${sql}`)) as unknown as Array<{ rows: R[] }>;
     rows = results[results.length - 1].rows;
   } catch (err) {
-    await rollback();
+    await rollbackAndRelease(client);
     throw err;
   }
+  let done = false;
   return {
     client,
     rows,
     async commit() {
-      if (!open) throw new Error('the transaction is no longer open');
+      if (done) throw new Error('the transaction is no longer open');
+      done = true;
       try {
         await client.query('COMMIT');
-        open = false;
-        await release();
       } catch (err) {
-        await rollback();
+        await rollbackAndRelease(client);
         throw err;
       }
+      client.release();
     },
-    release: rollback,
+    async release() {
+      if (done) return;
+      done = true;
+      await rollbackAndRelease(client);
+    },
   };
 }
