@@ -34,6 +34,11 @@ describe('rawPool / inRawTransaction / beginWith', () => {
     for (let i = 0; i < 12; i++) await inRawTransaction(ds, (c) => c.query('SELECT 1'));
   });
 
+  it("keeps idle connections for minutes (pg-pool's default closes them after 10 s, and each reopening forks a backend)", () => {
+    const pool = rawPool(ds) as unknown as { options: { idleTimeoutMillis: number } };
+    expect(pool.options.idleTimeoutMillis).toBeGreaterThanOrEqual(60_000);
+  });
+
   it('beginWith: BEGIN and the first statement in one round trip, inside the transaction until COMMIT', async () => {
     const tx = await beginWith<{ n: number }>(ds, `SELECT 10 AS n`);
     expect(tx.rows).toEqual([{ n: 10 }]);
