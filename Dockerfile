@@ -18,6 +18,7 @@ COPY . .
 # manifest and lockfile; nothing else, so editing source does not invalidate `npm ci`.
 RUN mkdir -p /out \
  && cp package.json package-lock.json /out/ \
+ && cp -r patches /out/ \
  && for d in libs/* apps/*; do \
       if [ -f "$d/package.json" ]; then mkdir -p "/out/$d" && cp "$d/package.json" "/out/$d/"; fi; \
     done
@@ -32,6 +33,8 @@ COPY --from=manifests /out/ ./
 # The image's own npm (10.x) is used on purpose: npm 11 rejects the current lockfile
 # (it lacks the non-Linux optional platform packages), npm 10.8.2 accepts it.
 RUN --mount=type=cache,target=/root/.npm npm ci --ignore-scripts
+# The one install step the repo runs itself: patches/ (patch-package) onto node_modules.
+RUN npx --no-install patch-package --error-on-fail
 
 FROM deps AS build
 COPY . .
@@ -42,6 +45,8 @@ WORKDIR /app
 ENV npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
 COPY --from=manifests /out/ ./
 RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --ignore-scripts
+# patch-package is a dev dependency: take the patched packages from the deps stage.
+COPY --from=deps /app/node_modules/kafkajs ./node_modules/kafkajs
 
 FROM ${NODE_IMAGE} AS runtime
 # tini as PID 1: forwards SIGTERM to node (so consumers drain on stop) and reaps zombies.
