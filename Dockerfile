@@ -6,9 +6,8 @@
 # other app by overriding the `MELD_APP` environment variable (what k8s/ does).
 #
 # Stages: manifests (package.json files only, so the npm layers stay cached while source
-# changes) -> deps (all deps, patches/ applied) -> build (SWC, `npm run build`) and prod-deps
-# (deps pruned to production) -> runtime (node:20-slim, non-root, no dev dependencies, no
-# sources of tests).
+# changes) -> deps (all deps) -> build (SWC, `npm run build`) and prod-deps (production
+# deps only) -> runtime (node:20-slim, non-root, no dev dependencies, no sources of tests).
 
 ARG NODE_IMAGE=node:20-slim
 
@@ -41,10 +40,13 @@ FROM deps AS build
 COPY . .
 RUN npm run build
 
-# The deps tree minus the dev dependencies: packages patched in deps stay patched, whichever
-# patches/ holds (patch-package itself is a dev dependency and goes).
-FROM deps AS prod-deps
-RUN npm prune --omit=dev --ignore-scripts
+FROM ${NODE_IMAGE} AS prod-deps
+WORKDIR /app
+ENV npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
+COPY --from=manifests /out/ ./
+RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --ignore-scripts
+# patch-package is a dev dependency: take the patched packages from the deps stage.
+COPY --from=deps /app/node_modules/kafkajs ./node_modules/kafkajs
 
 FROM ${NODE_IMAGE} AS runtime
 # tini as PID 1: forwards SIGTERM to node (so consumers drain on stop) and reaps zombies.
