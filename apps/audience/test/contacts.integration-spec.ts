@@ -181,6 +181,10 @@ describe('contact reads (audience): search by phone, by email, read by user id',
     it('404 for an unknown user id, and for another tenant’s contact or project', async () => {
       const missing = await get(`user/u-nobody`, as(t, FULL));
       expect(missing.status).toBe(404);
+      // No contact holds U+0000 (ingest refuses it; Postgres text cannot store it): not found (a phone: not a number), not a 500.
+      for (const [path, status] of [[`user/u%00x`, 404], [`search/email/a%00@example.com`, 404], [`search/phone/%2B3361%0023`, 400]]) {
+        expect([path, (await get(String(path), as(t, FULL))).status]).toEqual([path, status]);
+      }
       expect(missing.body).toMatchObject({ statusCode: 404, message: 'contact not found' });
       // The other tenant's u-jane is a different audience contact.
       expect((await get(`user/u-jane`, as(other, FULL), other.project.uid)).body.entity.id).not.toBe(jane.id);

@@ -101,6 +101,19 @@ describe('contact writes (ingest)', () => {
     expect(all.body.entity).toMatchObject({ successful: 0, failed: 2 });
   });
 
+  it('refuses U+0000 in _user_id and in attribute values as item errors, not as a failed batch', async () => {
+    const ok = uid();
+    const res = await post([{ _user_id: 'a\u0000b' }, { _user_id: uid(), _first_name: 'Ev\u0000e' }, { _user_id: uid(), nul_attr: 'x\u0000' }, { _user_id: ok }]);
+    expect(res.status).toBe(202);
+    const items = res.body.entity.items as Array<{ status: string; errors?: Record<string, string[]> }>;
+    expect(items.map((i) => i.status)).toEqual(['error', 'error', 'error', 'success']);
+    expect(items[0].errors).toEqual({ _user_id: ['must not contain the NUL character (U+0000)'] });
+    expect(Object.keys(items[1].errors ?? {})).toEqual(['_first_name']);
+    expect(Object.keys(items[2].errors ?? {})).toEqual(['nul_attr']);
+    expect(await row(ok)).toMatchObject({ version: 1 });
+    expect(await del('a\u0000b')).toEqual({ status: 404, body: expect.objectContaining({ message: expect.any(String) }) });
+  });
+
   it('types a new custom attribute from its first value; later values must match', async () => {
     const name = `plan_${randomUUID().slice(0, 6)}`;
     const res = await post([{ _user_id: uid(), [name]: 3 }, { _user_id: uid(), [name]: 'three' }, { _user_id: uid(), [name]: 4.5, flags_x: { nested: true } }]);

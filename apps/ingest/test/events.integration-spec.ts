@@ -99,6 +99,38 @@ describe('event writes (ingest)', () => {
     expect(events.messages.find((x) => x.value.eventId === shared)?.value.userId).toBe(user);
   });
 
+  it('an item that fails its checks leaves no mark, also next to accepted ones (a resend of it counts once)', async () => {
+    const user = uid();
+    await contact(user);
+    const [good, bad, none] = [eid(), eid(), eid()];
+    const res = await post('/events', [purchase(user, good), purchase(user, bad, { _event_parameters: { amount: 'ten' } })]);
+    expect(res.status).toBe(202);
+    expect(res.body.entity.items.map((i: Json) => i.status)).toEqual(['success', 'error']);
+    expect((await post('/events', [purchase(user, none, { _event_type: 'refund' })])).status).toBe(422);
+    const marked = await db.query(`SELECT event_id FROM event_ids WHERE project_id = $1 AND event_id = ANY($2)`, [tenancy.project.id, [good, bad, none]]);
+    expect(marked).toEqual([{ event_id: good }]);
+    expect((await post('/events', [purchase(user, bad), purchase(user, none)])).body.entity).toMatchObject({ successful: 2, failed: 0 });
+    await events.waitFor(1, (x) => x.value.eventId === none);
+    for (const id of [good, bad, none]) expect(events.messages.filter((x) => x.value.eventId === id)).toHaveLength(1);
+  });
+
+  it('refuses U+0000 in _user_id, _event_id and _event_type as item errors (Postgres text cannot hold it)', async () => {
+    const user = uid();
+    await contact(user);
+    const res = await post('/events', [
+      purchase('a\u0000b', eid()),
+      purchase(user, 'e\u0000x'),
+      purchase(user, eid(), { _event_type: 'pur\u0000chase' }),
+      purchase(user),
+    ]);
+    expect(res.status).toBe(202);
+    const items = res.body.entity.items as Array<{ status: string; errors?: Record<string, string[]> }>;
+    expect(items.map((i) => i.status)).toEqual(['error', 'error', 'error', 'success']);
+    expect(items[0].errors).toEqual({ _user_id: ['must not contain the NUL character (U+0000)'] });
+    expect(items[1].errors).toEqual({ _event_id: ['must not contain the NUL character (U+0000)'] });
+    expect(Object.keys(items[2].errors ?? {})).toEqual(['_event_type']);
+  });
+
   it('an unknown data source is 404, whatever the body', async () => {
     const other = `${base}/v1/project/${tenancy.project.uid}/datasource/${randomUUID()}/stream/events`;
     for (const body of [[purchase('x')], { not: 'an array' }]) {

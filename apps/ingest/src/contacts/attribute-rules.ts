@@ -66,14 +66,19 @@ const CONSENT_ATTRIBUTE = /^_consent_/;
 export function valueError(rule: AttributeRule, value: unknown): string | null {
   // The compliance filter reads exactly these two statements: anything else would be silently "no consent".
   if (CONSENT_ATTRIBUTE.test(rule.uid) && !CONSENT_VALUES.includes(value as (typeof CONSENT_VALUES)[number])) return "must be 'opt-in', 'opt-out' or null";
-  if (!rule.multivalue) return Array.isArray(value) ? 'must be a single value, not a list' : scalarError(rule.type, value);
+  if (!rule.multivalue) return Array.isArray(value) ? 'must be a single value, not a list' : (scalarError(rule.type, value) ?? nulError(value));
   const list = Array.isArray(value) ? value : [value];
   if (list.length > MAX_VALUES) return `must have at most ${MAX_VALUES} values`;
   for (const v of list) {
-    const err = scalarError(rule.type, v);
+    const err = scalarError(rule.type, v) ?? nulError(v);
     if (err) return `every value ${err}`;
   }
   return null;
+}
+
+/** Contact values live in Postgres jsonb, which cannot hold U+0000: the item's error, not the batch's 500. */
+function nulError(value: unknown): string | null {
+  return typeof value === 'string' && value.includes('\u0000') ? 'must not contain the NUL character (U+0000)' : null;
 }
 
 /**

@@ -21,9 +21,16 @@ const USER_ID_MAX = 180;
 
 /** `_user_id`: a required non-empty string (the key of the contact in its data source). */
 export function userIdError(value: unknown): string | null {
+  return keyError(value, USER_ID_MAX);
+}
+
+/** A required key field (`_user_id`, `_event_id`): a non-empty string of at most `max` characters. */
+export function keyError(value: unknown, max: number): string | null {
   if (value === undefined || value === null) return 'is required';
   if (typeof value !== 'string' || value.trim() === '') return 'must be a non-empty string';
-  if (value.length > USER_ID_MAX) return `must be at most ${USER_ID_MAX} characters`;
+  if (value.length > max) return `must be at most ${max} characters`;
+  // Postgres text cannot hold U+0000: refused here, as the item's error, not as the batch's 500.
+  if (value.includes('\u0000')) return 'must not contain the NUL character (U+0000)';
   return null;
 }
 

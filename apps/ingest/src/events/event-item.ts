@@ -1,6 +1,6 @@
 import type { AttributeType } from '@meld/contracts';
 import { isIsoDateTime, scalarError } from '../contacts/attribute-rules';
-import { type ItemErrors, isPlainObject, userIdError } from '../contacts/contact-item';
+import { type ItemErrors, isPlainObject, keyError, userIdError } from '../contacts/contact-item';
 
 export interface EventTypeRule {
   id: string;
@@ -43,6 +43,11 @@ function parameterError(rule: EventParameterRule, value: unknown): string | null
   return null;
 }
 
+/** `_event_id`: a required non-empty string, the key of its deduplication. */
+export function eventIdError(value: unknown): string | null {
+  return keyError(value, EVENT_ID_MAX);
+}
+
 /**
  * Checks one event item against the project's event types: `_user_id`, `_event_id` and
  * `_event_type` (a declared type) are required, `_event_parameters` is an object whose
@@ -57,9 +62,8 @@ export function parseEvent(item: Record<string, unknown>, types: ReadonlyMap<str
   const idErr = userIdError(item._user_id);
   if (idErr) fail('_user_id', idErr);
   const eventId = item._event_id;
-  if (eventId === undefined || eventId === null) fail('_event_id', 'is required');
-  else if (typeof eventId !== 'string' || eventId.trim() === '') fail('_event_id', 'must be a non-empty string');
-  else if (eventId.length > EVENT_ID_MAX) fail('_event_id', `must be at most ${EVENT_ID_MAX} characters`);
+  const eventIdErr = eventIdError(eventId);
+  if (eventIdErr) fail('_event_id', eventIdErr);
   let eventType: EventTypeRule | undefined;
   if (item._event_type === undefined || item._event_type === null) fail('_event_type', 'is required');
   else if (typeof item._event_type !== 'string') fail('_event_type', 'must be a string');

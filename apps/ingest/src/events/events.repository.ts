@@ -58,6 +58,32 @@ const markSql = (resent: boolean) => `
          ${resent ? 'ON CONFLICT DO NOTHING ' : ''}RETURNING event_id)
   SELECT ARRAY(SELECT user_id FROM live) AS live, ARRAY(SELECT event_id FROM fresh) AS fresh`;
 const MARK_NEW_SQL = markSql(false);
+
+const textArray = (values: readonly string[]) => `ARRAY[${values.map(escapeLiteral).join(',')}]::text[]`;
+
+/**
+ * The context and the lock-and-mark of a batch without `_user_data` in one statement, so the
+ * write is two round trips (this with BEGIN, then COMMIT) instead of three: the marks cannot
+ * wait for the context when the live users do not depend on the batch (no `_user_data` to
+ * create them first). It marks the ids of every item whose ids look valid, before the items
+ * are checked against the types; the caller unmarks those of items that then fail. Values are
+ * literals (beginWith), each id through pg's escapeLiteral; ids with U+0000 never get here.
+ */
+const openAndMarkSql = (projectId: string, dataSourceId: string, typeUids: string[], marks: readonly { userId: string; eventId: string }[]) => `
+  WITH live AS MATERIALIZED (
+         SELECT user_id FROM source_contacts
+         WHERE project_id = '${projectId}'::uuid AND data_source_id = '${dataSourceId}'::uuid
+           AND user_id = ANY(${textArray([...new Set(marks.map((m) => m.userId))])}) AND deleted_at IS NULL AND version > 0
+         ORDER BY user_id FOR SHARE),
+       fresh AS (
+         INSERT INTO event_ids (project_id, event_id)
+         SELECT '${projectId}'::uuid, e.event_id
+         FROM unnest(${textArray(marks.map((m) => m.eventId))}, ${textArray(marks.map((m) => m.userId))}) AS e(event_id, user_id)
+         WHERE e.user_id IN (SELECT user_id FROM live)
+         ORDER BY e.event_id
+         RETURNING event_id),
+       context AS (${contextSql(projectId, dataSourceId, typeUids)})
+  SELECT context.data_source_id, context.types, ARRAY(SELECT user_id FROM live) AS live, ARRAY(SELECT event_id FROM fresh) AS fresh FROM context`;
 const MARK_RESENT_SQL = markSql(true);
 
 /** The batch holds an id already accepted (or one id twice): write it again with `resent`. */
@@ -72,6 +98,11 @@ const UNIQUE_VIOLATION = '23505';
 interface ContextRow {
   data_source_id: string | null;
   types: EventTypeRule[];
+}
+
+interface MarkRow {
+  live: string[];
+  fresh: string[];
 }
 
 /** All I/O of event writes: the data source, the project's event types and the event-id dedup set. */
@@ -101,6 +132,38 @@ export class EventsRepository {
     const tx = await beginWith<ContextRow>(this.ds, contextSql(projectId, dataSourceId, typeUids), { asyncCommit: true });
     const [row] = tx.rows;
     return { tx, context: { dataSourceId: row.data_source_id, types: new Map(row.types.map((t) => [t.uid, t])) } };
+  }
+
+  /**
+   * `open` and `lockAndMark` in one round trip, for a batch whose users do not depend on it
+   * (no `_user_data`): `marks` are the items whose ids look valid, checked or not. Throws
+   * ResentEventIds (rolled back, nothing held) when an id was accepted before or comes twice.
+   */
+  async openAndMark(
+    projectId: string,
+    dataSourceId: string,
+    typeUids: string[],
+    marks: readonly { userId: string; eventId: string }[],
+  ): Promise<{ tx: OpenTransaction<ContextRow & MarkRow>; context: EventWriteContext; marked: MarkedEvents } | null> {
+    if (!isUuid(dataSourceId) || !isUuid(projectId)) return null;
+    let tx: OpenTransaction<ContextRow & MarkRow>;
+    try {
+      tx = await beginWith<ContextRow & MarkRow>(this.ds, openAndMarkSql(projectId, dataSourceId, typeUids, marks), { asyncCommit: true });
+    } catch (err) {
+      if ((err as { code?: string }).code === UNIQUE_VIOLATION) throw new ResentEventIds();
+      throw err;
+    }
+    const [row] = tx.rows;
+    return {
+      tx,
+      context: { dataSourceId: row.data_source_id, types: new Map(row.types.map((t) => [t.uid, t])) },
+      marked: { live: new Set(row.live), fresh: new Set(row.fresh) },
+    };
+  }
+
+  /** Takes back marks of this transaction (ids of items that failed their checks after openAndMark). */
+  async unmark(tx: PoolClient, projectId: string, eventIds: readonly string[]): Promise<void> {
+    if (eventIds.length > 0) await tx.query({ text: 'DELETE FROM event_ids WHERE project_id = $1 AND event_id = ANY($2::text[])', values: [projectId, eventIds] });
   }
 
   /**

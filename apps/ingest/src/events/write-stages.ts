@@ -2,10 +2,11 @@ import { metricsRegistry } from '@meld/platform';
 import { Histogram } from 'prom-client';
 
 /**
- * Time per stage of an event write, so a slow request can be placed: `context` (data source
- * and event types), `validate` (the items), `transaction` (lock and mark, produce, COMMIT)
- * and `produce` (the Kafka send and its acks, inside the transaction). The ingest-events
- * bench reads it for its half-peak tail.
+ * Time per stage of an event write, so a slow request can be placed: `open` (BEGIN, data
+ * source, event types and lock-and-mark: batches without `_user_data`) or `context` (the same
+ * without lock-and-mark: the others), `validate` (the items), `transaction` (lock and mark
+ * or unmark, produce, COMMIT) and `produce` (the Kafka send and its acks, inside the
+ * transaction). The ingest-events bench reads it for its half-peak tail.
  */
 const stages = new Histogram({
   name: 'meld_ingest_event_write_stage_seconds',
@@ -15,7 +16,7 @@ const stages = new Histogram({
   registers: [metricsRegistry],
 });
 
-export type WriteStage = 'context' | 'validate' | 'transaction' | 'produce';
+export type WriteStage = 'open' | 'context' | 'validate' | 'transaction' | 'produce';
 
 /** Runs `work`, observing its duration (also when it throws) under `stage`. */
 export async function timed<T>(stage: WriteStage, work: () => T | Promise<T>): Promise<T> {

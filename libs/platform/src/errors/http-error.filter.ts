@@ -24,6 +24,10 @@ export class HttpErrorFilter implements ExceptionFilter {
       const message = Array.isArray(body.message) ? body.message.join('; ') : String(body.message ?? exception.message);
       return reply.code(status).send(errorBody(status, message, body.details));
     }
+    if (isUnstorableText(exception)) {
+      this.log.warn({ err: exception }, 'a value Postgres cannot store reached a query');
+      return reply.code(400).send(errorBody(400, 'a value contains the NUL character (U+0000) or an invalid byte sequence, which cannot be stored'));
+    }
     const fastifyStatus = (exception as { statusCode?: number }).statusCode;
     if (typeof fastifyStatus === 'number' && fastifyStatus >= 400 && fastifyStatus < 500) {
       return reply.code(fastifyStatus).send(errorBody(fastifyStatus, (exception as Error).message));
@@ -31,4 +35,16 @@ export class HttpErrorFilter implements ExceptionFilter {
     this.log.error({ err: exception }, 'unhandled error');
     return reply.code(500).send(errorBody(500, 'internal error'));
   }
+}
+
+/**
+ * Postgres refuses U+0000 in text and jsonb (SQLSTATE 22021, 22P05). The write paths check
+ * for it per item; this is the net for a value that reaches a query another way: the
+ * caller's input, so a 400, not a 500. TypeORM wraps the driver's error as `driverError`.
+ */
+const UNSTORABLE_TEXT = new Set(['22021', '22P05']);
+
+export function isUnstorableText(exception: unknown): boolean {
+  const err = exception as { code?: unknown; driverError?: { code?: unknown } } | null;
+  return typeof err === 'object' && err !== null && (UNSTORABLE_TEXT.has(String(err.code)) || UNSTORABLE_TEXT.has(String(err.driverError?.code)));
 }

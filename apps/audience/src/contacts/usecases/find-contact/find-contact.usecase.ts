@@ -20,7 +20,8 @@ export class FindContact {
       throw new ForbiddenException('searching by phone or email needs the Basic or Full data level and a project in normal data mode (dataPolicy.mayReadPii)');
     }
     const lookup = await this.lookup(organizationId, projectId, by, value);
-    const row = await this.contacts.find(projectId, lookup);
+    // No contact holds U+0000 (ingest refuses it; Postgres text cannot even compare with it).
+    const row = lookup.value.includes('\u0000') ? null : await this.contacts.find(projectId, lookup);
     if (!row) throw new NotFoundException('contact not found');
     const contact = { id: row.id, ...row.attributes, _datasources: row.datasources, _ds_contact_ids: row.ds_contact_ids };
     return { entity: serializeContact(contact, principal), metadata: { matches: Number(row.matches) } };

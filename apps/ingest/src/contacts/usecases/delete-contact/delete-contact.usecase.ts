@@ -2,6 +2,7 @@ import { Injectable, NotFoundException } from '@nestjs/common';
 import { OutboxRelay } from '../../../outbox/outbox-relay';
 import { StreamScope } from '../../../stream/stream-scope';
 import type { StreamCommand } from '../../../stream/stream.command';
+import { userIdError } from '../../contact-item';
 import { SourceContactsRepository } from '../../source-contacts.repository';
 
 export interface DeleteContactCommand extends StreamCommand {
@@ -25,6 +26,8 @@ export class DeleteContact {
 
   async execute(command: DeleteContactCommand) {
     await this.scope.dataSource(command);
+    // No contact can hold an id that fails the write's checks (U+0000 would fail in Postgres).
+    if (userIdError(command.userId)) throw new NotFoundException('contact not found');
     const deleted = await this.contacts.transaction((tx) =>
       this.contacts.delete(tx, command.projectId, command.dataSourceId, command.userId, command.receivedAt),
     );

@@ -1,7 +1,7 @@
 import { type EventAccepted, eventAccepted, keys, Topics } from '@meld/contracts';
 import { Injectable } from '@nestjs/common';
 import type { PoolClient } from 'pg';
-import { isPlainObject } from '../../../contacts/contact-item';
+import { isPlainObject, userIdError } from '../../../contacts/contact-item';
 import { ContactPatches } from '../../../contacts/contact-patches';
 import { type ContactWrite, SourceContactsRepository } from '../../../contacts/source-contacts.repository';
 import { IngestProducer } from '../../../outbox/ingest-producer';
@@ -9,8 +9,8 @@ import { OutboxRelay } from '../../../outbox/outbox-relay';
 import { StreamScope } from '../../../stream/stream-scope';
 import { echoUserId, type ItemOutcome, MAX_BATCH_ITEMS, parseBatch, writeOutcome } from '../../../write/write-batch';
 import type { WriteCommand } from '../../../write/write.command';
-import { type ParsedEvent, insideAutomationWindow, parseEvent } from '../../event-item';
-import { EventsRepository, ResentEventIds } from '../../events.repository';
+import { type ParsedEvent, eventIdError, insideAutomationWindow, parseEvent } from '../../event-item';
+import { type EventWriteContext, EventsRepository, ResentEventIds } from '../../events.repository';
 import { timed } from '../../write-stages';
 
 const USER_DATA_SKIP = new Set(['_user_id']);
@@ -23,12 +23,13 @@ const USER_DATA_SKIP = new Set(['_user_id']);
  *    item fails (rule 2);
  * 3. an event-only item for a contact that does not live in this data source is skipped
  *    silently: success, nothing produced, its id not marked (rule 1);
- * 4. dedup: the write's transaction (opened with the context lookup, one round trip) locks
- *    the live contacts and marks the new ids (one statement, EventsRepository.lockAndMark),
- *    produces them to `meld.events.v1` (events of `automation: true` types within ±1 h
- *    flagged `automation`, rule 4: identity-merge turns them into triggers keyed by the
+ * 4. dedup: the write's transaction locks the live contacts and marks the new ids (one
+ *    statement), produces them to `meld.events.v1` (events of `automation: true` types within
+ *    ±1 h flagged `automation`, rule 4: identity-merge turns them into triggers keyed by the
  *    audience contact) and waits for the acks, then COMMITs; only then the answer. A resent
  *    id is a success produced no more.
+ * A batch without `_user_data` marks with its BEGIN and context lookup, before its checks
+ * (markThenCheck: two round trips to Postgres); the others check first (checkThenMark: three).
  */
 @Injectable()
 export class WriteEvents {
@@ -42,23 +43,72 @@ export class WriteEvents {
   ) {}
 
   async execute(command: WriteCommand) {
-    const { projectId, dataSourceId, receivedAt } = command;
+    const marks = markableIds(command.body);
+    if (!marks) return this.checkThenMark(command, false);
+    try {
+      return await this.markThenCheck(command, marks);
+    } catch (err) {
+      if (!(err instanceof ResentEventIds)) throw err;
+      return this.checkThenMark(command, true);
+    }
+  }
+
+  /**
+   * Two round trips for a batch without `_user_data` (nearly all): BEGIN, the context and the
+   * lock-and-mark of every item whose ids look valid in one (EventsRepository.openAndMark),
+   * then the checks, the produce and COMMIT, the marks of items that failed taken back first.
+   * A batch with an id accepted before goes the checked way, with ON CONFLICT.
+   */
+  private async markThenCheck(command: WriteCommand, marks: { userId: string; eventId: string }[]) {
+    const { projectId, dataSourceId } = command;
+    const opened = await timed('open', () => this.events.openAndMark(projectId, dataSourceId, eventTypeNames(command.body), marks));
+    if (!opened) return this.scope.notFound();
+    const { tx, context, marked } = opened;
+    try {
+      this.scope.requireUsable(command, context.dataSourceId);
+      const items = parseBatch(command.body, 'events');
+      const { outcomes, accepted } = await this.check(command, items, context);
+      const candidates = accepted.filter((e): e is ParsedEvent => e !== null);
+      const produce = candidates.filter((e) => marked.live.has(e.userId) && marked.fresh.has(e.eventId));
+      if (produce.length > 0) {
+        const valid = new Set(candidates.map((e) => e.eventId));
+        const unmark = [...marked.fresh].filter((id) => !valid.has(id));
+        await timed('transaction', async () => {
+          await this.events.unmark(tx.client, projectId, unmark);
+          await timed('produce', () => this.producer.send(Topics.events, produce.map((e) => eventMessage(command, e)), { schema: eventAccepted }));
+          await tx.commit();
+        });
+      }
+      return writeOutcome(outcomes);
+    } finally {
+      await tx.release();
+    }
+  }
+
+  /** Items checked against the event types; an item that fails is null in `accepted`, its errors in `outcomes`. */
+  private check(command: WriteCommand, items: Record<string, unknown>[], context: EventWriteContext) {
+    return timed('validate', () => {
+      const outcomes: ItemOutcome[] = items.map((item) => ({ status: 'success', _user_id: echoUserId(item._user_id) }));
+      const accepted: (ParsedEvent | null)[] = items.map((item, i) => {
+        const parsed = parseEvent(item, context.types, command.receivedAt);
+        if (parsed.ok) return parsed.event;
+        outcomes[i] = { status: 'error', _user_id: echoUserId(item._user_id), errors: parsed.errors };
+        return null;
+      });
+      return { outcomes, accepted };
+    });
+  }
+
+  /** Three round trips: the context, the checks and `_user_data`, then lock-and-mark, produce, COMMIT. */
+  private async checkThenMark(command: WriteCommand, resent: boolean) {
+    const { projectId, dataSourceId } = command;
     const opened = await timed('context', () => this.events.open(projectId, dataSourceId, eventTypeNames(command.body)));
     if (!opened) return this.scope.notFound();
     const { tx, context } = opened;
     try {
       this.scope.requireUsable(command, context.dataSourceId);
       const items = parseBatch(command.body, 'events');
-
-      const outcomes: ItemOutcome[] = items.map((item) => ({ status: 'success', _user_id: echoUserId(item._user_id) }));
-      const accepted: (ParsedEvent | null)[] = await timed('validate', () =>
-        items.map((item, i) => {
-          const parsed = parseEvent(item, context.types, receivedAt);
-          if (parsed.ok) return parsed.event;
-          outcomes[i] = { status: 'error', _user_id: echoUserId(item._user_id), errors: parsed.errors };
-          return null;
-        }),
-      );
+      const { outcomes, accepted } = await this.check(command, items, context);
 
       // Rule 2: `_user_data` before the event, one transaction (of its own) for the batch's contacts.
       const withData = accepted.flatMap((e, i) => (e?.userData ? [i] : []));
@@ -70,7 +120,7 @@ export class WriteEvents {
       const candidates = accepted.filter((e): e is ParsedEvent => e !== null);
       if (candidates.length > 0) {
         await timed('transaction', async () => {
-          await this.markAndProduce(tx.client, command, candidates, false);
+          await this.markAndProduce(tx.client, command, candidates, resent);
           await tx.commit();
         }).catch(async (err: unknown) => {
           if (!(err instanceof ResentEventIds)) throw err;
@@ -129,8 +179,25 @@ export class WriteEvents {
 function eventTypeNames(body: unknown): string[] {
   if (!Array.isArray(body) || body.length > MAX_BATCH_ITEMS) return [];
   const names = new Set<string>();
-  for (const item of body) if (isPlainObject(item) && typeof item._event_type === 'string') names.add(item._event_type);
+  for (const item of body) if (isPlainObject(item) && typeof item._event_type === 'string' && !item._event_type.includes('\u0000')) names.add(item._event_type);
   return [...names];
+}
+
+/**
+ * The ids to mark before the items are checked: those of every item whose `_user_id` and
+ * `_event_id` pass their checks. Null when the batch must be checked first: not a batch of
+ * 1-100 items, or an item carries `_user_data` (its upsert may create the contact that
+ * makes the event live, so the live users are known only after it).
+ */
+function markableIds(body: unknown): { userId: string; eventId: string }[] | null {
+  if (!Array.isArray(body) || body.length === 0 || body.length > MAX_BATCH_ITEMS) return null;
+  const marks: { userId: string; eventId: string }[] = [];
+  for (const item of body) {
+    if (!isPlainObject(item)) continue;
+    if (item._user_data !== undefined && item._user_data !== null) return null;
+    if (userIdError(item._user_id) === null && eventIdError(item._event_id) === null) marks.push({ userId: item._user_id as string, eventId: item._event_id as string });
+  }
+  return marks;
 }
 
 function eventMessage({ projectId, dataSourceId, receivedAt }: WriteCommand, e: ParsedEvent) {
