@@ -5,6 +5,7 @@ import type { DataSource } from 'typeorm';
 import { startIngest } from './app.fixture';
 import { collectTopic } from './kafka.fixture';
 import { type Json, principalHeader, seedTenancy } from '@meld/fixtures';
+import { waitFor } from '@meld/testing';
 
 const HOUR = 3600_000;
 
@@ -84,6 +85,18 @@ describe('event writes (ingest)', () => {
     expect(events.messages.filter((x) => x.value.eventId === eventId)).toHaveLength(1);
   });
 
+  it('concurrent writes of one new id (a client retrying before its answer) produce it once', async () => {
+    const user = uid();
+    await contact(user);
+    const eventId = eid();
+    const answers = await Promise.all(Array.from({ length: 6 }, () => post('/events', [purchase(user, eventId), purchase(user)])));
+    expect(answers.map((a) => a.status)).toEqual(Array(6).fill(202));
+    const marker = eid();
+    await post('/events', [purchase(user, marker)]);
+    await events.waitFor(1, (x) => x.value.eventId === marker);
+    expect(events.messages.filter((x) => x.value.eventId === eventId)).toHaveLength(1);
+  });
+
   it('a batch mixing resent and new ids (written again on the conflict) produces each new one once', async () => {
     const [user, ghost] = [uid(), uid()];
     await contact(user);
@@ -107,8 +120,10 @@ describe('event writes (ingest)', () => {
     expect(res.status).toBe(202);
     expect(res.body.entity.items.map((i: Json) => i.status)).toEqual(['success', 'error']);
     expect((await post('/events', [purchase(user, none, { _event_type: 'refund' })])).status).toBe(422);
-    const marked = await db.query(`SELECT event_id FROM event_ids WHERE project_id = $1 AND event_id = ANY($2)`, [tenancy.project.id, [good, bad, none]]);
-    expect(marked).toEqual([{ event_id: good }]);
+    // The marks COMMIT right after the answer: wait for the good one, then none other is there.
+    const marked = () => db.query(`SELECT event_id FROM event_ids WHERE project_id = $1 AND event_id = ANY($2)`, [tenancy.project.id, [good, bad, none]]);
+    await waitFor('the accepted id marked', async () => ((await marked()).length > 0 ? true : null));
+    expect(await marked()).toEqual([{ event_id: good }]);
     expect((await post('/events', [purchase(user, bad), purchase(user, none)])).body.entity).toMatchObject({ successful: 2, failed: 0 });
     await events.waitFor(1, (x) => x.value.eventId === none);
     for (const id of [good, bad, none]) expect(events.messages.filter((x) => x.value.eventId === id)).toHaveLength(1);

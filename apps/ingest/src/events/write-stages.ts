@@ -5,8 +5,9 @@ import { Histogram } from 'prom-client';
  * Time per stage of an event write, so a slow request can be placed: `open` (BEGIN, data
  * source, event types and lock-and-mark: batches without `_user_data`) or `context` (the same
  * without lock-and-mark: the others), `validate` (the items), `transaction` (lock and mark
- * or unmark, produce, COMMIT) and `produce` (the Kafka send and its acks, inside the
- * transaction). The ingest-events bench reads it for its half-peak tail.
+ * or unmark, produce, COMMIT; without the COMMIT where it follows the answer) and `produce`
+ * (the Kafka send and its acks, inside the transaction), `commit` (a COMMIT after the answer).
+ * The ingest-events bench reads it for its half-peak tail.
  */
 const stages = new Histogram({
   name: 'meld_ingest_event_write_stage_seconds',
@@ -16,7 +17,7 @@ const stages = new Histogram({
   registers: [metricsRegistry],
 });
 
-export type WriteStage = 'open' | 'context' | 'validate' | 'transaction' | 'produce';
+export type WriteStage = 'open' | 'context' | 'validate' | 'transaction' | 'produce' | 'commit';
 
 /** Runs `work`, observing its duration (also when it throws) under `stage`. */
 export async function timed<T>(stage: WriteStage, work: () => T | Promise<T>): Promise<T> {

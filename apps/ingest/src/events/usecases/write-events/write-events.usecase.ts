@@ -1,5 +1,8 @@
 import { type EventAccepted, eventAccepted, keys, Topics } from '@meld/contracts';
-import { Injectable } from '@nestjs/common';
+import { metricsRegistry } from '@meld/platform';
+import type { OpenTransaction } from '@meld/db';
+import { Injectable, Logger } from '@nestjs/common';
+import { Counter } from 'prom-client';
 import type { PoolClient } from 'pg';
 import { isPlainObject, userIdError } from '../../../contacts/contact-item';
 import { ContactPatches } from '../../../contacts/contact-patches';
@@ -58,6 +61,8 @@ export class WriteEvents {
    * lock-and-mark of every item whose ids look valid in one (EventsRepository.openAndMark),
    * then the checks, the produce and COMMIT, the marks of items that failed taken back first.
    * A batch with an id accepted before goes the checked way, with ON CONFLICT.
+   *
+   * The answer waits for the Kafka acks, not for the COMMIT (commitAfterAnswer).
    */
   private async markThenCheck(command: WriteCommand, marks: { userId: string; eventId: string }[]) {
     const { projectId, dataSourceId } = command;
@@ -76,8 +81,8 @@ export class WriteEvents {
         await timed('transaction', async () => {
           await this.events.unmark(tx.client, projectId, unmark);
           await timed('produce', () => this.producer.send(Topics.events, produce.map((e) => eventMessage(command, e)), { schema: eventAccepted }));
-          await tx.commit();
         });
+        commitAfterAnswer(tx);
       }
       return writeOutcome(outcomes);
     } finally {
@@ -173,6 +178,30 @@ export class WriteEvents {
     });
     await timed('produce', () => this.producer.send(Topics.events, produce.map((e) => eventMessage(command, e)), { schema: eventAccepted }));
   }
+}
+
+const commitFailures = new Counter({
+  name: 'meld_ingest_event_mark_commit_failures_total',
+  help: 'Event writes answered whose event-id marks did not commit (a resend of those ids is produced again)',
+  registers: [metricsRegistry],
+});
+const log = new Logger('write-events');
+
+/**
+ * COMMITs the marks after the answer. The events are durable once Kafka acked them, and that
+ * is what the 202 waits for; the marks only keep a later resend of the same ids off the topic.
+ * Until the COMMIT they still do their job: a concurrent resend waits on the uncommitted ids,
+ * and a delete of the contact on its FOR SHARE lock (its erase marker follows these events).
+ * A failed COMMIT (Postgres down, ingest killed) loses the marks, which asyncCommit already
+ * allows (EventsRepository.open): a resend is then on the topic twice, and every reader keeps
+ * one copy per event id. What it buys: the COMMIT's round trip, a wait for a Postgres backend
+ * to get a core on a busy box, leaves the request's latency.
+ */
+function commitAfterAnswer(tx: OpenTransaction<unknown>): void {
+  void timed('commit', () => tx.commit()).catch((err: unknown) => {
+    commitFailures.inc();
+    log.error(`event-id marks not committed after the answer: ${(err as Error).message}`);
+  });
 }
 
 /** The event types a body names, looked up with the data source before the body is checked. */
