@@ -9,7 +9,8 @@ import { testEnv, waitFor } from '@meld/testing';
 // used on the public API through the gateway, revocation, and the merged OpenAPI document.
 const { startApps } = require(join(__dirname, '../../tools/cli/apps.js'));
 
-const GATEWAY_PORT = 38080;
+// Below the kernel's ephemeral range (32768-60999): an outgoing connection cannot be holding it.
+const GATEWAY_PORT = 24080;
 const BASE = `http://127.0.0.1:${GATEWAY_PORT}`;
 const root = join(__dirname, '../..');
 const run = promisify(execFile);

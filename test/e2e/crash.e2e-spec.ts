@@ -45,7 +45,8 @@ const ATTACH_MS = Number(process.env.MELD_CRASH_ATTACH_MS ?? SETTLE_MS);
 const BATCH = 100;
 const PARTITIONS = 32;
 const PARTITION_BYTES = 5 * 1024 * 1024;
-const GATEWAY_PORT = 47080;
+// Below the kernel's ephemeral range (32768-60999): an outgoing connection cannot be holding it.
+const GATEWAY_PORT = 26080;
 const BASE = `http://127.0.0.1:${GATEWAY_PORT}`;
 const KILLED = ['ingest', 'identity-merge'] as const;
 

@@ -11,7 +11,8 @@ import { Client } from 'pg';
 const { startApps } = require(join(__dirname, '../../tools/cli/apps.js'));
 const stack = require(join(__dirname, '../../tools/stack'));
 
-const GATEWAY_PORT = 48080;
+// Below the kernel's ephemeral range (32768-60999): an outgoing connection cannot be holding it.
+const GATEWAY_PORT = 22080;
 const BASE = `http://127.0.0.1:${GATEWAY_PORT}`;
 // The audience app of this supervisor (gateway port + 3): the events read is not public yet
 // (routes.ts AUDIENCE_EVENTS_ROUTE), so the test calls it with a signed principal.
