@@ -59,6 +59,23 @@ describe('producer grouping', () => {
     expect(done).toEqual(['a', 'b', 'c', 'd']);
   });
 
+  it('an idle producer lingers lingerMs for company: sends within it share one request; a busy one does not wait', async () => {
+    const { kafka, requests, release } = fakeKafka();
+    const producer = createProducer({ brokers: 'x:1', clientId: 't', kafka, metrics: new Registry(), lingerMs: 40 });
+    const first = producer.send('t1', [msg('a')]);
+    await new Promise((r) => setTimeout(r, 10));
+    expect(requests).toEqual([]);
+    const second = producer.send('t1', [msg('b')]);
+    await new Promise((r) => setTimeout(r, 60));
+    expect(requests).toEqual([[{ topic: 't1', values: ['"a"', '"b"'] }]]);
+    // Queued behind a request in flight: sent as soon as it returns, no linger.
+    const third = producer.send('t1', [msg('c')]);
+    await release();
+    expect(requests[1]).toEqual([{ topic: 't1', values: ['"c"'] }]);
+    await release();
+    await Promise.all([first, second, third]);
+  });
+
   it('groups by topic and keeps each group within maxBatchSize messages', async () => {
     const { kafka, requests, release } = fakeKafka();
     const producer = createProducer({ brokers: 'x:1', clientId: 't', kafka, metrics: new Registry(), maxBatchSize: 3 });

@@ -28,6 +28,12 @@ export interface SendOptions {
 export interface ProducerOptions extends KafkaConnectionOptions {
   /** prom-client registry for the metrics; defaults to prom-client's global one. */
   metrics?: Registry;
+  /**
+   * An idle producer waits this long before its next request, so that sends arriving meanwhile
+   * share it (Kafka's `linger.ms`). A busy one never waits: what queues behind a request in
+   * flight goes out when it returns. Default 0.
+   */
+  lingerMs?: number;
   /** Messages per produce request; send() splits larger arrays. */
   maxBatchSize?: number;
   /**
@@ -68,6 +74,7 @@ export function createProducer(options: ProducerOptions): Producer {
   const kafka = options.kafka ?? createKafkaClient(options);
   const metrics = kafkaMetrics(options.metrics);
   const maxBatchSize = options.maxBatchSize ?? 1000;
+  const lingerMs = options.lingerMs ?? 0;
   const idempotent = options.idempotent ?? false;
   const producer: KafkaProducer = kafka.producer({
     idempotent,
@@ -146,6 +153,7 @@ export function createProducer(options: ProducerOptions): Producer {
   const lane = async (): Promise<void> => {
     lanes++;
     try {
+      if (lingerMs > 0) await new Promise((r) => setTimeout(r, lingerMs));
       while (queue.length > 0) {
         const taken = [queue.shift()!];
         let count = taken[0].messages.length;
