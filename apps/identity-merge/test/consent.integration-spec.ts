@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { audienceChange, type AudienceChange } from '@meld/contracts';
 import { DataSourceEntity, createDataSource } from '@meld/db';
-import { seedTenancy } from '@meld/fixtures';
+import { privateDatabase, seedTenancy } from '@meld/fixtures';
 import { testEnv } from '@meld/testing';
 import type { DataSource } from 'typeorm';
 import { MergeRepository } from '../src/merge/merge.repository';
@@ -11,12 +11,19 @@ describe('identity merge: consent and tombstones', () => {
   let db: DataSource;
   let repo: MergeRepository;
 
+  // Its own database: the suite reads audience_outbox, which other suites' identity-merge apps drain.
+  let database: Awaited<ReturnType<typeof privateDatabase>> | undefined;
+
   beforeAll(async () => {
-    db = createDataSource({ url: testEnv().postgresUrl, applicationName: 'identity-merge-consent-test', poolSize: 2 });
+    database = await privateDatabase(testEnv().postgresUrl, 'identity_merge_consent');
+    db = createDataSource({ url: database.url, applicationName: 'identity-merge-consent-test', poolSize: 2 });
     await db.initialize();
     repo = new MergeRepository(db);
+  }, 60000);
+  afterAll(async () => {
+    await db?.destroy();
+    await database?.drop();
   });
-  afterAll(() => db?.destroy());
 
   /** A project merging on `_email` with the ingest source (`api`) and a CRM of higher priority. */
   async function tenancy() {

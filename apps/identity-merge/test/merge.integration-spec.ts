@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { audienceChange, defaultAttributionConfig, defaultGeneralConfig, type AudienceChange } from '@meld/contracts';
 import { DataSourceEntity, OrganizationEntity, ProjectEntity, createDataSource } from '@meld/db';
+import { privateDatabase } from '@meld/fixtures';
 import { testEnv } from '@meld/testing';
 import type { DataSource } from 'typeorm';
 import { computeAudience, type DataSourceInfo, type SourceContact } from '../src/merge/merge-core';
@@ -15,12 +16,19 @@ describe('identity merge on Postgres', () => {
   let repo: MergeRepository;
   const capLog: string[] = [];
 
+  // Its own database: the suite reads audience_outbox, which other suites' identity-merge apps drain.
+  let database: Awaited<ReturnType<typeof privateDatabase>> | undefined;
+
   beforeAll(async () => {
-    db = createDataSource({ url: testEnv().postgresUrl, applicationName: 'identity-merge-test', poolSize: 6 });
+    database = await privateDatabase(testEnv().postgresUrl, 'identity_merge');
+    db = createDataSource({ url: database.url, applicationName: 'identity-merge-test', poolSize: 6 });
     await db.initialize();
     repo = new MergeRepository(db, { cap: 4, onCap: (_p, e) => capLog.push(e.reason) });
+  }, 60000);
+  afterAll(async () => {
+    await db?.destroy();
+    await database?.drop();
   });
-  afterAll(() => db?.destroy());
 
   async function project(mergingAttributes = ['_email', '_phone_mobile'], locale = 'fr_FR') {
     const tag = randomUUID().slice(0, 8);

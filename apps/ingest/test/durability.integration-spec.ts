@@ -1,14 +1,12 @@
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Topics } from '@meld/contracts';
-import { migratePostgres } from '@meld/db';
 import { testEnv, waitFor } from '@meld/testing';
-import { Client } from 'pg';
 import type { INestApplication } from '@nestjs/common';
 import { Kafka, logLevel } from 'kafkajs';
 import type { DataSource } from 'typeorm';
 import { startIngest } from './app.fixture';
-import { type Json, principalHeader, seedTenancy } from '@meld/fixtures';
+import { type Json, principalHeader, privateDatabase, seedTenancy } from '@meld/fixtures';
 
 // Acknowledged means durable: with Kafka down an event is refused (5xx, its id not marked,
 // so the client's retry goes through once), while a contact write is accepted into the
@@ -25,25 +23,12 @@ describe('ingest durability across a Kafka outage', () => {
   let tenancy: Awaited<ReturnType<typeof seedTenancy>>;
   let headers: Record<string, string>;
 
-  const dbName = `meld_test_ingest_durability_${process.pid}`;
-  const adminQuery = async (sql: string) => {
-    const client = new Client({ connectionString: testEnv().postgresUrl });
-    await client.connect();
-    try {
-      await client.query(sql);
-    } finally {
-      await client.end();
-    }
-  };
+  let database: Awaited<ReturnType<typeof privateDatabase>> | undefined;
 
   beforeAll(async () => {
-    const url = new URL(testEnv().postgresUrl);
-    url.pathname = `/${dbName}`;
-    await adminQuery(`DROP DATABASE IF EXISTS ${dbName}`);
-    await adminQuery(`CREATE DATABASE ${dbName}`);
-    await migratePostgres(url.toString(), () => undefined);
+    database = await privateDatabase(testEnv().postgresUrl, 'ingest_durability');
     broker = await stack.startBroker({ name: `ingest-durability-${process.pid}` });
-    ({ app, base, db } = await startIngest({ MELD_KAFKA_BROKERS: broker.brokers, MELD_POSTGRES_URL: url.toString() }));
+    ({ app, base, db } = await startIngest({ MELD_KAFKA_BROKERS: broker.brokers, MELD_POSTGRES_URL: database.url }));
     tenancy = await seedTenancy(db);
     headers = { ...principalHeader(tenancy, { kind: 'datasource', scopes: ['PROJECT_INGEST_WRITE'], dataSourceId: tenancy.dataSource.id }), 'content-type': 'application/json' };
   }, 60000);
@@ -52,7 +37,7 @@ describe('ingest durability across a Kafka outage', () => {
     if (broker) process.kill(broker.pid, 'SIGUSR2');
     await app?.close();
     if (broker) await stack.stopBroker(broker.name);
-    await adminQuery(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+    await database?.drop();
   });
 
   const post = async (path: string, body: unknown) => {
