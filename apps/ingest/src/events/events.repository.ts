@@ -45,18 +45,31 @@ const contextSql = (projectId: string, dataSourceId: string, typeUids: string[])
  * batch with a resent id fails it on the unique key (nothing is written, the transaction
  * rolls back) and goes again with ON CONFLICT, which skips the ids already there.
  */
-const markSql = (resent: boolean) => `
-  WITH live AS MATERIALIZED (
+interface MarkValues {
+  project: string;
+  dataSource: string;
+  users: string;
+  eventIds: string;
+  userIds: string;
+}
+
+/** The `live` and `fresh` CTEs, with the values as SQL fragments: parameters or literals. */
+const markCtes = (v: MarkValues, resent: boolean) => `
+  live AS MATERIALIZED (
          SELECT user_id FROM source_contacts
-         WHERE project_id = $1 AND data_source_id = $2 AND user_id = ANY($3::text[]) AND deleted_at IS NULL AND version > 0
+         WHERE project_id = ${v.project} AND data_source_id = ${v.dataSource} AND user_id = ANY(${v.users}) AND deleted_at IS NULL AND version > 0
          ORDER BY user_id FOR SHARE),
        fresh AS (
          INSERT INTO event_ids (project_id, event_id)
-         SELECT $1, e.event_id FROM unnest($4::text[], $5::text[]) AS e(event_id, user_id)
+         SELECT ${v.project}, e.event_id FROM unnest(${v.eventIds}, ${v.userIds}) AS e(event_id, user_id)
          WHERE e.user_id IN (SELECT user_id FROM live)
          ORDER BY e.event_id
-         ${resent ? 'ON CONFLICT DO NOTHING ' : ''}RETURNING event_id)
-  SELECT ARRAY(SELECT user_id FROM live) AS live, ARRAY(SELECT event_id FROM fresh) AS fresh`;
+         ${resent ? 'ON CONFLICT DO NOTHING ' : ''}RETURNING event_id)`;
+const MARKED = 'ARRAY(SELECT user_id FROM live) AS live, ARRAY(SELECT event_id FROM fresh) AS fresh';
+
+const markSql = (resent: boolean) => `
+  WITH ${markCtes({ project: '$1', dataSource: '$2', users: '$3::text[]', eventIds: '$4::text[]', userIds: '$5::text[]' }, resent)}
+  SELECT ${MARKED}`;
 const MARK_NEW_SQL = markSql(false);
 
 const textArray = (values: readonly string[]) => `ARRAY[${values.map(escapeLiteral).join(',')}]::text[]`;
@@ -69,21 +82,19 @@ const textArray = (values: readonly string[]) => `ARRAY[${values.map(escapeLiter
  * are checked against the types; the caller unmarks those of items that then fail. Values are
  * literals (beginWith), each id through pg's escapeLiteral; ids with U+0000 never get here.
  */
-const openAndMarkSql = (projectId: string, dataSourceId: string, typeUids: string[], marks: readonly { userId: string; eventId: string }[]) => `
-  WITH live AS MATERIALIZED (
-         SELECT user_id FROM source_contacts
-         WHERE project_id = '${projectId}'::uuid AND data_source_id = '${dataSourceId}'::uuid
-           AND user_id = ANY(${textArray([...new Set(marks.map((m) => m.userId))])}) AND deleted_at IS NULL AND version > 0
-         ORDER BY user_id FOR SHARE),
-       fresh AS (
-         INSERT INTO event_ids (project_id, event_id)
-         SELECT '${projectId}'::uuid, e.event_id
-         FROM unnest(${textArray(marks.map((m) => m.eventId))}, ${textArray(marks.map((m) => m.userId))}) AS e(event_id, user_id)
-         WHERE e.user_id IN (SELECT user_id FROM live)
-         ORDER BY e.event_id
-         RETURNING event_id),
+const openAndMarkSql = (projectId: string, dataSourceId: string, typeUids: string[], marks: readonly { userId: string; eventId: string }[]) => {
+  const values: MarkValues = {
+    project: `'${projectId}'::uuid`,
+    dataSource: `'${dataSourceId}'::uuid`,
+    users: textArray([...new Set(marks.map((m) => m.userId))]),
+    eventIds: textArray(marks.map((m) => m.eventId)),
+    userIds: textArray(marks.map((m) => m.userId)),
+  };
+  return `
+  WITH ${markCtes(values, false)},
        context AS (${contextSql(projectId, dataSourceId, typeUids)})
-  SELECT context.data_source_id, context.types, ARRAY(SELECT user_id FROM live) AS live, ARRAY(SELECT event_id FROM fresh) AS fresh FROM context`;
+  SELECT context.data_source_id, context.types, ${MARKED} FROM context`;
+};
 const MARK_RESENT_SQL = markSql(true);
 
 /** The batch holds an id already accepted (or one id twice): write it again with `resent`. */

@@ -80,7 +80,7 @@ export class WriteEvents {
         const unmark = [...marked.fresh].filter((id) => !valid.has(id));
         await timed('transaction', async () => {
           await this.events.unmark(tx.client, projectId, unmark);
-          await timed('produce', () => this.producer.send(Topics.events, produce.map((e) => eventMessage(command, e)), { schema: eventAccepted }));
+          await this.produce(command, produce);
         });
         commitAfterAnswer(tx);
       }
@@ -176,7 +176,12 @@ export class WriteEvents {
       seen.add(e.eventId);
       return true;
     });
-    await timed('produce', () => this.producer.send(Topics.events, produce.map((e) => eventMessage(command, e)), { schema: eventAccepted }));
+    await this.produce(command, produce);
+  }
+
+  /** The events to `meld.events.v1`, resolved once Kafka acked them. */
+  private produce(command: WriteCommand, events: ParsedEvent[]): Promise<void> {
+    return timed('produce', () => this.producer.send(Topics.events, events.map((e) => eventMessage(command, e)), { schema: eventAccepted }));
   }
 }
 
