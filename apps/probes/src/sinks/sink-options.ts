@@ -1,3 +1,6 @@
+import { loadConfig } from '@meld/platform';
+import { z } from 'zod';
+
 /** Consumer settings of the ClickHouse sinks; tests use groups of their own. */
 export interface SinkOptions {
   eventsGroupId: string;
@@ -15,12 +18,14 @@ export interface SinkOptions {
   /**
    * Events sink (libs/kafka sink runner): rows per insert at most, and how long an idle writer
    * waits for more rows. Under load inserts grow by themselves (rows gather while the last
-   * insert runs); the linger only bounds the parts a trickle creates (every insert is a part
-   * ClickHouse must merge: with one insert of ~12 rows per partition batch, the events-sink
-   * bench saw inserts average ~20 ms once a few thousand tiny parts had piled up). 250 ms, not
-   * 50: at ingest-events' load the 50 ms inserts cost ClickHouse 12–18 µs per event, 250–500 ms
-   * ones 3.4–3.8 (events are visible up to 0.2 s later; 500 ms let the backlog reach 53k events,
-   * close to what the dev broker keeps over 8 partitions).
+   * insert runs); the linger only bounds the parts a trickle creates. Every insert is a part
+   * ClickHouse writes and merges, a fixed cost whatever its size: ClickHouse's own guidance is
+   * about one insert per second per table. 1000 ms, not 250: at 12,000 events/s (ingest-events'
+   * latency phase) ClickHouse cost 4.2-5.3 µs per event with 1 s inserts against 13.0-13.5 with
+   * 250 ms ones, and the gateway's p99 in the same interleaved runs was 47.7-53.6 ms against
+   * 106.9-114.7 (docs/decisions.md, session 7). Earlier, 50 ms inserts had cost 12-18 µs per
+   * event at peak and 250-500 ms ones 3.4-3.8. Events reach ClickHouse up to ~1 s after their
+   * 202 ("within seconds", as the audience view); `MELD_PROBES_EVENTS_LINGER_MS` sets it.
    */
   eventsMaxRows: number;
   eventsLingerMs: number;
@@ -28,7 +33,12 @@ export interface SinkOptions {
 
 export const SINK_OPTIONS = Symbol('SINK_OPTIONS');
 
-/** `MELD_PROBES_EVENTS_GROUP` (default `probes-events`), `MELD_PROBES_AUDIENCE_GROUP` (default `probes-audience`). */
+const linger = z.object({ MELD_PROBES_EVENTS_LINGER_MS: z.coerce.number().int().min(0).max(60_000).default(1000) });
+
+/**
+ * `MELD_PROBES_EVENTS_GROUP` (default `probes-events`), `MELD_PROBES_AUDIENCE_GROUP` (default
+ * `probes-audience`), `MELD_PROBES_EVENTS_LINGER_MS` (default 1000).
+ */
 export function sinkOptions(env: NodeJS.ProcessEnv = process.env): SinkOptions {
   return {
     eventsGroupId: env.MELD_PROBES_EVENTS_GROUP || 'probes-events',
@@ -38,6 +48,6 @@ export function sinkOptions(env: NodeJS.ProcessEnv = process.env): SinkOptions {
     maxRows: 5000,
     lingerMs: 2,
     eventsMaxRows: 10_000,
-    eventsLingerMs: 250,
+    eventsLingerMs: loadConfig(linger, env).MELD_PROBES_EVENTS_LINGER_MS,
   };
 }

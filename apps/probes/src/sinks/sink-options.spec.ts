@@ -1,0 +1,9 @@
+import { sinkOptions } from './sink-options';
+
+describe('MELD_PROBES_EVENTS_LINGER_MS', () => {
+  it('defaults to 1000 ms, takes 0 to insert without waiting, and refuses what is not a whole number of ms', () => {
+    expect(sinkOptions({}).eventsLingerMs).toBe(1000);
+    expect(sinkOptions({ MELD_PROBES_EVENTS_LINGER_MS: '0' }).eventsLingerMs).toBe(0);
+    for (const bad of ['-1', 'soon', '2.5', '60001']) expect(() => sinkOptions({ MELD_PROBES_EVENTS_LINGER_MS: bad })).toThrow(/MELD_PROBES_EVENTS_LINGER_MS/);
+  });
+});
