@@ -6,6 +6,8 @@ import fc from 'fast-check';
 const Encoder = require('kafkajs/src/protocol/encoder') as new () => KafkajsEncoder;
 const Decoder = require('kafkajs/src/protocol/decoder') as new (buffer: Buffer) => KafkajsDecoder;
 const Long = require('kafkajs/src/utils/long') as { fromString(s: string): unknown };
+const ProduceRequest = require('kafkajs/src/protocol/requests/produce/v3/request') as (o: object) => { encode(): Promise<KafkajsEncoder> };
+const RecordBatchDecoder = require('kafkajs/src/protocol/recordBatch/v0/decoder') as (d: KafkajsDecoder) => Promise<{ records: DecodedRecord[] }>;
 
 interface KafkajsEncoder {
   buf: Buffer;
@@ -16,10 +18,21 @@ interface KafkajsEncoder {
   writeVarIntBytes(value: Buffer | string | null): KafkajsEncoder;
 }
 interface KafkajsDecoder {
+  readString(): string;
+  readInt16(): number;
+  readInt32(): number;
   readVarInt(): number;
   readUVarInt(): number;
   readVarLong(): { toString(): string };
   readVarIntBytes(): Buffer | null;
+}
+
+interface DecodedRecord {
+  key: Buffer | null;
+  value: Buffer | null;
+  headers: Record<string, Buffer>;
+  offset: string;
+  timestamp: string;
 }
 
 /** Kafka's varint (zigzag, then LEB128 in 7-bit groups), written out for reference. */
@@ -75,5 +88,39 @@ describe('kafkajs encoder (patched)', () => {
         }
       }),
     );
+  });
+});
+
+describe('kafkajs produce request (patched)', () => {
+  const encodeProduce = async (messages: object[]) => {
+    const request = ProduceRequest({ acks: -1, timeout: 30_000, compression: 0, topicData: [{ topic: 't', partitions: [{ partition: 3, messages }] }] });
+    return (await request.encode()).buffer;
+  };
+
+  it('encodes what Kafka decodes: keys, values, headers, offsets and timestamps of every record', async () => {
+    const messages = [
+      { key: Buffer.from('p:ds:user-1'), value: Buffer.from('{"a":1}'), headers: { 'schema-version': '1' }, timestamp: 1_800_000_000_000 },
+      { key: 'p:ds:user-2', value: null, headers: { h: ['x', 'y'] }, timestamp: 1_800_000_000_250 },
+      { key: null, value: 'plain' },
+    ];
+    const decoder = new Decoder(await encodeProduce(messages));
+    expect([decoder.readString(), decoder.readInt16(), decoder.readInt32()]).toEqual([null, -1, 30_000]);
+    expect([decoder.readInt32(), decoder.readString(), decoder.readInt32(), decoder.readInt32()]).toEqual([1, 't', 1, 3]);
+    decoder.readInt32(); // the record set's size
+    const { records } = await RecordBatchDecoder(decoder);
+    expect(records.map((r) => [r.key?.toString() ?? null, r.value?.toString() ?? null, r.offset])).toEqual([
+      ['p:ds:user-1', '{"a":1}', '0'],
+      ['p:ds:user-2', null, '1'],
+      [null, 'plain', '2'],
+    ]);
+    expect(records[0].headers['schema-version'].toString()).toBe('1');
+    expect((records[1].headers.h as unknown as Buffer[]).map(String)).toEqual(['x', 'y']);
+    expect(records.slice(0, 2).map((r) => r.timestamp)).toEqual(['1800000000000', '1800000000250']);
+  });
+
+  it('reads only the fields a record encodes (the patch: no spread of each message)', async () => {
+    const message = { key: 'k', value: 'v' };
+    Object.defineProperty(message, 'notEncoded', { enumerable: true, get: () => { throw new Error('read by a spread'); } });
+    await expect(encodeProduce([message])).resolves.toBeInstanceOf(Buffer);
   });
 });
