@@ -91,7 +91,7 @@ describe('kafkajs encoder (patched)', () => {
   });
 });
 
-describe('kafkajs produce request (patched)', () => {
+describe('kafkajs produce request (on the patched encoder)', () => {
   const encodeProduce = async (messages: object[]) => {
     const request = ProduceRequest({ acks: -1, timeout: 30_000, compression: 0, topicData: [{ topic: 't', partitions: [{ partition: 3, messages }] }] });
     return (await request.encode()).buffer;
@@ -116,11 +116,5 @@ describe('kafkajs produce request (patched)', () => {
     expect(records[0].headers['schema-version'].toString()).toBe('1');
     expect((records[1].headers.h as unknown as Buffer[]).map(String)).toEqual(['x', 'y']);
     expect(records.slice(0, 2).map((r) => r.timestamp)).toEqual(['1800000000000', '1800000000250']);
-  });
-
-  it('reads only the fields a record encodes (the patch: no spread of each message)', async () => {
-    const message = { key: 'k', value: 'v' };
-    Object.defineProperty(message, 'notEncoded', { enumerable: true, get: () => { throw new Error('read by a spread'); } });
-    await expect(encodeProduce([message])).resolves.toBeInstanceOf(Buffer);
   });
 });
