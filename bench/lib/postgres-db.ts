@@ -1,5 +1,4 @@
-import { Client } from 'pg';
-import { createDataSource, migratePostgres } from '../../libs/db/src';
+import { createDataSource, createOwnDatabase } from '../../libs/db/src';
 import type { DataSource } from 'typeorm';
 
 /** A Postgres database of the bench's own, migrated; dropped by `drop()`. */
@@ -17,20 +16,10 @@ export interface BenchPostgres {
  * `database` must be a plain lower-case identifier (the bench makes it from random hex).
  */
 export async function benchPostgres(serverUrl: string, database: string): Promise<BenchPostgres> {
-  if (!/^[a-z_][a-z0-9_]*$/.test(database)) throw new Error(`bad bench database name ${database}`);
-  const admin = new Client({ connectionString: serverUrl, application_name: 'meld-bench' });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE DATABASE ${database}`);
-  } finally {
-    await admin.end();
-  }
-  const url = new URL(serverUrl);
-  url.pathname = `/${database}`;
-  await migratePostgres(url.toString(), () => undefined);
-  const db = await createDataSource({ url: url.toString(), applicationName: 'meld-bench', poolSize: 4 }).initialize();
+  const own = await createOwnDatabase(serverUrl, database);
+  const db = await createDataSource({ url: own.url, applicationName: 'meld-bench', poolSize: 4 }).initialize();
   return {
-    url: url.toString(),
+    url: own.url,
     db,
     async backendPids() {
       const rows: Array<{ pid: number }> = await db.query(`SELECT pid FROM pg_stat_activity WHERE datname = current_database()`);
@@ -38,13 +27,7 @@ export async function benchPostgres(serverUrl: string, database: string): Promis
     },
     async drop() {
       await db.destroy().catch(() => undefined);
-      const c = new Client({ connectionString: serverUrl, application_name: 'meld-bench' });
-      await c.connect();
-      try {
-        await c.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-      } finally {
-        await c.end();
-      }
+      await own.drop();
     },
   };
 }

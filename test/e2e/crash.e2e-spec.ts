@@ -4,8 +4,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createClickHouse, sql, type ClickHouse } from '@meld/clickhouse';
 import { Topics, allTopicNames } from '@meld/contracts';
-import { migratePostgres } from '@meld/db';
-import { principalHeader } from '@meld/fixtures';
+import { principalHeader, privateDatabase } from '@meld/fixtures';
 import { testEnv, waitFor } from '@meld/testing';
 import { Kafka, logLevel } from 'kafkajs';
 import { Client } from 'pg';
@@ -142,8 +141,7 @@ const contactBody = (i: number, round: number) => ({ _user_id: contactId(i), _em
 
 describe('SIGKILL during load: every acknowledged item exactly once', () => {
   const runId = `${process.pid}-${randomUUID().slice(0, 6)}`;
-  const dbName = `meld_test_crash_${process.pid}`;
-  let dbUrl: string;
+  let database: Awaited<ReturnType<typeof privateDatabase>> | undefined;
   let broker: { name: string; brokers: string; pid: number };
   let fleet: Fleet;
   let db: Client;
@@ -151,16 +149,6 @@ describe('SIGKILL during load: every acknowledged item exactly once', () => {
   let p: { uid: string; id: string; org: string; ds: string; token: string };
   const ledger = new Ledger();
   const figures: Record<string, unknown> = { contacts: CONTACTS, events: EVENTS, clients: CLIENTS };
-
-  const adminQuery = async (text: string) => {
-    const client = new Client({ connectionString: testEnv().postgresUrl });
-    await client.connect();
-    try {
-      await client.query(text);
-    } finally {
-      await client.end();
-    }
-  };
 
   async function admin(method: string, path: string, body?: unknown): Promise<Json> {
     const res = await fetch(`${BASE}/admin/v1${path}`, {
@@ -175,18 +163,13 @@ describe('SIGKILL during load: every acknowledged item exactly once', () => {
   beforeAll(async () => {
     const env = testEnv();
     if (!process.env.MELD_ADMIN_TOKEN) throw new Error('MELD_ADMIN_TOKEN is not set (npm test sets it)');
-    const url = new URL(env.postgresUrl);
-    url.pathname = `/${dbName}`;
-    dbUrl = url.toString();
-    await adminQuery(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-    await adminQuery(`CREATE DATABASE ${dbName}`);
-    await migratePostgres(dbUrl, () => undefined);
+    database = await privateDatabase(env.postgresUrl, 'crash');
     broker = await stack.startBroker({ name: `crash-${process.pid}`, partitions: PARTITIONS });
     fleet = new Fleet(
       {
         ...process.env,
         LOG_LEVEL: 'warn',
-        MELD_POSTGRES_URL: dbUrl,
+        MELD_POSTGRES_URL: database.url,
         MELD_KAFKA_BROKERS: broker.brokers,
         MELD_RATE_LIMIT_NAMESPACE: `crash-${runId}`,
         // A killed member holds its partitions until its session expires: 6 s, not 30.
@@ -196,7 +179,7 @@ describe('SIGKILL during load: every acknowledged item exactly once', () => {
     );
     fleet.startAll();
     await fleet.ready(120000);
-    db = new Client({ connectionString: dbUrl });
+    db = new Client({ connectionString: database.url });
     await db.connect();
     ch = createClickHouse({ url: env.clickhouseUrl, database: env.clickhouseDatabase, application: 'meld-crash-test', requestTimeoutMs: 120000 });
     const org = (await admin('POST', '/organizations', { name: `crash-${runId}`, plan: 'xl' })).entity.id;
@@ -218,7 +201,7 @@ describe('SIGKILL during load: every acknowledged item exactly once', () => {
     await db?.end().catch(() => undefined);
     await ch?.close();
     if (broker) await stack.stopBroker(broker.name);
-    await adminQuery(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => undefined);
+    await database?.drop().catch(() => undefined);
   }, 60000);
 
   /** One batch until it is answered 202 (or 422): refused, lost or failed requests are retried as they are. */

@@ -6,3 +6,4 @@ export * from './migrations';
 export * from './repositories';
 export * from './outbox/outbox-pump';
 export * from './raw-pool';
+export * from './own-database';

@@ -1,6 +1,7 @@
 import { CompressionTypes, type IHeaders, type Kafka, type Message, type Producer as KafkaProducer } from 'kafkajs';
 import type { Registry } from 'prom-client';
 import type { ZodType } from 'zod';
+import { sleep } from './backoff';
 import { createKafkaClient, type KafkaConnectionOptions } from './client';
 import { encodeValue } from './codec';
 import { SCHEMA_VERSION_HEADER } from './headers';
@@ -153,7 +154,7 @@ export function createProducer(options: ProducerOptions): Producer {
   const lane = async (): Promise<void> => {
     lanes++;
     try {
-      if (lingerMs > 0) await new Promise((r) => setTimeout(r, lingerMs));
+      if (lingerMs > 0) await sleep(lingerMs);
       while (queue.length > 0) {
         const taken = [queue.shift()!];
         let count = taken[0].messages.length;
