@@ -26,6 +26,7 @@ const EXAMPLE_PARAMS: Record<string, (f: Fixture) => string> = {
   phone: () => '+33612345678',
   userEmail: () => 'nobody@example.com',
   audienceId: () => randomUUID(),
+  channel: () => 'sms',
   segmentId: () => randomUUID(),
 };
 /**

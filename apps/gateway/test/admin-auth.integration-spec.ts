@@ -30,6 +30,7 @@ describe('admin API authentication', () => {
       'POST /admin/v1/projects/{}/event-types',
       'POST /admin/v1/projects/{}/attributes',
       'POST /admin/v1/projects/{}/senders',
+      'PATCH /admin/v1/projects/{}/senders/{}',
       'PUT /admin/v1/projects/{}/legal-profile',
       'PUT /admin/v1/organizations/{}/webhooks/sms-status',
       'POST /admin/v1/organizations/{}/users',

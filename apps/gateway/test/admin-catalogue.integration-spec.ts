@@ -103,6 +103,25 @@ describe('admin: catalogue, senders, webhooks, users', () => {
     expect((await gw.call('POST', `/projects/${unique('nope')}/senders`, { channel: 'sms', alias: 'A', name: 'A', status: 'active' })).status).toBe(404);
   });
 
+  it('changes a sender: status, name, and a whole new country list, in one transaction', async () => {
+    const created = await gw.call('POST', `/projects/${project.uid}/senders`, { channel: 'sms', alias: 'PATCHME', name: 'Patch me', status: 'active', countries: [{ country: 'FR', price: 0.04 }] });
+    const id = created.body.entity.id;
+    const paused = await gw.call('PATCH', `/projects/${project.uid}/senders/${id}`, { status: 'inactive' });
+    expect(paused.status).toBe(200);
+    expect(paused.body.entity).toMatchObject({ id, alias: 'PATCHME', name: 'Patch me', status: 'inactive', acceptedCountries: ['FR'] });
+    const moved = await gw.call('PATCH', `/projects/${project.uid}/senders/${id}`, { name: 'Moved', countries: [{ country: 'GB', price: 0.03 }, { country: 'BE', accepted: false, effectiveStatus: 'blocked' }] });
+    expect(moved.body.entity).toMatchObject({ name: 'Moved', status: 'inactive', acceptedCountries: ['GB'] });
+    expect(moved.body.entity.countries).toEqual([
+      { country: 'BE', accepted: false, effectiveStatus: 'blocked', price: 0 },
+      { country: 'GB', accepted: true, effectiveStatus: 'active', price: 0.03 },
+    ]);
+    const bad = await gw.call('PATCH', `/projects/${project.uid}/senders/${id}`, { status: 'paused', countries: [{ country: 'FR' }, { country: 'FR' }], channel: 'rcs' });
+    expect(fieldsOf(bad.body).map(([p]) => p).sort()).toEqual(['channel', 'countries[1].country', 'status']);
+    expect((await gw.call('PATCH', `/projects/${project.uid}/senders/not-a-uuid`, { status: 'active' })).status).toBe(404);
+    expect((await gw.call('PATCH', `/projects/${project.uid}/senders/00000000-0000-4000-8000-000000000000`, { status: 'active' })).body.message).toBe('sender "00000000-0000-4000-8000-000000000000" not found');
+    expect((await gw.call('PATCH', `/projects/${unique('nope')}/senders/${id}`, { status: 'active' })).status).toBe(404);
+  });
+
   it('sets the SMS status webhook: a generated secret shown once, kept on later updates', async () => {
     const first = await gw.call('PUT', `/organizations/${org}/webhooks/sms-status`, { url: 'https://hooks.example.com/sms' });
     expect(first.status).toBe(200);

@@ -5,3 +5,4 @@ export * from './principal';
 export * from './principal.guard';
 export * from './tokens';
 export * from './password';
+export * from './project-of';

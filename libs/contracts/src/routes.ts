@@ -118,6 +118,9 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   product('segment.count', 'GET', '/v1/project/:project/segment/:segmentId/count', 'audience', { scopes: ['PROJECT_AUDIENCE_READ'] }),
   // Exact live count with compliance per channel (docs/decisions.md "Consent and compliance").
   product('audience.count', 'POST', '/v1/project/:project/audience/count', 'audience', { scopes: ['PROJECT_AUDIENCE_READ'] }),
+  // Readiness: setup status, not contact data; project access is enough (ADR 0131).
+  product('readiness.project', 'GET', '/v1/project/:project/readiness', 'readiness'),
+  product('readiness.channel', 'GET', '/v1/project/:project/readiness/channel/:channel', 'readiness'),
   // Later issues add here, e.g.:
   // product('probes.coverage', 'POST', '/v1/project/:project/audience/coverage', 'probes', { scopes: ['PROJECT_AUDIENCE_READ'], rateLimit: 'probes' }),
 ];

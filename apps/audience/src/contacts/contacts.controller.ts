@@ -1,8 +1,7 @@
-import { CurrentPrincipal, type Principal } from '@meld/auth';
+import { CurrentPrincipal, type Principal, projectOf } from '@meld/auth';
 import { ApiError, ApiErrors, ApiSuccess } from '@meld/api';
 import { Controller, Get, Param } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
-import { projectOf } from '../http/project-of';
 import { ContactReadSchema } from './contact-read.schema';
 import { FindContact } from './usecases/find-contact/find-contact.usecase';
 

@@ -1,9 +1,8 @@
-import { CurrentPrincipal, type Principal } from '@meld/auth';
+import { CurrentPrincipal, type Principal, projectOf } from '@meld/auth';
 import { ApiError, ApiErrors, ApiSuccess } from '@meld/api';
 import { parseInput } from '@meld/platform';
 import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
-import { projectOf } from '../http/project-of';
 import { AudienceCountSchema, CountAudienceBody } from './count.schema';
 import { CountAudienceUseCase } from './usecases/count-audience/count-audience.usecase';
 

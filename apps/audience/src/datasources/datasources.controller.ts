@@ -1,8 +1,7 @@
 import { DataSourceSchema } from '@meld/api';
-import { CurrentPrincipal, type Principal } from '@meld/auth';
+import { CurrentPrincipal, type Principal, projectOf } from '@meld/auth';
 import { Controller, Get, Param } from '@nestjs/common';
 import { ApiParam, ApiTags } from '@nestjs/swagger';
-import { projectOf } from '../http/project-of';
 import { ApiListOperation, listEnvelope } from '../list-query/list-docs';
 import { ListQueryString } from '../list-query/list-request';
 import { DATA_SOURCE_FIELDS } from './datasource-fields';

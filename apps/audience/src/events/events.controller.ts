@@ -1,8 +1,7 @@
-import { CurrentPrincipal, type Principal } from '@meld/auth';
+import { CurrentPrincipal, type Principal, projectOf } from '@meld/auth';
 import { ApiError, ApiErrors, ApiSuccess } from '@meld/api';
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { projectOf } from '../http/project-of';
 import { AudienceEventListSchema } from './events.schema';
 import { ListEvents } from './list-events.usecase';
 

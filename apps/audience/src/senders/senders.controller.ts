@@ -1,7 +1,6 @@
-import { CurrentPrincipal, type Principal } from '@meld/auth';
+import { CurrentPrincipal, type Principal, projectOf } from '@meld/auth';
 import { Controller, Get, Param } from '@nestjs/common';
 import { ApiParam, ApiTags } from '@nestjs/swagger';
-import { projectOf } from '../http/project-of';
 import { ApiListOperation } from '../list-query/list-docs';
 import { ListQueryString } from '../list-query/list-request';
 import { SENDER_FIELDS } from './sender-fields';

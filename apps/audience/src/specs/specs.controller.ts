@@ -1,8 +1,7 @@
-import { CurrentPrincipal, type Principal } from '@meld/auth';
+import { CurrentPrincipal, type Principal, projectOf } from '@meld/auth';
 import { ApiErrors, ApiSuccess, PUBLIC_ROUTE_ERRORS } from '@meld/api';
 import { Controller, Get, Param } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
-import { projectOf } from '../http/project-of';
 import { AttributeListSchema, EventParameterListSchema, EventTypeListSchema } from './specs.schema';
 import { ListAttributes } from './usecases/list-attributes/list-attributes.usecase';
 import { ListEventParameters } from './usecases/list-event-parameters/list-event-parameters.usecase';

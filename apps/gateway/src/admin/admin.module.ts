@@ -26,6 +26,7 @@ import { ScopesController } from './scopes/scopes.controller';
 import { SendersController } from './senders/senders.controller';
 import { SendersRepository } from './senders/senders.repository';
 import { CreateSender } from './senders/usecases/create-sender/create-sender.usecase';
+import { UpdateSender } from './senders/usecases/update-sender/update-sender.usecase';
 import { TenancyEvents } from './shared/tenancy-events';
 import { TokensController } from './tokens/tokens.controller';
 import { TokensRepository } from './tokens/tokens.repository';
@@ -63,6 +64,7 @@ import { WebhooksRepository } from './webhooks/webhooks.repository';
     TokensRepository,
     CatalogueAdminRepository,
     SendersRepository,
+    UpdateSender,
     WebhooksRepository,
     UsersRepository,
     CreateOrganization,

@@ -1,5 +1,5 @@
 import { envelope } from '@meld/api';
-import { Controller, Param, Post, UseGuards } from '@nestjs/common';
+import { Controller, Param, Patch, Post, UseGuards } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { z } from 'zod';
 import { AdminOperation } from '../http/admin-docs';
@@ -8,16 +8,27 @@ import { JsonBody } from '../http/json-body';
 import { SenderSchema } from './sender.resource';
 import { CreateSenderBody, type CreateSenderCommand } from './usecases/create-sender/create-sender.command';
 import { CreateSender } from './usecases/create-sender/create-sender.usecase';
+import { UpdateSenderBody, type UpdateSenderCommand } from './usecases/update-sender/update-sender.command';
+import { UpdateSender } from './usecases/update-sender/update-sender.usecase';
 
 @ApiTags('admin')
 @UseGuards(AdminTokenGuard)
 @Controller('admin/v1/projects/:project/senders')
 export class SendersController {
-  constructor(private readonly createSender: CreateSender) {}
+  constructor(
+    private readonly createSender: CreateSender,
+    private readonly updateSender: UpdateSender,
+  ) {}
 
   @Post()
   @AdminOperation('Add an SMS sender or RCS agent with its per-country statuses', 201, envelope(SenderSchema, z.object({ project: z.string() })), [400, 404])
   create(@Param('project') projectUid: string, @JsonBody(CreateSenderBody) body: Omit<CreateSenderCommand, 'projectUid'>) {
     return this.createSender.execute({ ...body, projectUid });
+  }
+
+  @Patch(':sender')
+  @AdminOperation('Change a sender: pause it (`status`), rename it, or replace its countries', 200, envelope(SenderSchema, z.object({ project: z.string() })), [400, 404])
+  update(@Param('project') projectUid: string, @Param('sender') senderId: string, @JsonBody(UpdateSenderBody) body: Omit<UpdateSenderCommand, 'projectUid' | 'senderId'>) {
+    return this.updateSender.execute({ ...body, projectUid, senderId });
   }
 }

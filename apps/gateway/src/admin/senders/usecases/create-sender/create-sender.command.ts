@@ -8,20 +8,25 @@ export const SenderCountryInput = z.strictObject({
   price: z.number().min(0).max(100000).default(0).describe('price per SMS part'),
 });
 
+/** A sender's countries: each at most once. */
+export const SenderCountriesInput = z
+  .array(SenderCountryInput)
+  .max(250)
+  .superRefine((countries, ctx) => {
+    const seen = new Set<string>();
+    countries.forEach((c, i) => {
+      if (seen.has(c.country)) ctx.addIssue({ code: 'custom', path: [i, 'country'], message: `"${c.country}" is listed twice` });
+      seen.add(c.country);
+    });
+  });
+
 export const CreateSenderBody = z
   .strictObject({
     channel: z.enum(['sms', 'rcs']),
     alias: z.string().trim().min(1).max(100).describe('the `from` of an SMS (number or alphanumeric), or the RCS agent name'),
     name: z.string().trim().min(1).max(200),
     status: z.enum(SENDER_STATUSES),
-    countries: z.array(SenderCountryInput).max(250).default([]),
-  })
-  .superRefine((body, ctx) => {
-    const seen = new Set<string>();
-    body.countries.forEach((c, i) => {
-      if (seen.has(c.country)) ctx.addIssue({ code: 'custom', path: ['countries', i, 'country'], message: `"${c.country}" is listed twice` });
-      seen.add(c.country);
-    });
+    countries: SenderCountriesInput.default([]),
   })
   .meta({ id: 'CreateSenderBody' });
 

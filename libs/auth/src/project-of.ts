@@ -1,4 +1,4 @@
-import type { Principal } from '@meld/auth';
+import type { Principal } from './principal';
 import { NotFoundException } from '@nestjs/common';
 
 export interface CallerProject {

@@ -1,0 +1,43 @@
+import { ApiErrors, ApiSuccess, PUBLIC_ROUTE_ERRORS } from '@meld/api';
+import { CurrentPrincipal, type Principal, projectOf } from '@meld/auth';
+import { Controller, Get, NotFoundException, Param } from '@nestjs/common';
+import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { CHANNELS, type ReadinessChannel } from './readiness-rules';
+import { ReadinessResponseSchema } from './readiness.schema';
+import { GetReadiness } from './usecases/get-readiness/get-readiness.usecase';
+
+const isChannel = (value: string): value is ReadinessChannel => (CHANNELS as readonly string[]).includes(value);
+
+@ApiTags('readiness')
+@ApiParam({ name: 'project', description: 'project UID' })
+@Controller('v1/project/:project/readiness')
+export class ReadinessController {
+  constructor(private readonly getReadiness: GetReadiness) {}
+
+  @Get()
+  @ApiOperation({
+    summary: 'Is the project able to send?',
+    description: 'Project readiness: steps `import`, `channels`, `legal_profile`, `funds`, the warnings that hold, `reach` null. Recomputed from one consistent read on every call, never cached.',
+  })
+  @ApiSuccess(200, ReadinessResponseSchema, 'the project readiness report')
+  @ApiErrors(...PUBLIC_ROUTE_ERRORS)
+  project(@CurrentPrincipal() principal: Principal, @Param('project') projectUid: string) {
+    const { organizationId, id } = projectOf(principal, projectUid);
+    return this.getReadiness.execute({ organizationId, projectId: id, channel: null });
+  }
+
+  @Get('channel/:channel')
+  @ApiOperation({
+    summary: 'Is the project able to send on a channel?',
+    description:
+      "Channel readiness for `sms` (steps `legal_profile`, `add_sender`, `funds`) or `rcs` (`add_agent` instead of `add_sender`), with `reach`: the countries the carriers of the channel's active senders accept. Any other channel is 404. Recomputed on every call, never cached.",
+  })
+  @ApiParam({ name: 'channel', enum: CHANNELS })
+  @ApiSuccess(200, ReadinessResponseSchema, 'the channel readiness report')
+  @ApiErrors(...PUBLIC_ROUTE_ERRORS)
+  channel(@CurrentPrincipal() principal: Principal, @Param('project') projectUid: string, @Param('channel') channel: string) {
+    const { organizationId, id } = projectOf(principal, projectUid);
+    if (!isChannel(channel)) throw new NotFoundException(`no readiness for channel "${channel}": channels are ${CHANNELS.join(', ')}`);
+    return this.getReadiness.execute({ organizationId, projectId: id, channel });
+  }
+}

@@ -1,0 +1,41 @@
+import { DATA_SOURCE } from '@meld/db';
+import { Inject, Injectable } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import type { ReadinessChannel, SetupSnapshot } from './readiness-rules';
+
+/**
+ * Everything readiness reads, in ONE statement: Postgres gives a statement one snapshot, so
+ * a report never mixes the state before and after a concurrent change (a sender paused
+ * between two reads). Nothing is cached: the next call sees the next change (ADR 0131).
+ */
+const SNAPSHOT_SQL = `
+SELECT p.legal_profile_status AS "legalProfileStatus",
+       p.default_sms_sender AS "defaultSmsSender",
+       o.prepaid,
+       o.funds::float8 AS funds,
+       EXISTS (SELECT 1 FROM audience_contacts a WHERE a.project_id = p.id) AS "hasAudienceContact",
+       COALESCE((
+         SELECT json_agg(json_build_object(
+                  'id', s.id, 'channel', s.channel, 'alias', s.alias, 'name', s.name, 'status', s.status,
+                  'countries', COALESCE((
+                    SELECT json_agg(json_build_object('country', c.country, 'accepted', c.accepted,
+                                                      'effectiveStatus', c.effective_status, 'price', c.price::float8)
+                                    ORDER BY c.country)
+                      FROM sender_countries c WHERE c.sender_id = s.id), '[]'::json))
+                ORDER BY s.created_at, s.id)
+           FROM senders s
+          WHERE s.project_id = p.id AND ($3::text IS NULL OR s.channel = $3)), '[]'::json) AS senders
+  FROM projects p
+  JOIN organizations o ON o.id = p.organization_id
+ WHERE p.id = $1 AND p.organization_id = $2`;
+
+@Injectable()
+export class ReadinessRepository {
+  constructor(@Inject(DATA_SOURCE) private readonly ds: DataSource) {}
+
+  /** The project's setup (its senders, or one channel's), or null when the project is gone. */
+  async snapshot(organizationId: string, projectId: string, channel: ReadinessChannel | null): Promise<SetupSnapshot | null> {
+    const rows: SetupSnapshot[] = await this.ds.query(SNAPSHOT_SQL, [projectId, organizationId, channel]);
+    return rows[0] ?? null;
+  }
+}
