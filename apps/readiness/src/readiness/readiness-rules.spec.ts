@@ -1,7 +1,22 @@
 import { channelReport, projectReport, type SenderSnapshot, type SetupSnapshot } from './readiness-rules';
 
-const sender = (id: string, extra: Partial<SenderSnapshot> = {}): SenderSnapshot => ({ id, channel: 'sms', alias: id.toUpperCase(), name: `${id} sender`, status: 'active', countries: [], ...extra });
-const country = (code: string, extra: Partial<SenderSnapshot['countries'][number]> = {}) => ({ country: code, accepted: true, effectiveStatus: 'active', price: 0.05, ...extra });
+type Country = { country: string; accepted: boolean; effectiveStatus: string; price: number };
+/** A sender with these country rows, projected as the repository's statement does. */
+const sender = (id: string, { countries = [] as Country[], ...extra }: Partial<Omit<SenderSnapshot, 'acceptedCountries' | 'notActive' | 'unpriced'>> & { countries?: Country[] } = {}): SenderSnapshot => {
+  const accepted = countries.filter((c) => c.accepted).sort((a, b) => (a.country < b.country ? -1 : 1));
+  return {
+    id,
+    channel: 'sms',
+    alias: id.toUpperCase(),
+    name: `${id} sender`,
+    status: 'active',
+    acceptedCountries: accepted.map((c) => c.country),
+    notActive: accepted.filter((c) => c.effectiveStatus !== 'active').map((c) => [c.country, c.effectiveStatus]),
+    unpriced: accepted.filter((c) => c.price <= 0).map((c) => [c.country, c.effectiveStatus]),
+    ...extra,
+  };
+};
+const country = (code: string, extra: Partial<Country> = {}): Country => ({ country: code, accepted: true, effectiveStatus: 'active', price: 0.05, ...extra });
 const setup = (extra: Partial<SetupSnapshot> = {}): SetupSnapshot => ({
   legalProfileStatus: 'verified',
   defaultSmsSender: 'a',

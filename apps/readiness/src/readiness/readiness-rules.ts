@@ -24,20 +24,25 @@ const SEVERITY: Record<WarningKey, Severity> = {
   sender_without_price: 'info',
 };
 
-export interface SenderCountrySnapshot {
-  country: string;
-  accepted: boolean;
-  effectiveStatus: string;
-  price: number;
-}
+/** A country of a sender as the rules read it: [ISO 3166-1 alpha-2 code, effective status]. */
+export type CountryStatus = [country: string, effectiveStatus: string];
+
+/**
+ * A sender with the facts the rules read about its countries; countries the carriers do not
+ * accept matter to no rule, so the snapshot leaves them out (readiness.repository.ts).
+ */
 export interface SenderSnapshot {
   id: string;
   channel: ReadinessChannel;
   alias: string;
   name: string;
   status: string;
-  /** Sorted by country. */
-  countries: SenderCountrySnapshot[];
+  /** Countries whose carriers accept the sender, sorted. */
+  acceptedCountries: string[];
+  /** Accepted countries whose effective status is not `active`. */
+  notActive: CountryStatus[];
+  /** Accepted countries with no price (0). */
+  unpriced: CountryStatus[];
 }
 export interface SetupSnapshot {
   legalProfileStatus: string;
@@ -84,7 +89,6 @@ export interface ReadinessReport {
 }
 
 const isActive = (s: SenderSnapshot) => s.status === 'active';
-const acceptedCountries = (s: SenderSnapshot) => s.countries.filter((c) => c.accepted);
 
 const step = (key: StepKey, completed: boolean, isBlocker = true): ReadinessStep => ({ key, completed, isBlocker, disabled: false });
 
@@ -131,10 +135,9 @@ function progress(steps: ReadinessStep[]): { percent: number; operational: boole
 function reach(active: SenderSnapshot[]): Reach {
   const byAlias = new Map<string, Set<string>>();
   for (const sender of active) {
-    const countries = acceptedCountries(sender);
-    if (countries.length === 0) continue;
+    if (sender.acceptedCountries.length === 0) continue;
     const set = byAlias.get(sender.alias) ?? new Set<string>();
-    for (const c of countries) set.add(c.country);
+    for (const c of sender.acceptedCountries) set.add(c);
     byAlias.set(sender.alias, set);
   }
   const all = new Set<string>();
@@ -150,14 +153,11 @@ function warnings(s: SetupSnapshot, withSmsDefault: boolean): ReadinessWarning[]
   const rows = new Map<WarningKey, WarningRow[]>(WARNING_KEYS.map((k) => [k, []]));
   const active = s.senders.filter(isActive);
   const senderRow = (x: SenderSnapshot): WarningRow => ({ senderId: x.id, senderName: x.name, country: null, effectiveStatus: x.status });
+  const countryRow = (x: SenderSnapshot, [country, effectiveStatus]: CountryStatus): WarningRow => ({ senderId: x.id, senderName: x.name, country, effectiveStatus });
   for (const sender of active) {
-    const accepted = acceptedCountries(sender);
-    if (accepted.length === 0) rows.get('sender_reaches_no_country')!.push(senderRow(sender));
-    for (const c of accepted) {
-      const row = { senderId: sender.id, senderName: sender.name, country: c.country, effectiveStatus: c.effectiveStatus };
-      if (c.effectiveStatus !== 'active') rows.get('sender_not_effective')!.push(row);
-      if (!(c.price > 0)) rows.get('sender_without_price')!.push(row);
-    }
+    if (sender.acceptedCountries.length === 0) rows.get('sender_reaches_no_country')!.push(senderRow(sender));
+    rows.get('sender_not_effective')!.push(...sender.notActive.map((c) => countryRow(sender, c)));
+    rows.get('sender_without_price')!.push(...sender.unpriced.map((c) => countryRow(sender, c)));
   }
   if (withSmsDefault) {
     const sms = s.senders.filter((x) => x.channel === 'sms');
