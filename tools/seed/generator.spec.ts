@@ -1,6 +1,5 @@
 import { isValidPhoneNumber, parsePhoneNumberWithError } from 'libphonenumber-js/max';
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const { contact, event, sourcesOf, EVENT_TYPES, ATTRIBUTES } = require('./generator');
 
 describe('meld seed: the generated data', () => {
