@@ -13,6 +13,7 @@ const commands = {
   admin: () => require('./commands/admin'),
   bootstrap: () => require('./commands/bootstrap'),
   seed: () => require('./commands/seed'),
+  doctor: () => require('./commands/doctor'),
 };
 
 function usage() {
@@ -27,6 +28,7 @@ function usage() {
     '  bench <scenario>      run a benchmark scenario against the running system',
     '  admin <verb> <path>   call the admin API of the running gateway (--data JSON); prints the JSON',
     '  bootstrap [--json]    create an organization, project, API data source and all-scope product token',
+    '  doctor [--json]       check Node, packages, stores, ports, disk and the broker; say what to fix',
     '  seed [--contacts N] [--events N] [--sources K]   realistic sample data through the ingest API (resumable)',
   ].join('\n');
 }

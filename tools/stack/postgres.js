@@ -155,6 +155,7 @@ async function afterReady() {
 }
 
 module.exports = {
+  binDir,
   name: 'postgres',
   port: PORT,
   what: 'SELECT 1',
