@@ -12,6 +12,7 @@ const commands = {
   bench: () => require('./commands/bench'),
   admin: () => require('./commands/admin'),
   bootstrap: () => require('./commands/bootstrap'),
+  keys: () => require('./commands/keys'),
 };
 
 function usage() {
@@ -26,6 +27,7 @@ function usage() {
     '  bench <scenario>      run a benchmark scenario against the running system',
     '  admin <verb> <path>   call the admin API of the running gateway (--data JSON); prints the JSON',
     '  bootstrap [--json]    create an organization, project, API data source and all-scope product token',
+    '  keys                  print fresh secrets of one deployment (admin token, principal key pair) as env lines',
   ].join('\n');
 }
 
