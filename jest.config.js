@@ -21,6 +21,6 @@ module.exports = {
   transform: { '^.+\\.ts$': ['@swc/jest', swc], '^.+\\.m?js$': ['@swc/jest', { ...swc, jsc: { ...swc.jsc, parser: { syntax: 'ecmascript' } } }] },
   transformIgnorePatterns: ['/node_modules/(?!(@nestjs|file-type|strtok3|token-types|peek-readable|uint8array-extras|@tokenizer)/)'],
   moduleNameMapper: { '^@meld/([a-z-]+)$': '<rootDir>/libs/$1/src' },
-  setupFiles: ['reflect-metadata', '<rootDir>/test/setup/fast-check.ts'],
+  setupFiles: ['reflect-metadata', '<rootDir>/test/setup/fast-check.ts', '<rootDir>/test/setup/local-stack.ts'],
   testTimeout: 60000,
 };

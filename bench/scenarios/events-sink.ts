@@ -19,6 +19,7 @@
  * --raw-batch R (10000), --rounds R (1), --profile-probes DIR (V8 CPU profile of probes).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import { generatePrincipalKeys } from '../../libs/auth/src';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { toEventRow } from '../../apps/probes/src/sinks/event-row';
 import { sql } from '../../libs/clickhouse/src';
@@ -134,7 +135,7 @@ async function drainThroughProbes(
         ...process.env,
         PORT: String(port),
         LOG_LEVEL: 'warn',
-        MELD_PRINCIPAL_SECRET: randomBytes(24).toString('base64url'),
+        MELD_PRINCIPAL_PUBLIC_KEY: generatePrincipalKeys().publicKey,
         MELD_KAFKA_BROKERS: kafka.brokers.join(','),
         MELD_CLICKHOUSE_DB: o.store.database,
         MELD_PROBES_EVENTS_GROUP: `bench-events-${o.tag}`,

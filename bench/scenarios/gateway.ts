@@ -16,9 +16,9 @@
  * in both apps), --profile-gateway DIR (V8 CPU profile of the gateway, written at its exit).
  */
 import type { ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { Pool } from 'undici';
-import { encodePrincipal, issueToken } from '../../libs/auth/src';
+import { encodePrincipal, generatePrincipalKeys, issueToken, parsePrivateKey } from '../../libs/auth/src';
 import { defaultAttributionConfig, defaultGeneralConfig } from '../../libs/contracts/src';
 import { OrganizationEntity, ProjectEntity, TokenEntity, createDataSource } from '../../libs/db/src';
 import { freePort, startApp, waitReady } from '../lib/apps';
@@ -50,9 +50,8 @@ interface Target {
 /** Closed loop: `concurrency` workers each send the next request as soon as the last one is answered. */
 async function load(target: Target, path: string, concurrency: number, seconds: number, warmupSeconds: number): Promise<Figures> {
   const pool = new Pool(target.origin, { connections: concurrency, pipelining: 1, keepAliveTimeout: 30_000 });
-  const headers = target.headers();
   const { latencies, errors, sent, elapsedS } = await closedLoop(concurrency, seconds, warmupSeconds, async () => {
-    const res = await pool.request({ method: 'GET', path, headers });
+    const res = await pool.request({ method: 'GET', path, headers: target.headers() });
     await res.body.dump();
     return res.statusCode === 200;
   });
@@ -91,10 +90,11 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     projects: [project.uid],
   });
 
-  const secret = randomBytes(24).toString('base64url');
+  const keys = generatePrincipalKeys();
+  const signingKey = parsePrivateKey(keys.privateKey);
   const [gatewayPort, audiencePort] = [await freePort(), await freePort()];
   const audienceUrl = `http://127.0.0.1:${audiencePort}`;
-  const common = { ...process.env, LOG_LEVEL: logLevel, MELD_PRINCIPAL_SECRET: secret };
+  const common = { ...process.env, LOG_LEVEL: logLevel, MELD_PRINCIPAL_PUBLIC_KEY: keys.publicKey, MELD_PRINCIPAL_PRIVATE_KEY: keys.privateKey };
   const children: Record<string, ChildProcess> = {
     audience: startApp(ctx.root, 'audience', { ...common, PORT: String(audiencePort) }),
     gateway: startApp(ctx.root, 'gateway', {
@@ -113,13 +113,16 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     const direct: Target = {
       name: 'direct to audience',
       origin: audienceUrl,
-      // Signed once per run (a principal is valid for a minute); the gateway signs per request.
-      headers: () => ({
-        'x-meld-principal': encodePrincipal(
-          { kind: 'product', tokenId: token.id, organizationId: org.id, plan: 'xl', scopes: ['PROJECT_AUDIENCE_READ'], project: { id: project.id, uid: project.uid, dataMode: 'normal' }, dataSourceId: null, requestId: 'bench' },
-          secret,
-        ),
-      }),
+      // Signed per request, as the gateway does: a principal is bound to one request id (ADR 0102).
+      headers: () => {
+        const requestId = randomUUID();
+        const principal = encodePrincipal(
+          { kind: 'product', tokenId: token.id, organizationId: org.id, plan: 'xl', scopes: ['PROJECT_AUDIENCE_READ'], project: { id: project.id, uid: project.uid, dataMode: 'normal' }, dataSourceId: null, requestId },
+          { method: 'GET', url: path, app: 'audience' },
+          signingKey,
+        );
+        return { 'x-meld-principal': principal, 'x-request-id': requestId };
+      },
     };
     const gateway: Target = { name: 'through gateway', origin: `http://127.0.0.1:${gatewayPort}`, headers: () => ({ authorization: `Bearer ${issued.token}` }) };
 

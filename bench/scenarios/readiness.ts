@@ -14,10 +14,10 @@
  * --contacts N (1,000,000), --senders N (50), --countries N (100).
  */
 import type { ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { Pool as PgPool } from 'pg';
 import { Pool } from 'undici';
-import { encodePrincipal } from '../../libs/auth/src';
+import { encodePrincipal, generatePrincipalKeys, parsePrivateKey } from '../../libs/auth/src';
 import { freePort, startApp, stopApp, waitReady } from '../lib/apps';
 import type { BenchContext, BenchRow, ScenarioResult } from '../lib/context';
 import { processCpuUs } from '../lib/cpu';
@@ -85,10 +85,11 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     await pg.db.query(`ANALYZE audience_contacts; ANALYZE senders; ANALYZE sender_countries`);
     ctx.log(`seeded ${senders} senders × ${countries} countries and ${contacts.toLocaleString('en')} contacts in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 
-    const secret = randomBytes(24).toString('base64url');
+    const keys = generatePrincipalKeys();
+    const signingKey = parsePrivateKey(keys.privateKey);
     const [gatewayPort, readinessPort] = [await freePort(), await freePort()];
     const readinessUrl = `http://127.0.0.1:${readinessPort}`;
-    const common = { ...process.env, LOG_LEVEL: 'warn', MELD_PRINCIPAL_SECRET: secret, MELD_POSTGRES_URL: pg.url };
+    const common = { ...process.env, LOG_LEVEL: 'warn', MELD_PRINCIPAL_PUBLIC_KEY: keys.publicKey, MELD_PRINCIPAL_PRIVATE_KEY: keys.privateKey, MELD_POSTGRES_URL: pg.url };
     children.readiness = startApp(ctx.root, 'readiness', { ...common, PORT: String(readinessPort) });
     children.gateway = startApp(ctx.root, 'gateway', {
       ...common,
@@ -103,13 +104,16 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     const directPool = new Pool(readinessUrl, { connections, keepAliveTimeout: 30_000 });
     const bearer = { authorization: `Bearer ${tenant.productToken}` };
     const path = `/v1/project/${tenant.project.uid}/readiness`;
-    const principal = () => ({
-      'x-meld-principal': encodePrincipal(
-        { kind: 'product', tokenId: 'bench', organizationId: tenant.organizationId, plan: 'xl', scopes: [], project: { id: projectId, uid: tenant.project.uid, dataMode: 'normal' }, dataSourceId: null, requestId: 'bench' },
-        secret,
-      ),
-    });
-    let direct = principal();
+    // Signed per request, as the gateway does: a principal is bound to one request (ADR 0102).
+    const direct = () => {
+      const requestId = randomUUID();
+      const principal = encodePrincipal(
+        { kind: 'product', tokenId: 'bench', organizationId: tenant.organizationId, plan: 'xl', scopes: [], project: { id: projectId, uid: tenant.project.uid, dataMode: 'normal' }, dataSourceId: null, requestId },
+        { method: 'GET', url: path, app: 'readiness' },
+        signingKey,
+      );
+      return { 'x-meld-principal': principal, 'x-request-id': requestId };
+    };
     const http = (pool: Pool, p: string, headers: () => Record<string, string>) => async () => {
       const res = await pool.request({ method: 'GET', path: p, headers: headers() });
       await res.body.text();
@@ -134,7 +138,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     };
     const variants: Variant[] = [
       { name: 'bare Postgres reads (one snapshot)', call: bareReads },
-      { name: 'readiness app straight (project)', call: http(directPool, path, () => direct) },
+      { name: 'readiness app straight (project)', call: http(directPool, path, direct) },
       { name: 'through gateway (project)', call: http(gatewayPool, path, () => bearer) },
       { name: 'through gateway (channel sms)', call: http(gatewayPool, `${path}/channel/sms`, () => bearer) },
     ];
@@ -151,7 +155,6 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     const cpu = new Map<string, Array<Record<string, number>>>();
     const rss = new Map<string, Array<Record<string, number>>>();
     for (let round = 0; round < rounds; round++) {
-      direct = principal(); // a principal is valid for a minute
       for (const shape of shapes) {
         const order = round % 2 === 0 ? variants : [...variants].reverse();
         for (const v of order) {

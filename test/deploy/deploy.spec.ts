@@ -5,7 +5,7 @@
  * base and every overlay are also rendered with `kubectl kustomize`.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 
@@ -74,7 +74,9 @@ const STORE_SECRET: Record<Store, string | undefined> = {
   clickhouse: 'MELD_CLICKHOUSE_URL',
   kafka: undefined,
 };
-const SENSITIVE = ['MELD_POSTGRES_URL', 'MELD_REDIS_URL', 'MELD_CLICKHOUSE_URL', 'MELD_ADMIN_TOKEN', 'MELD_PRINCIPAL_SECRET'];
+const SENSITIVE = ['MELD_POSTGRES_URL', 'MELD_REDIS_URL', 'MELD_CLICKHOUSE_URL', 'MELD_ADMIN_TOKEN', 'MELD_PRINCIPAL_PRIVATE_KEY', 'MELD_PRINCIPAL_PUBLIC_KEY'];
+/** Values anyone can read in this repository (ADR 0101): no deployment file may carry them. */
+const PUBLIC_SECRETS = /meld-dev-admin|meld-test-admin|meld-dev-principal-secret|meld-test-principal-secret/;
 
 // ------------------------------------------------------------------ helpers
 
@@ -181,6 +183,18 @@ describe('docker-compose.yml', () => {
     if (info(app).stores.includes('kafka')) expect(deps.topics).toBe('service_completed_successfully');
   });
 
+  it('carries no known secret: the admin token and principal keys must come from the deployment (.env)', () => {
+    expect(read('docker-compose.yml')).not.toMatch(PUBLIC_SECRETS);
+    const env = services.ingest.environment;
+    expect(env.MELD_PRINCIPAL_PUBLIC_KEY).toMatch(/^\$\{MELD_PRINCIPAL_PUBLIC_KEY:\?.+\}$/);
+    expect(services.gateway.environment.MELD_ADMIN_TOKEN).toMatch(/^\$\{MELD_ADMIN_TOKEN:\?.+\}$/);
+    expect(services.gateway.environment.MELD_PRINCIPAL_PRIVATE_KEY).toMatch(/^\$\{MELD_PRINCIPAL_PRIVATE_KEY:\?.+\}$/);
+    // Only the gateway can sign principals or use the admin API.
+    for (const app of APPS.filter((a) => a !== 'gateway')) {
+      expect([app, services[app].environment.MELD_PRINCIPAL_PRIVATE_KEY, services[app].environment.MELD_ADMIN_TOKEN]).toEqual([app, undefined, undefined]);
+    }
+  });
+
   it('gateway finds every app at its compose URL', () => {
     for (const app of APPS.filter((a) => a !== 'gateway')) {
       const env = `MELD_${app.toUpperCase().replace(/-/g, '_')}_URL`;
@@ -284,8 +298,11 @@ describe('k8s', () => {
       expect(c.securityContext.allowPrivilegeEscalation).toBe(false);
       expect(c.envFrom.map((e: Obj) => e.configMapRef?.name)).toContain('meld-config');
       const env = envOf(c);
-      const needed = [...info(app).stores.map((s) => STORE_SECRET[s]).filter(Boolean), 'MELD_PRINCIPAL_SECRET'] as string[];
-      if (app === 'gateway') needed.push('MELD_ADMIN_TOKEN');
+      const needed = [...info(app).stores.map((s) => STORE_SECRET[s]).filter(Boolean)] as string[];
+      if (app === 'gateway') needed.push('MELD_ADMIN_TOKEN', 'MELD_PRINCIPAL_PRIVATE_KEY');
+      else needed.push('MELD_PRINCIPAL_PUBLIC_KEY');
+      // The signing key and the admin token stay in the gateway (ADR 0102).
+      if (app !== 'gateway') expect([env.MELD_PRINCIPAL_PRIVATE_KEY, env.MELD_ADMIN_TOKEN]).toEqual([undefined, undefined]);
       for (const key of needed) expect(env[key]?.valueFrom?.secretKeyRef).toEqual({ name: 'meld-secrets', key });
       for (const key of SENSITIVE) expect(env[key]?.value).toBeUndefined(); // never a literal in the manifest
     });
@@ -366,6 +383,29 @@ describe('k8s', () => {
     });
   });
 
+  it('lets only the gateway (and Prometheus) reach each internal app, on its port', () => {
+    const policies = byKind('NetworkPolicy');
+    for (const app of APPS.filter((a) => a !== 'gateway')) {
+      const p = policies.find((d) => d.spec.podSelector.matchLabels?.['app.kubernetes.io/name'] === app);
+      expect([app, p?.spec.policyTypes]).toEqual([app, ['Ingress']]);
+      const rules = p.spec.ingress as Obj[];
+      expect(rules.every((r) => r.ports.length === 1 && r.ports[0].port === info(app).port && r.ports[0].protocol === 'TCP')).toBe(true);
+      const peers = rules.flatMap((r) => r.from);
+      expect(peers.filter((f: Obj) => f.podSelector)).toEqual([{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'gateway' } } }]);
+      // Anything else is a namespace selector for the scraper, never an open peer.
+      expect(peers.every((f: Obj) => f.podSelector || (f.namespaceSelector?.matchLabels && !f.podSelector && !f.ipBlock))).toBe(true);
+    }
+  });
+
+  it('no overlay carries a known secret', () => {
+    for (const dir of ['k8s/base', 'k8s/overlays/local', 'k8s/overlays/production']) {
+      for (const file of [join(root, dir, 'kustomization.yaml'), ...yamlFilesUnder(join(root, dir))]) expect([relative(root, file), readFileSync(file, 'utf8')]).not.toEqual([relative(root, file), expect.stringMatching(PUBLIC_SECRETS)]);
+    }
+    const local = kustomization(join(root, 'k8s/overlays/local')).k.secretGenerator[0];
+    expect(local.envs).toEqual(['secrets.env']);
+    expect((local.literals ?? []).map((l: string) => l.split('=')[0])).toEqual(['MELD_POSTGRES_URL', 'MELD_REDIS_URL', 'MELD_CLICKHOUSE_URL']);
+  });
+
   it('production commits no Secret values', () => {
     const p = kustomization(join(root, 'k8s/overlays/production'));
     expect(p.k.secretGenerator).toBeUndefined();
@@ -376,7 +416,16 @@ describe('k8s', () => {
   (kubectl ? it.each(['k8s/base', ...overlays.map((o) => `k8s/overlays/${o}`)]) : it.skip.each(['(kubectl not installed)']))(
     'kubectl kustomize %s renders',
     (dir) => {
-      const r = spawnSync('kubectl', ['kustomize', join(root, dir)], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
+      // The local overlay reads this cluster's secrets from a git-ignored file (`meld keys`).
+      const secrets = join(root, 'k8s/overlays/local/secrets.env');
+      const made = !existsSync(secrets);
+      if (made) writeFileSync(secrets, spawnSync(process.execPath, [join(root, 'tools/cli/meld.js'), 'keys'], { encoding: 'utf8' }).stdout);
+      let r;
+      try {
+        r = spawnSync('kubectl', ['kustomize', join(root, dir)], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
+      } finally {
+        if (made) rmSync(secrets);
+      }
       expect(r.stderr).toBe('');
       expect(r.status).toBe(0);
       const rendered = parseAllDocuments(r.stdout).map((d) => d.toJS());

@@ -4,7 +4,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createClickHouse, sql, type ClickHouse } from '@meld/clickhouse';
 import { Topics, allTopicNames } from '@meld/contracts';
-import { principalHeader, privateDatabase } from '@meld/fixtures';
+import { principalSigner, privateDatabase } from '@meld/fixtures';
 import { testEnv, waitFor } from '@meld/testing';
 import { Kafka, logLevel } from 'kafkajs';
 import { Client } from 'pg';
@@ -407,10 +407,11 @@ describe('SIGKILL during load: every acknowledged item exactly once', () => {
     const byUser = new Map<string, string[]>();
     for (const [eventId, userId] of ledger.events) byUser.set(userId, [...(byUser.get(userId) ?? []), eventId]);
     const sample = [...byUser.keys()].filter((_, i) => i % Math.max(1, Math.floor(byUser.size / 20)) === 0).slice(0, 20);
-    const principal = principalHeader({ organization: { id: p.org }, project: { id: p.id, uid: p.uid } }, { scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_DATA_EVENTS'] });
+    const reader = principalSigner({ organization: { id: p.org }, project: { id: p.id, uid: p.uid } }, { scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_DATA_EVENTS'] }, 'audience');
     for (const userId of sample) {
       const { rows } = await db.query(`SELECT audience_id FROM audience_members WHERE project_id = $1 AND data_source_id = $2 AND user_id = $3`, [p.id, p.ds, userId]);
-      const res = await fetch(`http://127.0.0.1:${fleet.portOf('audience')}/v1/project/${p.uid}/audience/${rows[0].audience_id}/events?_start=0&_limit=500`, { headers: principal });
+      const url = `http://127.0.0.1:${fleet.portOf('audience')}/v1/project/${p.uid}/audience/${rows[0].audience_id}/events?_start=0&_limit=500`;
+      const res = await fetch(url, { headers: reader('GET', url) });
       const body = (await res.json()) as Json;
       expect({ userId, total: body.metadata.total, ids: body.entity.map((e: Json) => e.id).sort() }).toEqual({ userId, total: byUser.get(userId)!.length, ids: byUser.get(userId)!.sort() });
     }

@@ -156,8 +156,9 @@ describe('ingest writes through the gateway', () => {
       return ((await res.json()) as Json).entity;
     };
     const eventsOf = async (audienceId: string): Promise<{ ids: string[]; total: number }> => {
-      const principal = principalHeader({ organization: { id: p.org }, project: { id: p.id, uid: p.uid } }, { scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_DATA_EVENTS'] });
-      const res = await fetch(`${AUDIENCE}/v1/project/${p.uid}/audience/${audienceId}/events?_start=0&_limit=500`, { headers: principal });
+      const url = `${AUDIENCE}/v1/project/${p.uid}/audience/${audienceId}/events?_start=0&_limit=500`;
+      const principal = principalHeader({ organization: { id: p.org }, project: { id: p.id, uid: p.uid } }, { scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_DATA_EVENTS'] }, { app: 'audience', url });
+      const res = await fetch(url, { headers: principal });
       expect(res.status).toBe(200);
       const body = (await res.json()) as Json;
       return { ids: body.entity.map((e: Json) => e.id).sort(), total: body.metadata.total };

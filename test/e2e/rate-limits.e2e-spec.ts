@@ -44,7 +44,7 @@ describe('rate limits', () => {
     gateway = await startGateway({
       MELD_POSTGRES_URL: env.postgresUrl,
       MELD_REDIS_URL: redisProxy.via(env.redisUrl),
-      MELD_PRINCIPAL_SECRET: 'rate-limit-spec-principal-secret',
+      MELD_ALLOW_DEV_SECRETS: '1',
       MELD_RATE_LIMITS: JSON.stringify(LIMITS),
       MELD_RATE_LIMIT_NAMESPACE: `rate-limit-spec-${process.pid}`,
       ...Object.fromEntries(APP_NAMES.filter((a) => a !== 'gateway').map((a) => [appUrlEnv(a), stub.url])),

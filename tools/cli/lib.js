@@ -54,6 +54,9 @@ function stackEnv(stack, profile) {
   delete chosen.test;
   const env = {};
   for (const [k, v] of Object.entries(chosen)) if (k.startsWith('MELD_')) env[k] = String(v);
+  // The local stack's switch: apps accept the public development admin token and principal
+  // keys only with it (ADR 0101); nothing but this CLI and the test setup sets it.
+  env.MELD_ALLOW_DEV_SECRETS = '1';
   return env;
 }
 

@@ -14,6 +14,7 @@ const commands = {
   bootstrap: () => require('./commands/bootstrap'),
   seed: () => require('./commands/seed'),
   doctor: () => require('./commands/doctor'),
+  keys: () => require('./commands/keys'),
 };
 
 function usage() {
@@ -30,6 +31,7 @@ function usage() {
     '  bootstrap [--json]    create an organization, project, API data source and all-scope product token',
     '  doctor [--json]       check Node, packages, stores, ports, disk and the broker; say what to fix',
     '  seed [--contacts N] [--events N] [--sources K]   realistic sample data through the ingest API (resumable)',
+    '  keys                  print fresh secrets of one deployment (admin token, principal key pair) as env lines',
   ].join('\n');
 }
 

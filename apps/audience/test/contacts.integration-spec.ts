@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { encodePrincipal } from '@meld/auth';
 import type { DataMode, Scope } from '@meld/contracts';
-import { type Json, PRINCIPAL_SECRET, seedTenancy } from '@meld/fixtures';
+import { type Json, seedTenancy, signedPrincipal } from '@meld/fixtures';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { ContactReadSchema } from '../src/contacts/contact-read.schema';
@@ -13,22 +12,15 @@ const READ: Scope[] = ['PROJECT_AUDIENCE_READ'];
 const BASIC: Scope[] = [...READ, 'PROJECT_AUDIENCE_DATA_BASIC'];
 const FULL: Scope[] = [...READ, 'PROJECT_AUDIENCE_DATA_FULL'];
 
-/** The signed principal the gateway would forward, with the project's data mode. */
-function as(t: Tenancy, scopes: Scope[], dataMode: DataMode = 'normal'): Record<string, string> {
-  const principal = encodePrincipal(
-    {
-      kind: 'product',
-      tokenId: randomUUID(),
-      organizationId: t.organization.id,
-      plan: 'm',
-      scopes,
-      project: { id: t.project.id, uid: t.project.uid, dataMode },
-      dataSourceId: null,
-      requestId: randomUUID(),
-    },
-    PRINCIPAL_SECRET,
-  );
-  return { 'x-meld-principal': principal };
+type Signer = (url: string) => Record<string, string>;
+
+/** Signs the principal the gateway would forward for a URL, with the project's data mode. */
+function as(t: Tenancy, scopes: Scope[], dataMode: DataMode = 'normal'): Signer {
+  return (url) =>
+    signedPrincipal(
+      { kind: 'product', tokenId: randomUUID(), organizationId: t.organization.id, plan: 'm', scopes, project: { id: t.project.id, uid: t.project.uid, dataMode }, dataSourceId: null },
+      { app: 'audience', url },
+    );
 }
 
 interface Seeded {
@@ -89,8 +81,9 @@ describe('contact reads (audience): search by phone, by email, read by user id',
   });
   afterAll(() => app?.close());
 
-  const get = async (path: string, headers: Record<string, string>, uid = t.project.uid) => {
-    const res = await fetch(`${base}/v1/project/${uid}/audience/${path}`, { headers });
+  const get = async (path: string, sign: Signer, uid = t.project.uid) => {
+    const url = `${base}/v1/project/${uid}/audience/${path}`;
+    const res = await fetch(url, { headers: sign(url) });
     return { status: res.status, body: (await res.json()) as Json };
   };
 

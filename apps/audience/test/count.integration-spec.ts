@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { type ClickHouse, createClickHouse, migrateClickHouse } from '@meld/clickhouse';
 import { type DataMode, type Scope } from '@meld/contracts';
-import { encodePrincipal } from '@meld/auth';
 import { AttributeEntity } from '@meld/db';
-import { PRINCIPAL_SECRET, seedTenancy, startAppUnderTest, withSlotColumns, type Json } from '@meld/fixtures';
+import { seedTenancy, signedPrincipal, startAppUnderTest, withSlotColumns, type Json } from '@meld/fixtures';
 import { testEnv } from '@meld/testing';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
@@ -72,24 +71,16 @@ describe('audience count', () => {
     await ch?.close();
   });
 
+  const url = () => `${base}/v1/project/${tenancy.project.uid}/audience/count`;
   const headers = ({ scopes = ['PROJECT_AUDIENCE_READ'] as Scope[], dataMode = 'normal' as DataMode } = {}) => ({
     'content-type': 'application/json',
-    'x-meld-principal': encodePrincipal(
-      {
-        kind: 'product',
-        tokenId: randomUUID(),
-        organizationId: tenancy.organization.id,
-        plan: 'm',
-        scopes,
-        project: { id: tenancy.project.id, uid: tenancy.project.uid, dataMode },
-        dataSourceId: null,
-        requestId: randomUUID(),
-      },
-      PRINCIPAL_SECRET,
+    ...signedPrincipal(
+      { kind: 'product', tokenId: randomUUID(), organizationId: tenancy.organization.id, plan: 'm', scopes, project: { id: tenancy.project.id, uid: tenancy.project.uid, dataMode }, dataSourceId: null },
+      { app: 'audience', method: 'POST', url: url() },
     ),
   });
   const count = async (body: unknown, opts: Parameters<typeof headers>[0] = {}): Promise<{ status: number; body: Json }> => {
-    const res = await fetch(`${base}/v1/project/${tenancy.project.uid}/audience/count`, { method: 'POST', headers: headers(opts), body: JSON.stringify(body) });
+    const res = await fetch(url(), { method: 'POST', headers: headers(opts), body: JSON.stringify(body) });
     return { status: res.status, body: await res.json() };
   };
   const gold = { type: 'attribute_condition', key: 'loyalty_tier', operator: 'matches-string', values: ['GOLD'] };

@@ -33,7 +33,8 @@ describe('GET /v1/project/:project/datasource (list query filter)', () => {
   afterAll(() => app?.close());
 
   const list = async (query = '', tenancy = t, uid = tenancy.project.uid) => {
-    const res = await fetch(`${base}/v1/project/${uid}/datasource${query ? `?${query}` : ''}`, { headers: principalHeader(tenancy, { scopes: ['PROJECT_DATASOURCE_READ'] }) });
+    const url = `${base}/v1/project/${uid}/datasource${query ? `?${query}` : ''}`;
+    const res = await fetch(url, { headers: principalHeader(tenancy, { scopes: ['PROJECT_DATASOURCE_READ'] }, { app: 'audience', url }) });
     return { status: res.status, body: (await res.json()) as Json };
   };
   const names = async (query: string) => {

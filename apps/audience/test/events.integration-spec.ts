@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { encodePrincipal } from '@meld/auth';
 import { type ClickHouse, createClickHouse, migrateClickHouse } from '@meld/clickhouse';
 import { AUDIENCE_EVENTS_ROUTE, type Plan, type Scope } from '@meld/contracts';
-import { PRINCIPAL_SECRET, seedTenancy, startAppUnderTest, type Json } from '@meld/fixtures';
+import { seedTenancy, signedPrincipal, startAppUnderTest, type Json } from '@meld/fixtures';
 import { testEnv } from '@meld/testing';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
@@ -39,23 +38,14 @@ describe('audience events read', () => {
     await ch?.close();
   });
 
-  const headers = ({ scopes = ALL, plan = 'm' as Plan | null } = {}) => ({
-    'x-meld-principal': encodePrincipal(
-      {
-        kind: 'product',
-        tokenId: randomUUID(),
-        organizationId: tenancy.organization.id,
-        plan,
-        scopes,
-        project: { id: tenancy.project.id, uid: tenancy.project.uid, dataMode: 'normal' },
-        dataSourceId: null,
-        requestId: randomUUID(),
-      },
-      PRINCIPAL_SECRET,
-    ),
-  });
-  const get = async (audienceId: string, query = '', opts: Parameters<typeof headers>[0] = {}): Promise<{ status: number; body: Json }> => {
-    const res = await fetch(`${base}/v1/project/${tenancy.project.uid}/audience/${audienceId}/events${query}`, { headers: headers(opts) });
+  const headers = (url: string, { scopes = ALL, plan = 'm' as Plan | null } = {}) =>
+    signedPrincipal(
+      { kind: 'product', tokenId: randomUUID(), organizationId: tenancy.organization.id, plan, scopes, project: { id: tenancy.project.id, uid: tenancy.project.uid, dataMode: 'normal' }, dataSourceId: null },
+      { app: 'audience', url },
+    );
+  const get = async (audienceId: string, query = '', opts: Parameters<typeof headers>[1] = {}): Promise<{ status: number; body: Json }> => {
+    const url = `${base}/v1/project/${tenancy.project.uid}/audience/${audienceId}/events${query}`;
+    const res = await fetch(url, { headers: headers(url, opts) });
     return { status: res.status, body: await res.json() };
   };
   const audience = async (id = randomUUID()) => {

@@ -80,7 +80,8 @@ describe('list query filter over HTTP (datasources, senders, segments)', () => {
 
   const LISTINGS = ['datasource', 'channel/sms/sender', 'channel/rcs/sender', 'segment'];
   const get = async (listing: string, query: string) => {
-    const res = await fetch(`${base}/v1/project/${t.project.uid}/${listing}?${query}`, { headers: principalHeader(t, { scopes: ['PROJECT_DATASOURCE_READ', 'PROJECT_DIRECT_READ', 'PROJECT_AUDIENCE_READ'] }) });
+    const url = `${base}/v1/project/${t.project.uid}/${listing}?${query}`;
+    const res = await fetch(url, { headers: principalHeader(t, { scopes: ['PROJECT_DATASOURCE_READ', 'PROJECT_DIRECT_READ', 'PROJECT_AUDIENCE_READ'] }, { app: 'audience', url }) });
     return { status: res.status, body: (await res.json()) as Json };
   };
   const snapshot = async () => ({

@@ -55,9 +55,10 @@ describe('segments: /v1/project/:project/segment', () => {
   });
 
   const call = async (method: string, path: string, { body, scopes = [...READ, ...WRITE], tenancy = t }: { body?: unknown; scopes?: Scope[]; tenancy?: Tenancy } = {}) => {
-    const res = await fetch(`${base}/v1/project/${tenancy.project.uid}/segment${path}`, {
+    const url = `${base}/v1/project/${tenancy.project.uid}/segment${path}`;
+    const res = await fetch(url, {
       method,
-      headers: { ...principalHeader(tenancy, { scopes }), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: { ...principalHeader(tenancy, { scopes }, { app: 'audience', method, url }), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();

@@ -35,7 +35,8 @@ describe('GET /v1/project/:project/channel/{sms,rcs}/sender (list query filter)'
   afterAll(() => app?.close());
 
   const list = async (channel: 'sms' | 'rcs', query = '', tenancy = t) => {
-    const res = await fetch(`${base}/v1/project/${tenancy.project.uid}/channel/${channel}/sender${query ? `?${query}` : ''}`, { headers: principalHeader(tenancy, { scopes: ['PROJECT_DIRECT_READ'] }) });
+    const url = `${base}/v1/project/${tenancy.project.uid}/channel/${channel}/sender${query ? `?${query}` : ''}`;
+    const res = await fetch(url, { headers: principalHeader(tenancy, { scopes: ['PROJECT_DIRECT_READ'] }, { app: 'audience', url }) });
     return { status: res.status, body: (await res.json()) as Json };
   };
   const aliases = async (query: string, channel: 'sms' | 'rcs' = 'sms') => {

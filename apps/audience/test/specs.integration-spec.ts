@@ -8,18 +8,17 @@ describe('project specs (audience)', () => {
   let app: INestApplication;
   let base: string;
   let tenancy: Awaited<ReturnType<typeof seedTenancy>>;
-  let headers: Record<string, string>;
 
   beforeAll(async () => {
     let db;
     ({ app, base, db } = await startAudience());
     tenancy = await seedTenancy(db);
-    headers = principalHeader(tenancy);
   });
   afterAll(() => app?.close());
 
   const get = async (path: string) => {
-    const res = await fetch(`${base}/v1/project/${tenancy.project.uid}/specs${path}`, { headers });
+    const url = `${base}/v1/project/${tenancy.project.uid}/specs${path}`;
+    const res = await fetch(url, { headers: principalHeader(tenancy, {}, { app: 'audience', url }) });
     return { status: res.status, body: (await res.json()) as Json };
   };
 

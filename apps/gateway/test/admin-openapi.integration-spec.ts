@@ -49,7 +49,7 @@ describe('public OpenAPI document and /docs (gateway)', () => {
       app: 'gateway-docs-spec',
       module: meldAppModule(
         { name: 'gateway-docs-spec', port: 0, stores: ['postgres', 'redis'], publicFacing: true, imports: [AdminModule, DocsModule] },
-        { LOG_LEVEL: 'silent', MELD_PRINCIPAL_SECRET: 'meld-test-principal-secret', MELD_POSTGRES_URL: env.postgresUrl, MELD_REDIS_URL: env.redisUrl },
+        { LOG_LEVEL: 'silent', MELD_ALLOW_DEV_SECRETS: '1', MELD_POSTGRES_URL: env.postgresUrl, MELD_REDIS_URL: env.redisUrl },
       ),
       host: '127.0.0.1',
       port: 0,

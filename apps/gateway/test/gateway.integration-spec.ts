@@ -25,7 +25,7 @@ describe('gateway app', () => {
     gateway = await startGateway({
       MELD_POSTGRES_URL: env.postgresUrl,
       MELD_REDIS_URL: env.redisUrl,
-      MELD_PRINCIPAL_SECRET: 'gateway-spec-principal-secret',
+      MELD_ALLOW_DEV_SECRETS: '1',
       MELD_GATEWAY_CACHE_TTL_MS: '60000',
       MELD_RATE_LIMIT_NAMESPACE: `gateway-spec-${process.pid}`,
       ...Object.fromEntries(APP_NAMES.filter((a) => a !== 'gateway').map((a) => [appUrlEnv(a), stub.url])),

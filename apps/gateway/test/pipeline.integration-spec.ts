@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
-import { decodePrincipal } from '@meld/auth';
+import { DEV_PRINCIPAL_KEYS, decodePrincipal } from '@meld/auth';
 import { APP_NAMES, type AppName, PUBLIC_ROUTES, type PublicRoute } from '@meld/contracts';
 import { requestIdOf } from '@meld/platform';
 import { testEnv } from '@meld/testing';
@@ -20,7 +20,6 @@ import { createTenancy, createToken, openTestDb } from './support/tenancy';
 // The public pipeline on a bare Fastify instance: real Postgres (tokens, projects), real
 // Redis (rate limits), a stub standing in for the internal apps, and the route table with
 // the contact write replaced by a test copy with a tiny body limit, to exercise bodies.
-const SECRET = 'pipeline-spec-principal-secret';
 const writeRoute: PublicRoute = {
   ...PUBLIC_ROUTES.find((r) => r.id === 'stream.read')!,
   id: 'test.stream.write',
@@ -59,7 +58,7 @@ describe('public API pipeline', () => {
       limiter: new RateLimiter(redis, DEFAULT_RATE_LIMITS, `pipeline-spec-${randomUUID()}`),
       upstreams: new Upstreams(Object.fromEntries(APP_NAMES.map((a) => [a, stub.url])) as Record<AppName, string>),
       db,
-      principalSecret: SECRET,
+      principalKey: DEV_PRINCIPAL_KEYS.privateKey,
     });
     app = Fastify({ genReqId: requestIdOf, trustProxy: true });
     app.get('/v1/openapi.json', async () => ({ openapi: '3.1.0' }));
@@ -81,7 +80,12 @@ describe('public API pipeline', () => {
     expect(seen.url).toBe(`/v1/project/${t.project.uid}?x=1`);
     expect(seen.headers.authorization).toBeUndefined();
     expect(seen.headers['x-request-id']).toBe('req-pipeline-1');
-    const principal = decodePrincipal(seen.headers['x-meld-principal'] as string, SECRET);
+    // Bound to the request the app received: this path and query, this method, this app, this request id.
+    const received = { method: 'GET', url: seen.url, app: 'audience', requestId: 'req-pipeline-1' };
+    const principal = decodePrincipal(seen.headers['x-meld-principal'] as string, received, DEV_PRINCIPAL_KEYS.publicKey);
+    for (const other of [{ url: `/v1/project/${t.project.uid}` }, { method: 'DELETE' }, { app: 'ingest' }, { requestId: 'req-other' }]) {
+      expect(() => decodePrincipal(seen.headers['x-meld-principal'] as string, { ...received, ...other }, DEV_PRINCIPAL_KEYS.publicKey)).toThrow(/another request/);
+    }
     expect(principal).toMatchObject({
       kind: 'product',
       tokenId: reader.id,
@@ -105,7 +109,8 @@ describe('public API pipeline', () => {
     expect(seen.headers['x-meld-ratelimit-remaining']).toBe(res.headers.get('x-ratelimit-remaining'));
     expect(seen.headers['x-meld-ratelimit-reset']).toBe(res.headers.get('x-ratelimit-reset'));
     expect(seen.headers['x-meld-ratelimit-window']).toBe('60');
-    const principal = decodePrincipal(seen.headers['x-meld-principal'] as string, SECRET);
+    const received = { method: 'GET', url: stream(), app: 'ingest', requestId: String(seen.headers['x-request-id']) };
+    const principal = decodePrincipal(seen.headers['x-meld-principal'] as string, received, DEV_PRINCIPAL_KEYS.publicKey);
     expect(principal).toMatchObject({ kind: 'datasource', dataSourceId: t.dataSource.id, scopes: ['PROJECT_INGEST_WRITE', 'PROJECT_INGEST_READ'] });
   });
 

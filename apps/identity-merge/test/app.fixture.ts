@@ -26,7 +26,7 @@ export async function startIdentityMerge(options: { mergeWaitMs?: number } = {})
       { ...appDefinition, providers: [...(appDefinition.providers ?? []), ...overrides] },
       {
         LOG_LEVEL: process.env.MERGE_TEST_LOG_LEVEL ?? 'silent',
-        MELD_PRINCIPAL_SECRET: 'meld-test-principal-secret',
+        MELD_ALLOW_DEV_SECRETS: '1',
         MELD_POSTGRES_URL: env.postgresUrl,
         MELD_KAFKA_BROKERS: env.kafkaBrokers.join(','),
       },

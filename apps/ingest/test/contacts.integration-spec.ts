@@ -5,21 +5,21 @@ import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { startIngest } from './app.fixture';
 import { collectTopic } from './kafka.fixture';
-import { type Json, principalHeader, seedTenancy } from '@meld/fixtures';
+import { type Json, type PrincipalSigner, principalSigner, seedTenancy } from '@meld/fixtures';
 
 describe('contact writes (ingest)', () => {
   let app: INestApplication;
   let base: string;
   let db: DataSource;
   let tenancy: Awaited<ReturnType<typeof seedTenancy>>;
-  let dsToken: Record<string, string>;
+  let dsToken: PrincipalSigner;
   let contacts: Awaited<ReturnType<typeof collectTopic>>;
   let events: Awaited<ReturnType<typeof collectTopic>>;
 
   beforeAll(async () => {
     ({ app, base, db } = await startIngest());
     tenancy = await seedTenancy(db);
-    dsToken = principalHeader(tenancy, { kind: 'datasource', scopes: ['PROJECT_INGEST_WRITE', 'PROJECT_INGEST_READ'], dataSourceId: tenancy.dataSource.id });
+    dsToken = principalSigner(tenancy, { kind: 'datasource', scopes: ['PROJECT_INGEST_WRITE', 'PROJECT_INGEST_READ'], dataSourceId: tenancy.dataSource.id }, 'ingest');
     [contacts, events] = await Promise.all([
       collectTopic(Topics.contacts, (v) => v?.projectId === tenancy.project.id),
       collectTopic(Topics.events, (v) => v?.projectId === tenancy.project.id),
@@ -32,11 +32,12 @@ describe('contact writes (ingest)', () => {
 
   const url = (suffix = '') => `${base}/v1/project/${tenancy.project.uid}/datasource/${tenancy.dataSource.id}/stream/contacts${suffix}`;
   const post = async (body: unknown, raw = false) => {
-    const res = await fetch(url(), { method: 'POST', headers: { ...dsToken, 'content-type': 'application/json' }, body: raw ? (body as string) : JSON.stringify(body) });
+    const res = await fetch(url(), { method: 'POST', headers: { ...dsToken('POST', url()), 'content-type': 'application/json' }, body: raw ? (body as string) : JSON.stringify(body) });
     return { status: res.status, body: (await res.json()) as Json };
   };
   const del = async (userId: string) => {
-    const res = await fetch(url(`/${encodeURIComponent(userId)}`), { method: 'DELETE', headers: dsToken });
+    const target = url(`/${encodeURIComponent(userId)}`);
+    const res = await fetch(target, { method: 'DELETE', headers: dsToken('DELETE', target) });
     return { status: res.status, body: (await res.json()) as Json };
   };
   const row = async (userId: string) =>

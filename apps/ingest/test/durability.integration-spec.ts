@@ -6,7 +6,7 @@ import type { INestApplication } from '@nestjs/common';
 import { Kafka, logLevel } from 'kafkajs';
 import type { DataSource } from 'typeorm';
 import { startIngest } from './app.fixture';
-import { type Json, principalHeader, privateDatabase, seedTenancy } from '@meld/fixtures';
+import { type Json, type PrincipalSigner, principalSigner, privateDatabase, seedTenancy } from '@meld/fixtures';
 
 // Acknowledged means durable: with Kafka down an event is refused (5xx, its id not marked,
 // so the client's retry goes through once), while a contact write is accepted into the
@@ -21,7 +21,7 @@ describe('ingest durability across a Kafka outage', () => {
   let base: string;
   let db: DataSource;
   let tenancy: Awaited<ReturnType<typeof seedTenancy>>;
-  let headers: Record<string, string>;
+  let sign: PrincipalSigner;
 
   let database: Awaited<ReturnType<typeof privateDatabase>> | undefined;
 
@@ -30,7 +30,7 @@ describe('ingest durability across a Kafka outage', () => {
     broker = await stack.startBroker({ name: `ingest-durability-${process.pid}` });
     ({ app, base, db } = await startIngest({ MELD_KAFKA_BROKERS: broker.brokers, MELD_POSTGRES_URL: database.url }));
     tenancy = await seedTenancy(db);
-    headers = { ...principalHeader(tenancy, { kind: 'datasource', scopes: ['PROJECT_INGEST_WRITE'], dataSourceId: tenancy.dataSource.id }), 'content-type': 'application/json' };
+    sign = principalSigner(tenancy, { kind: 'datasource', scopes: ['PROJECT_INGEST_WRITE'], dataSourceId: tenancy.dataSource.id }, 'ingest');
   }, 60000);
 
   afterAll(async () => {
@@ -41,7 +41,8 @@ describe('ingest durability across a Kafka outage', () => {
   });
 
   const post = async (path: string, body: unknown) => {
-    const res = await fetch(`${base}/v1/project/${tenancy.project.uid}/datasource/${tenancy.dataSource.id}/stream${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+    const url = `${base}/v1/project/${tenancy.project.uid}/datasource/${tenancy.dataSource.id}/stream${path}`;
+    const res = await fetch(url, { method: 'POST', headers: { ...sign('POST', url), 'content-type': 'application/json' }, body: JSON.stringify(body) });
     return { status: res.status, body: (await res.json()) as Json };
   };
 

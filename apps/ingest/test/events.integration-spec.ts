@@ -4,7 +4,7 @@ import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { startIngest } from './app.fixture';
 import { collectTopic } from './kafka.fixture';
-import { type Json, principalHeader, seedTenancy } from '@meld/fixtures';
+import { type Json, type PrincipalSigner, principalSigner, seedTenancy } from '@meld/fixtures';
 import { waitFor } from '@meld/testing';
 
 const HOUR = 3600_000;
@@ -14,7 +14,7 @@ describe('event writes (ingest)', () => {
   let base: string;
   let db: DataSource;
   let tenancy: Awaited<ReturnType<typeof seedTenancy>>;
-  let dsToken: Record<string, string>;
+  let dsToken: PrincipalSigner;
   let events: Awaited<ReturnType<typeof collectTopic>>;
   let triggers: Awaited<ReturnType<typeof collectTopic>>;
 
@@ -22,7 +22,7 @@ describe('event writes (ingest)', () => {
     ({ app, base, db } = await startIngest());
     tenancy = await seedTenancy(db);
     await db.query(`INSERT INTO event_types (project_id, uid, name, category, automation) VALUES ($1, 'signup', 'Signup', 'crm', true)`, [tenancy.project.id]);
-    dsToken = principalHeader(tenancy, { kind: 'datasource', scopes: ['PROJECT_INGEST_WRITE', 'PROJECT_INGEST_READ'], dataSourceId: tenancy.dataSource.id });
+    dsToken = principalSigner(tenancy, { kind: 'datasource', scopes: ['PROJECT_INGEST_WRITE', 'PROJECT_INGEST_READ'], dataSourceId: tenancy.dataSource.id }, 'ingest');
     [events, triggers] = await Promise.all([
       collectTopic(Topics.events, (v) => v?.projectId === tenancy.project.id),
       collectTopic(Topics.automationTriggers, (v) => v?.projectId === tenancy.project.id),
@@ -35,7 +35,7 @@ describe('event writes (ingest)', () => {
 
   const stream = () => `${base}/v1/project/${tenancy.project.uid}/datasource/${tenancy.dataSource.id}/stream`;
   const post = async (path: string, body: unknown) => {
-    const res = await fetch(`${stream()}${path}`, { method: 'POST', headers: { ...dsToken, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${stream()}${path}`, { method: 'POST', headers: { ...dsToken('POST', `${stream()}${path}`), 'content-type': 'application/json' }, body: JSON.stringify(body) });
     return { status: res.status, body: (await res.json()) as Json };
   };
   const contact = async (userId: string, attrs: Record<string, unknown> = {}) => expect((await post('/contacts', [{ _user_id: userId, ...attrs }])).status).toBe(202);
@@ -149,7 +149,7 @@ describe('event writes (ingest)', () => {
   it('an unknown data source is 404, whatever the body', async () => {
     const other = `${base}/v1/project/${tenancy.project.uid}/datasource/${randomUUID()}/stream/events`;
     for (const body of [[purchase('x')], { not: 'an array' }]) {
-      const res = await fetch(other, { method: 'POST', headers: { ...dsToken, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const res = await fetch(other, { method: 'POST', headers: { ...dsToken('POST', other), 'content-type': 'application/json' }, body: JSON.stringify(body) });
       expect(res.status).toBe(404);
     }
   });
@@ -263,7 +263,7 @@ describe('event writes (ingest)', () => {
       users.flatMap((u) => {
         const eventId = eid();
         written.set(u, eventId);
-        const del = fetch(`${stream()}/contacts/${u}`, { method: 'DELETE', headers: dsToken }).then((r) => expect(r.status).toBe(202));
+        const del = fetch(`${stream()}/contacts/${u}`, { method: 'DELETE', headers: dsToken('DELETE', `${stream()}/contacts/${u}`) }).then((r) => expect(r.status).toBe(202));
         return [post('/events', [purchase(u, eventId)]).then((r) => expect(r.status).toBe(202)), del];
       }),
     );

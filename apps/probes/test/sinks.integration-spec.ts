@@ -45,7 +45,7 @@ describe('probes ClickHouse sinks', () => {
         },
         {
           LOG_LEVEL: process.env.PROBES_TEST_LOG_LEVEL ?? 'silent',
-          MELD_PRINCIPAL_SECRET: 'meld-test-principal-secret',
+          MELD_ALLOW_DEV_SECRETS: '1',
           MELD_POSTGRES_URL: env.postgresUrl,
           MELD_CLICKHOUSE_URL: env.clickhouseUrl,
           MELD_CLICKHOUSE_DB: env.clickhouseDatabase,

@@ -29,7 +29,8 @@ describe('GET /v1/project/:project/readiness[/channel/:channel] (real Postgres)'
   const organization = (t: Tenancy, values: Partial<OrganizationEntity>) => db.getRepository(OrganizationEntity).update(t.organization.id, values);
 
   async function read(t: Tenancy, path = '') {
-    const res = await fetch(`${base}/v1/project/${t.project.uid}/readiness${path}`, { headers: principalHeader(t) });
+    const url = `/v1/project/${t.project.uid}/readiness${path}`;
+    const res = await fetch(`${base}${url}`, { headers: principalHeader(t, {}, { app: 'readiness', url }) });
     const body = (await res.json()) as Json;
     if (res.status === 200) ReadinessResponseSchema.parse(body);
     return { status: res.status, body, report: body.entity };
@@ -161,7 +162,8 @@ describe('GET /v1/project/:project/readiness[/channel/:channel] (real Postgres)'
     const t = await seedTenancy(db);
     const other = await seedTenancy(db);
     await sender(other, 'sms', 'OTHER', 'active', [{ country: 'FR' }]);
-    const res = await fetch(`${base}/v1/project/${other.project.uid}/readiness`, { headers: principalHeader(t) });
+    const url = `/v1/project/${other.project.uid}/readiness`;
+    const res = await fetch(`${base}${url}`, { headers: principalHeader(t, {}, { app: 'readiness', url }) });
     expect(res.status).toBe(404);
     expect(steps((await read(t)).report).channels).toBe(false);
   });

@@ -1,33 +1,48 @@
+import type { KeyObject } from 'node:crypto';
 import { type CanActivate, type ExecutionContext, Inject, Injectable, SetMetadata, UnauthorizedException, createParamDecorator } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { PRINCIPAL_HEADER, type Principal, PrincipalError, decodePrincipal } from './principal';
 
-export const PRINCIPAL_SECRET = Symbol('PRINCIPAL_SECRET');
+/** What an internal app verifies principals with: its own name and the gateway's public key (parsed once). */
+export interface PrincipalVerifier {
+  app: string;
+  publicKey: KeyObject;
+}
+export const PRINCIPAL_VERIFIER = Symbol('PRINCIPAL_VERIFIER');
 const PUBLIC_ROUTE = 'meld:public-route';
 
 /** Marks a route that needs no principal (health, metrics). */
 export const InternalPublic = () => SetMetadata(PUBLIC_ROUTE, true);
 
-type WithPrincipal = { headers: Record<string, string | string[] | undefined>; principal?: Principal };
+type WithPrincipal = { id: string; method: string; url: string; headers: Record<string, string | string[] | undefined>; principal?: Principal };
+type Reply = { elapsedTime?: number };
 
-/** Internal apps refuse any call that does not carry a fresh principal signed by the gateway. */
+/** Internal apps refuse any call that does not carry a fresh principal the gateway signed for this very request. */
 @Injectable()
 export class PrincipalGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
-    @Inject(PRINCIPAL_SECRET) private readonly secret: string,
+    @Inject(PRINCIPAL_VERIFIER) private readonly verifier: PrincipalVerifier,
   ) {}
 
   canActivate(context: ExecutionContext): boolean {
     if (context.getType() !== 'http') return true;
     if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, [context.getHandler(), context.getClass()])) return true;
-    const req = context.switchToHttp().getRequest<WithPrincipal>();
+    const http = context.switchToHttp();
+    const req = http.getRequest<WithPrincipal>();
     const header = req.headers[PRINCIPAL_HEADER];
+    // Age is measured at arrival: the body of a large upload may take a while to stream in.
+    const receivedAt = Date.now() - (http.getResponse<Reply>().elapsedTime ?? 0);
     try {
-      req.principal = decodePrincipal(Array.isArray(header) ? header[0] : header, this.secret);
+      req.principal = decodePrincipal(
+        Array.isArray(header) ? header[0] : header,
+        { method: req.method, url: req.url, app: this.verifier.app, requestId: req.id },
+        this.verifier.publicKey,
+        receivedAt,
+      );
       return true;
     } catch (err) {
-      if (err instanceof PrincipalError || err instanceof SyntaxError) throw new UnauthorizedException((err as Error).message);
+      if (err instanceof PrincipalError) throw new UnauthorizedException(err.message);
       throw err;
     }
   }

@@ -1,8 +1,10 @@
+import { generateKeyPairSync } from 'node:crypto';
 import fc from 'fast-check';
 import { decodePrincipal, encodePrincipal, hasScopes, type Principal } from './principal';
+import { DEV_PRINCIPAL_KEYS, generatePrincipalKeys, isDevKey, parsePrivateKey, parsePublicKey, rawKey } from './principal-keys';
 import { hashToken, issueToken, parseBearer } from './tokens';
 
-const secret = 'a-test-secret-of-enough-length';
+const { privateKey, publicKey } = generateKeyPairSync('ed25519');
 const principal: Omit<Principal, 'iat'> = {
   kind: 'product',
   tokenId: 't1',
@@ -13,32 +15,56 @@ const principal: Omit<Principal, 'iat'> = {
   dataSourceId: null,
   requestId: 'r1',
 };
+const binding = { method: 'GET', url: '/v1/project/demo/audience/search/email/a%40b.c?x=1', app: 'audience' };
+const received = { ...binding, requestId: 'r1' };
 
 describe('signed principal', () => {
-  it('round-trips', () => {
-    expect(decodePrincipal(encodePrincipal(principal, secret, 1000), secret, 1500)).toEqual({ ...principal, iat: 1000 });
+  it('round-trips for the request it was signed for', () => {
+    expect(decodePrincipal(encodePrincipal(principal, binding, privateKey, 1000), received, publicKey, 1500)).toEqual({ ...principal, iat: 1000 });
   });
 
-  it('refuses a missing, tampered, foreign-signed or stale header', () => {
-    const good = encodePrincipal(principal, secret, 1000);
-    expect(() => decodePrincipal(undefined, secret, 1000)).toThrow(/missing/);
+  it('refuses a captured header replayed on another path, query, method, app or request id', () => {
+    const good = encodePrincipal(principal, binding, privateKey, 1000);
+    for (const other of [{ url: '/v1/project/demo/audience/search/phone/1' }, { url: '/v1/project/demo/audience/search/email/a%40b.c' }, { method: 'DELETE' }, { app: 'ingest' }, { requestId: 'r2' }]) {
+      expect(() => decodePrincipal(good, { ...received, ...other }, publicKey, 1000)).toThrow(/another request/);
+    }
+  });
+
+  it('refuses a missing, tampered, foreign-signed or expired header', () => {
+    const good = encodePrincipal(principal, binding, privateKey, 1000);
+    expect(() => decodePrincipal(undefined, received, publicKey, 1000)).toThrow(/missing/);
     const [payload, sig] = good.split('.');
-    const forged = Buffer.from(JSON.stringify({ ...principal, kind: 'admin', iat: 1000 })).toString('base64url');
-    expect(() => decodePrincipal(`${forged}.${sig}`, secret, 1000)).toThrow(/signature/);
-    expect(() => decodePrincipal(`${payload}.${sig}x`, secret, 1000)).toThrow(/signature/);
-    expect(() => decodePrincipal(good, 'another-secret-of-enough-length', 1000)).toThrow(/signature/);
-    expect(() => decodePrincipal(good, secret, 1000 + 61_000)).toThrow(/expired/);
+    const forged = Buffer.from(JSON.stringify({ ...principal, kind: 'admin', iat: 1000, bind: binding })).toString('base64url');
+    expect(() => decodePrincipal(`${forged}.${sig}`, received, publicKey, 1000)).toThrow(/signature/);
+    expect(() => decodePrincipal(`${payload}.${sig}x`, received, publicKey, 1000)).toThrow(/signature/);
+    expect(() => decodePrincipal(`${payload}`, received, publicKey, 1000)).toThrow(/signature/);
+    const other = generateKeyPairSync('ed25519');
+    expect(() => decodePrincipal(encodePrincipal(principal, binding, other.privateKey, 1000), received, publicKey, 1000)).toThrow(/signature/);
+    expect(() => decodePrincipal(good, received, publicKey, 1000 + 5_001)).toThrow(/expired/);
+    expect(() => decodePrincipal(good, received, publicKey, 1000 - 1_001)).toThrow(/expired/);
   });
 
   it('never accepts a mutated header', () => {
-    const good = encodePrincipal(principal, secret, 1000);
+    const good = encodePrincipal(principal, binding, privateKey, 1000);
     fc.assert(
       fc.property(fc.nat(good.length - 1), fc.string({ minLength: 1, maxLength: 1 }), (i, c) => {
         const bad = good.slice(0, i) + c + good.slice(i + 1);
         fc.pre(bad !== good);
-        expect(() => decodePrincipal(bad, secret, 1000)).toThrow();
+        expect(() => decodePrincipal(bad, received, publicKey, 1000)).toThrow();
       }),
     );
+  });
+
+  it('reads keys as raw base64url or PEM, and knows the development pair', () => {
+    const keys = generatePrincipalKeys();
+    const [priv, pub] = [parsePrivateKey(keys.privateKey), parsePublicKey(keys.publicKey)];
+    expect(decodePrincipal(encodePrincipal(principal, binding, priv, 1000), received, pub, 1000)).toMatchObject({ tokenId: 't1' });
+    expect(rawKey(parsePublicKey(pub.export({ format: 'pem', type: 'spki' }) as string))).toBe(keys.publicKey);
+    expect(rawKey(parsePrivateKey(priv.export({ format: 'pem', type: 'pkcs8' }) as string))).toBe(keys.privateKey);
+    expect(() => parsePublicKey('meld-dev-principal-secret')).toThrow(/Ed25519 public key/);
+    expect(() => parsePrivateKey(generateKeyPairSync('x25519').privateKey.export({ format: 'pem', type: 'pkcs8' }) as string)).toThrow(/Ed25519/);
+    expect(isDevKey(DEV_PRINCIPAL_KEYS.publicKey) && isDevKey(DEV_PRINCIPAL_KEYS.privateKey)).toBe(true);
+    expect(isDevKey(pub) || isDevKey(priv)).toBe(false);
   });
 
   it('lists missing scopes; admin needs none', () => {

@@ -1,9 +1,15 @@
-import { createHmac } from 'node:crypto';
+import { type KeyObject, sign, verify } from 'node:crypto';
 import type { DataMode, Plan, Scope } from '@meld/contracts';
-import { safeEqual } from './tokens';
 
 export const PRINCIPAL_HEADER = 'x-meld-principal';
-const MAX_AGE_MS = 60_000;
+/**
+ * How long a principal is good for, from the gateway's signature to the app's receipt of the
+ * request. It only has to cover one hop on the internal network; the app measures from the
+ * request's arrival, so a slow upload does not expire it (ADR 0102).
+ */
+export const PRINCIPAL_TTL_MS = 5_000;
+/** Clocks of two pods may disagree a little; a principal from slightly in the future is fine. */
+const CLOCK_SKEW_MS = 1_000;
 
 /**
  * Who is calling, as the gateway established it. Internal apps trust only this (signed)
@@ -23,29 +29,53 @@ export interface Principal {
    */
   dataSourceId: string | null;
   requestId: string;
-  /** Issued at (ms since epoch); a header older than a minute is refused (replay window). */
+  /** Issued at (ms since epoch). */
   iat: number;
 }
 
-function sign(payload: string, secret: string): string {
-  return createHmac('sha256', secret).update(payload).digest('base64url');
+/**
+ * The one request a principal was signed for: a captured header is refused on any other
+ * method, path, query or app, and with any other request id (ADR 0102).
+ */
+export interface PrincipalBinding {
+  method: string;
+  /** Path and query exactly as sent to the app (`request.url`). */
+  url: string;
+  app: string;
 }
 
-export function encodePrincipal(principal: Omit<Principal, 'iat'>, secret: string, now = Date.now()): string {
-  const payload = Buffer.from(JSON.stringify({ ...principal, iat: now })).toString('base64url');
-  return `${payload}.${sign(payload, secret)}`;
+type Signed = Principal & { bind: PrincipalBinding };
+
+/**
+ * Signed by the gateway with its Ed25519 private key; apps hold only the public key, so an
+ * internal app (or whoever takes one over) can verify principals but never make one.
+ */
+export function encodePrincipal(principal: Omit<Principal, 'iat'>, binding: PrincipalBinding, privateKey: KeyObject, now = Date.now()): string {
+  const signed: Signed = { ...principal, iat: now, bind: { method: binding.method, url: binding.url, app: binding.app } };
+  const payload = Buffer.from(JSON.stringify(signed)).toString('base64url');
+  return `${payload}.${sign(null, Buffer.from(payload), privateKey).toString('base64url')}`;
 }
 
 export class PrincipalError extends Error {}
 
-export function decodePrincipal(header: string | undefined, secret: string, now = Date.now()): Principal {
+/**
+ * The principal of a request an app received, checked against that request: signature, age
+ * (from `receivedAt`), method, path with query, this app, and the request id it carries.
+ */
+export function decodePrincipal(header: string | undefined, received: PrincipalBinding & { requestId: string }, publicKey: KeyObject, receivedAt = Date.now()): Principal {
   if (!header) throw new PrincipalError('missing signed principal: internal apps are reached through the gateway');
-  const [payload, signature, extra] = header.split('.');
-  if (!payload || !signature || extra !== undefined || !safeEqual(signature, sign(payload, secret))) {
+  const dot = header.indexOf('.');
+  const payload = header.slice(0, dot);
+  const signature = Buffer.from(header.slice(dot + 1), 'base64url');
+  if (dot <= 0 || header.indexOf('.', dot + 1) >= 0 || signature.length !== 64 || !verify(null, Buffer.from(payload), publicKey, signature)) {
     throw new PrincipalError('invalid principal signature');
   }
-  const principal = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Principal;
-  if (typeof principal.iat !== 'number' || Math.abs(now - principal.iat) > MAX_AGE_MS) throw new PrincipalError('expired principal');
+  const { bind, ...principal } = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Signed;
+  const age = receivedAt - principal.iat;
+  if (typeof principal.iat !== 'number' || age > PRINCIPAL_TTL_MS || age < -CLOCK_SKEW_MS) throw new PrincipalError('expired principal');
+  if (!bind || bind.app !== received.app || bind.method !== received.method || bind.url !== received.url || principal.requestId !== received.requestId) {
+    throw new PrincipalError('principal signed for another request');
+  }
   return principal;
 }
 

@@ -125,6 +125,14 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   // product('probes.coverage', 'POST', '/v1/project/:project/audience/coverage', 'probes', { scopes: ['PROJECT_AUDIENCE_READ'], rateLimit: 'probes' }),
 ];
 
+/**
+ * Path parameters that only ever hold identifiers Meld issues (never a customer's data), so
+ * access logs may show them. Every other parameter (phones, emails, user ids, and whatever a
+ * later route adds) is replaced by its name in the logs: a new parameter is redacted until
+ * someone lists it here (ADR 0104).
+ */
+export const LOGGABLE_PARAMS: ReadonlySet<string> = new Set(['project', 'datasource', 'eventType', 'segmentId', 'audienceId']);
+
 /** Path parameters of a pattern, in order (`/a/:x/b/:y` → ['x', 'y']). */
 export function routeParams(path: string): string[] {
   return [...path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]);

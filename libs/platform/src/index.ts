@@ -1,5 +1,6 @@
 export * from './bootstrap/bootstrap-app';
 export * from './config/load-config';
+export * from './config/secrets';
 export * from './health/readiness-check';
 export * from './logging/logger.module';
 export * from './metrics/metrics';

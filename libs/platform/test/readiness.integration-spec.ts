@@ -32,7 +32,7 @@ describe('readiness follows the stores', () => {
     broker = await stack.startBroker({ name: `readyz-spec-${process.pid}` });
     const appEnv = {
       LOG_LEVEL: 'silent',
-      MELD_PRINCIPAL_SECRET: 'readyz-spec-principal-secret',
+      MELD_ALLOW_DEV_SECRETS: '1',
       MELD_POSTGRES_URL: proxies.postgres.via(env.postgresUrl),
       MELD_REDIS_URL: proxies.redis.via(env.redisUrl),
       MELD_CLICKHOUSE_URL: proxies.clickhouse.via(env.clickhouseUrl),

@@ -12,7 +12,6 @@ async function run() {
   const stack = await stackUp();
   const env = stackEnv(stack, 'dev');
   env.MELD_ADMIN_TOKEN = process.env.MELD_ADMIN_TOKEN || 'meld-dev-admin';
-  env.MELD_PRINCIPAL_SECRET = process.env.MELD_PRINCIPAL_SECRET || 'meld-dev-principal-secret-change-me';
   await migrate(env);
   const port = Number(process.env.MELD_PORT || 8080);
   const supervisor = startApps({ env: { ...process.env, ...env }, gatewayPort: port, logDir: path.join(stackDir, 'logs', 'apps'), echo: true });

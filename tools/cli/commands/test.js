@@ -39,7 +39,7 @@ async function run(args) {
   const testEnv = stackEnv(stack, 'test');
   if (!process.env.MELD_KAFKA_BROKERS) testEnv.MELD_KAFKA_BROKERS = await freshTestBroker();
   await migrate(testEnv);
-  const env = { ...process.env, ...testEnv, MELD_ADMIN_TOKEN: 'meld-test-admin', MELD_PRINCIPAL_SECRET: 'meld-test-principal-secret', LOG_LEVEL: process.env.LOG_LEVEL || 'warn' };
+  const env = { ...process.env, ...testEnv, MELD_ADMIN_TOKEN: 'meld-test-admin', LOG_LEVEL: process.env.LOG_LEVEL || 'warn' };
 
   const quick = args.includes('--no-static');
   const jestArgs = args.filter((a) => a !== '--no-static');

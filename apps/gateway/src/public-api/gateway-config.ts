@@ -1,11 +1,13 @@
-import { envVars, loadConfig } from '@meld/platform';
+import type { KeyObject } from 'node:crypto';
+import { envVars, loadConfig, loadPrincipalPrivateKey } from '@meld/platform';
 import { z } from 'zod';
 import { type RateLimits, resolveRateLimits } from './rate-limit/limits';
 
 export const GATEWAY_CONFIG = Symbol('GATEWAY_CONFIG');
 
 export interface GatewayConfig {
-  principalSecret: string;
+  /** Signs principals (ADR 0102); parsed once at start. */
+  principalKey: KeyObject;
   redisUrl: string;
   rateLimits: RateLimits;
   /** Prefix of the rate-limit keys: replicas of one deployment share it; tests isolate themselves with their own. */
@@ -18,7 +20,6 @@ export interface GatewayConfig {
 export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
   const c = loadConfig(
     z.object({
-      MELD_PRINCIPAL_SECRET: envVars.secret,
       MELD_REDIS_URL: envVars.redisUrl,
       MELD_RATE_LIMITS: z.string().optional(),
       MELD_RATE_LIMIT_NAMESPACE: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/).default('meld'),
@@ -27,7 +28,7 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
     env,
   );
   return {
-    principalSecret: c.MELD_PRINCIPAL_SECRET,
+    principalKey: loadPrincipalPrivateKey(env),
     redisUrl: c.MELD_REDIS_URL,
     rateLimits: resolveRateLimits(c.MELD_RATE_LIMITS),
     rateLimitNamespace: c.MELD_RATE_LIMIT_NAMESPACE,

@@ -52,7 +52,7 @@ class PublicApiRuntime implements OnModuleInit, OnApplicationShutdown {
       limiter: new RateLimiter(this.redis, config.rateLimits, config.rateLimitNamespace),
       upstreams: this.upstreams,
       db,
-      principalSecret: config.principalSecret,
+      principalKey: config.principalKey,
     });
   }
 

@@ -26,7 +26,7 @@ export async function startAdminGateway({ adminToken = TEST_ADMIN_TOKEN as strin
   const env = testEnv();
   const appEnv = {
     LOG_LEVEL: 'silent',
-    MELD_PRINCIPAL_SECRET: 'meld-test-principal-secret',
+    MELD_ALLOW_DEV_SECRETS: '1',
     MELD_POSTGRES_URL: env.postgresUrl,
     MELD_REDIS_URL: env.redisUrl,
   };

@@ -1,4 +1,4 @@
-import { PRINCIPAL_SECRET, PrincipalGuard } from '@meld/auth';
+import { PRINCIPAL_VERIFIER, PrincipalGuard } from '@meld/auth';
 import { type DynamicModule, Module, type ModuleMetadata } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { lowerCpuPriority } from '../cpu/cpu-priority';
@@ -7,6 +7,7 @@ import { APP_NAME, OpenApiController } from '../openapi/openapi.controller';
 import { z } from 'zod';
 import { bootstrapApp } from '../bootstrap/bootstrap-app';
 import { envVars, loadConfig } from '../config/load-config';
+import { loadPrincipalPublicKey } from '../config/secrets';
 import { PlatformModule } from '../platform.module';
 import { loadStoreConfig, type StoreName } from '../stores/store-env';
 import { StoresModule, storeChecks } from '../stores/stores.module';
@@ -36,7 +37,9 @@ class MeldAppModule {}
 
 /** Builds the root module of an app: platform (logs, health, metrics) + its stores + its features. */
 export function meldAppModule(def: MeldAppDefinition, env: NodeJS.ProcessEnv = process.env): DynamicModule {
-  const common = loadConfig(z.object({ LOG_LEVEL: envVars.logLevel, MELD_PRINCIPAL_SECRET: envVars.secret }), env);
+  const common = loadConfig(z.object({ LOG_LEVEL: envVars.logLevel }), env);
+  // The gateway signs principals (its own config loads the private key); every other app verifies them.
+  const verifier = def.publicFacing ? [] : [{ provide: PRINCIPAL_VERIFIER, useValue: { app: def.name, publicKey: loadPrincipalPublicKey(env) } }, { provide: APP_GUARD, useClass: PrincipalGuard }];
   const stores = loadStoreConfig(def.stores, env);
   return {
     module: MeldAppModule,
@@ -48,13 +51,11 @@ export function meldAppModule(def: MeldAppDefinition, env: NodeJS.ProcessEnv = p
     // Internal apps publish their routes for the gateway to merge into /v1/openapi.json.
     controllers: [...(def.publicFacing ? [] : [OpenApiController]), ...(def.controllers ?? [])],
     providers: [
-      { provide: PRINCIPAL_SECRET, useValue: common.MELD_PRINCIPAL_SECRET },
       { provide: APP_NAME, useValue: def.name },
       { provide: APP_FILTER, useClass: HttpErrorFilter },
-      ...(def.publicFacing ? [] : [{ provide: APP_GUARD, useClass: PrincipalGuard }]),
+      ...verifier,
       ...(def.providers ?? []),
     ],
-    exports: [PRINCIPAL_SECRET],
   };
 }
 

@@ -3,6 +3,7 @@ import { type DynamicModule, type INestApplication, type Type } from '@nestjs/co
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger } from 'nestjs-pino';
+import { logAccess } from '../logging/access-log';
 import { REQUEST_ID_HEADER, requestIdOf } from '../logging/logger.module';
 import { instrumentFastify, startDefaultMetrics } from '../metrics/metrics';
 
@@ -34,8 +35,10 @@ export async function bootstrapApp(options: BootstrapOptions): Promise<INestAppl
     reply.header(REQUEST_ID_HEADER, request.id);
   });
   instrumentFastify(fastify);
+  const logger = app.get(Logger);
+  logAccess(fastify, logger);
   await options.configure?.(app);
   await app.listen(options.port, options.host);
-  app.get(Logger).log(`${options.app} listening on http://${options.host}:${options.port}`);
+  logger.log(`${options.app} listening on http://${options.host}:${options.port}`);
   return app;
 }

@@ -36,5 +36,4 @@ export const envVars = {
     .transform((v) => v.split(',').map((b) => b.trim()).filter(Boolean)),
   smscUrl: url(['smpp']),
   httpUrl: url(['http', 'https']),
-  secret: z.string().min(16, 'must be at least 16 characters'),
 };

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { LoggerModule } from 'nestjs-pino';
+import { urlRedactor } from './redact-url';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -14,8 +15,9 @@ export function requestIdOf(req: IncomingMessage): string {
   return typeof given === 'string' && REQUEST_ID_PATTERN.test(given) ? given : randomUUID();
 }
 
-/** Structured JSON logs (pino) with the app name and the request id on every line. */
+/** Structured JSON logs (pino) with the app name and the request id on every line; URLs redacted (ADR 0104). */
 export function loggerModule(app: string, level: string) {
+  const redactUrl = urlRedactor();
   return LoggerModule.forRoot({
     pinoHttp: {
       // Fastify (through middie) hands pino-http the raw request carrying Fastify's id.
@@ -24,10 +26,10 @@ export function loggerModule(app: string, level: string) {
       base: { app },
       customAttributeKeys: { reqId: 'requestId' },
       redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-meld-principal"]'],
-      // Probes and scrapes would drown the log; they stay visible in metrics.
-      autoLogging: { ignore: (req) => /^\/(healthz|readyz|livez|metrics)$/.test(req.url ?? '') },
+      // Fastify's onResponse hook writes the access log (access-log.ts); this one would double it.
+      autoLogging: false,
       serializers: {
-        req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
+        req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: redactUrl(req.url) }),
         res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
       },
     },

@@ -1,6 +1,7 @@
 import { type AccessDecision, type DataSourceRecord, type ProjectRecord, type TokenRecord, authorize, encodePrincipal, hashToken, parseBearer } from '@meld/auth';
 import { DEFAULT_BODY_LIMIT, type PublicRoute } from '@meld/contracts';
 import { errorBody } from '@meld/platform';
+import type { KeyObject } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { TenancyStore } from '../access/tenancy-store';
@@ -25,7 +26,7 @@ export interface PublicApiDeps {
   limiter: RateLimiter;
   upstreams: Upstreams;
   db: Db;
-  principalSecret: string;
+  principalKey: KeyObject;
 }
 
 /**
@@ -79,7 +80,9 @@ export class PublicApi {
           dataSourceId: dataSource?.id ?? null,
           requestId: request.id,
         },
-        this.deps.principalSecret,
+        // The app checks these against the request it receives (forward() sends request.url as is).
+        { method: request.method, url: request.url, app: route.app },
+        this.deps.principalKey,
       );
       const headers: Record<string, string> = { 'x-meld-principal': principal, 'x-request-id': request.id };
       if (route.rateLimit === 'ingest') {

@@ -1,0 +1,21 @@
+import type { FastifyInstance } from 'fastify';
+import { urlRedactor } from './redact-url';
+
+/** Probes and scrapes would drown the log; they stay visible in metrics. */
+const QUIET = /^\/(healthz|readyz|livez|metrics)(\?|$)/;
+
+type Sink = { log(record: object, context: string): void };
+
+/**
+ * One line per answered request, from a Fastify hook: the gateway's public routes are plain
+ * Fastify routes that Nest middleware never sees, so this is the one place every request
+ * passes. The URL is redacted (ADR 0104): callers put phones and emails in paths and queries.
+ */
+export function logAccess(fastify: FastifyInstance, sink: Sink): void {
+  const redact = urlRedactor();
+  fastify.addHook('onResponse', async (request, reply) => {
+    if (QUIET.test(request.url)) return;
+    // Not under `req`/`res`: pino-http's serializers expect the raw objects there.
+    sink.log({ msg: 'request completed', requestId: request.id, method: request.method, url: redact(request.url), statusCode: reply.statusCode, responseTime: Math.round(reply.elapsedTime) }, 'http');
+  });
+}

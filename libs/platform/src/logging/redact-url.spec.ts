@@ -1,0 +1,40 @@
+import { LOGGABLE_PARAMS, PUBLIC_ROUTES, routeParams } from '@meld/contracts';
+import { urlRedactor } from './redact-url';
+
+const redact = urlRedactor();
+const EMAIL = 'jane.doe@example.com';
+const PHONE = '+33612345678';
+
+describe('access-log URL redaction', () => {
+  it('hides the search values and keeps the project', () => {
+    expect(redact(`/v1/project/demo/audience/search/email/${encodeURIComponent(EMAIL)}`)).toBe('/v1/project/demo/audience/search/email/:userEmail');
+    expect(redact(`/v1/project/demo/audience/search/phone/${PHONE}`)).toBe('/v1/project/demo/audience/search/phone/:phone');
+    expect(redact('/v1/project/demo/datasource/ds-1/stream/contacts/u-42')).toBe('/v1/project/demo/datasource/ds-1/stream/contacts/:userId');
+  });
+
+  it('hides every query value and odd query keys', () => {
+    expect(redact(`/v1/project/demo/datasource?_q=${EMAIL}&page=2`)).toBe('/v1/project/demo/datasource?_q=[redacted]&page=[redacted]');
+    expect(redact(`/v1/project/demo?${EMAIL}`)).toBe('/v1/project/demo?[redacted]');
+  });
+
+  it('hides what an unknown /v1 path carries', () => {
+    expect(redact(`/v1/project/demo/audience/serch/email/${EMAIL}`)).toBe('/v1/project/[redacted]/audience/[redacted]/email/[redacted]');
+  });
+
+  it('leaves operational paths alone', () => {
+    expect(redact('/healthz')).toBe('/healthz');
+    expect(redact('/admin/v1/organizations/o1')).toBe('/admin/v1/organizations/o1');
+  });
+
+  it('redacts every parameter of every route but the issued identifiers', () => {
+    for (const route of PUBLIC_ROUTES) {
+      const params = routeParams(route.path);
+      const url = route.path.replace(/:([A-Za-z0-9_]+)/g, (_, name: string) => `${name}-${EMAIL}`);
+      const shown = redact(url);
+      for (const p of params) {
+        if (LOGGABLE_PARAMS.has(p)) expect(shown).toContain(`${p}-${EMAIL}`);
+        else expect(shown).toContain(`:${p}`);
+      }
+    }
+  });
+});
