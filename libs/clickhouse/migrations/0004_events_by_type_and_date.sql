@@ -1,5 +1,5 @@
 -- events sorted by (project_id, event_type, event_date, event_id) instead of (project_id, event_id).
--- Why (docs/decisions.md, "Audience filters and count"): an audience filter's group_event reads
+-- Why (ADR 0062): an audience filter's group_event reads
 -- one event type in a time window; with event_id second in the key every such read scanned all
 -- the project's events (10M rows: about 0.7 s of a 1 s budget, growing with history), with
 -- type and date first it reads only that type's rows of that window (a few granules).

@@ -1,6 +1,6 @@
 -- Attribute slots: a column per single-valued project attribute, so that a count reads one narrow
--- column per condition instead of every contact's whole key/value arrays (docs/decisions.md,
--- "Attribute slots"; on 1M contacts a one-condition count went from reading 4.6M array strings
+-- column per condition instead of every contact's whole key/value arrays (ADR 0064;
+-- on 1M contacts a one-condition count went from reading 4.6M array strings
 -- to one String column). Postgres numbers the attributes of a project per kind
 -- (`attributes.slot`, migration 1795268000000): s<slot> holds string, email and phone values,
 -- n<slot> numbers, booleans (1 / 0), dates and datetimes (unix seconds), each the value the
