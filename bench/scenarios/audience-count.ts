@@ -5,9 +5,9 @@
  * and/or of four conditions, (c) a group_event with a parameter condition over 30 days. For
  * (c) the cheapest Postgres alternative is timed too: a per-contact events table (events
  * already attached to audience ids, as identity-merge could maintain it) with a btree index,
- * so the choice of store rests on figures (docs/decisions.md, "Audience filters and count").
+ * so the choice of store rests on figures (ADR 0063).
  * (a) and (b) are also timed without the attributes' slot columns (migration 0005), from the
- * key/value arrays alone (docs/decisions.md, "Attribute slots").
+ * key/value arrays alone (ADR 0064).
  *
  * Options: --contacts N (1,000,000), --events N (10,000,000), --reps R (30), --warmup W (3),
  * --pg-events N (as --events; 0 skips Postgres), --keep (leave the bench databases for a

@@ -1,5 +1,5 @@
 /**
- * ingest-contacts (issue 4): `POST …/stream/contacts` through the gateway (ingest: validation,
+ * ingest-contacts (ADR 0030, ADR 0093): `POST …/stream/contacts` through the gateway (ingest: validation,
  * `source_contacts` upsert, outbox → meld.contacts.v1) and on through identity-merge (merge
  * step → audience contacts), until every contact is merged and searchable, vs a raw batched
  * Postgres upsert of the same rows in the same run.

@@ -1,5 +1,5 @@
 /**
- * ingest-events (issue 4): `POST …/stream/events` through the gateway (token → rate limit →
+ * ingest-events (ADR 0093): `POST …/stream/events` through the gateway (token → rate limit →
  * ingest: validation, `event_ids` dedup, produce to meld.events.v1 with acks -1, COMMIT) and on
  * through the probes events sink into ClickHouse, vs a raw ClickHouse insert of the same rows in
  * the same run. Batches of --batch 100, --clients 16 concurrent clients.

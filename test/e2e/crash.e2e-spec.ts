@@ -10,7 +10,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { Client } from 'pg';
 
 /**
- * Issue 4: "SIGKILL ingest, the outbox relay and identity-merge repeatedly during a load of
+ * The durability goal (ADR 0043): "SIGKILL ingest, the outbox relay and identity-merge repeatedly during a load of
  * 50,000 contacts and 200,000 events; afterwards every acknowledged item is there exactly once."
  *
  * The eight apps run as processes (like `npm start`) on a database and a Kafka broker of

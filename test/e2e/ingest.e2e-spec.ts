@@ -14,8 +14,8 @@ const stack = require(join(__dirname, '../../tools/stack'));
 // Below the kernel's ephemeral range (32768-60999): an outgoing connection cannot be holding it.
 const GATEWAY_PORT = 22080;
 const BASE = `http://127.0.0.1:${GATEWAY_PORT}`;
-// The audience app of this supervisor (gateway port + 3): the events read is not public yet
-// (routes.ts AUDIENCE_EVENTS_ROUTE), so the test calls it with a signed principal.
+// The audience app of this supervisor (gateway port + 3): the test calls the events read
+// (routes.ts AUDIENCE_EVENTS_ROUTE) there directly, with a signed principal.
 const AUDIENCE = `http://127.0.0.1:${GATEWAY_PORT + 3}`;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -114,7 +114,7 @@ async function start({ log }) {
     // Tuned for the write-heavy local workload (event ids, outboxes: a million rows a minute in
     // the benches) instead of initdb's minimal defaults: with 128MB of buffers and 1GB of WAL
     // between checkpoints, backends wrote their own dirty pages and a checkpoint ran every few
-    // minutes, each one stalling commits for 100-200 ms (docs/decisions.md, "Half-peak tail").
+    // minutes, each one stalling commits for 100-200 ms (ADR 0077).
     shared_buffers: '512MB',
     max_wal_size: '4GB',
     checkpoint_timeout: '15min',

@@ -74,9 +74,8 @@ const ingest = (id: string, method: HttpMethod, suffix: string, scopes: readonly
 });
 
 /**
- * The events read of issue 4 (apps/audience/src/events). Defined, not yet in
- * PUBLIC_ROUTES: it joins them together with the audience app's EventsModule and an
- * `audienceId` example in test/e2e/authorization-matrix.e2e-spec.ts.
+ * The events read of one audience contact (apps/audience/src/events). Exported on its own
+ * because its tests name it (the scopes the spec gives it); it is in PUBLIC_ROUTES below.
  */
 export const AUDIENCE_EVENTS_ROUTE: PublicRoute = product('audience.events', 'GET', '/v1/project/:project/audience/:audienceId/events', 'audience', {
   scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_DATA_EVENTS'],
@@ -87,7 +86,7 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   product('token.read', 'GET', '/v1/', 'gateway', { rateLimit: 'large' }),
   // The spec asks only for project access.
   product('project.read', 'GET', '/v1/project/:project', 'audience', { rateLimit: 'large' }),
-  // The catalogue is schema, not contact data: project access is enough (see docs/decisions.md).
+  // The catalogue is schema, not contact data: project access is enough (ADR 0009).
   product('specs.events', 'GET', '/v1/project/:project/specs/events', 'audience'),
   product('specs.event', 'GET', '/v1/project/:project/specs/events/:eventType', 'audience'),
   product('specs.attributes', 'GET', '/v1/project/:project/specs/attributes', 'audience'),
@@ -99,13 +98,13 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   ingest('stream.contacts.write', 'POST', '/contacts', ['PROJECT_INGEST_WRITE'], { bodyLimit: INGEST_BODY_LIMIT }),
   ingest('stream.contacts.delete', 'DELETE', '/contacts/:userId', ['PROJECT_INGEST_WRITE']),
   ingest('stream.events.write', 'POST', '/events', ['PROJECT_INGEST_WRITE'], { bodyLimit: INGEST_BODY_LIMIT }),
-  // Contact reads (docs/decisions.md "Contact reads"): searching by phone or email also needs
+  // Contact reads (ADR 0045): searching by phone or email also needs
   // dataPolicy.mayReadPii, decided by the audience app (it depends on the data mode too).
   product('audience.search.phone', 'GET', '/v1/project/:project/audience/search/phone/:phone', 'audience', { scopes: ['PROJECT_AUDIENCE_READ'] }),
   product('audience.search.email', 'GET', '/v1/project/:project/audience/search/email/:userEmail', 'audience', { scopes: ['PROJECT_AUDIENCE_READ'] }),
   product('audience.user', 'GET', '/v1/project/:project/audience/user/:userId', 'audience', { scopes: ['PROJECT_AUDIENCE_READ'] }),
   AUDIENCE_EVENTS_ROUTE,
-  // Listings through the list query filter (docs/decisions.md "List query filter and segments").
+  // Listings through the list query filter (ADR 0054, ADR 0056).
   product('datasource.list', 'GET', '/v1/project/:project/datasource', 'audience', { scopes: ['PROJECT_DATASOURCE_READ'] }),
   product('sms.sender.list', 'GET', '/v1/project/:project/channel/sms/sender', 'audience', { scopes: ['PROJECT_DIRECT_READ'] }),
   product('rcs.sender.list', 'GET', '/v1/project/:project/channel/rcs/sender', 'audience', { scopes: ['PROJECT_DIRECT_READ'] }),
@@ -116,7 +115,7 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   product('segment.update', 'PATCH', '/v1/project/:project/segment/:segmentId', 'audience', { scopes: ['PROJECT_AUDIENCE_WRITE'] }),
   product('segment.delete', 'DELETE', '/v1/project/:project/segment/:segmentId', 'audience', { scopes: ['PROJECT_AUDIENCE_WRITE'] }),
   product('segment.count', 'GET', '/v1/project/:project/segment/:segmentId/count', 'audience', { scopes: ['PROJECT_AUDIENCE_READ'] }),
-  // Exact live count with compliance per channel (docs/decisions.md "Consent and compliance").
+  // Exact live count with compliance per channel (ADR 0053).
   product('audience.count', 'POST', '/v1/project/:project/audience/count', 'audience', { scopes: ['PROJECT_AUDIENCE_READ'] }),
   // Readiness: setup status, not contact data; project access is enough (ADR 0131).
   product('readiness.project', 'GET', '/v1/project/:project/readiness', 'readiness'),

@@ -2,8 +2,8 @@
  * Kafka topic names, typed, read from topics.json.
  *
  * topics.json stays the one list of topics because non-TypeScript code reads it too (the
- * development broker pre-creates every topic in it, the stack manager and k8s manifests
- * create them on real Kafka). This file only gives each name a typed alias; it never
+ * development broker is started with every topic in it, tools/stack/kafka.js; on real Kafka
+ * `meld topics` and the k8s `topics` Job create them). This file only gives each name a typed alias; it never
  * spells a topic name itself, so the two cannot drift: loading fails if topics.json
  * gains a topic that has no alias here, or loses one that has.
  *
@@ -47,12 +47,12 @@ function buildTopics(): Readonly<Record<TopicAlias, TopicName>> {
   for (const entry of file.topics) {
     const alias = topicAlias(entry.name);
     if (!(ALIASES as readonly string[]).includes(alias)) {
-      throw new Error(`topics.json has "${entry.name}" but contracts/topics.ts has no alias "${alias}" for it`);
+      throw new Error(`topics.json has "${entry.name}" but contracts/topic-names.ts has no alias "${alias}" for it`);
     }
     out[alias as TopicAlias] = entry.name as TopicName;
   }
   const missing = ALIASES.filter((a) => !out[a]);
-  if (missing.length) throw new Error(`contracts/topics.ts aliases ${missing.join(', ')} have no topic in topics.json`);
+  if (missing.length) throw new Error(`contracts/topic-names.ts aliases ${missing.join(', ')} have no topic in topics.json`);
   return Object.freeze(out as Record<TopicAlias, TopicName>);
 }
 

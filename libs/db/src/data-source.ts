@@ -21,8 +21,7 @@ export function createDataSource(options: DataSourceOptions): DataSource {
     // Idle connections stay open 5 min, not pg's 10 s: a new one costs a Postgres backend fork
     // and a cold catalog cache for its first statements, and under a steady load whose
     // concurrency wavers the 10 s default closed and reopened connections all the time, each
-    // reopening landing on a request already waiting (docs/decisions.md, "The half-peak tail,
-    // session 5").
+    // reopening landing on a request already waiting (ADR 0079).
     extra: { application_name: options.applicationName, connectionTimeoutMillis: 5000, idleTimeoutMillis: 300_000 },
     logging: ['error', 'warn', 'migration'],
   });

@@ -121,7 +121,7 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
         // kafkajs commits the resolved offsets once a second, and when a batch throws, on a
         // rebalance and at stop. Not after every batch: with every partition of a fetch
         // consumed at once that was one commit round trip per partition batch, and the commits
-        // paced identity-merge's fetch cycle (docs/decisions.md). A crash redelivers at most
+        // paced identity-merge's fetch cycle (ADR 0090). A crash redelivers at most
         // the last second's messages; every handler is idempotent (at-least-once anyway).
         autoCommit: true,
         autoCommitInterval: options.autoCommitIntervalMs ?? 1_000,

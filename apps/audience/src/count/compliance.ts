@@ -4,7 +4,7 @@ import { slotOf, type FilterCatalogue } from '@meld/filters';
 import { z } from 'zod';
 
 /**
- * The compliance filter per channel (system.md §4, docs/decisions.md "Consent and compliance"),
+ * The compliance filter per channel (system.md §4, ADR 0053),
  * as SQL over an audience_contacts row (libs/clickhouse/migrations/0003):
  * - address: `channels` holds the channel (a valid mobile for sms, rcs and whatsapp, a valid email
  *   for email; the probes sink decides it when it writes the snapshot);

@@ -7,7 +7,7 @@ type ConsentStatus = 'opt-in' | 'opt-out' | null;
 const consentStatus = (value: unknown): ConsentStatus => (value === 'opt-in' || value === 'opt-out' ? value : null);
 
 /**
- * Consent survivorship (docs/decisions.md, "Consent and compliance"): on each channel, an
+ * Consent survivorship (ADR 0048): on each channel, an
  * opt-out held by any member wins over the priority winner, so merging contacts never makes a
  * person who opted out somewhere reachable again. Among several opt-outs the usual priority
  * picks the lineage. Applied to the core's result before anything is compared or written.

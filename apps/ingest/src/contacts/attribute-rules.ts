@@ -82,8 +82,8 @@ function nulError(value: unknown): string | null {
 }
 
 /**
- * The type a new custom attribute gets from the first value it is sent with (docs/decisions.md,
- * "Ingest"): string, number or boolean from the JSON type; a list makes it multi-valued with
+ * The type a new custom attribute gets from the first value it is sent with (ADR
+ * 0035): string, number or boolean from the JSON type; a list makes it multi-valued with
  * the type of its first element. Null (nothing to type) and objects are not typeable.
  */
 export function inferRule(uid: string, value: unknown): Pick<AttributeRule, 'type' | 'multivalue'> | string {

@@ -138,7 +138,7 @@ export class SourceContactsRepository {
   }
 
   /**
-   * Deletes a live contact for good (docs/decisions.md, "Delete"): its personal data leaves
+   * Deletes a live contact for good (ADR 0038): its personal data leaves
    * the row (the key row stays with `deleted_at` and a bumped version, so a later upsert is
    * ordered after the delete) and two messages are queued, in this order: the
    * `meld.contacts.v1` delete (identity-merge recomputes the audience) and the

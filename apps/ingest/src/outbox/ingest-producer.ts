@@ -29,8 +29,8 @@ export class IngestProducer implements OnApplicationShutdown {
  * share its produce request, as Kafka's own `linger.ms` (5 ms by default since Kafka 4.0).
  * At half of the bench's peak, each event write was a produce request of its own: ~12 events
  * per partition and record batch, so the broker and the events sink handled eight batches per
- * write, and the development broker's fetch walks its whole log of batches (docs/decisions.md,
- * "The half-peak tail, session 6"). 4 ms against none, 12,000 events/s: p99 49-56 ms against
+ * write, and the development broker's fetch walks its whole log of batches (ADR 0086,
+ * ADR 0081). 4 ms against none, 12,000 events/s: p99 49-56 ms against
  * 82-139, the broker's CPU per event a third lower; 2 ms and 8 ms did worse.
  */
 export function ingestLingerMs(env: NodeJS.ProcessEnv = process.env): number {

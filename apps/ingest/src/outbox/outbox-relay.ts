@@ -12,7 +12,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   constructor(@Inject(DATA_SOURCE) ds: DataSource, producer: IngestProducer) {
     // 100 ms of linger: at ~1,900 contacts/s that makes produce requests of ~200 contacts
     // instead of one per write (~100), and identity-merge steps as big; without it the merge
-    // fell behind at half of its peak on the development broker (docs/decisions.md).
+    // fell behind at half of its peak on the development broker (ADR 0090).
     this.pump = new OutboxPump(ds, { table: 'outbox', publish: (topic, messages) => producer.send(topic, messages), metrics: metricsRegistry, lingerMs: 100 });
   }
 

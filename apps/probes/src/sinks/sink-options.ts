@@ -23,7 +23,7 @@ export interface SinkOptions {
    * about one insert per second per table. 1000 ms, not 250: at 12,000 events/s (ingest-events'
    * latency phase) ClickHouse cost 4.2-5.3 µs per event with 1 s inserts against 13.0-13.5 with
    * 250 ms ones, and the gateway's p99 in the same interleaved runs was 47.7-53.6 ms against
-   * 106.9-114.7 (docs/decisions.md, session 7). Earlier, 50 ms inserts had cost 12-18 µs per
+   * 106.9-114.7 (ADR 0088). Earlier, 50 ms inserts had cost 12-18 µs per
    * event at peak and 250-500 ms ones 3.4-3.8. Events reach ClickHouse up to ~1 s after their
    * 202 ("within seconds", as the audience view); `MELD_PROBES_EVENTS_LINGER_MS` sets it.
    */

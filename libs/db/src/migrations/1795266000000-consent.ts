@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Consent history (issue 5): one row per change of an audience contact's merged consent on a
+ * Consent history (ADR 0049): one row per change of an audience contact's merged consent on a
  * channel, written by identity-merge in the merge step's transaction (later also by the
  * unsubscribe link and inbound keywords). Append-only, no entity (SQL from the repository,
  * like the other audience tables). `status` / `previous` null = no consent statement.

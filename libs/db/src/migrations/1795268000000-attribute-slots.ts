@@ -4,7 +4,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * Attribute slots: a project attribute's own column in ClickHouse `audience_contacts`
  * (`s<slot>` for string, email and phone; `n<slot>` for number, boolean, date and datetime;
  * ClickHouse migration 0005). A count then reads one narrow column per condition instead of a
- * contact's whole key/value arrays (docs/decisions.md, "Attribute slots").
+ * contact's whole key/value arrays (ADR 0064).
  *
  * The slot is given by a trigger, so every path that creates an attribute (ingest's first
  * write, the catalogue admin, project seeding) gets one the same way: the next free slot of the

@@ -58,7 +58,7 @@ export interface AudienceSelectOptions {
  * deduplicates on its own. Filters with event conditions are not split: each branch would
  * compute the event subqueries again. Two branches (this machine's cores): about 1.6× faster
  * with a core to spare, no slower on a saturated machine; four were slower there (the
- * audience-count bench, docs/decisions.md).
+ * audience-count bench, ADR 0061).
  */
 const SPLITS = 2;
 

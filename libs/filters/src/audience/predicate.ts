@@ -9,7 +9,7 @@
  * matches it: "city is not Paris" includes contacts with no city), `is-not-set` = no value.
  * Positive operators never match a contact without the attribute.
  *
- * Semantics (documented in docs/decisions.md, "Audience filters and count"):
+ * Semantics (ADR 0059):
  *   - string operators are case-insensitive (lowerUTF8 on both sides, in ClickHouse);
  *   - numbers compare as Float64; `between` is inclusive on both ends;
  *   - dates compare in whole unix seconds, UTC. A date value (`YYYY-MM-DD`) stands for its whole

@@ -1,6 +1,6 @@
 /**
  * An in-memory reference evaluator of the audience filter, written from the documented
- * semantics (docs/decisions.md, "Audience filters and count") independently of the compiler:
+ * semantics (ADR 0059, ADR 0060) independently of the compiler:
  * the property test checks that the compiled SQL returns the same set.
  */
 import type { AttributeConditionNode, AudienceFilterNode, EventConditionNode, GroupEventNode } from '../../src/audience';

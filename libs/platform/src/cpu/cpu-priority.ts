@@ -10,8 +10,7 @@ import { setPriority } from 'node:os';
  * Why: apps whose work is batch (the probes sinks: seconds of latency are fine) share a machine
  * with the request path on one box (`npm start`, the benches). A sink's burst of decoding and
  * its parallel scavenges take both cores for tens of ms, and a request waiting behind them
- * for a core at each of its hops misses its latency goal (docs/decisions.md, "The half-peak
- * tail, session 4").
+ * for a core at each of its hops misses its latency goal (ADR 0074).
  * On Kubernetes each pod has its own CPU share and this changes nothing that matters.
  */
 export function lowerCpuPriority(nice: number): number {

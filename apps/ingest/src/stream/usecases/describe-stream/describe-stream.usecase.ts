@@ -7,7 +7,7 @@ import type { StreamDescription } from './describe-stream.schema';
 
 /**
  * The cheapest credential probe: who the token writes for and how much of its quota is
- * left. Write counts join `usage` when ingest records them (issue 4).
+ * left. Write counts join `usage` when ingest records them (ADR 0019).
  */
 @Injectable()
 export class DescribeStream {
