@@ -100,6 +100,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     gateway: startApp(ctx.root, 'gateway', {
       ...common,
       MELD_PORT: String(gatewayPort),
+      MELD_OPS_PORT: '0',
       MELD_AUDIENCE_URL: audienceUrl,
       // Counted on every request (the cost is measured), never refused.
       MELD_RATE_LIMITS: JSON.stringify({ large: { limit: 1_000_000_000 } }),

@@ -94,6 +94,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     children.gateway = startApp(ctx.root, 'gateway', {
       ...common,
       MELD_PORT: String(gatewayPort),
+      MELD_OPS_PORT: '0',
       MELD_READINESS_URL: readinessUrl,
       MELD_RATE_LIMITS: JSON.stringify({ standard: { limit: 1_000_000_000 } }),
       MELD_RATE_LIMIT_NAMESPACE: `bench-${suffix}`,

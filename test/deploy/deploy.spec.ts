@@ -397,6 +397,19 @@ describe('k8s', () => {
     }
   });
 
+  it("keeps the gateway's operations port (metrics, detailed health) off the Service and to the scraper", () => {
+    const gw = byKind('Deployment').find((d) => d.metadata.name === 'gateway');
+    const c = gw.spec.template.spec.containers[0];
+    expect(c.ports).toEqual(expect.arrayContaining([{ name: 'ops', containerPort: 8180 }]));
+    expect(c.env).toEqual(expect.arrayContaining([{ name: 'MELD_OPS_PORT', value: '8180' }]));
+    expect(gw.spec.template.metadata.annotations['prometheus.io/port']).toBe('8180');
+    const svc = byKind('Service').find((d) => d.metadata.name === 'gateway');
+    expect(svc.spec.ports.map((p: Obj) => p.port)).toEqual([8080]);
+    const policy = byKind('NetworkPolicy').find((d) => d.spec.podSelector.matchLabels?.['app.kubernetes.io/name'] === 'gateway');
+    const ops = (policy.spec.ingress as Obj[]).filter((r) => r.ports.some((p: Obj) => p.port === 8180));
+    expect(ops.map((r) => r.from)).toEqual([[{ namespaceSelector: { matchLabels: { 'meld.io/monitoring': 'true' } } }]]);
+  });
+
   it('no overlay carries a known secret', () => {
     for (const dir of ['k8s/base', 'k8s/overlays/local', 'k8s/overlays/production']) {
       for (const file of [join(root, dir, 'kustomization.yaml'), ...yamlFilesUnder(join(root, dir))]) expect([relative(root, file), readFileSync(file, 'utf8')]).not.toEqual([relative(root, file), expect.stringMatching(PUBLIC_SECRETS)]);

@@ -2,3 +2,6 @@
 // development secrets are the point: every app a test starts, in-process or as a process
 // inheriting this environment, may use them (ADR 0101). A test of the refusal removes it.
 process.env.MELD_ALLOW_DEV_SECRETS = '1';
+// Many gateways run at once in a test run (in-process and as processes): each takes a free
+// operations port (ADR 0105) instead of its public port + 100.
+process.env.MELD_OPS_PORT ??= '0';

@@ -106,9 +106,9 @@ describe('gateway app', () => {
     await waitFor('new data mode in the principal', async () => (await get(path, token.token)).status === 200 && mode() === 'blocked', { timeoutMs: 2000, intervalMs: 20 });
   });
 
-  it('leaves the gateway\'s own routes to it (health, metrics, OpenAPI, docs, operator API)', async () => {
+  it('leaves the gateway\'s own routes to it (health, OpenAPI, docs, operator API); metrics are on the operations port only', async () => {
     expect((await fetch(`${gateway.url}/livez`)).status).toBe(200);
-    expect((await fetch(`${gateway.url}/metrics`)).status).toBe(200);
+    expect((await fetch(`${gateway.url}/metrics`)).status).toBe(404);
     expect((await fetch(`${gateway.url}/v1/openapi.json`)).status).toBe(200);
     expect((await fetch(`${gateway.url}/docs`)).status).toBe(200);
     const admin = await fetch(`${gateway.url}/admin/v1/organizations/x`);

@@ -11,8 +11,12 @@ export interface PlatformOptions {
   /** Modules whose providers the readiness checks need (store clients). */
   imports?: ModuleMetadata['imports'];
   checks: Omit<FactoryProvider<ReadinessCheck[]>, 'provide'>;
-  /** The gateway serves its own `/healthz` (system check); every other app answers it as liveness. */
-  ownHealthz?: boolean;
+  /**
+   * The app serves its own health endpoints and no `/metrics` on its port: the gateway, whose
+   * port is public (bare statuses there, details and metrics on its operations port, ADR 0105).
+   * Every other app gets `/livez`, `/healthz` (liveness), `/readyz` (stores, named) and `/metrics`.
+   */
+  ownHealth?: boolean;
 }
 
 /** Logs, request ids, health, readiness and metrics: what every Meld app has from day one. */
@@ -23,7 +27,7 @@ export class PlatformModule {
       module: PlatformModule,
       global: true,
       imports: [loggerModule(options.app, options.logLevel), TerminusModule.forRoot({ errorLogStyle: 'json' }), ...(options.imports ?? [])],
-      controllers: [HealthController, MetricsController, ...(options.ownHealthz ? [] : [AliveController])],
+      controllers: options.ownHealth ? [] : [HealthController, MetricsController, AliveController],
       providers: [{ provide: READINESS_CHECKS, ...options.checks }],
       exports: [READINESS_CHECKS],
     };

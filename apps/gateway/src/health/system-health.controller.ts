@@ -1,49 +1,33 @@
-import { type AppName, INTERNAL_APPS } from '@meld/contracts';
-import { READINESS_CHECKS, READINESS_TIMEOUT_MS, type ReadinessCheck } from '@meld/platform';
-import { Controller, Get, Inject, Res } from '@nestjs/common';
+import { Controller, Get, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { APP_URLS } from '../upstreams/app-urls';
-
-type Report = { status: 'up' | 'down'; error?: string; details?: unknown };
+import { SystemHealth } from './system-health';
 
 /**
- * The operator's single question "is Meld up?": 200 only when the gateway's own stores
- * and every app's /readyz answer 200; otherwise 503 with the app and store that are not.
+ * The public face of health: `/healthz` (the operator interface's system check: 200 only
+ * when every app and store is ready), `/readyz` (the gateway's own stores) and `/livez`, each
+ * a bare status. Which store is down, with its URL and error, is on the operations port only
+ * (ops/ops-server.ts, ADR 0105).
  */
 @ApiExcludeController()
 @Controller()
 export class SystemHealthController {
-  constructor(
-    @Inject(APP_URLS) private readonly urls: Record<AppName, string>,
-    @Inject(READINESS_CHECKS) private readonly checks: ReadinessCheck[],
-  ) {}
+  constructor(private readonly health: SystemHealth) {}
 
   @Get('healthz')
   async system(@Res() reply: FastifyReply) {
-    const apps: Record<string, Report> = { gateway: await this.own() };
-    await Promise.all(INTERNAL_APPS.map(async (app) => (apps[app] = await this.probe(this.urls[app]))));
-    const down = Object.entries(apps).filter(([, r]) => r.status === 'down').map(([a]) => a);
-    return reply.code(down.length ? 503 : 200).send({ status: down.length ? 'error' : 'ok', down, apps });
+    const { status } = await this.health.report();
+    return reply.code(status === 'ok' ? 200 : 503).send({ status });
   }
 
-  private async own(): Promise<Report> {
-    const failed: Record<string, string> = {};
-    await Promise.all(
-      this.checks.map((c) =>
-        c.check(AbortSignal.timeout(READINESS_TIMEOUT_MS)).catch((e: Error) => void (failed[c.name] = e.message)),
-      ),
-    );
-    return Object.keys(failed).length ? { status: 'down', details: failed } : { status: 'up' };
+  @Get('readyz')
+  async ready(@Res() reply: FastifyReply) {
+    const up = (await this.health.own()).status === 'up';
+    return reply.code(up ? 200 : 503).send({ status: up ? 'ok' : 'error' });
   }
 
-  private async probe(base: string): Promise<Report> {
-    try {
-      const res = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(READINESS_TIMEOUT_MS + 500) });
-      const body = (await res.json().catch(() => undefined)) as { error?: unknown } | undefined;
-      return res.ok ? { status: 'up' } : { status: 'down', details: body?.error ?? body };
-    } catch (err) {
-      return { status: 'down', error: `unreachable: ${(err as Error).message}` };
-    }
+  @Get('livez')
+  live() {
+    return { status: 'ok' };
   }
 }

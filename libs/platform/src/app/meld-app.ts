@@ -21,7 +21,8 @@ export interface MeldAppDefinition {
   imports?: ModuleMetadata['imports'];
   controllers?: ModuleMetadata['controllers'];
   providers?: ModuleMetadata['providers'];
-  ownHealthz?: boolean;
+  /** See PlatformOptions.ownHealth. */
+  ownHealth?: boolean;
   /** The gateway faces the public; every other app refuses calls without the gateway's signed principal. */
   publicFacing?: boolean;
   bodyLimit?: number;
@@ -45,7 +46,7 @@ export function meldAppModule(def: MeldAppDefinition, env: NodeJS.ProcessEnv = p
     module: MeldAppModule,
     imports: [
       StoresModule.forRoot(def.name, def.stores, stores),
-      PlatformModule.forRoot({ app: def.name, logLevel: common.LOG_LEVEL, checks: storeChecks(def.stores), ownHealthz: def.ownHealthz }),
+      PlatformModule.forRoot({ app: def.name, logLevel: common.LOG_LEVEL, checks: storeChecks(def.stores), ownHealth: def.ownHealth }),
       ...(def.imports ?? []),
     ],
     // Internal apps publish their routes for the gateway to merge into /v1/openapi.json.
