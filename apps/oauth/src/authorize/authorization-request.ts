@@ -32,10 +32,10 @@ const one = (query: Record<string, unknown>, name: string): string | undefined =
   return typeof v === 'string' ? v : undefined;
 };
 
-export function errorRedirect(redirectUri: string, state: string | null, error: string, description: string, issuer: string): string {
+/** The client's redirect URI with the answer's parameters, `state` and `iss` (RFC 9207). */
+export function redirectBack(redirectUri: string, state: string | null, issuer: string, params: Record<string, string>): string {
   const url = new URL(redirectUri);
-  url.searchParams.set('error', error);
-  url.searchParams.set('error_description', description);
+  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
   if (state !== null) url.searchParams.set('state', state);
   url.searchParams.set('iss', issuer);
   return url.toString();
@@ -60,7 +60,7 @@ export async function checkAuthorizationRequest(
   if (!redirectUri || !client.redirectUris.includes(redirectUri)) return { kind: 'page', description: 'The redirect_uri is not one this application registered.' };
 
   const state = one(query, 'state') ?? null;
-  const fail = (error: string, description: string): RedirectFailure => ({ kind: 'redirect', location: errorRedirect(redirectUri, state, error, description, issuer) });
+  const fail = (error: string, description: string): RedirectFailure => ({ kind: 'redirect', location: redirectBack(redirectUri, state, issuer, { error, error_description: description }) });
   if (one(query, 'response_type') !== 'code') return fail('unsupported_response_type', 'response_type must be "code"');
   const challenge = one(query, 'code_challenge');
   if (!challenge) return fail('invalid_request', 'code_challenge is required (PKCE)');
