@@ -1,0 +1,74 @@
+import { PRODUCT_SCOPES, type Scope } from '@meld/contracts';
+import type { ClientRow, OAuthRepository } from '../storage/oauth.repository';
+
+/** A checked authorization request (RFC 6749 §4.1.1 with PKCE, RFC 7636). */
+export interface AuthorizationRequest {
+  client: ClientRow;
+  redirectUri: string;
+  state: string | null;
+  scopes: Scope[];
+  codeChallenge: string;
+  resource: string | null;
+}
+
+/** Cannot be sent back to the client (unknown client, unregistered redirect URI): shown as a page, never redirected. */
+export interface UntrustedFailure {
+  kind: 'page';
+  description: string;
+}
+/** Sent back to the registered redirect URI (RFC 6749 §4.1.2.1). */
+export interface RedirectFailure {
+  kind: 'redirect';
+  location: string;
+}
+
+/** Read scopes are granted when a client asks for none (ADR 0143): least privilege that still does something. */
+export const DEFAULT_SCOPES: Scope[] = PRODUCT_SCOPES.filter((s) => s.endsWith('_READ'));
+const KNOWN_SCOPES = new Set<string>(PRODUCT_SCOPES);
+const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
+
+const one = (query: Record<string, unknown>, name: string): string | undefined => {
+  const v = query[name];
+  return typeof v === 'string' ? v : undefined;
+};
+
+/** The client's redirect URI with the answer's parameters, `state` and `iss` (RFC 9207). */
+export function redirectBack(redirectUri: string, state: string | null, issuer: string, params: Record<string, string>): string {
+  const url = new URL(redirectUri);
+  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
+  if (state !== null) url.searchParams.set('state', state);
+  url.searchParams.set('iss', issuer);
+  return url.toString();
+}
+
+/**
+ * Checks the client and the exact redirect URI first (failures there must not redirect: an
+ * open redirector otherwise), then the rest, whose failures go back to the client.
+ */
+export async function checkAuthorizationRequest(
+  query: Record<string, unknown>,
+  repo: OAuthRepository,
+  issuer: string,
+): Promise<{ ok: AuthorizationRequest } | UntrustedFailure | RedirectFailure> {
+  const clientId = one(query, 'client_id');
+  if (!clientId) return { kind: 'page', description: 'The request has no client_id.' };
+  const client = await repo.client(clientId);
+  if (!client) return { kind: 'page', description: 'This application is not registered (unknown client_id).' };
+  const asked = one(query, 'redirect_uri');
+  // OAuth 2.1 §4.1.1 lets a client with one registered URI omit it; the match is exact otherwise.
+  const redirectUri = asked ?? (client.redirectUris.length === 1 ? client.redirectUris[0] : undefined);
+  if (!redirectUri || !client.redirectUris.includes(redirectUri)) return { kind: 'page', description: 'The redirect_uri is not one this application registered.' };
+
+  const state = one(query, 'state') ?? null;
+  const fail = (error: string, description: string): RedirectFailure => ({ kind: 'redirect', location: redirectBack(redirectUri, state, issuer, { error, error_description: description }) });
+  if (one(query, 'response_type') !== 'code') return fail('unsupported_response_type', 'response_type must be "code"');
+  const challenge = one(query, 'code_challenge');
+  if (!challenge) return fail('invalid_request', 'code_challenge is required (PKCE)');
+  if (one(query, 'code_challenge_method') !== 'S256') return fail('invalid_request', 'code_challenge_method must be "S256" ("plain" is refused)');
+  if (!S256_CHALLENGE.test(challenge)) return fail('invalid_request', 'code_challenge must be the base64url SHA-256 of the verifier (43 characters)');
+  const scopeText = one(query, 'scope');
+  const scopes = scopeText ? [...new Set(scopeText.split(' ').filter(Boolean))] : DEFAULT_SCOPES;
+  const unknown = scopes.filter((s) => !KNOWN_SCOPES.has(s));
+  if (unknown.length) return fail('invalid_scope', `unknown scope ${unknown.join(', ')}`);
+  return { ok: { client, redirectUri, state, scopes: scopes as Scope[], codeChallenge: challenge, resource: one(query, 'resource') ?? null } };
+}

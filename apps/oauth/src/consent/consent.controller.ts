@@ -1,0 +1,135 @@
+import { randomBytes } from 'node:crypto';
+import { InternalPublic, hashToken, safeEqual, verifyPassword } from '@meld/auth';
+import { Body, Controller, Get, Header, Inject, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { type AuthorizationRequest, checkAuthorizationRequest, redirectBack } from '../authorize/authorization-request';
+import { rawQuery } from '../authorize/authorize.controller';
+import { errorPage } from '../authorize/error-page';
+import { CODE_SECONDS, OAUTH_CONFIG, type OAuthConfig, SESSION_SECONDS } from '../oauth-config';
+import { OAuthRepository } from '../storage/oauth.repository';
+import { ConsentRepository, LOGIN_LIMITS } from './consent.repository';
+import { consentPage, loginPage, STYLESHEET } from './consent-pages';
+import { cookie, isLoopbackHttp, readCookies } from './cookies';
+import { splitScopes } from './grantable';
+import { PAGE_HEADERS } from './html';
+
+const CSRF_COOKIE = 'meld_oauth_csrf';
+const SESSION_COOKIE = 'meld_oauth_session';
+type Form = Record<string, string | string[] | undefined>;
+const field = (form: Form, name: string) => (typeof form[name] === 'string' ? (form[name] as string) : '');
+
+/**
+ * The consent screen (ADR 0143): sign in with a dashboard user, then Approve or Deny. The
+ * authorization request travels as the original query string and is checked again on every
+ * step (it is client input). CSRF: a random value in an HttpOnly SameSite cookie that every
+ * form must repeat (double submit).
+ */
+@ApiExcludeController()
+@InternalPublic()
+@Controller('oauth')
+export class ConsentController {
+  private readonly secure: boolean;
+
+  constructor(
+    private readonly oauth: OAuthRepository,
+    private readonly consent: ConsentRepository,
+    @Inject(OAUTH_CONFIG) private readonly config: OAuthConfig,
+  ) {
+    this.secure = !isLoopbackHttp(config.publicUrl);
+  }
+
+  @Get('consent.css')
+  @Header('content-type', 'text/css; charset=utf-8')
+  @Header('cache-control', 'public, max-age=3600')
+  stylesheet() {
+    return STYLESHEET;
+  }
+
+  @Get('consent')
+  async show(@Query() query: Record<string, unknown>, @Req() req: FastifyRequest, @Res() reply: FastifyReply) {
+    const checked = await this.check(query, reply);
+    if (!checked) return;
+    const csrf = this.csrf(req, reply);
+    const user = await this.user(req);
+    if (!user) return this.html(reply, 200, loginPage(checked, rawQuery(req), csrf, null));
+    const { granted, withheld } = splitScopes(checked.scopes, user.sensitiveScopesAllowed);
+    return this.html(reply, 200, consentPage(checked, rawQuery(req), csrf, user, granted, withheld));
+  }
+
+  @Post('consent/login')
+  async login(@Body() form: Form, @Req() req: FastifyRequest, @Res() reply: FastifyReply) {
+    const query = field(form, 'request');
+    const checked = await this.check(Object.fromEntries(new URLSearchParams(query)), reply);
+    if (!checked) return;
+    if (!this.csrfMatches(req, form)) return this.html(reply, 403, errorPage('The form expired or did not come from this site. Go back to the application and start again.'));
+    const csrf = field(form, 'csrf');
+    const email = field(form, 'email').trim();
+    // Keys hash the e-mail so it never sits in clear in this table (or reaches a log).
+    const keys = [`email:${hashToken(email.toLowerCase())}`, `ip:${req.ip}`];
+    const failures = await this.consent.recentFailures(keys);
+    if ((failures.get(keys[0]) ?? 0) >= LOGIN_LIMITS.email || (failures.get(keys[1]) ?? 0) >= LOGIN_LIMITS.ip) {
+      return this.html(reply, 429, loginPage(checked, query, csrf, 'Too many failed sign-ins. Wait 15 minutes and try again.'));
+    }
+    const user = await this.consent.userByEmail(email);
+    if (!user || !(await verifyPassword(field(form, 'password'), user.passwordHash))) {
+      await this.consent.recordFailure(keys);
+      return this.html(reply, 401, loginPage(checked, query, csrf, 'Wrong e-mail or password.'));
+    }
+    const session = await this.consent.openSession(user.id);
+    reply.header('set-cookie', cookie(SESSION_COOKIE, session, SESSION_SECONDS, this.secure));
+    return reply.code(303).header('location', `/oauth/consent?${query}`).send();
+  }
+
+  @Post('consent/decision')
+  async decide(@Body() form: Form, @Req() req: FastifyRequest, @Res() reply: FastifyReply) {
+    const checked = await this.check(Object.fromEntries(new URLSearchParams(field(form, 'request'))), reply);
+    if (!checked) return;
+    if (!this.csrfMatches(req, form)) return this.html(reply, 403, errorPage('The form expired or did not come from this site. Go back to the application and start again.'));
+    const user = await this.user(req);
+    if (!user) return reply.code(303).header('location', `/oauth/consent?${field(form, 'request')}`).send();
+    const back = (params: Record<string, string>) =>
+      reply.code(302).header('location', redirectBack(checked.redirectUri, checked.state, this.config.publicUrl, params)).header('cache-control', 'no-store').send();
+    if (field(form, 'decision') !== 'approve') return back({ error: 'access_denied', error_description: 'the user denied the request' });
+
+    const own = new Set(user.projects.map((p) => p.uid));
+    const picked = ([] as string[]).concat(form.projects ?? []).filter((uid) => own.has(uid));
+    const { granted } = splitScopes(checked.scopes, user.sensitiveScopesAllowed);
+    if (picked.length === 0 || granted.length === 0) return back({ error: 'access_denied', error_description: picked.length ? 'no scope could be granted' : 'no project was granted' });
+    const grantId = await this.oauth.createGrant({ clientId: checked.client.id, userId: user.id, organizationId: user.organizationId, scopes: granted, projects: [...new Set(picked)] }, checked.resource);
+    const code = randomBytes(32).toString('base64url');
+    await this.oauth.createCode(code, grantId, checked.redirectUri, checked.codeChallenge, CODE_SECONDS);
+    return back({ code });
+  }
+
+  private async check(query: Record<string, unknown>, reply: FastifyReply): Promise<AuthorizationRequest | null> {
+    const checked = await checkAuthorizationRequest(query, this.oauth, this.config.publicUrl);
+    if ('ok' in checked) return checked.ok;
+    if (checked.kind === 'redirect') reply.code(302).header('location', checked.location).send();
+    else this.html(reply, 400, errorPage(checked.description));
+    return null;
+  }
+
+  private async user(req: FastifyRequest) {
+    const token = readCookies(req.headers.cookie).get(SESSION_COOKIE);
+    return token ? this.consent.sessionUser(token) : null;
+  }
+
+  private csrf(req: FastifyRequest, reply: FastifyReply): string {
+    const existing = readCookies(req.headers.cookie).get(CSRF_COOKIE);
+    if (existing && /^[A-Za-z0-9_-]{43}$/.test(existing)) return existing;
+    const value = randomBytes(32).toString('base64url');
+    reply.header('set-cookie', cookie(CSRF_COOKIE, value, SESSION_SECONDS, this.secure));
+    return value;
+  }
+
+  private csrfMatches(req: FastifyRequest, form: Form): boolean {
+    const expected = readCookies(req.headers.cookie).get(CSRF_COOKIE);
+    const sent = field(form, 'csrf');
+    return !!expected && sent.length > 0 && safeEqual(expected, sent);
+  }
+
+  private html(reply: FastifyReply, status: number, body: string) {
+    return reply.code(status).headers(PAGE_HEADERS).send(body);
+  }
+}

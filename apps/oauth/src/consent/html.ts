@@ -1,0 +1,23 @@
+const ENTITIES: ReadonlyMap<string, string> = new Map([
+  ['&', '&amp;'],
+  ['<', '&lt;'],
+  ['>', '&gt;'],
+  ['"', '&quot;'],
+  ["'", '&#39;'],
+]);
+
+export const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => ENTITIES.get(c)!);
+
+/** A whole page: server-rendered, no script (the CSP forbids any), one stylesheet. */
+export function page(title: string, body: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)} · Meld</title><link rel="stylesheet" href="/oauth/consent.css"></head><body><main>${body}</main></body></html>`;
+}
+
+/** frame-ancestors 'none' against clickjacking of the Approve button; nothing but our own stylesheet loads. */
+export const PAGE_HEADERS = {
+  'content-type': 'text/html; charset=utf-8',
+  'content-security-policy': "default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'x-frame-options': 'DENY',
+  'cache-control': 'no-store',
+  'referrer-policy': 'no-referrer',
+};

@@ -1,0 +1,50 @@
+import { InternalPublic } from '@meld/auth';
+import { PRODUCT_SCOPES } from '@meld/contracts';
+import { Controller, Get, Header, Inject } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import { AUTH_METHODS } from '../registration/register-client';
+import { OAUTH_CONFIG, type OAuthConfig } from '../oauth-config';
+import { GRANT_TYPES } from '../protocol/oauth-model';
+
+/** Discovery: RFC 8414 (authorization server) and RFC 9728 (protected resource: the `/v1` API). */
+@ApiExcludeController()
+@InternalPublic()
+@Controller('.well-known')
+export class MetadataController {
+  constructor(@Inject(OAUTH_CONFIG) private readonly config: OAuthConfig) {}
+
+  @Get('oauth-authorization-server')
+  @Header('cache-control', 'public, max-age=3600')
+  authorizationServer() {
+    const issuer = this.config.publicUrl;
+    return {
+      issuer,
+      authorization_endpoint: `${issuer}/oauth/authorize`,
+      token_endpoint: `${issuer}/oauth/token`,
+      registration_endpoint: `${issuer}/oauth/register`,
+      revocation_endpoint: `${issuer}/oauth/revoke`,
+      scopes_supported: PRODUCT_SCOPES,
+      response_types_supported: ['code'],
+      response_modes_supported: ['query'],
+      grant_types_supported: GRANT_TYPES,
+      token_endpoint_auth_methods_supported: AUTH_METHODS,
+      revocation_endpoint_auth_methods_supported: AUTH_METHODS,
+      code_challenge_methods_supported: ['S256'],
+      authorization_response_iss_parameter_supported: true,
+      service_documentation: `${issuer}/docs`,
+    };
+  }
+
+  @Get('oauth-protected-resource')
+  @Header('cache-control', 'public, max-age=3600')
+  protectedResource() {
+    const issuer = this.config.publicUrl;
+    return {
+      resource: `${issuer}/v1`,
+      authorization_servers: [issuer],
+      scopes_supported: PRODUCT_SCOPES,
+      bearer_methods_supported: ['header'],
+      resource_documentation: `${issuer}/docs`,
+    };
+  }
+}

@@ -1,0 +1,20 @@
+import { envVars, loadConfig } from '@meld/platform';
+import { z } from 'zod';
+
+export interface OAuthConfig {
+  /** The public API host (the gateway): issuer, metadata URLs, `Secure` cookies outside loopback. */
+  publicUrl: string;
+}
+
+export const OAUTH_CONFIG = Symbol('OAUTH_CONFIG');
+
+export function loadOAuthConfig(env: NodeJS.ProcessEnv = process.env): OAuthConfig {
+  const { MELD_PUBLIC_URL } = loadConfig(z.object({ MELD_PUBLIC_URL: envVars.httpUrl.default('http://127.0.0.1:8080') }), env);
+  return { publicUrl: MELD_PUBLIC_URL.replace(/\/+$/, '') };
+}
+
+/** Lifetimes (ADR 0142): access tokens as the issue asks, codes as RFC 6749 §4.1.2 advises. */
+export const ACCESS_TOKEN_SECONDS = 3600;
+export const REFRESH_TOKEN_SECONDS = 30 * 24 * 3600;
+export const CODE_SECONDS = 60;
+export const SESSION_SECONDS = 3600;

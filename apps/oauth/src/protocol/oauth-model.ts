@@ -1,0 +1,94 @@
+import { randomBytes } from 'node:crypto';
+import { hashToken, safeEqual } from '@meld/auth';
+import type { AuthorizationCodeModel, Client, RefreshTokenModel, Token, User } from '@node-oauth/oauth2-server';
+import type { ClientRow, GrantRow, OAuthRepository } from '../storage/oauth.repository';
+
+export const GRANT_TYPES = ['authorization_code', 'refresh_token'] as const;
+
+/** The library's user: the grant the token chain belongs to (who, what, where). */
+interface GrantUser extends User {
+  id: string;
+  grantId: string;
+}
+
+const asUser = (grant: GrantRow): GrantUser => ({ id: grant.userId, grantId: grant.id });
+const asClient = (row: ClientRow): Client => ({ id: row.id, grants: [...GRANT_TYPES], redirectUris: row.redirectUris });
+
+/** Refresh tokens never reach the gateway: a shape it refuses as malformed (not `mld_(pt|ds|oa)_`). */
+export const newRefreshToken = () => `mld_rt_${randomBytes(32).toString('base64url')}`;
+
+/**
+ * @node-oauth/oauth2-server's storage model on Postgres (ADR 0141, 0142). The library runs the
+ * protocol (grant dispatch, PKCE check, expiry, RFC 6749 §5.2 errors); this decides what a
+ * code or a refresh token is worth. A used code or a rotated refresh token presented again
+ * means a copy leaked: the whole grant is revoked (OAuth 2.1 §4.3.1, §6.1).
+ */
+// The consent screen writes codes itself (ADR 0141): the library's authorize handler, the one
+// user of saveAuthorizationCode, is not used.
+export class OAuthModel implements Omit<AuthorizationCodeModel, 'saveAuthorizationCode'>, RefreshTokenModel {
+  constructor(private readonly repo: OAuthRepository) {}
+
+  async getClient(clientId: string, clientSecret: string | null | undefined): Promise<Client | null> {
+    const row = await this.repo.client(clientId);
+    if (!row) return null;
+    if (row.secretHash === null) return clientSecret ? null : asClient(row);
+    return clientSecret && safeEqual(hashToken(clientSecret), row.secretHash) ? asClient(row) : null;
+  }
+
+  async getAuthorizationCode(code: string) {
+    const row = await this.repo.code(code);
+    if (!row || row.grant.revoked) return null;
+    if (row.used) {
+      await this.repo.revokeGrant(row.grant.id);
+      return null;
+    }
+    return {
+      authorizationCode: code,
+      expiresAt: row.expiresAt,
+      redirectUri: row.redirectUri,
+      scope: row.grant.scopes,
+      codeChallenge: row.codeChallenge,
+      codeChallengeMethod: 'S256',
+      client: { id: row.grant.clientId, grants: [...GRANT_TYPES] },
+      user: asUser(row.grant),
+    };
+  }
+
+  revokeAuthorizationCode(code: { authorizationCode: string }): Promise<boolean> {
+    return this.repo.consumeCode(code.authorizationCode);
+  }
+
+  async getRefreshToken(refreshToken: string) {
+    const row = await this.repo.refreshToken(refreshToken);
+    if (!row || row.grant.revoked) return null;
+    if (row.rotated) {
+      await this.repo.revokeGrant(row.grant.id);
+      return null;
+    }
+    return { refreshToken, refreshTokenExpiresAt: row.expiresAt, scope: row.grant.scopes, client: { id: row.grant.clientId, grants: [...GRANT_TYPES] }, user: asUser(row.grant) };
+  }
+
+  /** Rotation: the presented refresh token is spent. Losing the race to a concurrent use is a reuse too. */
+  async revokeToken(token: { refreshToken?: string; user: User }): Promise<boolean> {
+    if (token.refreshToken && (await this.repo.rotateRefreshToken(token.refreshToken))) return true;
+    await this.repo.revokeGrant((token.user as GrantUser).grantId);
+    return false;
+  }
+
+  generateRefreshToken(): Promise<string> {
+    return Promise.resolve(newRefreshToken());
+  }
+
+  async saveToken(token: Token, client: Client, user: User): Promise<Token | null> {
+    const grantId = (user as GrantUser).grantId;
+    const refreshToken = token.refreshToken ?? newRefreshToken();
+    const issued = await this.repo.issueTokens(grantId, refreshToken, token.accessTokenExpiresAt!, token.refreshTokenExpiresAt!);
+    if (!issued) return null;
+    return { ...token, accessToken: issued.accessToken, refreshToken, client, user };
+  }
+
+  // Required by the interface for bearer authentication, which the gateway does, not this app.
+  getAccessToken(): Promise<null> {
+    return Promise.resolve(null);
+  }
+}

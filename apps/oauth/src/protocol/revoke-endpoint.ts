@@ -1,0 +1,58 @@
+import { Injectable } from '@nestjs/common';
+import { OAuthRepository } from '../storage/oauth.repository';
+import { OAuthModel } from './oauth-model';
+import type { HttpAnswer } from './token-endpoint';
+
+type Incoming = { headers: Record<string, string | string[] | undefined>; body: unknown };
+
+const NO_STORE = { 'cache-control': 'no-store' };
+const invalidClient = (): HttpAnswer => ({ status: 401, headers: { ...NO_STORE, 'www-authenticate': 'Basic realm="oauth"' }, body: { error: 'invalid_client', error_description: 'client authentication failed' } });
+
+/** RFC 6749 §2.3.1 client credentials in an `Authorization: Basic` header (form-encoded, then base64). */
+function basicCredentials(header: string | string[] | undefined): { name: string; pass: string } | null {
+  const match = typeof header === 'string' ? /^Basic ([A-Za-z0-9+/=]+)$/i.exec(header.trim()) : null;
+  if (!match) return null;
+  const decoded = Buffer.from(match[1], 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) return null;
+  try {
+    return { name: decodeURIComponent(decoded.slice(0, colon)), pass: decodeURIComponent(decoded.slice(colon + 1)) };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * RFC 7009 revocation. The library has none, so this reuses its model's client check.
+ * A refresh token ends its whole grant (RFC 7009 §2.1 "SHOULD also invalidate the access
+ * tokens"); an access token only itself. Unknown or foreign tokens still answer 200, so the
+ * endpoint says nothing about tokens of other clients.
+ */
+@Injectable()
+export class RevokeEndpoint {
+  private readonly model: OAuthModel;
+
+  constructor(private readonly repo: OAuthRepository) {
+    this.model = new OAuthModel(repo);
+  }
+
+  async revoke({ headers, body }: Incoming): Promise<HttpAnswer> {
+    const form = (body ?? {}) as Record<string, unknown>;
+    const basic = basicCredentials(headers.authorization);
+    const clientId = basic?.name ?? (typeof form.client_id === 'string' ? form.client_id : undefined);
+    const secret = basic?.pass ?? (typeof form.client_secret === 'string' ? form.client_secret : undefined);
+    if (!clientId) return invalidClient();
+    const client = await this.model.getClient(clientId, secret);
+    if (!client) return invalidClient();
+    if (typeof form.token !== 'string' || form.token === '') return { status: 400, headers: NO_STORE, body: { error: 'invalid_request', error_description: 'missing parameter: token' } };
+
+    const refresh = await this.repo.refreshToken(form.token);
+    if (refresh && refresh.grant.clientId === client.id) {
+      await this.repo.revokeGrant(refresh.grant.id);
+    } else {
+      const access = await this.repo.accessTokenGrant(form.token, client.id);
+      if (access) await this.repo.revokeAccessToken(access.tokenId);
+    }
+    return { status: 200, headers: NO_STORE, body: {} };
+  }
+}

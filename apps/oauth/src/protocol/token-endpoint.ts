@@ -1,0 +1,49 @@
+import { Injectable } from '@nestjs/common';
+import OAuth2Server, { OAuthError, Request, Response } from '@node-oauth/oauth2-server';
+import { ACCESS_TOKEN_SECONDS, REFRESH_TOKEN_SECONDS } from '../oauth-config';
+import { OAuthRepository } from '../storage/oauth.repository';
+import { GRANT_TYPES, OAuthModel } from './oauth-model';
+
+export interface HttpAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: Record<string, unknown>;
+}
+
+type Incoming = { method: string; headers: Record<string, string | string[] | undefined>; query: unknown; body: unknown };
+
+/** `POST /oauth/token`, run by @node-oauth/oauth2-server on the Postgres model (ADR 0141). */
+@Injectable()
+export class TokenEndpoint {
+  private readonly server: OAuth2Server;
+
+  constructor(repo: OAuthRepository) {
+    this.server = new OAuth2Server({
+      model: new OAuthModel(repo),
+      accessTokenLifetime: ACCESS_TOKEN_SECONDS,
+      refreshTokenLifetime: REFRESH_TOKEN_SECONDS,
+      // Public clients (PKCE, no secret) are the common case of MCP-style apps; confidential
+      // clients are still checked by the model when they registered a secret (ADR 0142).
+      requireClientAuthentication: { authorization_code: false, refresh_token: false },
+      alwaysIssueNewRefreshToken: true,
+    });
+  }
+
+  async exchange(incoming: Incoming): Promise<HttpAnswer> {
+    // The library knows the password and client_credentials grants too and would refuse them
+    // as unauthorized_client (or invalid_client first); to this server they do not exist.
+    const grantType = (incoming.body as Record<string, unknown> | undefined)?.grant_type;
+    if (typeof grantType === 'string' && !(GRANT_TYPES as readonly string[]).includes(grantType)) {
+      return { status: 400, headers: { 'cache-control': 'no-store' }, body: { error: 'unsupported_grant_type', error_description: `grant_type must be one of ${GRANT_TYPES.join(', ')}` } };
+    }
+    const request = new Request({ method: incoming.method, headers: incoming.headers as Record<string, string>, query: (incoming.query ?? {}) as Record<string, string>, body: incoming.body ?? {} });
+    const response = new Response();
+    try {
+      await this.server.token(request, response);
+      return { status: 200, headers: { ...response.headers }, body: response.body as Record<string, unknown> };
+    } catch (err) {
+      if (!(err instanceof OAuthError)) throw err;
+      return { status: err.code, headers: { 'cache-control': 'no-store', ...response.headers }, body: { error: err.name, error_description: err.message } };
+    }
+  }
+}

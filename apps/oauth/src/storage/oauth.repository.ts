@@ -1,0 +1,150 @@
+import { hashToken, issueToken } from '@meld/auth';
+import { DATA_SOURCE } from '@meld/db';
+import { Inject, Injectable } from '@nestjs/common';
+import type { DataSource, EntityManager } from 'typeorm';
+
+export interface ClientRow {
+  id: string;
+  secretHash: string | null;
+  name: string;
+  redirectUris: string[];
+  tokenEndpointAuthMethod: string;
+}
+
+export interface GrantRow {
+  id: string;
+  clientId: string;
+  userId: string;
+  organizationId: string;
+  scopes: string[];
+  projects: string[];
+  revoked: boolean;
+}
+
+const GRANT_COLUMNS = `g.id, g.client_id AS "clientId", g.user_id AS "userId", g.organization_id AS "organizationId", g.scopes, g.projects, g.revoked_at IS NOT NULL AS revoked`;
+
+/** Every OAuth read and write (raw SQL on the tables of migration 1795269500000). Secrets arrive in clear and are stored hashed. */
+@Injectable()
+export class OAuthRepository {
+  constructor(@Inject(DATA_SOURCE) private readonly ds: DataSource) {}
+
+  async createClient(client: Omit<ClientRow, 'secretHash'> & { secretHash: string | null; metadata: object }): Promise<void> {
+    await this.ds.query(`INSERT INTO oauth_clients (id, secret_hash, name, redirect_uris, token_endpoint_auth_method, metadata) VALUES ($1, $2, $3, $4, $5, $6)`, [
+      client.id,
+      client.secretHash,
+      client.name,
+      client.redirectUris,
+      client.tokenEndpointAuthMethod,
+      client.metadata,
+    ]);
+  }
+
+  async client(id: string): Promise<ClientRow | null> {
+    const [row] = await this.ds.query(
+      `SELECT id, secret_hash AS "secretHash", name, redirect_uris AS "redirectUris", token_endpoint_auth_method AS "tokenEndpointAuthMethod" FROM oauth_clients WHERE id = $1 AND revoked_at IS NULL`,
+      [id],
+    );
+    return row ?? null;
+  }
+
+  async createGrant(grant: Omit<GrantRow, 'id' | 'revoked'>, resource: string | null): Promise<string> {
+    const [row] = await this.ds.query(`INSERT INTO oauth_grants (client_id, user_id, organization_id, scopes, projects, resource) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`, [
+      grant.clientId,
+      grant.userId,
+      grant.organizationId,
+      grant.scopes,
+      grant.projects,
+      resource,
+    ]);
+    return row.id;
+  }
+
+  async createCode(code: string, grantId: string, redirectUri: string, codeChallenge: string, seconds: number): Promise<void> {
+    await this.ds.query(`INSERT INTO oauth_codes (code_hash, grant_id, redirect_uri, code_challenge, expires_at) VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5))`, [
+      hashToken(code),
+      grantId,
+      redirectUri,
+      codeChallenge,
+      seconds,
+    ]);
+  }
+
+  async code(code: string): Promise<{ grant: GrantRow; redirectUri: string; codeChallenge: string; expiresAt: Date; used: boolean } | null> {
+    const [row] = await this.ds.query(
+      `SELECT ${GRANT_COLUMNS}, c.redirect_uri AS "redirectUri", c.code_challenge AS "codeChallenge", c.expires_at AS "expiresAt", c.used_at IS NOT NULL AS used
+         FROM oauth_codes c JOIN oauth_grants g ON g.id = c.grant_id WHERE c.code_hash = $1`,
+      [hashToken(code)],
+    );
+    if (!row) return null;
+    const { redirectUri, codeChallenge, expiresAt, used, ...grant } = row;
+    return { grant, redirectUri, codeChallenge, expiresAt, used };
+  }
+
+  /** True for the one caller that consumes the code; a code is good once. */
+  async consumeCode(code: string): Promise<boolean> {
+    const res = await this.ds.query(`UPDATE oauth_codes SET used_at = now() WHERE code_hash = $1 AND used_at IS NULL`, [hashToken(code)]);
+    return res[1] === 1;
+  }
+
+  async refreshToken(token: string): Promise<{ grant: GrantRow; expiresAt: Date; rotated: boolean } | null> {
+    const [row] = await this.ds.query(
+      `SELECT ${GRANT_COLUMNS}, r.expires_at AS "expiresAt", r.rotated_at IS NOT NULL AS rotated
+         FROM oauth_refresh_tokens r JOIN oauth_grants g ON g.id = r.grant_id WHERE r.token_hash = $1`,
+      [hashToken(token)],
+    );
+    if (!row) return null;
+    const { expiresAt, rotated, ...grant } = row;
+    return { grant, expiresAt, rotated };
+  }
+
+  /** True for the one caller that rotates the token. */
+  async rotateRefreshToken(token: string): Promise<boolean> {
+    const res = await this.ds.query(`UPDATE oauth_refresh_tokens SET rotated_at = now() WHERE token_hash = $1 AND rotated_at IS NULL`, [hashToken(token)]);
+    return res[1] === 1;
+  }
+
+  async grant(id: string): Promise<GrantRow | null> {
+    const [row] = await this.ds.query(`SELECT ${GRANT_COLUMNS} FROM oauth_grants g WHERE g.id = $1`, [id]);
+    return row ?? null;
+  }
+
+  /**
+   * The access token as a row of `tokens` (kind 'oauth': the gateway's own lookup, same cost
+   * as a product token) and its refresh token, in one transaction, unless the grant was
+   * revoked meanwhile (then null: a reuse detected concurrently wins).
+   */
+  async issueTokens(grantId: string, refreshToken: string, accessExpiresAt: Date, refreshExpiresAt: Date): Promise<{ accessToken: string } | null> {
+    const access = issueToken('oauth');
+    return this.ds.transaction(async (em: EntityManager) => {
+      const [grant] = await em.query(`SELECT organization_id, user_id, client_id, scopes, projects FROM oauth_grants WHERE id = $1 AND revoked_at IS NULL FOR SHARE`, [grantId]);
+      if (!grant) return null;
+      await em.query(
+        `INSERT INTO tokens (organization_id, kind, secret_hash, prefix, scopes, projects, user_id, label, expires_at, oauth_grant_id) VALUES ($1, 'oauth', $2, $3, $4, $5, $6, $7, $8, $9)`,
+        [grant.organization_id, access.secretHash, access.prefix, grant.scopes, grant.projects, grant.user_id, `oauth:${grant.client_id}`, accessExpiresAt, grantId],
+      );
+      await em.query(`INSERT INTO oauth_refresh_tokens (token_hash, grant_id, expires_at) VALUES ($1, $2, $3)`, [hashToken(refreshToken), grantId, refreshExpiresAt]);
+      return { accessToken: access.token };
+    });
+  }
+
+  /** Ends a grant and every access token issued from it (the gateway stops accepting them within its cache TTL). */
+  async revokeGrant(grantId: string): Promise<void> {
+    await this.ds.transaction(async (em: EntityManager) => {
+      await em.query(`UPDATE oauth_grants SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL`, [grantId]);
+      await em.query(`UPDATE tokens SET revoked_at = now() WHERE oauth_grant_id = $1 AND revoked_at IS NULL`, [grantId]);
+    });
+  }
+
+  /** The client's access token with this secret, if any. */
+  async accessTokenGrant(token: string, clientId: string): Promise<{ tokenId: string } | null> {
+    const [row] = await this.ds.query(
+      `SELECT t.id FROM tokens t JOIN oauth_grants g ON g.id = t.oauth_grant_id WHERE t.secret_hash = $1 AND t.kind = 'oauth' AND g.client_id = $2`,
+      [hashToken(token), clientId],
+    );
+    return row ? { tokenId: row.id } : null;
+  }
+
+  async revokeAccessToken(tokenId: string): Promise<void> {
+    await this.ds.query(`UPDATE tokens SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL`, [tokenId]);
+  }
+}

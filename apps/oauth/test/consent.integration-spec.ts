@@ -1,0 +1,156 @@
+import { randomUUID } from 'node:crypto';
+import { hashPassword } from '@meld/auth';
+import type { INestApplication } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import { form, pkcePair, register, startOAuth } from './app.fixture';
+import { seedTenancy } from '@meld/fixtures';
+
+const REDIRECT = 'http://127.0.0.1:9/callback';
+const PASSWORD = 'correct horse battery staple';
+
+describe('oauth consent screen (real Postgres)', () => {
+  let app: INestApplication;
+  let base: string;
+  let db: DataSource;
+  let passwordHash: string;
+
+  beforeAll(async () => {
+    ({ app, base, db } = await startOAuth());
+    passwordHash = await hashPassword(PASSWORD);
+  });
+  afterAll(() => app?.close());
+
+  /** A browser in miniature: keeps cookies, never follows redirects. */
+  function browser() {
+    const jar = new Map<string, string>();
+    const remember = (res: Response) => {
+      for (const c of res.headers.getSetCookie()) {
+        const [pair] = c.split(';');
+        const eq = pair.indexOf('=');
+        jar.set(pair.slice(0, eq), pair.slice(eq + 1));
+      }
+      return res;
+    };
+    const cookie = () => [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
+    return {
+      jar,
+      get: async (path: string) => remember(await fetch(`${base}${path}`, { redirect: 'manual', headers: { cookie: cookie() } })),
+      post: async (path: string, fields: Record<string, string | string[]>) => {
+        const body = new URLSearchParams();
+        for (const [k, v] of Object.entries(fields)) for (const x of ([] as string[]).concat(v)) body.append(k, x);
+        return remember(await fetch(`${base}${path}`, { method: 'POST', redirect: 'manual', headers: { cookie: cookie(), 'content-type': 'application/x-www-form-urlencoded' }, body: body.toString() }));
+      },
+    };
+  }
+  const csrfOf = (html: string) => /name="csrf" value="([^"]+)"/.exec(html)![1];
+
+  async function setup(scope = 'PROJECT_AUDIENCE_READ PROJECT_AUDIENCE_DATA_FULL', sensitive = false) {
+    const t = await seedTenancy(db, 'consent');
+    const second = await seedTenancy(db, 'other');
+    await db.query(`UPDATE projects SET organization_id = $1 WHERE id = $2`, [t.organization.id, second.project.id]);
+    await db.query(`UPDATE organizations SET oauth_sensitive_scopes = $2 WHERE id = $1`, [t.organization.id, sensitive]);
+    const email = `u-${randomUUID()}@example.test`;
+    await db.query(`INSERT INTO users (organization_id, email, password_hash) VALUES ($1, $2, $3)`, [t.organization.id, email, passwordHash]);
+    const c = (await register(base, { client_name: 'Assistant <b>AI</b>', redirect_uris: [REDIRECT] })).body;
+    const { verifier, challenge } = pkcePair();
+    const query = `response_type=code&client_id=${c.client_id}&redirect_uri=${encodeURIComponent(REDIRECT)}&code_challenge=${challenge}&code_challenge_method=S256&state=s1&scope=${encodeURIComponent(scope)}`;
+    return { t, other: second, email, c, verifier, query };
+  }
+
+  async function signIn(b: ReturnType<typeof browser>, s: Awaited<ReturnType<typeof setup>>) {
+    const login = await b.get(`/oauth/consent?${s.query}`);
+    const html = await login.text();
+    const res = await b.post('/oauth/consent/login', { csrf: csrfOf(html), request: s.query, email: s.email, password: PASSWORD });
+    expect([res.status, res.headers.get('location')]).toEqual([303, `/oauth/consent?${s.query}`]);
+    const page = await b.get(res.headers.get('location')!);
+    return { page, html: await page.text() };
+  }
+
+  it('login page: headers, escaped client name, redirect host, cookies HttpOnly SameSite=Lax (not Secure on loopback)', async () => {
+    const s = await setup();
+    const b = browser();
+    const res = await b.get(`/oauth/consent?${s.query}`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    const html = await res.text();
+    expect(html).toContain('Assistant &lt;b&gt;AI&lt;/b&gt;');
+    expect(html).toContain('127.0.0.1:9');
+    expect(html).not.toContain('<script');
+    const setCookie = res.headers.getSetCookie().join('\n');
+    expect(setCookie).toMatch(/meld_oauth_csrf=[^;]+; Path=\/oauth; HttpOnly; SameSite=Lax/);
+    expect(setCookie).not.toContain('Secure');
+    expect((await b.get('/oauth/consent.css')).headers.get('content-type')).toContain('text/css');
+  });
+
+  it('approve: projects and scopes in plain words, sensitive scopes withheld unless allowed; code redirect with state; the code exchanges', async () => {
+    const s = await setup();
+    const b = browser();
+    const { html } = await signIn(b, s);
+    expect(html).toContain('read audience contacts');
+    expect(html).toContain(s.t.project.uid);
+    expect(html).toContain(s.other.project.uid);
+    expect(html).toMatch(/Not available to applications in this organization: <code>PROJECT_AUDIENCE_DATA_FULL<\/code>/);
+    const res = await b.post('/oauth/consent/decision', { csrf: csrfOf(html), request: s.query, decision: 'approve', projects: [s.t.project.uid, 'someone-elses-project'] });
+    expect(res.status).toBe(302);
+    const to = new URL(res.headers.get('location')!);
+    expect([to.origin + to.pathname, to.searchParams.get('state'), to.searchParams.get('iss')]).toEqual([REDIRECT, 's1', 'http://127.0.0.1:8080']);
+    const token = await form(base, '/oauth/token', { grant_type: 'authorization_code', client_id: s.c.client_id, redirect_uri: REDIRECT, code: to.searchParams.get('code')!, code_verifier: s.verifier });
+    expect([token.status, token.body.scope]).toEqual([200, 'PROJECT_AUDIENCE_READ']);
+    const [row] = await db.query(`SELECT projects, scopes FROM tokens WHERE organization_id = $1 AND kind = 'oauth'`, [s.t.organization.id]);
+    expect(row).toEqual({ projects: [s.t.project.uid], scopes: ['PROJECT_AUDIENCE_READ'] });
+  });
+
+  it('the operator allowance lets the sensitive scopes through', async () => {
+    const s = await setup('PROJECT_AUDIENCE_DATA_FULL PROJECT_AGGREGATIONS', true);
+    const b = browser();
+    const { html } = await signIn(b, s);
+    expect(html).not.toContain('Not available');
+    const res = await b.post('/oauth/consent/decision', { csrf: csrfOf(html), request: s.query, decision: 'approve', projects: [s.t.project.uid] });
+    const [grant] = await db.query(`SELECT scopes FROM oauth_grants WHERE client_id = $1`, [s.c.client_id]);
+    expect([res.status, grant.scopes]).toEqual([302, ['PROJECT_AUDIENCE_DATA_FULL', 'PROJECT_AGGREGATIONS']]);
+  });
+
+  it('deny: redirect with error=access_denied and state, no grant', async () => {
+    const s = await setup();
+    const b = browser();
+    const { html } = await signIn(b, s);
+    const res = await b.post('/oauth/consent/decision', { csrf: csrfOf(html), request: s.query, decision: 'deny' });
+    const to = new URL(res.headers.get('location')!);
+    expect([res.status, to.searchParams.get('error'), to.searchParams.get('state'), to.searchParams.get('code')]).toEqual([302, 'access_denied', 's1', null]);
+    expect(await db.query(`SELECT 1 FROM oauth_grants WHERE client_id = $1`, [s.c.client_id])).toHaveLength(0);
+  });
+
+  it('CSRF: a form without the cookie value is refused', async () => {
+    const s = await setup();
+    const b = browser();
+    const { html } = await signIn(b, s);
+    const forged = await b.post('/oauth/consent/decision', { csrf: 'x'.repeat(43), request: s.query, decision: 'approve', projects: [s.t.project.uid] });
+    expect(forged.status).toBe(403);
+    b.jar.delete('meld_oauth_csrf');
+    const noCookie = await b.post('/oauth/consent/decision', { csrf: csrfOf(html), request: s.query, decision: 'approve', projects: [s.t.project.uid] });
+    expect(noCookie.status).toBe(403);
+    expect(await db.query(`SELECT 1 FROM oauth_grants WHERE client_id = $1`, [s.c.client_id])).toHaveLength(0);
+  });
+
+  it('login attempts are rate-limited per e-mail; wrong passwords are 401 without saying which field', async () => {
+    const s = await setup();
+    const b = browser();
+    const csrf = csrfOf(await (await b.get(`/oauth/consent?${s.query}`)).text());
+    const attempt = (password: string) => b.post('/oauth/consent/login', { csrf, request: s.query, email: s.email, password });
+    for (let i = 0; i < 5; i++) expect((await attempt('wrong')).status).toBe(401);
+    const blocked = await attempt(PASSWORD);
+    expect(blocked.status).toBe(429);
+    expect(await blocked.text()).toContain('Too many failed sign-ins');
+    // Every test signs in from 127.0.0.1: forget this test's failures so the per-IP limit never spills into a later run.
+    await db.query(`DELETE FROM oauth_login_failures WHERE key = 'ip:127.0.0.1'`);
+  });
+
+  it('a tampered request is checked again: unknown redirect URI is an error page', async () => {
+    const s = await setup();
+    const b = browser();
+    const { html } = await signIn(b, s);
+    const tampered = s.query.replace(encodeURIComponent(REDIRECT), encodeURIComponent('https://evil.example/cb'));
+    const res = await b.post('/oauth/consent/decision', { csrf: csrfOf(html), request: tampered, decision: 'approve', projects: [s.t.project.uid] });
+    expect([res.status, res.headers.get('location')]).toEqual([400, null]);
+  });
+});

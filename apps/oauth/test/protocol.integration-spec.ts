@@ -1,0 +1,193 @@
+import { hashToken } from '@meld/auth';
+import type { INestApplication } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import { approvedCode, form, pkcePair, register, seedUser, startOAuth } from './app.fixture';
+
+const REDIRECT = 'http://127.0.0.1:9/callback';
+
+describe('oauth protocol: discovery, registration, authorize, token, revoke (real Postgres)', () => {
+  let app: INestApplication;
+  let base: string;
+  let db: DataSource;
+
+  beforeAll(async () => {
+    ({ app, base, db } = await startOAuth());
+  });
+  afterAll(() => app?.close());
+
+  const client = async (extra: Record<string, unknown> = {}) => (await register(base, { client_name: 'Test app', redirect_uris: [REDIRECT], ...extra })).body;
+  const exchange = (fields: Record<string, string>) => form(base, '/oauth/token', { grant_type: 'authorization_code', redirect_uri: REDIRECT, ...fields });
+  const tokenRows = (grantId: string) => db.query(`SELECT kind, scopes, projects, user_id, revoked_at, expires_at FROM tokens WHERE oauth_grant_id = $1`, [grantId]);
+  const grantRevoked = async (grantId: string) => (await db.query(`SELECT revoked_at FROM oauth_grants WHERE id = $1`, [grantId]))[0].revoked_at !== null;
+
+  async function issued() {
+    const t = await seedUser(db);
+    const c = await client();
+    const { verifier, challenge } = pkcePair();
+    const { code, grantId } = await approvedCode(db, t, c.client_id, REDIRECT, challenge);
+    const res = await exchange({ client_id: c.client_id, code, code_verifier: verifier });
+    expect(res.status).toBe(200);
+    return { t, c, code, verifier, grantId, tokens: res.body };
+  }
+
+  it('metadata: RFC 8414 with S256 only, RFC 9728 naming the server', async () => {
+    const as = await (await fetch(`${base}/.well-known/oauth-authorization-server`)).json();
+    expect(as).toMatchObject({ issuer: 'http://127.0.0.1:8080', token_endpoint: 'http://127.0.0.1:8080/oauth/token', code_challenge_methods_supported: ['S256'], grant_types_supported: ['authorization_code', 'refresh_token'] });
+    const pr = await (await fetch(`${base}/.well-known/oauth-protected-resource`)).json();
+    expect(pr).toMatchObject({ resource: 'http://127.0.0.1:8080/v1', authorization_servers: ['http://127.0.0.1:8080'] });
+  });
+
+  it('registration: https or loopback http only, errors as OAuth bodies naming the field', async () => {
+    const ok = await register(base, { client_name: 'A', redirect_uris: ['https://app.example/cb', 'http://localhost:3000/cb', 'http://[::1]/cb'] });
+    expect(ok.status).toBe(201);
+    expect(ok.body).toMatchObject({ client_id: expect.stringMatching(/^mcl_/), token_endpoint_auth_method: 'none' });
+    expect(ok.body.client_secret).toBeUndefined();
+    for (const uri of ['http://app.example/cb', 'javascript:alert(1)', 'https://app.example/cb#frag', 'not a url', 'https://user:pw@app.example/cb']) {
+      const bad = await register(base, { redirect_uris: [uri] });
+      expect([uri, bad.status, bad.body.error]).toEqual([uri, 400, 'invalid_redirect_uri']);
+      expect(bad.body.error_description).toContain('redirect_uris[0]');
+    }
+    const noUris = await register(base, { client_name: 'x' });
+    expect([noUris.status, noUris.body.error, noUris.body.error_description]).toEqual([400, 'invalid_client_metadata', expect.stringContaining('redirect_uris')]);
+    const method = await register(base, { redirect_uris: [REDIRECT], token_endpoint_auth_method: 'private_key_jwt' });
+    expect([method.status, method.body.error, method.body.error_description]).toEqual([400, 'invalid_client_metadata', expect.stringContaining('token_endpoint_auth_method')]);
+    const confidential = await register(base, { redirect_uris: [REDIRECT], token_endpoint_auth_method: 'client_secret_basic' });
+    expect(confidential.body.client_secret).toMatch(/^mcs_/);
+  });
+
+  it('authorize: unknown client or unregistered redirect URI is an error page, never a redirect; else 302 to consent with the query unchanged', async () => {
+    const c = await client();
+    const { challenge } = pkcePair();
+    const get = (q: string) => fetch(`${base}/oauth/authorize?${q}`, { redirect: 'manual' });
+    const unknown = await get(`client_id=mcl_nope&redirect_uri=${encodeURIComponent(REDIRECT)}&response_type=code`);
+    expect([unknown.status, unknown.headers.get('location'), unknown.headers.get('content-type')]).toEqual([400, null, 'text/html; charset=utf-8']);
+    expect(unknown.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    for (const uri of ['http://127.0.0.1:9/callback/extra', 'http://127.0.0.1:9/call', 'https://evil.example/callback']) {
+      const res = await get(`client_id=${c.client_id}&redirect_uri=${encodeURIComponent(uri)}&response_type=code`);
+      expect([uri, res.status, res.headers.get('location')]).toEqual([uri, 400, null]);
+    }
+    const query = `response_type=code&client_id=${c.client_id}&redirect_uri=${encodeURIComponent(REDIRECT)}&code_challenge=${challenge}&code_challenge_method=S256&state=a%20b&scope=PROJECT_AUDIENCE_READ`;
+    const ok = await get(query);
+    expect([ok.status, ok.headers.get('location')]).toEqual([302, `/oauth/consent?${query}`]);
+  });
+
+  it('authorize: plain PKCE, a missing challenge, a bad response_type or scope go back to the client with state', async () => {
+    const c = await client();
+    const { challenge } = pkcePair();
+    const start = `client_id=${c.client_id}&redirect_uri=${encodeURIComponent(REDIRECT)}&state=xyz`;
+    const cases: Array<[string, string]> = [
+      [`${start}&response_type=code&code_challenge=${challenge}&code_challenge_method=plain`, 'invalid_request'],
+      [`${start}&response_type=code&code_challenge=${challenge}`, 'invalid_request'],
+      [`${start}&response_type=code`, 'invalid_request'],
+      [`${start}&response_type=token&code_challenge=${challenge}&code_challenge_method=S256`, 'unsupported_response_type'],
+      [`${start}&response_type=code&code_challenge=${challenge}&code_challenge_method=S256&scope=ADMIN`, 'invalid_scope'],
+      [`${start}&response_type=code&code_challenge=${challenge}&code_challenge_method=S256&scope=PROJECT_INGEST_WRITE`, 'invalid_scope'],
+    ];
+    for (const [q, error] of cases) {
+      const res = await fetch(`${base}/oauth/authorize?${q}`, { redirect: 'manual' });
+      expect(res.status).toBe(302);
+      const to = new URL(res.headers.get('location')!);
+      expect([q, to.origin + to.pathname, to.searchParams.get('error'), to.searchParams.get('state')]).toEqual([q, REDIRECT, error, 'xyz']);
+    }
+  });
+
+  it('code exchange: a 1 h oauth token row limited to the grant, a refresh token; both stored hashed', async () => {
+    const { t, tokens, grantId } = await issued();
+    expect(tokens.expires_in).toBeGreaterThanOrEqual(3599);
+    expect(tokens).toMatchObject({ token_type: 'Bearer', scope: 'PROJECT_AUDIENCE_READ', access_token: expect.stringMatching(/^mld_oa_/), refresh_token: expect.stringMatching(/^mld_rt_/) });
+    const [row] = await tokenRows(grantId);
+    expect(row).toMatchObject({ kind: 'oauth', scopes: ['PROJECT_AUDIENCE_READ'], projects: [t.project.uid], user_id: t.userId, revoked_at: null });
+    expect(Math.abs(row.expires_at.getTime() - Date.now() - 3600_000)).toBeLessThan(60_000);
+    const stored = JSON.stringify(await db.query(`SELECT * FROM tokens WHERE oauth_grant_id = $1`, [grantId])) + JSON.stringify(await db.query(`SELECT * FROM oauth_refresh_tokens WHERE grant_id = $1`, [grantId]));
+    expect(stored).not.toContain(tokens.access_token);
+    expect(stored).not.toContain(tokens.refresh_token);
+  });
+
+  it('refusals (RFC 6749 §5.2): unknown code, wrong or missing verifier, redirect_uri mismatch, expired code, unsupported grant type', async () => {
+    const t = await seedUser(db);
+    const c = await client();
+    const { verifier, challenge } = pkcePair();
+    const fresh = async () => (await approvedCode(db, t, c.client_id, REDIRECT, challenge)).code;
+    const cases: Array<[string, Record<string, string>, number, string]> = [
+      ['unknown code', { client_id: c.client_id, code: 'nope', code_verifier: verifier }, 400, 'invalid_grant'],
+      ['wrong verifier', { client_id: c.client_id, code: await fresh(), code_verifier: pkcePair().verifier }, 400, 'invalid_grant'],
+      ['missing verifier', { client_id: c.client_id, code: await fresh() }, 400, 'invalid_grant'],
+      ['redirect_uri prefix', { client_id: c.client_id, code: await fresh(), code_verifier: verifier, redirect_uri: `${REDIRECT}/x` }, 400, 'invalid_request'],
+      ['unknown client', { client_id: 'mcl_nope', code: await fresh(), code_verifier: verifier }, 400, 'invalid_client'],
+      ['unsupported grant', { client_id: c.client_id, grant_type: 'password', username: 'a', password: 'b' }, 400, 'unsupported_grant_type'],
+      ['client_credentials', { client_id: c.client_id, grant_type: 'client_credentials' }, 400, 'unsupported_grant_type'],
+    ];
+    for (const [name, fields, status, error] of cases) {
+      const res = await exchange(fields);
+      expect([name, res.status, res.body.error]).toEqual([name, status, error]);
+      expect(res.headers.get('cache-control')).toBe('no-store');
+    }
+    const expired = await fresh();
+    await db.query(`UPDATE oauth_codes SET expires_at = now() - interval '1 second' WHERE code_hash = $1`, [hashToken(expired)]);
+    const late = await exchange({ client_id: c.client_id, code: expired, code_verifier: verifier });
+    expect([late.status, late.body.error, late.body.error_description]).toEqual([400, 'invalid_grant', expect.stringContaining('expired')]);
+  });
+
+  it("another client's code is refused", async () => {
+    const t = await seedUser(db);
+    const [a, b] = [await client(), await client()];
+    const { verifier, challenge } = pkcePair();
+    const { code } = await approvedCode(db, t, a.client_id, REDIRECT, challenge);
+    const res = await exchange({ client_id: b.client_id, code, code_verifier: verifier });
+    expect([res.status, res.body.error]).toEqual([400, 'invalid_grant']);
+  });
+
+  it('a reused code is refused and revokes the tokens issued from it', async () => {
+    const { c, code, verifier, grantId } = await issued();
+    const again = await exchange({ client_id: c.client_id, code, code_verifier: verifier });
+    expect([again.status, again.body.error]).toEqual([400, 'invalid_grant']);
+    expect(await grantRevoked(grantId)).toBe(true);
+    expect((await tokenRows(grantId)).every((r: { revoked_at: Date | null }) => r.revoked_at !== null)).toBe(true);
+  });
+
+  it('refresh: rotates; reusing a rotated refresh token revokes the whole grant', async () => {
+    const { c, tokens, grantId } = await issued();
+    const refresh = (token: string) => form(base, '/oauth/token', { grant_type: 'refresh_token', client_id: c.client_id, refresh_token: token });
+    const next = await refresh(tokens.refresh_token);
+    expect(next.status).toBe(200);
+    expect(next.body.refresh_token).not.toBe(tokens.refresh_token);
+    expect(next.body.access_token).not.toBe(tokens.access_token);
+    expect(await tokenRows(grantId)).toHaveLength(2);
+
+    const reuse = await refresh(tokens.refresh_token);
+    expect([reuse.status, reuse.body.error]).toEqual([400, 'invalid_grant']);
+    expect(await grantRevoked(grantId)).toBe(true);
+    expect((await tokenRows(grantId)).every((r: { revoked_at: Date | null }) => r.revoked_at !== null)).toBe(true);
+    const after = await refresh(next.body.refresh_token);
+    expect([after.status, after.body.error]).toEqual([400, 'invalid_grant']);
+  });
+
+  it('revocation (RFC 7009): an access token alone; a refresh token ends the grant; unknown tokens 200; bad client 401', async () => {
+    const { c, tokens, grantId } = await issued();
+    const revoke = (fields: Record<string, string>) => form(base, '/oauth/revoke', fields);
+    expect((await revoke({ client_id: c.client_id, token: 'whatever' })).status).toBe(200);
+    expect((await revoke({ client_id: 'mcl_nope', token: tokens.access_token })).status).toBe(401);
+    const other = await client();
+    expect((await revoke({ client_id: other.client_id, token: tokens.access_token })).status).toBe(200);
+    expect((await tokenRows(grantId))[0].revoked_at).toBeNull();
+
+    expect((await revoke({ client_id: c.client_id, token: tokens.access_token })).status).toBe(200);
+    expect((await tokenRows(grantId))[0].revoked_at).not.toBeNull();
+    expect(await grantRevoked(grantId)).toBe(false);
+    expect((await revoke({ client_id: c.client_id, token: tokens.refresh_token, token_type_hint: 'refresh_token' })).status).toBe(200);
+    expect(await grantRevoked(grantId)).toBe(true);
+  });
+
+  it('a confidential client must present its secret', async () => {
+    const t = await seedUser(db);
+    const c = await client({ token_endpoint_auth_method: 'client_secret_basic' });
+    const { verifier, challenge } = pkcePair();
+    const { code } = await approvedCode(db, t, c.client_id, REDIRECT, challenge);
+    const without = await exchange({ client_id: c.client_id, code, code_verifier: verifier });
+    expect([without.status, without.body.error]).toEqual([400, 'invalid_client']);
+    const second = await approvedCode(db, t, c.client_id, REDIRECT, challenge);
+    const basic = Buffer.from(`${c.client_id}:${c.client_secret}`).toString('base64');
+    const ok = await form(base, '/oauth/token', { grant_type: 'authorization_code', redirect_uri: REDIRECT, code: second.code, code_verifier: verifier }, { authorization: `Basic ${basic}` });
+    expect(ok.status).toBe(200);
+  });
+});
