@@ -55,6 +55,17 @@ describe('signed principal', () => {
     );
   });
 
+  it('refuses a signature whose last character differs only in spare bits (the counterexample of seed -858738279)', () => {
+    const good = encodePrincipal(principal, binding, privateKey, 1000);
+    const last = good[good.length - 1];
+    // The 86th base64url character of 64 bytes carries 4 bits: its 2 low bits are spare.
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const twin = alphabet[alphabet.indexOf(last) ^ 1];
+    const bad = good.slice(0, -1) + twin;
+    expect(Buffer.from(bad.split('.')[1], 'base64url')).toEqual(Buffer.from(good.split('.')[1], 'base64url'));
+    expect(() => decodePrincipal(bad, received, publicKey, 1000)).toThrow('invalid principal signature');
+  });
+
   it('reads keys as raw base64url or PEM, and knows the development pair', () => {
     const keys = generatePrincipalKeys();
     const [priv, pub] = [parsePrivateKey(keys.privateKey), parsePublicKey(keys.publicKey)];

@@ -66,8 +66,12 @@ export function decodePrincipal(header: string | undefined, received: PrincipalB
   if (!header) throw new PrincipalError('missing signed principal: internal apps are reached through the gateway');
   const dot = header.indexOf('.');
   const payload = header.slice(0, dot);
-  const signature = Buffer.from(header.slice(dot + 1), 'base64url');
-  if (dot <= 0 || header.indexOf('.', dot + 1) >= 0 || signature.length !== 64 || !verify(null, Buffer.from(payload), publicKey, signature)) {
+  const encoded = header.slice(dot + 1);
+  const signature = Buffer.from(encoded, 'base64url');
+  // Node's base64url decoder skips stray characters and ignores the last character's spare
+  // bits: only the canonical encoding of the signature is accepted, so no two headers carry it.
+  const canonical = signature.toString('base64url') === encoded;
+  if (dot <= 0 || header.indexOf('.', dot + 1) >= 0 || signature.length !== 64 || !canonical || !verify(null, Buffer.from(payload), publicKey, signature)) {
     throw new PrincipalError('invalid principal signature');
   }
   const { bind, ...principal } = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Signed;
