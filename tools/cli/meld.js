@@ -2,6 +2,8 @@
 'use strict';
 // The `meld` CLI. Plain CommonJS with no dependencies at load time: `npm start` and
 // `npm test` call it on a fresh clone before node_modules exists.
+const { UsageError, wantsHelp } = require('./args');
+
 const commands = {
   start: () => require('./commands/start'),
   test: () => require('./commands/test'),
@@ -46,7 +48,19 @@ async function main(argv) {
     console.error(`meld: unknown command "${name}"\n${usage()}`);
     return 2;
   }
-  return (await load().run(args)) ?? 0;
+  const command = load();
+  // Every verb answers --help with its help and does nothing else (`meld start --help` starts nothing).
+  if (wantsHelp(args)) {
+    console.log(command.help);
+    return 0;
+  }
+  try {
+    return (await command.run(args)) ?? 0;
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    console.error(`${err.message}\n${command.help}`);
+    return 2;
+  }
 }
 
 main(process.argv.slice(2)).then(

@@ -3,6 +3,7 @@
 // (`/admin/v1`). The gateway comes from MELD_GATEWAY_URL or MELD_PORT, the token from
 // MELD_ADMIN_TOKEN, with the local defaults `npm start` uses. Prints the JSON response.
 const fs = require('node:fs');
+const { UsageError } = require('../args');
 
 const VERBS = { get: 'GET', post: 'POST', put: 'PUT', patch: 'PATCH', delete: 'DELETE' };
 
@@ -72,6 +73,7 @@ function parseArgs(args) {
     const arg = args[i];
     if (arg === '--data' || arg === '-d') data = args[++i];
     else if (arg.startsWith('--data=')) data = arg.slice('--data='.length);
+    else if (arg.startsWith('-') && arg !== '-') throw new UsageError(`meld admin: unknown option "${arg}"`);
     else positional.push(arg);
   }
   return { verb: positional[0], path: positional[1], extra: positional.slice(2), data };
@@ -98,4 +100,6 @@ async function run(args) {
   return 0;
 }
 
-module.exports = { run, adminClient, expectOk };
+module.exports = { run, adminClient, expectOk, get help() {
+  return usage();
+} };

@@ -3,6 +3,7 @@
 // API: an organization, a project, one API data source and a product token with every
 // scope. Prints the ids and the two tokens (shown once: they are not stored in clear).
 const { adminClient, expectOk } = require('./admin');
+const { UsageError } = require('../args');
 
 function usage() {
   return [
@@ -22,7 +23,7 @@ function parseArgs(args) {
     else if (flag === '--plan') options.plan = value();
     else if (flag === '--project') options.project = value();
     else if (flag === '--help' || flag === '-h') options.help = true;
-    else throw new Error(`meld bootstrap: unknown option "${args[i]}"\n${usage()}`);
+    else throw new UsageError(`meld bootstrap: unknown option "${args[i]}"`);
   }
   return options;
 }
@@ -73,4 +74,6 @@ async function run(args) {
   return 0;
 }
 
-module.exports = { run, bootstrap };
+module.exports = { run, bootstrap, get help() {
+  return usage();
+} };

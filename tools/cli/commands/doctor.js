@@ -5,7 +5,7 @@
 const fs = require('node:fs');
 const net = require('node:net');
 const path = require('node:path');
-const { parseArgs } = require('node:util');
+const { parseVerbArgs } = require('../args');
 const { root, stackDir } = require('../lib');
 
 const HELP = [
@@ -142,16 +142,7 @@ async function gatewayCheck() {
 }
 
 async function run(args) {
-  let values;
-  try {
-    ({ values } = parseArgs({ args, options: { json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } }, strict: true }));
-  } catch (err) {
-    throw new Error(`meld doctor: ${err.message}\n${HELP}`);
-  }
-  if (values.help) {
-    console.log(HELP);
-    return 0;
-  }
+  const { values } = parseVerbArgs('doctor', args, { options: { json: { type: 'boolean', default: false } } });
   const checks = [nodeCheck(), platformCheck(), ...packageChecks(), ...(await storeChecks()), ...(await portChecks()), diskCheck(), await gatewayCheck()];
   if (values.json) console.log(JSON.stringify(checks, null, 2));
   else {
@@ -166,4 +157,4 @@ async function run(args) {
   return checks.some((c) => c.level === 'fail') ? 1 : 0;
 }
 
-module.exports = { run };
+module.exports = { run, help: HELP };

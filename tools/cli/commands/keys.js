@@ -6,7 +6,10 @@ const { generateKeyPairSync, randomBytes } = require('node:crypto');
 /** The last 32 bytes of an Ed25519 key's DER are the raw key the apps read (base64url). */
 const raw = (der) => der.subarray(der.length - 32).toString('base64url');
 
-async function run() {
+const help = 'usage: meld keys\n  prints fresh secrets of one deployment as env lines: admin token and principal key pair (ADR 0101)';
+
+async function run(args = []) {
+  require('../args').parseVerbArgs('keys', args);
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
   console.log(
     [
@@ -18,4 +21,4 @@ async function run() {
   return 0;
 }
 
-module.exports = { run };
+module.exports = { run, help };

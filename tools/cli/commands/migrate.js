@@ -21,7 +21,10 @@ async function migrate(env) {
   done(lines.join('; '));
 }
 
-async function run() {
+const help = 'usage: meld migrate\n  applies the Postgres and ClickHouse migrations (the MELD_* URLs, else the running local stack)';
+
+async function run(args = []) {
+  require('../args').parseVerbArgs('migrate', args);
   const stack = require('../lib').readStackEnv();
   const env = { ...require('../lib').stackEnv(stack, process.env.MELD_PROFILE === 'test' ? 'test' : 'dev'), ...pick(process.env) };
   await migrate(env);
@@ -32,4 +35,4 @@ function pick(source) {
   return Object.fromEntries(Object.entries(source).filter(([k]) => k.startsWith('MELD_')));
 }
 
-module.exports = { migrate, run };
+module.exports = { migrate, run, help };

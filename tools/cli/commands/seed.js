@@ -2,7 +2,7 @@
 // `meld seed --contacts N --events N [--sources K]`: realistic sample data through the public
 // ingest API of the running gateway (tools/seed). Resumable: run it again to continue.
 const path = require('node:path');
-const { parseArgs } = require('node:util');
+const { parseVerbArgs } = require('../args');
 const { root } = require('../lib');
 
 const HELP = [
@@ -30,7 +30,6 @@ const OPTIONS = {
   new: { type: 'boolean', default: false },
   json: { type: 'boolean', default: false },
   'no-progress': { type: 'boolean', default: false },
-  help: { type: 'boolean', short: 'h', default: false },
 };
 
 function count(name, value, min) {
@@ -39,16 +38,7 @@ function count(name, value, min) {
 }
 
 async function run(args) {
-  let values;
-  try {
-    ({ values } = parseArgs({ args, options: OPTIONS, strict: true, allowPositionals: false }));
-  } catch (err) {
-    throw new Error(`meld seed: ${err.message}\n${HELP}`);
-  }
-  if (values.help) {
-    console.log(HELP);
-    return 0;
-  }
+  const { values } = parseVerbArgs('seed', args, { options: OPTIONS });
   const options = {
     contacts: count('contacts', values.contacts, 0),
     events: count('events', values.events, 0),
@@ -74,4 +64,4 @@ async function run(args) {
   return summary.contacts.failed + summary.events.failed > 0 ? 1 : 0;
 }
 
-module.exports = { run };
+module.exports = { run, help: HELP };

@@ -1,2 +1,18 @@
 'use strict';
-module.exports = { run: (args) => require('../../stack').runStackCommand(args) };
+// `meld stack up|down|status`: the local stack (tools/stack).
+const { parseVerbArgs, UsageError } = require('../args');
+
+const help = [
+  'usage: meld stack up [service...] | down [service...] | status [--json]',
+  '  services: postgres, redis, clickhouse, kafka, smsc (default: all); data stays in .stack/',
+].join('\n');
+
+function run(args) {
+  const { values, positionals } = parseVerbArgs('stack', args, { options: { json: { type: 'boolean', default: false } }, positionals: true });
+  const [verb] = positionals;
+  if (!['up', 'down', 'status'].includes(verb)) throw new UsageError(`meld stack: ${verb ? `unknown action "${verb}"` : 'missing action'}`);
+  if (values.json && verb !== 'status') throw new UsageError('meld stack: --json goes with status');
+  return require('../../stack').runStackCommand(args);
+}
+
+module.exports = { run, help };

@@ -3,9 +3,13 @@
 const path = require('node:path');
 const { root, stackDir, step, ensureInstalled, build, stackUp, stackEnv } = require('../lib');
 const { migrate } = require('./migrate');
+const { parseVerbArgs } = require('../args');
+
+const help = 'usage: meld start\n  installs dependencies, builds, brings the local stack up, migrates and runs every app (Ctrl-C stops the apps)';
 const { startApps } = require('../apps');
 
-async function run() {
+async function run(args = []) {
+  parseVerbArgs('start', args);
   const started = Date.now();
   ensureInstalled();
   build();
@@ -45,4 +49,4 @@ async function run() {
   });
 }
 
-module.exports = { run };
+module.exports = { run, help };

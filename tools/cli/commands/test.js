@@ -7,6 +7,13 @@ const path = require('node:path');
 const { spawnSync } = require('node:child_process');
 const { root, stackDir, step, ensureInstalled, build, stackUp, stackEnv } = require('../lib');
 const { migrate } = require('./migrate');
+const { parseVerbArgs } = require('../args');
+
+const help = [
+  'usage: meld test [--no-static] [pattern...] [-- jest options]',
+  '  the set-up of `meld start`, then lint, type check and every Jest test on the real stack;',
+  '  patterns narrow Jest to matching test files; --no-static skips lint and type check',
+].join('\n');
 
 function check(title, cmd, args, env) {
   const done = step(title);
@@ -31,7 +38,8 @@ async function freshTestBroker() {
   return brokers;
 }
 
-async function run(args) {
+async function run(args = []) {
+  const { values, positionals, rest } = parseVerbArgs('test', args, { options: { 'no-static': { type: 'boolean', default: false } }, positionals: true, passThrough: true });
   const started = Date.now();
   ensureInstalled();
   build();
@@ -41,8 +49,8 @@ async function run(args) {
   await migrate(testEnv);
   const env = { ...process.env, ...testEnv, MELD_ADMIN_TOKEN: 'meld-test-admin', LOG_LEVEL: process.env.LOG_LEVEL || 'warn' };
 
-  const quick = args.includes('--no-static');
-  const jestArgs = args.filter((a) => a !== '--no-static');
+  const quick = values['no-static'];
+  const jestArgs = [...positionals, ...rest];
   const checks = quick
     ? []
     : [
@@ -76,4 +84,4 @@ async function run(args) {
   return failed ? 1 : 0;
 }
 
-module.exports = { run };
+module.exports = { run, help };

@@ -4,7 +4,10 @@
 const path = require('node:path');
 const { root, step } = require('../lib');
 
-async function run() {
+const help = 'usage: meld topics\n  creates missing Kafka topics on a real cluster (MELD_KAFKA_BROKERS; the dev broker has them)';
+
+async function run(args = []) {
+  require('../args').parseVerbArgs('topics', args);
   const brokers = (process.env.MELD_KAFKA_BROKERS || (require('../lib').readStackEnv()).MELD_KAFKA_BROKERS || '').split(',').filter(Boolean);
   if (!brokers.length) throw new Error('MELD_KAFKA_BROKERS is not set and no local stack is running');
   const done = step(`kafka topics on ${brokers.join(',')}`);
@@ -15,4 +18,4 @@ async function run() {
   return 0;
 }
 
-module.exports = { run };
+module.exports = { run, help };

@@ -6,6 +6,7 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 
  * slow hash adds nothing) and a short prefix to recognise it in lists and logs.
  */
 @Entity('tokens')
+@Index('IDX_tokens_oauth_grant', ['oauthGrantId'], { where: '"oauth_grant_id" IS NOT NULL' })
 export class TokenEntity {
   @PrimaryGeneratedColumn('uuid') id!: string;
   @Index() @Column('uuid', { name: 'organization_id' }) organizationId!: string;
@@ -17,6 +18,8 @@ export class TokenEntity {
   @Column('text', { array: true, default: () => "'{}'" }) projects!: string[];
   @Column('uuid', { name: 'data_source_id', nullable: true }) dataSourceId!: string | null;
   @Column('uuid', { name: 'user_id', nullable: true }) userId!: string | null;
+  /** The OAuth grant an access token was issued under (ADR 0142): revoking the grant ends it. */
+  @Column('uuid', { name: 'oauth_grant_id', nullable: true }) oauthGrantId!: string | null;
   @Column('text', { nullable: true }) label!: string | null;
   @Column('timestamptz', { name: 'expires_at', nullable: true }) expiresAt!: Date | null;
   @Column('timestamptz', { name: 'revoked_at', nullable: true }) revokedAt!: Date | null;

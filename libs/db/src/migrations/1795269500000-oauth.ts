@@ -53,7 +53,8 @@ export class OAuth1795269500000 implements MigrationInterface {
       "expires_at" timestamptz NOT NULL)`);
     await q.query(`CREATE TABLE "oauth_login_failures" ("key" text NOT NULL, "at" timestamptz NOT NULL DEFAULT now())`);
     await q.query(`CREATE INDEX "IDX_oauth_login_failures_key_at" ON "oauth_login_failures" ("key", "at")`);
-    await q.query(`ALTER TABLE "tokens" ADD COLUMN "oauth_grant_id" uuid REFERENCES "oauth_grants"("id") ON DELETE CASCADE`);
+    await q.query(`ALTER TABLE "tokens" ADD COLUMN "oauth_grant_id" uuid`);
+    await q.query(`ALTER TABLE "tokens" ADD CONSTRAINT "fk_tokens_oauth_grant_id" FOREIGN KEY ("oauth_grant_id") REFERENCES "oauth_grants"("id") ON DELETE CASCADE`);
     await q.query(`CREATE INDEX "IDX_tokens_oauth_grant" ON "tokens" ("oauth_grant_id") WHERE "oauth_grant_id" IS NOT NULL`);
     await q.query(`ALTER TABLE "organizations" ADD COLUMN "oauth_sensitive_scopes" boolean NOT NULL DEFAULT false`);
   }

@@ -1,0 +1,35 @@
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+
+// Issue 19 item 4: `--help` on every verb prints that verb's help and does nothing else
+// (`meld start --help` starts nothing), and an unknown flag is an error naming it.
+const MELD = join(__dirname, 'meld.js');
+const meld = (args: string[]) => {
+  const res = spawnSync(process.execPath, [MELD, ...args], { encoding: 'utf8', timeout: 20000, env: { ...process.env, MELD_GATEWAY_URL: 'http://127.0.0.1:9' } });
+  return { code: res.status, out: `${res.stdout}${res.stderr}` };
+};
+
+const VERBS = ['start', 'test', 'stack', 'migrate', 'topics', 'smsc', 'bench', 'admin', 'bootstrap', 'seed', 'doctor', 'keys'];
+
+describe('meld verbs', () => {
+  it.each(VERBS)('%s --help prints its help and does nothing else', (verb) => {
+    const started = Date.now();
+    const { code, out } = meld([verb, '--help']);
+    expect([code, out.split('\n')[0]]).toEqual([0, expect.stringMatching(new RegExp(`^usage: meld ${verb}\\b`))]);
+    // Nothing ran: no install, build, stack or network step prints its "▸" line.
+    expect(out).not.toContain('▸');
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  it.each(VERBS.filter((v) => !['bench', 'smsc'].includes(v)))('%s refuses an unknown flag, naming it', (verb) => {
+    const { code, out } = meld([verb, '--no-such-flag']);
+    expect(code).toBe(2);
+    expect(out).toMatch(/unknown option ['"]--no-such-flag['"]/i);
+    expect(out).toContain(`usage: meld ${verb}`);
+  });
+
+  it('the list of verbs is every command meld knows', () => {
+    const { out } = meld(['--help']);
+    for (const verb of VERBS) expect(out).toMatch(new RegExp(`^  ${verb}\\b`, 'm'));
+  });
+});
