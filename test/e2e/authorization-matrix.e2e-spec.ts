@@ -54,6 +54,7 @@ const EXAMPLE_BODIES: Record<string, unknown> = {
   'segment.create': { name: 'Matrix segment', filter: { version: '0.0.1', root: { type: 'group', children: [] } } },
   'segment.update': { name: 'Renamed' },
   'audience.count': {},
+  'probes.coverage': {},
 };
 
 interface Fixture {

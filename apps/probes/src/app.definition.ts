@@ -1,5 +1,6 @@
 import { APPS } from '@meld/contracts';
 import type { MeldAppDefinition } from '@meld/platform';
+import { CoverageModule } from './coverage/coverage.module';
 import { SINK_OPTIONS, sinkOptions } from './sinks/sink-options';
 import { SinksConsumer } from './sinks/sinks.consumer';
 
@@ -9,5 +10,6 @@ export const appDefinition: MeldAppDefinition = {
   stores: APPS['probes'].stores,
   // Batch work (the sinks; probe answers take seconds): on a shared machine the request path goes first.
   cpuNice: 19,
+  imports: [CoverageModule],
   providers: [{ provide: SINK_OPTIONS, useFactory: () => sinkOptions() }, SinksConsumer],
 };

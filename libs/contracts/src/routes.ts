@@ -120,8 +120,8 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   // Readiness: setup status, not contact data; project access is enough (ADR 0131).
   product('readiness.project', 'GET', '/v1/project/:project/readiness', 'readiness'),
   product('readiness.channel', 'GET', '/v1/project/:project/readiness/channel/:channel', 'readiness'),
-  // Later issues add here, e.g.:
-  // product('probes.coverage', 'POST', '/v1/project/:project/audience/coverage', 'probes', { scopes: ['PROJECT_AUDIENCE_READ'], rateLimit: 'probes' }),
+  // Probes: the shape of the audience, sampled above 10,000 contacts, in the restrictive probes class (ADR 0161).
+  product('probes.coverage', 'POST', '/v1/project/:project/audience/coverage', 'probes', { scopes: ['PROJECT_AUDIENCE_READ'], rateLimit: 'probes' }),
 ];
 
 /**

@@ -1,2 +1,3 @@
 export * from './catalogue.repository';
 export * from './unique-violation';
+export * from './filter-catalogue.repository';

@@ -15,7 +15,7 @@
  *     values of param_keys; conditions decode them in SQL (see paramValues).
  */
 import { join, raw, sql, type Sql } from '@meld/clickhouse';
-import { slotColumn, slotMaskColumn } from '@meld/contracts';
+import { attributeSql } from './attribute-sql';
 import { endOf, parseFilterDate, startOf } from './dates';
 import { AudienceFilterError } from './errors';
 import { AUDIENCE_FILTER_LIMITS } from './limits';
@@ -117,23 +117,19 @@ const not = (e: Sql): Sql => sql`(NOT ${e})`;
 
 function attributeCondition(node: AttributeConditionNode, ctx: Context): Sql {
   const p = predicateOf(node.operator, node.values, node.valueKind, ctx.now);
-  const [keys, values] = node.valueKind === 'string' ? [raw('str_keys'), raw('str_values')] : [raw('num_keys'), raw('num_values')];
-  // A slotted single-valued attribute is read from its own column, its presence from a bit of the
-  // kind's mask; the others from the arrays. Both read an absent value as the default ('' or 0).
-  const slot = node.slot && !node.multivalue ? node.slot : undefined;
-  const column = slot ? raw(slotColumn(slot.kind, slot.index)) : undefined;
-  const present = slot ? sql`bitAnd(${raw(slotMaskColumn(slot.kind))}, ${2 ** slot.index}) != 0` : sql`has(${keys}, ${node.key})`;
+  // Slot column or arrays: both read an absent value as the default ('' or 0).
+  const stored = attributeSql(node);
+  const present = stored.present;
   let exists: Sql;
   if (!p.test) exists = present;
   // A lambda over whole arrays evaluates its body on every entry (no short-circuit), so the
   // value of a single-valued attribute is picked by index: lowerUTF8 then runs once per row.
   // The presence check is needed only when the test holds for the default.
   else if (!node.multivalue) {
-    const stored = column ?? sql`${values}[indexOf(${keys}, ${node.key})]`;
-    const value = valueTest(p.test, stored, 'attribute');
+    const value = valueTest(p.test, stored.value, 'attribute');
     exists = holdsForDefault(p.test) ? sql`(${present} AND ${value})` : sql`(${value})`;
   }
-  else exists = sql`arrayExists(x -> ${valueTest(p.test, raw('x'), 'attribute')}, arrayFilter((x, k) -> k = ${node.key}, ${values}, ${keys}))`;
+  else exists = sql`arrayExists(x -> ${valueTest(p.test, raw('x'), 'attribute')}, ${stored.values})`;
   return p.negated ? not(exists) : exists;
 }
 

@@ -1,6 +1,6 @@
 import { maySearchByPii } from '@meld/auth';
 import { join, sql, type Sql } from '@meld/clickhouse';
-import { type AudienceFilterNode, AudienceFilterError, type FilterCatalogue, parseAudienceFilter, parseAudienceFilterVersion } from '@meld/filters';
+import { type AudienceFilterNode, AudienceFilterError, parseAudienceFilter, parseAudienceFilterVersion, piiConditionPath } from '@meld/filters';
 import { parseInput } from '@meld/platform';
 import { BadRequestException, ForbiddenException, Injectable } from '@nestjs/common';
 import { type ChannelCompliance, type ComplianceChannel, type ComplianceMode, FilterComplianceSchema, channelColumns, channelFigures, complianceCondition, consentColumns } from '../../compliance';
@@ -16,8 +16,6 @@ export interface CountAudienceResult {
   /** Per requested channel, the breakdown over the contacts matching the root. */
   compliance?: Partial<Record<ComplianceChannel, ChannelCompliance>>;
 }
-
-const PII_TYPES = new Set(['email', 'phone']);
 
 /**
  * Exact, live count of a project's current audience contacts (never sampled: probe rule 1),
@@ -75,18 +73,4 @@ async function filterErrorsAs400<T>(run: () => T | Promise<T>): Promise<T> {
     if (err instanceof AudienceFilterError) throw new BadRequestException({ message: `invalid filter: ${err.message}`, details: err.details });
     throw err;
   }
-}
-
-/** Path of the first condition on an email or phone attribute (the tree mirrors the JSON: children in order). */
-function piiConditionPath(node: AudienceFilterNode, catalogue: FilterCatalogue, path = 'root'): string | null {
-  if (node.type === 'attribute_condition') {
-    const type = catalogue.attributes.find((a) => a.uid === node.key)?.type;
-    return type && PII_TYPES.has(type) ? `${path}.key` : null;
-  }
-  if (node.type !== 'group') return null;
-  for (const [i, child] of node.children.entries()) {
-    const found = piiConditionPath(child, catalogue, `${path}.children[${i}]`);
-    if (found) return found;
-  }
-  return null;
 }

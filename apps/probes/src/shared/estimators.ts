@@ -1,0 +1,50 @@
+/**
+ * Estimators of sampled figures (ADR 0162). The sample is the contacts of a fixed share of hash
+ * buckets: a simple random sample of n of the N contacts of the denominator, without replacement.
+ * A share p̂ = y / n is projected on N; its 95% half-width is the normal interval with the
+ * finite-population correction, z·sqrt(p̂(1−p̂)/n · (1 − n/N)), scaled by N for a count (the
+ * textbook half-width of system design §4). Unsampled figures are exact: half-width 0.
+ */
+
+export const Z95 = 1.959964;
+
+export interface ShareEstimate {
+  /** p̂ = observed / scanned (0 when nothing was scanned). */
+  share: number;
+  /** 95% half-width of the share. */
+  shareError: number;
+  /** p̂ × N, rounded. */
+  count: number;
+  /** 95% half-width of the count, rounded up. */
+  countError: number;
+}
+
+/** `observed` of `scanned` sampled contacts, projected on a denominator of `population` contacts. */
+export function estimateShare(observed: number, scanned: number, population: number, sampled: boolean): ShareEstimate {
+  if (scanned <= 0) return { share: 0, shareError: 0, count: 0, countError: 0 };
+  const share = observed / scanned;
+  if (!sampled) return { share, shareError: 0, count: observed, countError: 0 };
+  const fpc = population > 0 ? Math.max(0, 1 - scanned / population) : 1;
+  const shareError = Z95 * Math.sqrt((share * (1 - share) * fpc) / scanned);
+  return { share, shareError, count: Math.round(share * population), countError: Math.ceil(shareError * population) };
+}
+
+/**
+ * Wilson score interval of a share (95%), with the same finite-population correction: unlike the
+ * normal interval it stays inside [0, 1] and does not collapse to zero width when a value was
+ * observed 0 or n times, so it is what `fillRateInterval` reports.
+ */
+export function wilsonInterval(observed: number, scanned: number, population: number, sampled: boolean): [number, number] {
+  if (scanned <= 0) return [0, 1];
+  const p = observed / scanned;
+  if (!sampled) return [p, p];
+  const fpc = population > 0 ? Math.max(0, 1 - scanned / population) : 1;
+  const n = scanned / Math.max(fpc, 1e-9);
+  const z2 = Z95 * Z95;
+  const centre = (p + z2 / (2 * n)) / (1 + z2 / n);
+  const half = (Z95 * Math.sqrt((p * (1 - p)) / n + z2 / (4 * n * n))) / (1 + z2 / n);
+  return [Math.max(0, centre - half), Math.min(1, centre + half)];
+}
+
+/** Rounded to `digits` decimals. */
+export const round = (x: number, digits = 4): number => Math.round(x * 10 ** digits) / 10 ** digits;

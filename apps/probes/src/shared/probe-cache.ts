@@ -1,0 +1,86 @@
+import { createHash } from 'node:crypto';
+import { REDIS } from '@meld/platform';
+import { Inject, Injectable } from '@nestjs/common';
+import type Redis from 'ioredis';
+import { ProbeClock } from './probe-clock';
+
+/** One recomputation per five minutes per project and surface (probe rule 2). */
+export const REFRESH_INTERVAL_MS = 5 * 60_000;
+/** A cached profile older than this is recomputed instead of served (ADR 0165). */
+export const MAX_CACHED_AGE_MS = 60 * 60_000;
+const LOCK_MS = 60_000;
+const WAIT_STEP_MS = 100;
+
+export interface CacheAnswer<T> {
+  value: T;
+  cached: boolean;
+  /** Seconds since the value was computed. */
+  computedAgo: number;
+  refreshDeclined?: boolean;
+  /** Seconds until a refresh is accepted. */
+  nextRefreshIn?: number;
+}
+
+interface Stored<T> {
+  value: T;
+  at: number;
+}
+
+/**
+ * The Redis cache of unfiltered probe answers (probe rules 2 and 3, ADR 0165): keyed by project,
+ * surface and a hash of the arguments; `refresh` recomputes at most once per five minutes per
+ * project and surface, otherwise the cached answer comes back with `refreshDeclined`; two
+ * concurrent cold calls compute once (a Redis lock; the other waits for the value).
+ */
+@Injectable()
+export class ProbeCache {
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    private readonly clock: ProbeClock,
+  ) {}
+
+  async get<T>(surface: string, projectId: string, args: unknown, refresh: boolean, compute: () => Promise<T>): Promise<CacheAnswer<T>> {
+    const key = `meld:probes:${surface}:${projectId}:${createHash('sha256').update(JSON.stringify(args)).digest('base64url')}`;
+    const throttleKey = `meld:probes:refresh:${surface}:${projectId}`;
+    const now = this.clock.now();
+    const stored = await this.read<T>(key);
+    const fresh = stored && now - stored.at < MAX_CACHED_AGE_MS ? stored : undefined;
+    if (fresh && !refresh) return this.answer(fresh, true);
+    if (fresh && refresh) {
+      const last = Number(await this.redis.get(throttleKey));
+      if (last && now - last < REFRESH_INTERVAL_MS) return { ...this.answer(fresh, true), refreshDeclined: true, nextRefreshIn: Math.ceil((REFRESH_INTERVAL_MS - (now - last)) / 1000) };
+    }
+    // Only a recomputation of a cached answer spends the refresh; a cold call computes anyway.
+    if (fresh) await this.redis.set(throttleKey, String(now), 'PX', REFRESH_INTERVAL_MS * 2);
+    return this.answer(await this.computeOnce(key, fresh?.at, compute), false);
+  }
+
+  private answer<T>(stored: Stored<T>, cached: boolean): CacheAnswer<T> {
+    return { value: stored.value, cached, computedAgo: cached ? Math.max(0, Math.floor((this.clock.now() - stored.at) / 1000)) : 0 };
+  }
+
+  private async read<T>(key: string): Promise<Stored<T> | undefined> {
+    const text = await this.redis.get(key);
+    return text ? (JSON.parse(text) as Stored<T>) : undefined;
+  }
+
+  /** Computes under a lock; a caller that finds the lock taken waits for the holder's value (newer than `staleAt`). */
+  private async computeOnce<T>(key: string, staleAt: number | undefined, compute: () => Promise<T>): Promise<Stored<T>> {
+    const lock = `${key}:lock`;
+    for (let waited = 0; waited < LOCK_MS; waited += WAIT_STEP_MS) {
+      if (await this.redis.set(lock, '1', 'PX', LOCK_MS, 'NX')) {
+        try {
+          const stored = { value: await compute(), at: this.clock.now() };
+          await this.redis.set(key, JSON.stringify(stored), 'PX', MAX_CACHED_AGE_MS * 2);
+          return stored;
+        } finally {
+          await this.redis.del(lock);
+        }
+      }
+      await new Promise((r) => setTimeout(r, WAIT_STEP_MS));
+      const done = await this.read<T>(key);
+      if (done && done.at !== staleAt) return done;
+    }
+    return { value: await compute(), at: this.clock.now() };
+  }
+}

@@ -1,0 +1,90 @@
+import { randomUUID } from 'node:crypto';
+import type { ClickHouse } from '@meld/clickhouse';
+import { seedTenancy, type Json } from '@meld/fixtures';
+import type { INestApplication } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import { CoverageUseCase } from '../src/coverage/coverage.usecase';
+import { ProbeClock } from '../src/shared/probe-clock';
+import { insertContacts, probeHeaders, startProbes } from './probes.fixture';
+
+/** The coverage cache and refresh throttle in Redis (probe rules 2 and 3, ADR 0165), with a controllable clock. */
+describe('audience coverage cache and refresh throttle', () => {
+  let app: INestApplication;
+  let base: string;
+  let db: DataSource;
+  let ch: ClickHouse;
+  let clock: ProbeClock;
+  let t: Awaited<ReturnType<typeof seedTenancy>>;
+
+  beforeAll(async () => {
+    ({ app, base, db, ch } = await startProbes());
+    clock = app.get(ProbeClock);
+    t = await seedTenancy(db, 'coverage-cache');
+    await insertContacts(ch, db, t.project.id, [[randomUUID(), { str: { loyalty_tier: 'gold' } }]]);
+  }, 60000);
+
+  afterAll(async () => {
+    await app?.close();
+    await ch?.close();
+  });
+
+  const coverage = async (body: unknown) => {
+    const res = await fetch(`${base}/v1/project/${t.project.uid}/audience/coverage`, { method: 'POST', headers: probeHeaders(t), body: JSON.stringify(body) });
+    expect(res.status).toBe(200);
+    return ((await res.json()) as Json).metadata;
+  };
+  const addContact = () => insertContacts(ch, db, t.project.id, [[randomUUID(), { str: { loyalty_tier: 'silver' } }]]);
+
+  it('caches an unfiltered profile and reports its age; refresh recomputes at most once per five minutes', async () => {
+    const body = { attributes: ['loyalty_tier'] };
+    const first = await coverage(body);
+    expect(first).toMatchObject({ cached: false, computedAgo: 0, denominator: { count: 1 } });
+    await addContact();
+    clock.advance(90_000);
+    const second = await coverage(body);
+    expect(second).toMatchObject({ cached: true, computedAgo: 90, denominator: { count: 1 }, computedAt: first.computedAt });
+    expect(second.refreshDeclined).toBeUndefined();
+
+    const refreshed = await coverage({ ...body, refresh: true });
+    expect(refreshed).toMatchObject({ cached: false, computedAgo: 0, denominator: { count: 2 } });
+    await addContact();
+    clock.advance(60_000);
+    const declined = await coverage({ ...body, refresh: true });
+    expect(declined).toMatchObject({ cached: true, computedAgo: 60, refreshDeclined: true, nextRefreshIn: 240, denominator: { count: 2 } });
+    // The throttle is per project and surface, whatever the arguments.
+    expect(await coverage({ attributes: ['_country'], refresh: true })).toMatchObject({ cached: false });
+    expect(await coverage({ ...body, refresh: true })).toMatchObject({ refreshDeclined: true });
+    clock.advance(240_000);
+    expect(await coverage({ ...body, refresh: true })).toMatchObject({ cached: false, denominator: { count: 3 } });
+  });
+
+  it('never caches a call with a root (rule 3)', async () => {
+    const root = { type: 'group', children: [] };
+    const a = await coverage({ root, attributes: ['loyalty_tier'] });
+    await addContact();
+    const b = await coverage({ root, attributes: ['loyalty_tier'] });
+    expect([a.cached, b.cached]).toEqual([false, false]);
+    expect(b.denominator.count).toBe(a.denominator.count + 1);
+  });
+
+  it('recomputes a profile older than an hour instead of serving it', async () => {
+    const body = { attributes: ['_city'] };
+    await coverage(body);
+    clock.advance(59 * 60_000);
+    expect(await coverage(body)).toMatchObject({ cached: true });
+    clock.advance(2 * 60_000);
+    expect(await coverage(body)).toMatchObject({ cached: false, computedAgo: 0 });
+  });
+
+  it('computes once for two concurrent cold calls', async () => {
+    const spy = jest.spyOn(app.get(CoverageUseCase), 'execute');
+    try {
+      const body = { attributes: ['_language', '_gender'] };
+      const [a, b] = await Promise.all([coverage(body), coverage(body)]);
+      expect(spy).toHaveBeenCalledTimes(1);
+      expect(a.computedAt).toBe(b.computedAt);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+});

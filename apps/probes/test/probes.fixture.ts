@@ -1,0 +1,68 @@
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { encodePrincipal } from '@meld/auth';
+import { type ClickHouse, createClickHouse, migrateClickHouse } from '@meld/clickhouse';
+import { APPS, type DataMode, type Scope } from '@meld/contracts';
+import { AttributeEntity } from '@meld/db';
+import { PRINCIPAL_SECRET, startAppUnderTest, withSlotColumns } from '@meld/fixtures';
+import type { MeldAppDefinition } from '@meld/platform';
+import { testEnv } from '@meld/testing';
+import type { DataSource } from 'typeorm';
+import { CoverageModule } from '../src/coverage/coverage.module';
+
+/** The probes app's request side only (no sinks, so no Kafka consumer), in-process on the test stores. */
+const probesApi: MeldAppDefinition = { name: 'probes', port: APPS['probes'].port, stores: ['postgres', 'clickhouse', 'redis'], imports: [CoverageModule] };
+
+export async function startProbes(overrides: Record<string, string> = {}) {
+  const env = testEnv();
+  const ch = createClickHouse({ url: env.clickhouseUrl, database: env.clickhouseDatabase });
+  await ch.ensureDatabase();
+  await migrateClickHouse({ client: ch });
+  const started = await startAppUnderTest(probesApi, overrides);
+  return { ...started, ch };
+}
+
+export type Contact = { str?: Record<string, string | string[]>; num?: Record<string, number | number[]>; version?: number; deleted?: 0 | 1 };
+
+const spread = <T>(values: Record<string, T | T[]>) => Object.entries(values).flatMap(([k, v]) => (Array.isArray(v) ? v : [v]).map((x) => [k, x] as const));
+
+/** An audience_contacts row as the probes sink writes it (multivalue: one array entry per value). */
+export function contactRow(projectId: string, audienceId: string, c: Contact) {
+  const str = spread(c.str ?? {});
+  const num = spread(c.num ?? {});
+  return {
+    project_id: projectId,
+    audience_id: audienceId,
+    version: String(c.version ?? 1),
+    deleted: c.deleted ?? 0,
+    str_keys: str.map(([k]) => k),
+    str_values: str.map(([, v]) => v),
+    num_keys: num.map(([k]) => k),
+    num_values: num.map(([, v]) => v),
+    channels: [] as string[],
+    updated_at: Math.floor(Date.now() / 1000),
+  };
+}
+
+export async function insertContacts(ch: ClickHouse, db: DataSource, projectId: string, contacts: ReadonlyArray<readonly [string, Contact]>) {
+  for (let i = 0; i < contacts.length; i += 10_000) {
+    await ch.insert('audience_contacts', await withSlotColumns(db, contacts.slice(i, i + 10_000).map(([id, c]) => contactRow(projectId, id, c))));
+  }
+}
+
+export async function addAttributes(db: DataSource, projectId: string, attributes: Array<Partial<AttributeEntity> & { uid: string; type: AttributeEntity['type'] }>) {
+  await db.getRepository(AttributeEntity).insert(attributes.map((a) => ({ label: a.uid, ...a, projectId })));
+}
+
+export function probeHeaders(t: { organization: { id: string }; project: { id: string; uid: string } }, { scopes = ['PROJECT_AUDIENCE_READ'] as Scope[], dataMode = 'normal' as DataMode } = {}) {
+  return {
+    'content-type': 'application/json',
+    'x-meld-principal': encodePrincipal(
+      { kind: 'product', tokenId: randomUUID(), organizationId: t.organization.id, plan: 'm', scopes, project: { id: t.project.id, uid: t.project.uid, dataMode }, dataSourceId: null, requestId: randomUUID() },
+      PRINCIPAL_SECRET,
+    ),
+  };
+}
+
+/** The seed generator's PRNG (mulberry32): seeded audiences give the same figures on every run. */
+export const prng: (seed: number) => () => number = require(join(__dirname, '../../../tools/seed/generator.js')).rng;

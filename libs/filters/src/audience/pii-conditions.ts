@@ -1,0 +1,21 @@
+import type { AudienceFilterNode, FilterCatalogue } from './types';
+
+const PII_TYPES = new Set(['email', 'phone']);
+
+/**
+ * Path of the first condition on an email or phone attribute (the tree mirrors the JSON: children
+ * in order), or null. Such a condition answers "is this person a contact?", so callers require
+ * dataPolicy.mayReadPii for it (a count, a coverage probe).
+ */
+export function piiConditionPath(node: AudienceFilterNode, catalogue: FilterCatalogue, path = 'root'): string | null {
+  if (node.type === 'attribute_condition') {
+    const type = catalogue.attributes.find((a) => a.uid === node.key)?.type;
+    return type && PII_TYPES.has(type) ? `${path}.key` : null;
+  }
+  if (node.type !== 'group') return null;
+  for (const [i, child] of node.children.entries()) {
+    const found = piiConditionPath(child, catalogue, `${path}.children[${i}]`);
+    if (found) return found;
+  }
+  return null;
+}
