@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { encodePrincipal } from '@meld/auth';
 import { type ClickHouse, createClickHouse, migrateClickHouse } from '@meld/clickhouse';
 import { APPS, type DataMode, type Scope } from '@meld/contracts';
 import { AttributeEntity } from '@meld/db';
-import { PRINCIPAL_SECRET, startAppUnderTest, withSlotColumns } from '@meld/fixtures';
+import { signedPrincipal, startAppUnderTest, withSlotColumns } from '@meld/fixtures';
 import type { MeldAppDefinition } from '@meld/platform';
 import { testEnv } from '@meld/testing';
 import type { DataSource } from 'typeorm';
@@ -54,12 +53,13 @@ export async function addAttributes(db: DataSource, projectId: string, attribute
   await db.getRepository(AttributeEntity).insert(attributes.map((a) => ({ label: a.uid, ...a, projectId })));
 }
 
+/** Headers of a coverage call by this tenancy's caller, signed for that request (ADR 0102). */
 export function probeHeaders(t: { organization: { id: string }; project: { id: string; uid: string } }, { scopes = ['PROJECT_AUDIENCE_READ'] as Scope[], dataMode = 'normal' as DataMode } = {}) {
   return {
     'content-type': 'application/json',
-    'x-meld-principal': encodePrincipal(
-      { kind: 'product', tokenId: randomUUID(), organizationId: t.organization.id, plan: 'm', scopes, project: { id: t.project.id, uid: t.project.uid, dataMode }, dataSourceId: null, requestId: randomUUID() },
-      PRINCIPAL_SECRET,
+    ...signedPrincipal(
+      { kind: 'product', tokenId: randomUUID(), organizationId: t.organization.id, plan: 'm', scopes, project: { id: t.project.id, uid: t.project.uid, dataMode }, dataSourceId: null },
+      { app: 'probes', method: 'POST', url: `/v1/project/${t.project.uid}/audience/coverage` },
     ),
   };
 }

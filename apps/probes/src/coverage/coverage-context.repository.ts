@@ -1,0 +1,43 @@
+import { CatalogueRepository, DATA_SOURCE } from '@meld/db';
+import { Inject, Injectable } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import type { CatalogueAttribute } from './profiled-attributes';
+
+export interface DataSourceRow {
+  id: string;
+  uid: string;
+  name: string;
+  connector: string;
+}
+
+/** What a coverage call reads from Postgres besides the filter catalogue. */
+@Injectable()
+export class CoverageContextRepository {
+  constructor(
+    @Inject(DATA_SOURCE) private readonly ds: DataSource,
+    private readonly catalogue: CatalogueRepository,
+  ) {}
+
+  async attributes(projectId: string): Promise<CatalogueAttribute[]> {
+    return (await this.catalogue.listAttributes(projectId)).map((a) => ({
+      uid: a.uid,
+      label: a.label,
+      type: a.type,
+      multivalue: a.multivalue,
+      enabled: a.enabled,
+      visible: a.visible,
+      internal: a.internal,
+      unique: a.unique,
+      slot: a.slot,
+    }));
+  }
+
+  async mergingAttributes(projectId: string): Promise<string[]> {
+    const [row]: Array<{ merging_attributes: string[] }> = await this.ds.query(`SELECT merging_attributes FROM projects WHERE id = $1`, [projectId]);
+    return row?.merging_attributes ?? [];
+  }
+
+  dataSources(projectId: string): Promise<DataSourceRow[]> {
+    return this.ds.query(`SELECT id, uid, name, connector FROM data_sources WHERE project_id = $1 ORDER BY uid`, [projectId]);
+  }
+}

@@ -1,0 +1,113 @@
+import { derivedPiiValue, type PiiValueAccess } from '@meld/auth';
+import { estimateShare, round, wilsonInterval } from '../shared/estimators';
+import { sampleQualifier, type SamplingPlan } from '../shared/sampling';
+import type { ProfiledAttribute } from './profiled-attributes';
+import { TOP_VALUES_OMITTED, type OmittedReason } from './top-values-policy';
+
+export type TopValue = { value: string | number | boolean; count: number; observedCount: number; approximate: boolean; reliable: boolean; countError: number };
+
+/** What the reads measured of one attribute. */
+export interface AttributeFigures {
+  /** Sampled (or all) contacts with a value. */
+  observedFilled: number;
+  /** Distinct values over every contact (sketch); undefined when not measured. */
+  distinct?: number;
+  avg?: number;
+  min?: number;
+  max?: number;
+  /** Sampled contacts per listed value, value as ClickHouse's toString gave it. */
+  top?: Array<{ value: string; contacts: number }>;
+  /** Multivalue: sampled contacts holding a value outside the listed ones. */
+  observedOther?: number;
+  omitted?: OmittedReason;
+}
+
+export interface Measure {
+  plan: SamplingPlan;
+  /** Contacts of the denominator (every contact, exact). */
+  population: number;
+  /** Contacts read (the sample, or everyone). */
+  scanned: number;
+  piiAccess: PiiValueAccess;
+}
+
+export const MULTIVALUE_SEMANTICS = 'contacts holding the value: a contact with several values counts once under each, so the counts do not sum to the audience and shares can exceed 100% together (probe rule 14)';
+export const EXTREMES_OMITTED = 'min and max are not reported from a sample: a sample misses the extremes';
+
+/** One Coverage probe entry (product spec), with the error bars of ADR 0162. */
+export function coverageEntry(attribute: ProfiledAttribute, figures: AttributeFigures, m: Measure) {
+  const sampled = m.plan.applied;
+  const filled = estimateShare(figures.observedFilled, m.scanned, m.population, sampled);
+  const [low, high] = wilsonInterval(figures.observedFilled, m.scanned, m.population, sampled);
+  const reliableCount = (observed: number) => !sampled || observed >= m.plan.minReliableCount;
+  const pii = attribute.type === 'email' || attribute.type === 'phone';
+  const omitted = figures.omitted ?? (pii && m.piiAccess === 'withheld' ? TOP_VALUES_OMITTED.dataMode : undefined);
+
+  const entry: Record<string, unknown> = {
+    uid: attribute.uid,
+    label: attribute.label,
+    type: attribute.type,
+    multivalue: attribute.multivalue,
+    fillRate: round(filled.share),
+    fillRateError: round(filled.shareError),
+    fillRateInterval: [round(low), round(high)],
+    filled: filled.count,
+    filledError: filled.countError,
+    observedFilled: figures.observedFilled,
+    approximate: sampled,
+    reliable: reliableCount(figures.observedFilled),
+    distinctValues: figures.distinct ?? null,
+  };
+  let listed: TopValue[] = [];
+  if (omitted) entry.topValuesOmitted = omitted;
+  else {
+    listed = (figures.top ?? []).map((t) => {
+      const e = estimateShare(t.contacts, m.scanned, m.population, sampled);
+      return { value: decodeValue(attribute, t.value, m.piiAccess), count: e.count, observedCount: t.contacts, approximate: sampled, reliable: reliableCount(t.contacts), countError: e.countError };
+    });
+    entry.topValues = listed;
+    const observedOther = figures.observedOther ?? figures.observedFilled - (figures.top ?? []).reduce((s, t) => s + t.contacts, 0);
+    entry.topValuesOther = estimateShare(Math.max(0, observedOther), m.scanned, m.population, sampled).count;
+  }
+  if (attribute.multivalue) entry.topValuesSemantics = MULTIVALUE_SEMANTICS;
+  if (attribute.type === 'number') entry.stats = stats(figures, sampled);
+  entry.summary = summary(attribute, entry.fillRate as number, filled.shareError, figures.distinct, omitted ? undefined : listed[0], m.plan);
+  return entry;
+}
+
+function stats(figures: AttributeFigures, sampled: boolean) {
+  const avg = figures.avg !== undefined && Number.isFinite(figures.avg) ? figures.avg : null;
+  if (sampled) return { avg, extremesOmitted: EXTREMES_OMITTED };
+  const finite = (x: number | undefined) => (x !== undefined && Number.isFinite(x) && figures.observedFilled > 0 ? x : null);
+  return { avg, min: finite(figures.min), max: finite(figures.max) };
+}
+
+/** A listed value in its attribute's type: numbers, booleans (stored 1 / 0), dates (unix seconds) as ISO, PII as access allows. */
+export function decodeValue(attribute: Pick<ProfiledAttribute, 'type'>, text: string, access: PiiValueAccess): string | number | boolean {
+  switch (attribute.type) {
+    case 'number':
+      return Number(text);
+    case 'boolean':
+      return Number(text) !== 0;
+    case 'date':
+      return new Date(Number(text) * 1000).toISOString().slice(0, 10);
+    case 'datetime':
+      return new Date(Number(text) * 1000).toISOString();
+    case 'email':
+    case 'phone':
+      return derivedPiiValue(attribute.type, text, access) ?? '';
+    default:
+      return text;
+  }
+}
+
+const percent = (share: number) => `${round(share * 100, 2)}%`;
+
+function summary(attribute: ProfiledAttribute, fillRate: number, shareError: number, distinct: number | undefined, first: TopValue | undefined, plan: SamplingPlan): string {
+  const error = plan.applied ? ` (±${round(shareError * 100, 2)} points)` : '';
+  const parts = [`${attribute.label} is filled for ${percent(fillRate)}${error} of contacts`];
+  if (distinct !== undefined) parts.push(`${distinct} distinct value${distinct === 1 ? '' : 's'}`);
+  if (first && typeof first.value !== 'string') parts.push(`most often ${String(first.value)}`);
+  else if (first && attribute.type !== 'email' && attribute.type !== 'phone') parts.push(`most often "${first.value}"`);
+  return `${parts.join(', ')}, ${plan.applied ? sampleQualifier(plan) : 'exact'}.`;
+}

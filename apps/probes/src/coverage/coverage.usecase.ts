@@ -1,0 +1,131 @@
+import { maySearchByPii, piiValueAccess, type Principal } from '@meld/auth';
+import { FilterCatalogueRepository } from '@meld/db';
+import { type AudienceFilterNode, AudienceFilterError, parseAudienceFilter, parseAudienceFilterVersion, piiConditionPath } from '@meld/filters';
+import { BadRequestException, ForbiddenException, Injectable } from '@nestjs/common';
+import { sampleQualifier, samplingPlan, sampleCondition } from '../shared/sampling';
+import { CoverageContextRepository, type DataSourceRow } from './coverage-context.repository';
+import { type AttributeFigures, coverageEntry } from './coverage-entry';
+import { CoverageRepository } from './coverage.repository';
+import type { Coverage, CoverageInput } from './coverage.schema';
+import { distinctQuery, figuresQuery, membershipCondition, otherQuery, type Population, topValuesQuery } from './coverage-sql';
+import { MAX_PROFILED_ATTRIBUTES, type ProfiledAttribute, selectAttributes, unknownAttributes } from './profiled-attributes';
+import { reasonAfterMeasuring, reasonBeforeMeasuring } from './top-values-policy';
+
+export const TOP_VALUES_LIMIT = 10;
+
+export interface CoverageCommand {
+  projectId: string;
+  principal: Principal;
+  input: CoverageInput;
+  /** Reference time of relative filter dates and of computedAt. */
+  now: Date;
+}
+
+/** The Coverage envelope before the cache adds `cached`, `computedAgo` and the refresh fields. */
+export type ComputedCoverage = Omit<Coverage, 'cached' | 'computedAgo' | 'refreshDeclined' | 'nextRefreshIn'>;
+
+/**
+ * POST /audience/coverage, computed (probe rules 4-10, 14): the denominator and distinct values
+ * over every contact, the rest over the sample of the denominator's band (ADR 0161), projected
+ * with the error bars of ADR 0162; top values withheld by rule 7 and the data mode (ADR 0164).
+ */
+@Injectable()
+export class CoverageUseCase {
+  constructor(
+    private readonly catalogues: FilterCatalogueRepository,
+    private readonly context: CoverageContextRepository,
+    private readonly reads: CoverageRepository,
+  ) {}
+
+  async execute({ projectId, principal, input, now }: CoverageCommand): Promise<ComputedCoverage> {
+    const root = await this.parseRoot(projectId, input, principal);
+    const [catalogue, merging, dataSources] = await Promise.all([this.context.attributes(projectId), this.context.mergingAttributes(projectId), input.datasource ? this.context.dataSources(projectId) : undefined]);
+    const unknown = input.attributes ? unknownAttributes(catalogue, input.attributes) : [];
+    if (unknown.length) {
+      const fields = unknown.map((u) => ({ path: `attributes[${u.index}]`, message: `unknown attribute "${u.uid}"` }));
+      throw new BadRequestException({ message: `invalid body: ${fields.map((f) => `${f.path}: ${f.message}`).join('; ')}`, details: { fields } });
+    }
+    const matched = input.datasource ? resolveDataSource(input.datasource, dataSources!) : undefined;
+    const { attributes, leftOut } = selectAttributes(catalogue, merging, input.attributes);
+    const population: Population = { projectId, root, now, where: matched ? membershipCondition(projectId, matched.map((d) => d.id)) : undefined };
+
+    const sketch = await this.reads.row(distinctQuery(population, attributes));
+    const contacts = sketch.get('contacts') ?? 0;
+    const plan = samplingPlan(contacts);
+    const sample = sampleCondition(plan);
+    const counted = await this.reads.row(figuresQuery(population, attributes, sample));
+    const scanned = counted.get('scanned') ?? 0;
+
+    const figures: AttributeFigures[] = attributes.map((a, i) => {
+      const observedFilled = counted.get(`f${i}`) ?? 0;
+      const distinct = sketch.get(`d${i}`);
+      const estimatedFilled = scanned ? (observedFilled / scanned) * contacts : 0;
+      return {
+        observedFilled,
+        distinct,
+        avg: counted.get(`avg${i}`),
+        min: counted.get(`min${i}`),
+        max: counted.get(`max${i}`),
+        omitted: reasonBeforeMeasuring(a) ?? reasonAfterMeasuring(distinct, estimatedFilled),
+      };
+    });
+    await this.topValues(population, attributes, figures, sample);
+
+    const measure = { plan, population: contacts, scanned, piiAccess: piiValueAccess(principal) };
+    const definition = denominatorDefinition(root !== undefined, matched);
+    return {
+      computedAt: now.toISOString(),
+      denominator: { count: contacts, definition },
+      sampling: { applied: plan.applied, fraction: plan.fraction, buckets: plan.buckets, band: plan.band, scanned, scaled: plan.applied, minReliableCount: plan.minReliableCount },
+      attributes: attributes.map((a, i) => coverageEntry(a, figures[i], measure)) as Coverage['attributes'],
+      ...(matched ? { datasource: { query: input.datasource!, matched, meaning: `contacts ${matched.map((d) => `"${d.name}"`).join(' or ')} contributed to (membership: every attribute of such a contact counts, whichever source supplied it; probe rule 6)` } } : {}),
+      ...(leftOut.length ? { truncated: { limit: MAX_PROFILED_ATTRIBUTES, attributes: leftOut } } : {}),
+      summary: `${attributes.length} attribute${attributes.length === 1 ? '' : 's'} profiled over ${definition}${plan.applied ? `, ${sampleQualifier(plan)}` : ', exact'}${leftOut.length ? `; ${leftOut.length} more left out by the cap of ${MAX_PROFILED_ATTRIBUTES}` : ''}.`,
+    };
+  }
+
+  /** Fills `top` (and `observedOther` of multivalue attributes) of the attributes whose values are listed. */
+  private async topValues(population: Population, attributes: ProfiledAttribute[], figures: AttributeFigures[], sample: Population['where']): Promise<void> {
+    const listed = attributes.map((attribute, index) => ({ index, attribute })).filter(({ index }) => !figures[index].omitted);
+    if (!listed.length) return;
+    const rows = await this.reads.rows<{ attribute: number; value: string; contacts: string }>(topValuesQuery(population, listed, sample, TOP_VALUES_LIMIT));
+    for (const { index } of listed) figures[index].top = [];
+    for (const r of rows) figures[Number(r.attribute)].top!.push({ value: r.value, contacts: Number(r.contacts) });
+    const multivalue = listed.filter(({ attribute }) => attribute.multivalue).map(({ index, attribute }) => ({ index, attribute, listed: figures[index].top!.map((t) => t.value) }));
+    if (!multivalue.length) return;
+    const other = await this.reads.row(otherQuery(population, multivalue, sample));
+    for (const { index } of multivalue) figures[index].observedOther = other.get(`o${index}`) ?? 0;
+  }
+
+  private async parseRoot(projectId: string, input: CoverageInput, principal: Principal): Promise<AudienceFilterNode | undefined> {
+    try {
+      parseAudienceFilterVersion(input.version);
+      if (input.root === undefined) return undefined;
+      const catalogue = await this.catalogues.catalogue(projectId);
+      const root = parseAudienceFilter(input.root, catalogue);
+      const path = maySearchByPii(principal) ? null : piiConditionPath(root, catalogue);
+      if (path) throw new ForbiddenException({ message: `${path}: filtering on an email or phone attribute needs the Basic or Full data level and a project in normal data mode (dataPolicy.mayReadPii)`, details: { path } });
+      return root;
+    } catch (err) {
+      if (err instanceof AudienceFilterError) throw new BadRequestException({ message: `invalid filter: ${err.message}`, details: err.details });
+      throw err;
+    }
+  }
+}
+
+/** By id or uid (one source), or by connector name (every source of that connector); none: 400 listing them (probe rule 5). */
+export function resolveDataSource(query: string, dataSources: readonly DataSourceRow[]): DataSourceRow[] {
+  const exact = dataSources.filter((d) => d.id === query || d.uid === query);
+  const matched = exact.length ? exact : dataSources.filter((d) => d.connector === query);
+  if (matched.length) return matched;
+  throw new BadRequestException({
+    message: `datasource: no data source of this project has the id, uid or connector "${query}"`,
+    details: { fields: [{ path: 'datasource', message: 'unknown data source' }], datasources: dataSources.map((d) => ({ id: d.id, uid: d.uid, name: d.name, connector: d.connector })) },
+  });
+}
+
+function denominatorDefinition(filtered: boolean, matched: DataSourceRow[] | undefined): string {
+  let text = filtered ? 'current audience contacts matching the filter' : 'current audience contacts';
+  if (matched) text += `${filtered ? ' and' : ''} that ${matched.map((d) => `"${d.name}"`).join(' or ')} contributed to`;
+  return text;
+}

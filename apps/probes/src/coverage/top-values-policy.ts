@@ -1,0 +1,55 @@
+import type { ProfiledAttribute } from './profiled-attributes';
+
+/** Reasons top values are withheld (probe rule 7); never "empty": an empty attribute lists no values. */
+export const TOP_VALUES_OMITTED = {
+  identity: 'identity attribute: its values identify contacts',
+  identifier: 'the name reads as an identifier',
+  timestamp: 'the name or type reads as a timestamp',
+  quantity: 'the name reads as a quantity',
+  tooManyDistinct: 'too many distinct values',
+  onePerContact: 'about one distinct value per filled contact',
+  notMeasured: 'distinct values not measured',
+  dataMode: "the project's data mode withholds personal data",
+} as const;
+export type OmittedReason = (typeof TOP_VALUES_OMITTED)[keyof typeof TOP_VALUES_OMITTED];
+
+/** Above this many distinct values a top-ten list says little and its GROUP BY costs much (ADR 0163). */
+export const MAX_DISTINCT_FOR_TOP_VALUES = 10_000;
+/** distinct ≥ this share of filled contacts reads as one value per contact (and more than 10 values: a list of ≤ 10 is the whole distribution). */
+export const ONE_PER_CONTACT_RATIO = 0.9;
+
+const IDENTIFIER_WORDS = new Set(['id', 'ids', 'uuid', 'guid', 'key', 'token', 'hash', 'ref', 'reference', 'identifier']);
+const TIMESTAMP_WORDS = new Set(['at', 'date', 'time', 'timestamp', 'ts', 'datetime', 'on']);
+const QUANTITY_WORDS = new Set(['amount', 'price', 'total', 'count', 'qty', 'quantity', 'revenue', 'sum', 'balance', 'spent', 'spend', 'value', 'cost', 'number']);
+
+/** `lastOrderAt`, `last-order_at` → ['last', 'order', 'at']. */
+function words(uid: string): string[] {
+  return uid
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter(Boolean);
+}
+
+/** The name-based part of rule 7 (a named attribute overrides it: rule 4). */
+export function nameReason(attribute: Pick<ProfiledAttribute, 'uid' | 'type'>): OmittedReason | undefined {
+  const last = words(attribute.uid).at(-1) ?? '';
+  if (IDENTIFIER_WORDS.has(last)) return TOP_VALUES_OMITTED.identifier;
+  if (TIMESTAMP_WORDS.has(last) || attribute.type === 'datetime') return TOP_VALUES_OMITTED.timestamp;
+  if (QUANTITY_WORDS.has(last)) return TOP_VALUES_OMITTED.quantity;
+  return undefined;
+}
+
+/** Before anything is measured: identity, then the name (unless named in the request). */
+export function reasonBeforeMeasuring(attribute: ProfiledAttribute): OmittedReason | undefined {
+  if (attribute.identity) return TOP_VALUES_OMITTED.identity;
+  return attribute.named ? undefined : nameReason(attribute);
+}
+
+/** Once distinct values (over every contact) and filled contacts (estimated) are known. */
+export function reasonAfterMeasuring(distinct: number | undefined, filled: number): OmittedReason | undefined {
+  if (distinct === undefined || !Number.isFinite(distinct)) return TOP_VALUES_OMITTED.notMeasured;
+  if (distinct > MAX_DISTINCT_FOR_TOP_VALUES) return TOP_VALUES_OMITTED.tooManyDistinct;
+  if (distinct > 10 && distinct >= ONE_PER_CONTACT_RATIO * filled) return TOP_VALUES_OMITTED.onePerContact;
+  return undefined;
+}
