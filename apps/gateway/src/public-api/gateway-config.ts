@@ -7,6 +7,7 @@ export const GATEWAY_CONFIG = Symbol('GATEWAY_CONFIG');
 export interface GatewayConfig {
   principalSecret: string;
   redisUrl: string;
+  redisTimeoutMs: number;
   rateLimits: RateLimits;
   /** Prefix of the rate-limit keys: replicas of one deployment share it; tests isolate themselves with their own. */
   rateLimitNamespace: string;
@@ -20,6 +21,7 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
     z.object({
       MELD_PRINCIPAL_SECRET: envVars.secret,
       MELD_REDIS_URL: envVars.redisUrl,
+      MELD_REDIS_TIMEOUT_MS: envVars.redisTimeoutMs,
       MELD_RATE_LIMITS: z.string().optional(),
       MELD_RATE_LIMIT_NAMESPACE: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/).default('meld'),
       MELD_GATEWAY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(300_000).default(5000),
@@ -29,6 +31,7 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
   return {
     principalSecret: c.MELD_PRINCIPAL_SECRET,
     redisUrl: c.MELD_REDIS_URL,
+    redisTimeoutMs: c.MELD_REDIS_TIMEOUT_MS,
     rateLimits: resolveRateLimits(c.MELD_RATE_LIMITS),
     rateLimitNamespace: c.MELD_RATE_LIMIT_NAMESPACE,
     cacheTtlMs: c.MELD_GATEWAY_CACHE_TTL_MS,
