@@ -193,7 +193,7 @@ describe('authorization matrix (generated from the route table)', () => {
         ...process.env,
         LOG_LEVEL: 'warn',
         // The matrix sends hundreds of requests, many unauthenticated, from one IP.
-        MELD_RATE_LIMITS: JSON.stringify({ large: { limit: 100000 }, standard: { limit: 100000 }, probes: { limit: 100000 }, ingest: { limit: 100000 }, anonymous: { limit: 100000 } }),
+        MELD_RATE_LIMITS: JSON.stringify({ large: { limit: 100000 }, standard: { limit: 100000 }, probes: { limit: 100000 }, ingest: { limit: 100000 }, anonymous: { limit: 100000 }, authFailures: { limit: 100000 } }),
         MELD_RATE_LIMIT_NAMESPACE: `authz-matrix-${process.pid}`,
       },
       gatewayPort: GATEWAY_PORT,

@@ -13,6 +13,7 @@ import { PublicApi } from '../src/public-api/pipeline/public-api';
 import { publicApiPlugin } from '../src/public-api/pipeline/public-api.plugin';
 import { Upstreams } from '../src/public-api/proxy/upstreams';
 import { DEFAULT_RATE_LIMITS } from '../src/public-api/rate-limit/limits';
+import { localWindow } from '../src/public-api/rate-limit/local-window';
 import { RateLimiter } from '../src/public-api/rate-limit/rate-limiter';
 import { startStubUpstream } from './support/stub-upstream';
 import { createTenancy, createToken, openTestDb } from './support/tenancy';
@@ -54,9 +55,11 @@ describe('public API pipeline', () => {
     writer = await createToken(db, { organizationId: t.org.id, scopes: ['PROJECT_INGEST_WRITE'], projects: ['*'] });
     dsToken = await createToken(db, { organizationId: t.org.id, kind: 'datasource', dataSourceId: t.dataSource.id });
     const api = new PublicApi({
-      tokens: new TokenStore(db, 5000),
+      tokens: new TokenStore(db, 5000, 2000),
       tenancy: new TenancyStore(db, 5000),
       limiter: new RateLimiter(redis, DEFAULT_RATE_LIMITS, `pipeline-spec-${randomUUID()}`),
+      clients: localWindow(DEFAULT_RATE_LIMITS, 'client'),
+      authFailures: localWindow(DEFAULT_RATE_LIMITS, 'authFailures'),
       upstreams: new Upstreams(Object.fromEntries(APP_NAMES.map((a) => [a, stub.url])) as Record<AppName, string>),
       db,
       principalSecret: SECRET,

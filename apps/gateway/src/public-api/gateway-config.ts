@@ -13,6 +13,8 @@ export interface GatewayConfig {
   rateLimitNamespace: string;
   /** How long a cached token or project may be used without re-reading Postgres. */
   cacheTtlMs: number;
+  /** How long an unknown token hash is answered from memory (ADR 0123). */
+  negativeCacheTtlMs: number;
 }
 
 /** The public API's settings, validated at start (a bad `MELD_RATE_LIMITS` stops the gateway with a clear line). */
@@ -25,6 +27,7 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
       MELD_RATE_LIMITS: z.string().optional(),
       MELD_RATE_LIMIT_NAMESPACE: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/).default('meld'),
       MELD_GATEWAY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(300_000).default(5000),
+      MELD_GATEWAY_NEGATIVE_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(2000),
     }),
     env,
   );
@@ -35,5 +38,6 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
     rateLimits: resolveRateLimits(c.MELD_RATE_LIMITS),
     rateLimitNamespace: c.MELD_RATE_LIMIT_NAMESPACE,
     cacheTtlMs: c.MELD_GATEWAY_CACHE_TTL_MS,
+    negativeCacheTtlMs: c.MELD_GATEWAY_NEGATIVE_CACHE_TTL_MS,
   };
 }

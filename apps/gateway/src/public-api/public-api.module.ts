@@ -13,6 +13,7 @@ import { loadGatewayConfig } from './gateway-config';
 import { PublicApi } from './pipeline/public-api';
 import { publicApiPlugin } from './pipeline/public-api.plugin';
 import { Upstreams } from './proxy/upstreams';
+import { localWindow } from './rate-limit/local-window';
 import { RateLimiter } from './rate-limit/rate-limiter';
 
 /**
@@ -37,7 +38,7 @@ class PublicApiRuntime implements OnModuleInit, OnApplicationShutdown {
     const config = loadGatewayConfig();
     this.redis = createRedisClient(config.redisUrl, { name: 'meld-gateway-ratelimit', role: 'request', timeoutMs: config.redisTimeoutMs, extra: { enableAutoPipelining: true } });
     this.redis.on('error', () => undefined); // refusals are logged per request; the platform client logs the outage
-    const tokens = new TokenStore(db, config.cacheTtlMs);
+    const tokens = new TokenStore(db, config.cacheTtlMs, config.negativeCacheTtlMs);
     const tenancy = new TenancyStore(db, config.cacheTtlMs);
     this.invalidation = new CacheInvalidation(config.redisUrl, config.redisTimeoutMs, tokens, tenancy);
     this.upstreams = new Upstreams(loadAppUrls());
@@ -45,6 +46,8 @@ class PublicApiRuntime implements OnModuleInit, OnApplicationShutdown {
       tokens,
       tenancy,
       limiter: new RateLimiter(this.redis, config.rateLimits, config.rateLimitNamespace),
+      clients: localWindow(config.rateLimits, 'client'),
+      authFailures: localWindow(config.rateLimits, 'authFailures'),
       upstreams: this.upstreams,
       db,
       principalSecret: config.principalSecret,
