@@ -3,7 +3,7 @@ import { request as httpRequest } from 'node:http';
 import { decodePrincipal } from '@meld/auth';
 import { APP_NAMES, type AppName, PUBLIC_ROUTES, type PublicRoute } from '@meld/contracts';
 import { requestIdOf } from '@meld/platform';
-import { testEnv } from '@meld/testing';
+import { PROTOTYPE_NAMES, testEnv } from '@meld/testing';
 import Fastify, { type FastifyInstance } from 'fastify';
 import Redis from 'ioredis';
 import type { DataSource } from 'typeorm';
@@ -75,6 +75,22 @@ describe('public API pipeline', () => {
     await stub?.close();
     redis?.disconnect();
     await db?.destroy();
+  });
+
+  it('answers 404 for path parameters and paths named like Object.prototype members, never 500 (ADR 0124)', async () => {
+    for (const name of PROTOTYPE_NAMES) {
+      const seg = encodeURIComponent(name);
+      const answers = [
+        (await call(`/v1/project/${seg}`, { token: reader.token })).status,
+        (await call(`/v1/${seg}`, { token: reader.token })).status,
+        (await call(`/v1/project/${t.project.uid}/datasource/${seg}/stream`, { token: reader.token })).status,
+        (await call(`/v1/project/${seg}/datasource/${t.dataSource.id}/stream`, { token: dsToken.token })).status,
+      ];
+      expect([name, answers]).toEqual([name, [404, 404, 404, 404]]);
+      // header names too: forwarded as they came (Node's own header parsing drops a `__proto__` header before us)
+      expect((await call(`/v1/project/${t.project.uid}`, { token: reader.token, headers: { [name]: 'v' } })).status).toBe(200);
+      if (name !== '__proto__') expect(stub.last().headers[name.toLowerCase()]).toBe('v');
+    }
   });
 
   it('forwards to the owning app with a signed principal, the request id and no bearer', async () => {
