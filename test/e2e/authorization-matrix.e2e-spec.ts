@@ -47,6 +47,16 @@ const APP_ANSWERS: Record<string, number> = {
   'segment.delete': 404,
   'segment.count': 404,
 };
+/**
+ * What the owning app answers a caller with the route's scopes whose project is in
+ * anonymized or blocked data mode, where that differs from APP_ANSWERS (ADR 0121): a blocked
+ * project's contact-derived reads are refused; anonymized ones answer as in normal mode,
+ * masked (the masking itself is tested beside each read).
+ */
+const DATA_MODE_ANSWERS: Record<'anonymized' | 'blocked', Record<string, number>> = {
+  anonymized: {},
+  blocked: { 'audience.events': 403 },
+};
 /** Valid bodies for routes that take one (writes), by route id. */
 const EXAMPLE_BODIES: Record<string, unknown> = {
   'stream.contacts.write': [{ _user_id: 'matrix-contact', _first_name: 'Matrix' }],
@@ -59,6 +69,8 @@ const EXAMPLE_BODIES: Record<string, unknown> = {
 
 interface Fixture {
   project: string;
+  /** Projects of the home organization in anonymized and blocked data mode. */
+  modeProjects: Record<'anonymized' | 'blocked', string>;
   dataSource: string;
   eventType: string;
   userIds: string[];
@@ -82,7 +94,26 @@ async function productToken(org: string, scopes: readonly Scope[], projects: str
   return { id: created.entity.id, token: created.metadata!.token! };
 }
 
-type Caller = 'none' | 'malformed' | 'unknown' | 'revoked' | 'other organization' | 'project not listed' | 'data source (own)' | 'data source (other)' | 'oauth with the scopes' | 'product without the scopes' | 'product with the scopes';
+type Caller =
+  | 'none'
+  | 'malformed'
+  | 'unknown'
+  | 'revoked'
+  | 'other organization'
+  | 'project not listed'
+  | 'data source (own)'
+  | 'data source (other)'
+  | 'oauth with the scopes'
+  | 'product without the scopes'
+  | 'product with the scopes'
+  | 'product with the scopes, anonymized project'
+  | 'product with the scopes, blocked project';
+
+const DATA_MODE_CALLERS = new Map<Caller, 'anonymized' | 'blocked'>([
+  ['product with the scopes, anonymized project', 'anonymized'],
+  ['product with the scopes, blocked project', 'blocked'],
+]);
+const dataModeOf = (caller: Caller) => DATA_MODE_CALLERS.get(caller) ?? null;
 
 /** The expected answer; '2xx' is whatever success the owning app gives. */
 function expected(route: PublicRoute, caller: Caller): number | '2xx' | undefined {
@@ -108,10 +139,29 @@ function expected(route: PublicRoute, caller: Caller): number | '2xx' | undefine
       return route.scopes.length === 0 ? undefined : accepts('product') ? 403 : 403;
     case 'product with the scopes':
       return accepts('product') ? (APP_ANSWERS[route.id] ?? '2xx') : 403;
+    case 'product with the scopes, anonymized project':
+    case 'product with the scopes, blocked project':
+      // Only routes of a project (without a data source in the path) read contact data under a data mode.
+      if (!route.projectParam || route.dataSourceParam || !accepts('product')) return undefined;
+      return DATA_MODE_ANSWERS[dataModeOf(caller)!][route.id] ?? APP_ANSWERS[route.id] ?? '2xx';
   }
 }
 
-const CALLERS: Caller[] = ['none', 'malformed', 'unknown', 'revoked', 'other organization', 'project not listed', 'data source (own)', 'data source (other)', 'oauth with the scopes', 'product without the scopes', 'product with the scopes'];
+const CALLERS: Caller[] = [
+  'none',
+  'malformed',
+  'unknown',
+  'revoked',
+  'other organization',
+  'project not listed',
+  'data source (own)',
+  'data source (other)',
+  'oauth with the scopes',
+  'product without the scopes',
+  'product with the scopes',
+  'product with the scopes, anonymized project',
+  'product with the scopes, blocked project',
+];
 const cases = PUBLIC_ROUTES.flatMap((route) =>
   CALLERS.map((caller) => ({ route, caller, want: expected(route, caller) })).filter((c): c is { route: PublicRoute; caller: Caller; want: number | '2xx' } => c.want !== undefined),
 );
@@ -145,7 +195,7 @@ describe('authorization matrix (generated from the route table)', () => {
         ...process.env,
         LOG_LEVEL: 'warn',
         // The matrix sends hundreds of requests, many unauthenticated, from one IP.
-        MELD_RATE_LIMITS: JSON.stringify({ large: { limit: 100000 }, standard: { limit: 100000 }, probes: { limit: 100000 }, ingest: { limit: 100000 }, anonymous: { limit: 100000 } }),
+        MELD_RATE_LIMITS: JSON.stringify({ large: { limit: 100000 }, standard: { limit: 100000 }, probes: { limit: 100000 }, ingest: { limit: 100000 }, anonymous: { limit: 100000 }, authFailures: { limit: 100000 } }),
         MELD_RATE_LIMIT_NAMESPACE: `authz-matrix-${process.pid}`,
       },
       gatewayPort: GATEWAY_PORT,
@@ -154,7 +204,7 @@ describe('authorization matrix (generated from the route table)', () => {
     await supervisor.ready(90000);
 
     const org = async () => (await admin('POST', '/organizations', { name: `authz-${randomUUID().slice(0, 8)}`, plan: 's' })).entity.id;
-    const project = async (o: string) => (await admin('POST', `/organizations/${o}/projects`, { name: 'Matrix project' })).entity.uid!;
+    const project = async (o: string, dataMode?: 'anonymized' | 'blocked') => (await admin('POST', `/organizations/${o}/projects`, { name: 'Matrix project', ...(dataMode ? { dataMode } : {}) })).entity.uid!;
     const dataSource = async (p: string) => {
       const created = await admin('POST', `/projects/${p}/datasources`, { name: `source-${randomUUID().slice(0, 8)}` });
       return { id: created.entity.id, token: created.metadata!.token! };
@@ -162,7 +212,8 @@ describe('authorization matrix (generated from the route table)', () => {
     const [home, other] = [await org(), await org()];
     const [homeProject, sideProject] = [await project(home), await project(home)];
     const [own, sibling] = [await dataSource(homeProject), await dataSource(homeProject)];
-    await admin('POST', `/projects/${homeProject}/event-types`, { uid: 'order_completed', name: 'Order completed', category: 'ecommerce' });
+    const modeProjects = { anonymized: await project(home, 'anonymized'), blocked: await project(home, 'blocked') };
+    for (const p of [homeProject, ...Object.values(modeProjects)]) await admin('POST', `/projects/${p}/event-types`, { uid: 'order_completed', name: 'Order completed', category: 'ecommerce' });
     await project(other); // the other organization has a project of its own too
 
     const everything = [...ALL_SCOPES];
@@ -181,6 +232,7 @@ describe('authorization matrix (generated from the route table)', () => {
       tokens[`product without the scopes:${route.id}`] = await productToken(home, everything.filter((s) => !route.scopes.includes(s as Scope)), [homeProject]);
       tokens[`product with the scopes:${route.id}`] = await productToken(home, route.scopes, [homeProject]);
       tokens[`oauth with the scopes:${route.id}`] = await createToken(db, { organizationId: home, kind: 'oauth', scopes: [...route.scopes], projects: [homeProject] });
+      for (const [caller, mode] of DATA_MODE_CALLERS) tokens[`${caller}:${route.id}`] = await productToken(home, route.scopes, [modeProjects[mode]]);
     }
     const userIds = Array.from({ length: CALLERS.length }, (_, i) => `matrix-delete-${i}`);
     const seeded = await fetch(`${BASE}/v1/project/${homeProject}/datasource/${own.id}/stream/contacts`, {
@@ -189,7 +241,7 @@ describe('authorization matrix (generated from the route table)', () => {
       body: JSON.stringify(userIds.map((id) => ({ _user_id: id }))),
     });
     expect(seeded.status).toBe(202);
-    Object.assign(f, { project: homeProject, dataSource: own.id, eventType: 'order_completed', userIds, tokens });
+    Object.assign(f, { project: homeProject, modeProjects, dataSource: own.id, eventType: 'order_completed', userIds, tokens });
   }, 180000);
 
   afterAll(async () => {
@@ -203,7 +255,9 @@ describe('authorization matrix (generated from the route table)', () => {
 
   it.each(cases.map((c) => [`${c.route.method} ${c.route.path}`, c.caller, String(c.want), c]))('%s as %s → %s', async (_name, _caller, _want, c) => {
     const { route, caller, want } = c as (typeof cases)[number];
-    const path = route.path.replace(/:([A-Za-z0-9_]+)/g, (_, p: string) => encodeURIComponent(EXAMPLE_PARAMS[p](f)));
+    const mode = dataModeOf(caller);
+    const params = mode ? { ...f, project: f.modeProjects[mode] } : f;
+    const path = route.path.replace(/:([A-Za-z0-9_]+)/g, (_, p: string) => encodeURIComponent(EXAMPLE_PARAMS[p](params)));
     const auth = authorization(f, route, caller);
     const body = EXAMPLE_BODIES[route.id];
     const res = await fetch(`${BASE}${path}`, {

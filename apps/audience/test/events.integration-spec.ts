@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type ClickHouse, createClickHouse, migrateClickHouse } from '@meld/clickhouse';
-import { AUDIENCE_EVENTS_ROUTE, type Plan, type Scope } from '@meld/contracts';
+import { AUDIENCE_EVENTS_ROUTE, type DataMode, type Plan, type Scope } from '@meld/contracts';
 import { seedTenancy, signedPrincipal, startAppUnderTest, type Json } from '@meld/fixtures';
 import { testEnv } from '@meld/testing';
 import type { INestApplication } from '@nestjs/common';
@@ -38,9 +38,9 @@ describe('audience events read', () => {
     await ch?.close();
   });
 
-  const headers = (url: string, { scopes = ALL, plan = 'm' as Plan | null } = {}) =>
+  const headers = (url: string, { scopes = ALL, plan = 'm' as Plan | null, dataMode = 'normal' as DataMode } = {}) =>
     signedPrincipal(
-      { kind: 'product', tokenId: randomUUID(), organizationId: tenancy.organization.id, plan, scopes, project: { id: tenancy.project.id, uid: tenancy.project.uid, dataMode: 'normal' }, dataSourceId: null },
+      { kind: 'product', tokenId: randomUUID(), organizationId: tenancy.organization.id, plan, scopes, project: { id: tenancy.project.id, uid: tenancy.project.uid, dataMode }, dataSourceId: null },
       { app: 'audience', url },
     );
   const get = async (audienceId: string, query = '', opts: Parameters<typeof headers>[1] = {}): Promise<{ status: number; body: Json }> => {
@@ -110,6 +110,26 @@ describe('audience events read', () => {
       },
     ]);
     expect(body.metadata).toMatchObject({ audienceId: a, total: 1, count: 1, start: 0, limit: 50, lookBackDays: 90 });
+  });
+
+  it("applies the project's data mode to event parameters (ADR 0121): masked when anonymized or below Basic, refused when blocked", async () => {
+    const a = await audience();
+    const ds = tenancy.dataSource.id;
+    await member(ds, 'pii-user', a);
+    const params = { email: 'ada.lovelace@example.com', note: 'call +33 6 12 34 56 78 or mail ada@example.org', nested: { phones: ['0612345678'] }, amount: 12.5, sku: 'p-2026-01-01' };
+    await events(ds, 'pii-user', [{ id: 'e-pii', ageDays: 1, params }]);
+    const basic: Scope[] = [...ALL, 'PROJECT_AUDIENCE_DATA_BASIC'];
+    const clear = await get(a, '', { scopes: basic });
+    expect(clear.body.entity[0].parameters).toEqual(params);
+    const masked = { email: 'a***@e***.com', note: 'call +33******78 or mail a***@e***.org', nested: { phones: ['06******78'] }, amount: 12.5, sku: 'p-2026-01-01' };
+    for (const opts of [{ scopes: basic, dataMode: 'anonymized' as DataMode }, { scopes: ALL, dataMode: 'normal' as DataMode }]) {
+      const res = await get(a, '', opts);
+      expect(res.status).toBe(200);
+      expect(res.body.entity[0].parameters).toEqual(masked);
+      expect(JSON.stringify(res.body)).not.toMatch(/lovelace|12 34 56|0612345678/);
+    }
+    const blocked = await get(a, '', { scopes: basic, dataMode: 'blocked' });
+    expect(blocked).toEqual({ status: 403, body: expect.objectContaining({ message: "this project's data mode is blocked: no contact data can be read" }) });
   });
 
   it('attaches the events of merged source contacts to the survivor, and back to their own after a split', async () => {

@@ -10,7 +10,8 @@ describe('admin API authentication', () => {
   let routes: { method: string; path: string }[];
 
   beforeAll(async () => {
-    gw = await startAdminGateway();
+    // One wrong token per route: more than the default budget of wrong tokens per client (tested below).
+    gw = await startAdminGateway({ rateLimits: { adminFailures: { limit: 1000 } } });
     const doc = scanAppDocument(gw.app.get(ModulesContainer), gw.app.get(HttpAdapterHost), 'admin');
     routes = Object.entries(doc.paths).flatMap(([path, item]) =>
       Object.keys(item).map((method) => ({ method: method.toUpperCase(), path: path.replace(/\{[^}]+\}/g, '00000000-0000-4000-8000-000000000000') })),
@@ -59,6 +60,34 @@ describe('admin API authentication', () => {
     expect(res.status).toBe(200);
     expect(res.body.entity).toEqual(expect.arrayContaining(['ACCOUNT_READ', 'PROJECT_DIRECT_WRITE', 'PROJECT_INGEST_WRITE']));
     expect(res.body.metadata.ingest).toEqual(['PROJECT_INGEST_WRITE', 'PROJECT_INGEST_READ']);
+  });
+});
+
+describe('admin API rate limits (ADR 0123)', () => {
+  let gw: AdminGateway;
+  const FAILURES = 3;
+  const REQUESTS = 12;
+
+  beforeAll(async () => {
+    gw = await startAdminGateway({ rateLimits: { adminFailures: { limit: FAILURES }, admin: { limit: REQUESTS } } });
+  });
+  afterAll(() => gw?.close());
+
+  it('refuses a client that sent too many wrong admin tokens, even with the right one, with 429 and Retry-After', async () => {
+    const wrong = [];
+    for (let i = 0; i < FAILURES; i++) wrong.push((await gw.call('GET', '/scopes', undefined, `wrong-admin-token-${i}`)).status);
+    expect(wrong).toEqual(Array(FAILURES).fill(401));
+    const locked = await gw.call('GET', '/scopes');
+    expect({ status: locked.status, message: locked.body.message }).toEqual({ status: 429, message: 'too many wrong admin tokens from this client; retry later' });
+    expect(locked.headers.get('retry-after')).toMatch(/^\d+$/);
+  });
+
+  it('limits every admin request per client', async () => {
+    const statuses = [];
+    for (let i = 0; i < REQUESTS + 2; i++) statuses.push((await gw.call('GET', '/scopes', undefined, null)).status);
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(2);
+    const refused = await gw.call('GET', '/scopes', undefined, null);
+    expect({ status: refused.status, message: refused.body.message }).toEqual({ status: 429, message: 'too many admin requests from this client; retry later' });
   });
 });
 

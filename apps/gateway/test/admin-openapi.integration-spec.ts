@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { INTERNAL_APPS, PUBLIC_ROUTES, appUrlEnv } from '@meld/contracts';
 import { scanAppDocument } from '@meld/api';
 import { bootstrapApp, meldAppModule } from '@meld/platform';
-import { testEnv } from '@meld/testing';
+import { PROTOTYPE_NAMES, testEnv } from '@meld/testing';
 import type { INestApplication } from '@nestjs/common';
 import { HttpAdapterHost, ModulesContainer } from '@nestjs/core';
 import { AdminModule } from '../src/admin/admin.module';
@@ -133,5 +133,13 @@ describe('public OpenAPI document and /docs (gateway)', () => {
     expect((await bundle.text()).length).toBeGreaterThan(100_000);
     expect(await (await fetch(`${gateway}/docs/assets/init.js`)).text()).toContain("url: '/v1/openapi.json'");
     expect((await fetch(`${gateway}/docs/assets/..%2Fpackage.json`)).status).toBe(404);
+  });
+
+  it('answers 404 for asset names of Object.prototype members (ADR 0124)', async () => {
+    for (const name of PROTOTYPE_NAMES) {
+      const res = await fetch(`${gateway}/docs/assets/${name}`);
+      expect([name, res.status]).toEqual([name, 404]);
+      expect(((await res.json()) as Json).message).toBe(`no such asset: ${name}`);
+    }
   });
 });

@@ -3,7 +3,7 @@ import { request as httpRequest } from 'node:http';
 import { DEV_PRINCIPAL_KEYS, decodePrincipal } from '@meld/auth';
 import { APP_NAMES, type AppName, PUBLIC_ROUTES, type PublicRoute } from '@meld/contracts';
 import { requestIdOf } from '@meld/platform';
-import { testEnv } from '@meld/testing';
+import { PROTOTYPE_NAMES, testEnv } from '@meld/testing';
 import Fastify, { type FastifyInstance } from 'fastify';
 import Redis from 'ioredis';
 import type { DataSource } from 'typeorm';
@@ -13,6 +13,7 @@ import { PublicApi } from '../src/public-api/pipeline/public-api';
 import { publicApiPlugin } from '../src/public-api/pipeline/public-api.plugin';
 import { Upstreams } from '../src/public-api/proxy/upstreams';
 import { DEFAULT_RATE_LIMITS } from '../src/public-api/rate-limit/limits';
+import { localWindow } from '../src/public-api/rate-limit/local-window';
 import { RateLimiter } from '../src/public-api/rate-limit/rate-limiter';
 import { startStubUpstream } from './support/stub-upstream';
 import { createTenancy, createToken, openTestDb } from './support/tenancy';
@@ -53,9 +54,11 @@ describe('public API pipeline', () => {
     writer = await createToken(db, { organizationId: t.org.id, scopes: ['PROJECT_INGEST_WRITE'], projects: ['*'] });
     dsToken = await createToken(db, { organizationId: t.org.id, kind: 'datasource', dataSourceId: t.dataSource.id });
     const api = new PublicApi({
-      tokens: new TokenStore(db, 5000),
+      tokens: new TokenStore(db, 5000, 2000),
       tenancy: new TenancyStore(db, 5000),
       limiter: new RateLimiter(redis, DEFAULT_RATE_LIMITS, `pipeline-spec-${randomUUID()}`),
+      clients: localWindow(DEFAULT_RATE_LIMITS, 'client'),
+      authFailures: localWindow(DEFAULT_RATE_LIMITS, 'authFailures'),
       upstreams: new Upstreams(Object.fromEntries(APP_NAMES.map((a) => [a, stub.url])) as Record<AppName, string>),
       db,
       principalKey: DEV_PRINCIPAL_KEYS.privateKey,
@@ -71,6 +74,22 @@ describe('public API pipeline', () => {
     await stub?.close();
     redis?.disconnect();
     await db?.destroy();
+  });
+
+  it('answers 404 for path parameters and paths named like Object.prototype members, never 500 (ADR 0124)', async () => {
+    for (const name of PROTOTYPE_NAMES) {
+      const seg = encodeURIComponent(name);
+      const answers = [
+        (await call(`/v1/project/${seg}`, { token: reader.token })).status,
+        (await call(`/v1/${seg}`, { token: reader.token })).status,
+        (await call(`/v1/project/${t.project.uid}/datasource/${seg}/stream`, { token: reader.token })).status,
+        (await call(`/v1/project/${seg}/datasource/${t.dataSource.id}/stream`, { token: dsToken.token })).status,
+      ];
+      expect([name, answers]).toEqual([name, [404, 404, 404, 404]]);
+      // header names too: forwarded as they came (Node's own header parsing drops a `__proto__` header before us)
+      expect((await call(`/v1/project/${t.project.uid}`, { token: reader.token, headers: { [name]: 'v' } })).status).toBe(200);
+      if (name !== '__proto__') expect(stub.last().headers[name.toLowerCase()]).toBe('v');
+    }
   });
 
   it('forwards to the owning app with a signed principal, the request id and no bearer', async () => {

@@ -6,6 +6,7 @@ import type { DataSource } from 'typeorm';
 import { startIngest } from './app.fixture';
 import { collectTopic } from './kafka.fixture';
 import { type Json, type PrincipalSigner, principalSigner, seedTenancy } from '@meld/fixtures';
+import { PROTOTYPE_NAMES } from '@meld/testing';
 
 describe('contact writes (ingest)', () => {
   let app: INestApplication;
@@ -113,6 +114,28 @@ describe('contact writes (ingest)', () => {
     expect(Object.keys(items[2].errors ?? {})).toEqual(['nul_attr']);
     expect(await row(ok)).toMatchObject({ version: 1 });
     expect(await del('a\u0000b')).toEqual({ status: 404, body: expect.objectContaining({ message: expect.any(String) }) });
+  });
+
+  it('accepts attributes named like Object.prototype members (ADR 0124): stored as given, never a 500', async () => {
+    const id = uid();
+    const names = PROTOTYPE_NAMES.filter((n) => !n.startsWith('_'));
+    const res = await post([{ _user_id: id, ...Object.fromEntries(names.map((n) => [n, `v-${n}`])) }]);
+    expect(res).toEqual({ status: 202, body: { entity: { successful: 1, failed: 0, items: [{ status: 'success', _user_id: id }] } } });
+    expect((await row(id)).attributes).toEqual(Object.fromEntries(names.map((n) => [n, `v-${n}`])));
+    // a second write reads those names back from the stored state (the patch merge)
+    expect((await post([{ _user_id: id, constructor: null, toString: 'again' }])).status).toBe(202);
+    expect((await row(id)).attributes).toMatchObject({ toString: 'again', valueOf: 'v-valueOf' });
+    // a `__proto__` key (however escaped) is refused by the JSON body parser with a 400 naming it
+    for (const key of ['__proto__', '\\u005f_proto__']) {
+      const proto = await post(`[{"_user_id":"x"},{"_user_id":"${uid()}","${key}":"x"}]`, true);
+      expect(proto).toEqual({ status: 400, body: expect.objectContaining({ message: '$[1].__proto__: the key __proto__ is not allowed' }) });
+    }
+    const reserved = await post([{ _user_id: uid(), _constructor: 1 }]);
+    expect(Object.keys(reserved.body.entity.items[0].errors)).toEqual(['_constructor']);
+    // invalid values of such names are item errors too
+    const bad = await post([{ _user_id: uid(), hasOwnProperty: { nested: 1 } }]);
+    expect(bad.status).toBe(422);
+    expect(Object.keys(bad.body.entity.items[0].errors)).toEqual(['hasOwnProperty']);
   });
 
   it('types a new custom attribute from its first value; later values must match', async () => {

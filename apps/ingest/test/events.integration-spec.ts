@@ -5,7 +5,7 @@ import type { DataSource } from 'typeorm';
 import { startIngest } from './app.fixture';
 import { collectTopic } from './kafka.fixture';
 import { type Json, type PrincipalSigner, principalSigner, seedTenancy } from '@meld/fixtures';
-import { waitFor } from '@meld/testing';
+import { PROTOTYPE_NAMES, waitFor } from '@meld/testing';
 
 const HOUR = 3600_000;
 
@@ -49,6 +49,19 @@ describe('event writes (ingest)', () => {
     _event_type: 'purchase',
     _event_parameters: { 'product-id': 'sku-1', amount: 12.5 },
     ...extra,
+  });
+
+  it('takes Object.prototype member names as data (ADR 0124): parameters are kept, unknown fields are item errors, never a 500', async () => {
+    const id = uid();
+    await contact(id);
+    const names = PROTOTYPE_NAMES.filter((n) => n !== '__proto__');
+    const params = { 'product-id': 'sku-1', amount: 1, ...Object.fromEntries(names.map((n) => [n, n])) };
+    const res = await post('/events', [purchase(id, eid(), { _event_parameters: params }), purchase(id, eid(), { constructor: 1, toString: 'x' })]);
+    expect(res.status).toBe(202);
+    expect(res.body.entity.items[0]).toEqual({ status: 'success', _user_id: id });
+    expect(res.body.entity.items[1].errors).toEqual({ constructor: ['unknown event field constructor'], toString: ['unknown event field toString'] });
+    const [published] = await events.waitFor(1, (m) => m.value.userId === id && m.value.kind === undefined);
+    expect(published.value.parameters).toEqual(params);
   });
 
   it('refuses a body that is not an array of 1 to 100 objects with 400', async () => {

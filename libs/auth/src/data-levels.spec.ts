@@ -1,3 +1,4 @@
+import { PROTOTYPE_NAMES } from '@meld/testing';
 import fc from 'fast-check';
 import type { DataMode, Scope } from '@meld/contracts';
 import { type Contact, dataLevelOf, dataPolicy, maskEmail, maskPhone, maySearchByPii, serializeContact } from './data-levels';
@@ -56,12 +57,20 @@ describe('data levels', () => {
     expect(serializeContact(contact, { kind: 'product', scopes: [READ], project: null })).toEqual({ id: 'a1' });
   });
 
+  it('keeps fields named like Object.prototype members as plain data at every level (ADR 0124)', () => {
+    const contact = JSON.parse(`{"id":"a1",${PROTOTYPE_NAMES.map((n) => `"${n}":true`).join(',')}}`) as Contact;
+    for (const scopes of [[READ, 'PROJECT_AUDIENCE_DATA_BASIC'], [READ, 'PROJECT_AUDIENCE_DATA_FULL']] as Scope[][]) {
+      const out = serializeContact(contact, caller(scopes));
+      expect(Object.keys(out).sort()).toEqual(['id', ...PROTOTYPE_NAMES].sort());
+    }
+  });
+
   it('never lets a clear phone or email out outside normal mode, nor above the level (property)', () => {
     const scopeSets = fc.subarray(['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_DATA_BASIC', 'PROJECT_AUDIENCE_DATA_FULL'] as Scope[]);
     const modes = fc.constantFrom<DataMode>('normal', 'anonymized', 'blocked');
     const email = fc.emailAddress();
     const phone = fc.stringMatching(/^\+[1-9][0-9]{7,14}$/);
-    const extra = fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }).filter((k) => !['id', '__proto__'].includes(k)), fc.oneof(fc.string(), fc.boolean(), fc.integer()));
+    const extra = fc.dictionary(fc.oneof(fc.string({ minLength: 1, maxLength: 8 }), fc.constantFrom(...PROTOTYPE_NAMES)).filter((k) => !['id', '__proto__'].includes(k)), fc.oneof(fc.string(), fc.boolean(), fc.integer()));
     fc.assert(
       fc.property(scopeSets, modes, email, phone, extra, (scopes, mode, e, p, more) => {
         const c: Contact = { ...more, id: 'x', _email: e, _phone_mobile: p };

@@ -1,4 +1,4 @@
-import type { DataMode, Scope } from '@meld/contracts';
+import { type DataMode, type Scope, dict } from '@meld/contracts';
 import type { Principal } from './principal';
 
 /**
@@ -67,7 +67,7 @@ export function serializeContact(contact: Contact, caller: Caller): Contact {
 }
 
 function pick(contact: Contact, level: 'default' | 'basic'): Contact {
-  const out: Record<string, unknown> = {};
+  const out: Record<string, unknown> = dict(); // field names are the sources' (ADR 0124)
   for (const field of level === 'basic' ? BASIC_FIELDS : DEFAULT_FIELDS) {
     if (Object.hasOwn(contact, field)) out[field] = contact[field];
   }

@@ -7,6 +7,7 @@ export * from './metrics/metrics';
 export * from './platform.module';
 export * from './health/store-checks';
 export * from './redis/redis.module';
+export * from './redis/redis-client';
 export * from './app/meld-app';
 export * from './stores/kafka-client';
 export * from './stores/store-env';

@@ -3,11 +3,14 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
 /**
  * A loopback TCP proxy a test can cut and restore: `stop()` refuses new connections
  * and kills open ones, exactly what a client sees when its store goes down, without
- * stopping the shared store other tests use.
+ * stopping the shared store other tests use. `pause()` keeps every connection open but
+ * forwards nothing until `unpause()`: a store that stalls (GC pause, full disk, a network
+ * partition that drops packets) rather than one that refuses.
  */
 export class TcpProxy {
   private server?: Server;
   private readonly sockets = new Set<Socket>();
+  private paused = false;
   port = 0;
 
   constructor(
@@ -38,7 +41,10 @@ export class TcpProxy {
         s.on('close', () => this.sockets.delete(s));
         s.on('error', () => s.destroy());
       }
-      client.pipe(upstream).pipe(client);
+      // Plain data handlers, not pipe(): a piped socket resumes on its own when the other side drains.
+      client.on('data', (chunk) => upstream.write(chunk));
+      upstream.on('data', (chunk) => client.write(chunk));
+      if (this.paused) for (const s of [client, upstream]) s.pause();
       client.on('close', () => upstream.destroy());
       upstream.on('close', () => client.destroy());
     });
@@ -48,6 +54,17 @@ export class TcpProxy {
     });
     this.port = (server.address() as { port: number }).port;
     this.server = server;
+  }
+
+  /** Stops forwarding in both directions; connections (new ones too) stay open and silent. */
+  pause(): void {
+    this.paused = true;
+    for (const s of this.sockets) s.pause();
+  }
+
+  unpause(): void {
+    this.paused = false;
+    for (const s of this.sockets) s.resume();
   }
 
   async stop(): Promise<void> {

@@ -1,4 +1,4 @@
-import type { Principal } from '@meld/auth';
+import { CONTACT_DATA_BLOCKED, contactDataMask, type Principal } from '@meld/auth';
 import type { Plan, Scope } from '@meld/contracts';
 import { isoWithOffset } from '@meld/api';
 import { BadRequestException, ForbiddenException, Injectable, NotFoundException } from '@nestjs/common';
@@ -30,7 +30,10 @@ export function parsePaging(start: string | undefined, limit: string | undefined
   return { start: s, limit: l };
 }
 
-/** The events of one audience contact (absorbed ids resolve to the survivor), newest first, within the plan's look-back. */
+/**
+ * The events of one audience contact (absorbed ids resolve to the survivor), newest first,
+ * within the plan's look-back; parameters as the data mode and level allow (ADR 0121).
+ */
 @Injectable()
 export class ListEvents {
   constructor(private readonly events: EventsRepository) {}
@@ -39,6 +42,9 @@ export class ListEvents {
     const { principal, projectId } = command;
     const missing = EVENTS_SCOPES.filter((s) => !principal.scopes.includes(s));
     if (missing.length) throw new ForbiddenException(`this token lacks ${missing.join(', ')}`);
+    // The project's data mode applies to event parameters as to contact attributes (ADR 0121).
+    const mask = contactDataMask(principal);
+    if (!mask) throw new ForbiddenException(CONTACT_DATA_BLOCKED);
     const paging = parsePaging(command.start, command.limit);
     const audienceId = await this.events.resolveAudienceId(projectId, command.audienceId);
     if (!audienceId) throw new NotFoundException('audience contact not found');
@@ -56,7 +62,7 @@ export class ListEvents {
         type: e.type,
         date: isoWithOffset(new Date(e.date * 1000)),
         receivedAt: isoWithOffset(new Date(e.receivedAt * 1000)),
-        parameters: e.parameters,
+        parameters: mask(e.parameters),
         dataSourceId: e.dataSourceId,
       })),
       metadata: {

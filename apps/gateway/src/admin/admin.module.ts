@@ -9,6 +9,7 @@ import { DataSourcesRepository } from './datasources/datasources.repository';
 import { CreateDataSource } from './datasources/usecases/create-data-source/create-data-source.usecase';
 import { ListDataSources } from './datasources/usecases/list-data-sources/list-data-sources.usecase';
 import { ADMIN_CONFIG, loadAdminConfig } from './http/admin-config';
+import { ADMIN_LIMITS, loadAdminLimits } from './http/admin-limits';
 import { AdminTokenGuard } from './http/admin-token.guard';
 import { OrganizationsController } from './organizations/organizations.controller';
 import { OrganizationsRepository } from './organizations/organizations.repository';
@@ -55,6 +56,7 @@ import { WebhooksRepository } from './webhooks/webhooks.repository';
   ],
   providers: [
     { provide: ADMIN_CONFIG, useFactory: () => loadAdminConfig() },
+    { provide: ADMIN_LIMITS, useFactory: () => loadAdminLimits() },
     AdminTokenGuard,
     TenancyEvents,
     CatalogueRepository,

@@ -9,11 +9,14 @@ export interface GatewayConfig {
   /** Signs principals (ADR 0102); parsed once at start. */
   principalKey: KeyObject;
   redisUrl: string;
+  redisTimeoutMs: number;
   rateLimits: RateLimits;
   /** Prefix of the rate-limit keys: replicas of one deployment share it; tests isolate themselves with their own. */
   rateLimitNamespace: string;
   /** How long a cached token or project may be used without re-reading Postgres. */
   cacheTtlMs: number;
+  /** How long an unknown token hash is answered from memory (ADR 0123). */
+  negativeCacheTtlMs: number;
 }
 
 /** The public API's settings, validated at start (a bad `MELD_RATE_LIMITS` stops the gateway with a clear line). */
@@ -21,17 +24,21 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
   const c = loadConfig(
     z.object({
       MELD_REDIS_URL: envVars.redisUrl,
+      MELD_REDIS_TIMEOUT_MS: envVars.redisTimeoutMs,
       MELD_RATE_LIMITS: z.string().optional(),
       MELD_RATE_LIMIT_NAMESPACE: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/).default('meld'),
       MELD_GATEWAY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(300_000).default(5000),
+      MELD_GATEWAY_NEGATIVE_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(2000),
     }),
     env,
   );
   return {
     principalKey: loadPrincipalPrivateKey(env),
     redisUrl: c.MELD_REDIS_URL,
+    redisTimeoutMs: c.MELD_REDIS_TIMEOUT_MS,
     rateLimits: resolveRateLimits(c.MELD_RATE_LIMITS),
     rateLimitNamespace: c.MELD_RATE_LIMIT_NAMESPACE,
     cacheTtlMs: c.MELD_GATEWAY_CACHE_TTL_MS,
+    negativeCacheTtlMs: c.MELD_GATEWAY_NEGATIVE_CACHE_TTL_MS,
   };
 }

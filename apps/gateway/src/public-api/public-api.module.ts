@@ -2,7 +2,8 @@ import { DATA_SOURCE } from '@meld/db';
 import { Inject, Injectable, Logger, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
-import Redis from 'ioredis';
+import { createRedisClient } from '@meld/platform';
+import type Redis from 'ioredis';
 import type { DataSource } from 'typeorm';
 import { loadAppUrls } from '../upstreams/app-urls';
 import { CacheInvalidation } from './access/cache-invalidation';
@@ -12,13 +13,15 @@ import { loadGatewayConfig } from './gateway-config';
 import { PublicApi } from './pipeline/public-api';
 import { publicApiPlugin } from './pipeline/public-api.plugin';
 import { Upstreams } from './proxy/upstreams';
+import { localWindow } from './rate-limit/local-window';
 import { RateLimiter } from './rate-limit/rate-limiter';
 
 /**
  * Wires the public pipeline and mounts it on the gateway's Fastify instance. The
- * rate-limit Redis client is its own: auto-pipelined (concurrent requests share round
- * trips) and without an offline queue or retries, so a Redis outage turns into an
- * immediate 503 instead of requests piling up.
+ * rate-limit Redis client is its own, auto-pipelined (concurrent requests share round
+ * trips); as every request-path client (ADR 0122) it has no offline queue, no retries and
+ * a command timeout, so a Redis outage or stall turns into a 503 within the budget
+ * instead of requests piling up.
  */
 @Injectable()
 class PublicApiRuntime implements OnModuleInit, OnApplicationShutdown {
@@ -33,23 +36,18 @@ class PublicApiRuntime implements OnModuleInit, OnApplicationShutdown {
     private readonly host: HttpAdapterHost,
   ) {
     const config = loadGatewayConfig();
-    this.redis = new Redis(config.redisUrl, {
-      enableAutoPipelining: true,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      commandTimeout: 1000,
-      retryStrategy: (n) => Math.min(n * 200, 2000),
-      connectionName: 'meld-gateway-ratelimit',
-    });
+    this.redis = createRedisClient(config.redisUrl, { name: 'meld-gateway-ratelimit', role: 'request', timeoutMs: config.redisTimeoutMs, extra: { enableAutoPipelining: true } });
     this.redis.on('error', () => undefined); // refusals are logged per request; the platform client logs the outage
-    const tokens = new TokenStore(db, config.cacheTtlMs);
+    const tokens = new TokenStore(db, config.cacheTtlMs, config.negativeCacheTtlMs);
     const tenancy = new TenancyStore(db, config.cacheTtlMs);
-    this.invalidation = new CacheInvalidation(config.redisUrl, tokens, tenancy);
+    this.invalidation = new CacheInvalidation(config.redisUrl, config.redisTimeoutMs, tokens, tenancy);
     this.upstreams = new Upstreams(loadAppUrls());
     this.api = new PublicApi({
       tokens,
       tenancy,
       limiter: new RateLimiter(this.redis, config.rateLimits, config.rateLimitNamespace),
+      clients: localWindow(config.rateLimits, 'client'),
+      authFailures: localWindow(config.rateLimits, 'authFailures'),
       upstreams: this.upstreams,
       db,
       principalKey: config.principalKey,

@@ -22,7 +22,7 @@ export interface AdminGateway {
  * independent of the public pipeline, so its tests do not boot (or wait for) the rest.
  * `adminToken: null` boots it without MELD_ADMIN_TOKEN (the loopback-only default).
  */
-export async function startAdminGateway({ adminToken = TEST_ADMIN_TOKEN as string | null, host = '127.0.0.1' } = {}): Promise<AdminGateway> {
+export async function startAdminGateway({ adminToken = TEST_ADMIN_TOKEN as string | null, host = '127.0.0.1', rateLimits = undefined as object | undefined } = {}): Promise<AdminGateway> {
   const env = testEnv();
   const appEnv = {
     LOG_LEVEL: 'silent',
@@ -31,8 +31,10 @@ export async function startAdminGateway({ adminToken = TEST_ADMIN_TOKEN as strin
     MELD_REDIS_URL: env.redisUrl,
   };
   const saved = process.env.MELD_ADMIN_TOKEN;
+  const savedLimits = process.env.MELD_RATE_LIMITS;
   if (adminToken === null) delete process.env.MELD_ADMIN_TOKEN;
   else process.env.MELD_ADMIN_TOKEN = adminToken;
+  if (rateLimits) process.env.MELD_RATE_LIMITS = JSON.stringify(rateLimits);
   let app: INestApplication;
   try {
     const def = { name: 'gateway-admin-spec', port: 0, stores: ['postgres' as const, 'redis' as const], publicFacing: true, imports: [AdminModule] };
@@ -40,6 +42,8 @@ export async function startAdminGateway({ adminToken = TEST_ADMIN_TOKEN as strin
   } finally {
     if (saved === undefined) delete process.env.MELD_ADMIN_TOKEN;
     else process.env.MELD_ADMIN_TOKEN = saved;
+    if (savedLimits === undefined) delete process.env.MELD_RATE_LIMITS;
+    else process.env.MELD_RATE_LIMITS = savedLimits;
   }
   const port = Number(new URL((await app.getUrl()).replace('[::1]', '127.0.0.1').replace('[::]', '127.0.0.1')).port);
   const base = `http://127.0.0.1:${port}`;

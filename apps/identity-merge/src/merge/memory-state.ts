@@ -1,3 +1,4 @@
+import { dict } from '@meld/contracts';
 import { contactRef, type AttributeValue, type AudienceContact, type SourceContact } from './merge-core';
 import { keyString, type MergeKey } from './merge-keys';
 import type { MergePlan, MergeStateReader } from './merge-step';
@@ -17,8 +18,8 @@ export class MemoryMergeState implements MergeStateReader {
   upsert(dataSourceId: string, userId: string, patch: Record<string, AttributeValue | null>, at: string): string {
     const ref = contactRef({ dataSourceId, userId });
     const current = this.sources.get(ref) ?? { dataSourceId, userId, attributes: {}, attributeAt: {}, seq: ++this.seq };
-    const attributes = { ...current.attributes };
-    const attributeAt = { ...current.attributeAt };
+    const attributes = dict(current.attributes);
+    const attributeAt = dict(current.attributeAt);
     for (const [name, value] of Object.entries(patch)) {
       if (value === null) {
         delete attributes[name];

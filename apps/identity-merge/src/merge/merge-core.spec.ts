@@ -130,7 +130,11 @@ const op = fc.oneof(
       kind: fc.constant('upsert' as const),
       ds: fc.constantFrom('api', 'crm', 'shop'),
       user: fc.constantFrom('u1', 'u2', 'u3', 'u4', 'anonymous'),
-      patch: fc.record({ _email: attrValue(emails), _phone_mobile: attrValue(phones), _first_name: attrValue(names) }, { requiredKeys: [] }),
+      patch: fc.record(
+        // custom attributes named like Object.prototype members merge as any other (ADR 0124)
+        { _email: attrValue(emails), _phone_mobile: attrValue(phones), _first_name: attrValue(names), constructor: attrValue(names), toString: attrValue(names), valueOf: attrValue(names) },
+        { requiredKeys: [] },
+      ),
       minute: fc.integer({ min: 0, max: 59 }),
     }),
   },

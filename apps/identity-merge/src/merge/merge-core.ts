@@ -1,3 +1,4 @@
+import { dict } from '@meld/contracts';
 import { KeyNormaliser, keyString, type KeyOptions } from './merge-keys';
 
 /**
@@ -175,13 +176,13 @@ export function mergeAttributes(members: readonly SourceContact[], sources: Read
     const values: Record<string, AttributeValue> = { ...m.attributes, _user_id: m.attributes._user_id ?? m.userId };
     for (const [name, value] of Object.entries(values)) {
       if (value === null || value === undefined) continue;
-      const candidate = { value, source, at: parseTime(m.attributeAt[name]), ref };
+      const candidate = { value, source, at: parseTime(Object.hasOwn(m.attributeAt, name) ? m.attributeAt[name] : undefined), ref };
       const current = best.get(name);
       if (!current || wins(candidate, current)) best.set(name, candidate);
     }
   }
-  const attributes: Record<string, AttributeValue> = {};
-  const lineage: Record<string, string> = {};
+  const attributes: Record<string, AttributeValue> = dict();
+  const lineage: Record<string, string> = dict();
   for (const name of [...best.keys()].sort()) {
     const b = best.get(name)!;
     attributes[name] = b.value;

@@ -1,3 +1,4 @@
+import { dict } from '@meld/contracts';
 import { type AttributeRule, type AttributeValue, CUSTOM_NAME, inferRule, normaliseValue, valueError } from './attribute-rules';
 
 export type AttributePatch = Record<string, AttributeValue | null>;
@@ -47,8 +48,8 @@ export function parseAttributes(
   pending: ReadonlyMap<string, AttributeRule>,
   skip: ReadonlySet<string>,
 ): ParsedAttributes {
-  const patch: AttributePatch = {};
-  const errors: ItemErrors = {};
+  const patch: AttributePatch = dict();
+  const errors: ItemErrors = dict();
   const created: NewAttribute[] = [];
   const fail = (name: string, message: string) => (errors[name] ??= []).push(message);
   for (const [name, value] of Object.entries(input)) {

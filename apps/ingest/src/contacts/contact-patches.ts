@@ -1,3 +1,4 @@
+import { dict } from '@meld/contracts';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { type AttributeRule, normaliseValue, valueError, type AttributeValue } from './attribute-rules';
@@ -40,8 +41,8 @@ export class ContactPatches {
     const standing = await this.contacts.createAttributes(tx, projectId, created);
     return results.map((result) => {
       if (!result.ok) return result;
-      const errors: ItemErrors = {};
-      const patch: AttributePatch = { ...result.patch };
+      const errors: ItemErrors = dict();
+      const patch: AttributePatch = dict(result.patch);
       for (const [name, value] of Object.entries(result.patch)) {
         const rule = standing.get(name);
         if (!rule || value === null) continue;

@@ -1,4 +1,4 @@
-import { contactChange, eventsErased, keys, Topics, type ContactChange, type EventsErased } from '@meld/contracts';
+import { dict, contactChange, eventsErased, keys, Topics, type ContactChange, type EventsErased } from '@meld/contracts';
 import { DATA_SOURCE } from '@meld/db';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
@@ -86,8 +86,8 @@ export class SourceContactsRepository {
         return [
           r.user_id,
           {
-            attributes: live ? { ...r.attributes } : {},
-            attributeAt: live ? { ...r.attribute_at } : {},
+            attributes: dict(live ? r.attributes : undefined),
+            attributeAt: dict(live ? r.attribute_at : undefined),
             version: Number(r.version),
             changed: !live,
             cleared: new Set<string>(),
@@ -102,7 +102,7 @@ export class SourceContactsRepository {
         if (storedAt !== undefined && storedAt > write.at) continue; // a newer write set it
         s.attributeAt[name] = write.at;
         if (value === null) {
-          if (name in s.attributes) {
+          if (Object.hasOwn(s.attributes, name)) {
             delete s.attributes[name];
             s.cleared.add(name);
             s.changed = true;
@@ -130,7 +130,7 @@ export class SourceContactsRepository {
       [projectId, dataSourceId, JSON.stringify(updates)],
     );
     const messages = changed.map(([userId, s]): ContactChange => {
-      const patch: AttributePatch = { ...s.attributes };
+      const patch: AttributePatch = dict(s.attributes);
       for (const name of s.cleared) patch[name] = null;
       return { schemaVersion: 1, kind: 'upsert', projectId, dataSourceId, userId, version: s.version + 1, at: writtenAt, patch };
     });

@@ -1,5 +1,6 @@
 import type { AttributeType } from '@meld/contracts';
 import { isIsoDateTime, scalarError } from '../contacts/attribute-rules';
+import { dict, hasKey } from '@meld/contracts';
 import { type ItemErrors, isPlainObject, keyError, userIdError } from '../contacts/contact-item';
 
 export interface EventTypeRule {
@@ -57,7 +58,7 @@ export function eventIdError(value: unknown): string | null {
  * names are errors.
  */
 export function parseEvent(item: Record<string, unknown>, types: ReadonlyMap<string, EventTypeRule>, receivedAt: string): { ok: true; event: ParsedEvent } | { ok: false; errors: ItemErrors } {
-  const errors: ItemErrors = {};
+  const errors: ItemErrors = dict();
   const fail = (name: string, message: string) => (errors[name] ??= []).push(message);
   const idErr = userIdError(item._user_id);
   if (idErr) fail('_user_id', idErr);
@@ -77,7 +78,7 @@ export function parseEvent(item: Record<string, unknown>, types: ReadonlyMap<str
   if (!isPlainObject(parameters)) fail('_event_parameters', 'must be an object');
   else if (eventType) {
     for (const rule of eventType.parameters) {
-      const value = parameters[rule.parameter];
+      const value = hasKey(parameters, rule.parameter) ? parameters[rule.parameter] : undefined;
       if (value === undefined || value === null) {
         if (rule.required) fail(`_event_parameters.${rule.parameter}`, 'is required');
         continue;
@@ -88,7 +89,7 @@ export function parseEvent(item: Record<string, unknown>, types: ReadonlyMap<str
   }
   const userData = item._user_data ?? null;
   if (userData !== null && !isPlainObject(userData)) fail('_user_data', 'must be an object');
-  else if (userData && '_user_id' in userData && userData._user_id !== item._user_id) fail('_user_data._user_id', 'must be omitted or equal to _user_id');
+  else if (userData && hasKey(userData, '_user_id') && userData._user_id !== item._user_id) fail('_user_data._user_id', 'must be omitted or equal to _user_id');
   for (const name of Object.keys(item)) if (!EVENT_FIELDS.has(name)) fail(name, `unknown event field ${name}`);
   if (Object.keys(errors).length > 0) return { ok: false, errors };
   return {

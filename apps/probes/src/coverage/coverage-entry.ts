@@ -1,4 +1,4 @@
-import { derivedPiiValue, type PiiValueAccess } from '@meld/auth';
+import { derivedPiiValue, type ContactDataView } from '@meld/auth';
 import { estimateShare, round, wilsonInterval } from '../shared/estimators';
 import { sampleQualifier, type SamplingPlan } from '../shared/sampling';
 import type { ProfiledAttribute } from './profiled-attributes';
@@ -28,7 +28,7 @@ export interface Measure {
   population: number;
   /** Contacts read (the sample, or everyone). */
   scanned: number;
-  piiAccess: PiiValueAccess;
+  piiAccess: ContactDataView;
 }
 
 export const MULTIVALUE_SEMANTICS = 'contacts holding the value: a contact with several values counts once under each, so the counts do not sum to the audience and shares can exceed 100% together (probe rule 14)';
@@ -83,7 +83,7 @@ function stats(figures: AttributeFigures, sampled: boolean) {
 }
 
 /** A listed value in its attribute's type: numbers, booleans (stored 1 / 0), dates (unix seconds) as ISO, PII as access allows. */
-export function decodeValue(attribute: Pick<ProfiledAttribute, 'type'>, text: string, access: PiiValueAccess): string | number | boolean {
+export function decodeValue(attribute: Pick<ProfiledAttribute, 'type'>, text: string, access: ContactDataView): string | number | boolean {
   switch (attribute.type) {
     case 'number':
       return Number(text);

@@ -1,4 +1,4 @@
-import { CurrentPrincipal, type Principal, piiValueAccess, projectOf } from '@meld/auth';
+import { CurrentPrincipal, type Principal, contactDataView, projectOf } from '@meld/auth';
 import { ApiError, ApiErrors, ApiSuccess } from '@meld/api';
 import { parseInput } from '@meld/platform';
 import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
@@ -36,7 +36,7 @@ export class CoverageController {
     // A root is computed live, never cached (probe rule 3). PII values depend on the caller's data access: part of the key.
     if (input.root !== undefined) return { metadata: { ...(await compute()), cached: false, computedAgo: 0 } };
     const { refresh = false, ...args } = input;
-    const answer = await this.cache.get('coverage', project.id, { ...args, pii: piiValueAccess(principal) }, refresh, compute);
+    const answer = await this.cache.get('coverage', project.id, { ...args, pii: contactDataView(principal) }, refresh, compute);
     const refreshFields = answer.refreshDeclined ? { refreshDeclined: true, nextRefreshIn: answer.nextRefreshIn } : {};
     return { metadata: { ...answer.value, cached: answer.cached, computedAgo: answer.computedAgo, ...refreshFields } };
   }

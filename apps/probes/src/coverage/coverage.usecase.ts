@@ -1,4 +1,4 @@
-import { maySearchByPii, piiValueAccess, type Principal } from '@meld/auth';
+import { maySearchByPii, contactDataView, type Principal } from '@meld/auth';
 import { FilterCatalogueRepository } from '@meld/db';
 import { type AudienceFilterNode, AudienceFilterError, parseAudienceFilter, parseAudienceFilterVersion, piiConditionPath } from '@meld/filters';
 import { BadRequestException, ForbiddenException, Injectable } from '@nestjs/common';
@@ -71,7 +71,7 @@ export class CoverageUseCase {
     });
     await this.topValues(population, attributes, figures, sample);
 
-    const measure = { plan, population: contacts, scanned, piiAccess: piiValueAccess(principal) };
+    const measure = { plan, population: contacts, scanned, piiAccess: contactDataView(principal) };
     const definition = denominatorDefinition(root !== undefined, matched);
     return {
       computedAt: now.toISOString(),

@@ -1,3 +1,4 @@
+import { PROTOTYPE_NAMES } from '@meld/testing';
 import { AudienceFilterError } from './errors';
 import { AUDIENCE_FILTER_LIMITS } from './limits';
 import { parseAudienceFilter, parseAudienceFilterVersion } from './parse';
@@ -195,5 +196,18 @@ describe('parseAudienceFilterVersion', () => {
     expect(() => parseAudienceFilterVersion('0.0.1')).not.toThrow();
     expect(() => parseAudienceFilterVersion('0.0.2')).toThrow(/^version: unsupported filter version string "0.0.2"; allowed: 0.0.1$/);
     expect(() => parseAudienceFilterVersion(1)).toThrow(AudienceFilterError);
+  });
+});
+
+describe('parseAudienceFilter: names of Object.prototype members (ADR 0124)', () => {
+  it('are unknown attributes, event types, parameters, operators and node fields: errors naming them, never a crash', () => {
+    for (const name of PROTOTYPE_NAMES) {
+      expect(errorOf(group([attr(name, 'is-set')])).path).toBe('root.children[0].key');
+      expect(errorOf(group([attr('city', name, ['x'])])).path).toBe('root.children[0].operator');
+      expect(errorOf(group([{ type: 'event_condition', key: `${name}.x`, operator: 'is-set' }])).path).toBe('root.children[0].key');
+      expect(errorOf(group([{ type: 'event_condition', key: `purchase.${name}`, operator: 'is-set' }])).path).toBe('root.children[0].key');
+      expect(errorOf(group([{ ...attr('city', 'is-set'), [name]: 1 }])).path).toBe(`root.children[0].${name}`);
+      expect(errorOf({ type: name }).path).toBe('root.type');
+    }
   });
 });

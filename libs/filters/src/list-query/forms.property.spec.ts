@@ -1,7 +1,9 @@
+import { PROTOTYPE_NAMES } from '@meld/testing';
 import fc from 'fast-check';
 import { compileListQuery } from './compile';
 import { type ConditionOperator, GROUP_TOKENS, OPERATORS_BY_TYPE, VALUE_SHAPE } from './operators';
 import { parseListQuery } from './parse';
+import { ListQueryError } from './errors';
 import { ITEMS } from './test-resource';
 import { joinList } from './url-form';
 
@@ -19,6 +21,8 @@ const FIELDS: Array<{ path: string[]; kind: Kind }> = [
   { path: ['tags', 'label'], kind: 'string' },
   { path: ['attributes', 'drink'], kind: 'json' },
   { path: ['attributes', 'a_b', 'c-d'], kind: 'json' },
+  // Keys named like Object.prototype members are data (ADR 0124).
+  ...PROTOTYPE_NAMES.map((name) => ({ path: ['attributes', name], kind: 'json' as const })),
 ];
 
 /** A value written both ways: URL text and JSON. */
@@ -94,6 +98,16 @@ function asQ(q: Query): URLSearchParams {
 }
 
 describe('list query forms (property)', () => {
+  it('refuses fields and operators named like Object.prototype members with an error naming them (ADR 0124)', () => {
+    for (const name of PROTOTYPE_NAMES) {
+      for (const input of [`${name}_eq=1`, `name_${name}=1`, `_sort=${name}`, `${name}=1`]) expect(() => parseListQuery(input, ITEMS)).toThrow(ListQueryError);
+      const q = new URLSearchParams({ _q: JSON.stringify({ filter: [{ field: name, operator: 'eq', value: 1 }], sort: [[name, 'asc']] }) });
+      expect(() => parseListQuery(q, ITEMS)).toThrow(ListQueryError);
+      expect(() => parseListQuery(new URLSearchParams({ _q: `{"${name}":1}` }), ITEMS)).toThrow(ListQueryError);
+      expect(() => parseListQuery(`_group=${name}`, ITEMS)).toThrow(ListQueryError);
+    }
+  });
+
   it('the URL form and _q of the same random query give the same query, SQL and parameters', () => {
     fc.assert(
       fc.property(query, (q) => {

@@ -28,6 +28,8 @@ export const envVars = {
   port: (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback),
   postgresUrl: url(['postgres', 'postgresql']),
   redisUrl: url(['redis', 'rediss']),
+  /** Longest wait for one Redis command on a request path (ADR 0122). */
+  redisTimeoutMs: z.coerce.number().int().min(50).max(30_000).default(1000),
   clickhouseUrl: url(['http', 'https']),
   clickhouseDb: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a plain identifier').default('meld'),
   kafkaBrokers: z

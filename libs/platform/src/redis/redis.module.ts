@@ -1,5 +1,6 @@
 import { type DynamicModule, Inject, Injectable, Logger, Module, type OnApplicationShutdown } from '@nestjs/common';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
+import { createRedisClient } from './redis-client';
 
 export const REDIS = Symbol('REDIS');
 
@@ -11,10 +12,13 @@ class RedisLifecycle implements OnApplicationShutdown {
   }
 }
 
-/** One shared ioredis client; it reconnects by itself, so a Redis restart heals without a pod restart. */
+/**
+ * One shared ioredis client for request paths (ADR 0122: fails fast, never waits past its
+ * timeout); it reconnects by itself, so a Redis restart heals without a pod restart.
+ */
 @Module({})
 export class RedisModule {
-  static forRoot(url: string): DynamicModule {
+  static forRoot(url: string, timeoutMs: number): DynamicModule {
     return {
       module: RedisModule,
       global: true,
@@ -22,7 +26,7 @@ export class RedisModule {
         {
           provide: REDIS,
           useFactory: () => {
-            const redis = new Redis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: false, retryStrategy: (n) => Math.min(n * 200, 2000) });
+            const redis = createRedisClient(url, { name: 'meld-platform', role: 'request', timeoutMs });
             // Log each distinct connection error once, not on every reconnect attempt.
             const log = new Logger('redis');
             let last = '';

@@ -5,7 +5,7 @@ export type StoreName = 'postgres' | 'redis' | 'clickhouse' | 'kafka';
 
 const storeEnv = {
   postgres: { MELD_POSTGRES_URL: envVars.postgresUrl },
-  redis: { MELD_REDIS_URL: envVars.redisUrl },
+  redis: { MELD_REDIS_URL: envVars.redisUrl, MELD_REDIS_TIMEOUT_MS: envVars.redisTimeoutMs },
   clickhouse: { MELD_CLICKHOUSE_URL: envVars.clickhouseUrl, MELD_CLICKHOUSE_DB: envVars.clickhouseDb },
   kafka: { MELD_KAFKA_BROKERS: envVars.kafkaBrokers },
 } as const;
@@ -13,6 +13,8 @@ const storeEnv = {
 export interface StoreConfig {
   postgresUrl?: string;
   redisUrl?: string;
+  /** Longest wait for one Redis command on a request path (ADR 0122). */
+  redisTimeoutMs?: number;
   clickhouseUrl?: string;
   clickhouseDb?: string;
   kafkaBrokers?: string[];
@@ -25,6 +27,7 @@ export function loadStoreConfig(stores: StoreName[], env: NodeJS.ProcessEnv = pr
   return {
     postgresUrl: parsed.MELD_POSTGRES_URL,
     redisUrl: parsed.MELD_REDIS_URL,
+    redisTimeoutMs: parsed.MELD_REDIS_TIMEOUT_MS,
     clickhouseUrl: parsed.MELD_CLICKHOUSE_URL,
     clickhouseDb: parsed.MELD_CLICKHOUSE_DB,
     kafkaBrokers: parsed.MELD_KAFKA_BROKERS,

@@ -32,7 +32,7 @@ export class StoresModule {
       module: StoresModule,
       imports: [
         ...(has('postgres') ? [DbModule.forRoot({ url: config.postgresUrl!, applicationName: `meld-${app}` })] : []),
-        ...(has('redis') ? [RedisModule.forRoot(config.redisUrl!)] : []),
+        ...(has('redis') ? [RedisModule.forRoot(config.redisUrl!, config.redisTimeoutMs!)] : []),
       ],
       providers: [
         {

@@ -1,6 +1,7 @@
 import { TENANCY_CHANGED_CHANNEL, TOKEN_REVOKED_CHANNEL } from '@meld/auth';
 import { Logger } from '@nestjs/common';
-import Redis from 'ioredis';
+import { createRedisClient } from '@meld/platform';
+import type Redis from 'ioredis';
 import type { TenancyStore } from './tenancy-store';
 import type { TokenStore } from './token-store';
 
@@ -13,9 +14,9 @@ export class CacheInvalidation {
   private readonly sub: Redis;
   private connectedBefore = false;
 
-  constructor(redisUrl: string, tokens: TokenStore, tenancy: TenancyStore) {
-    // Offline queue on, unlike the request-path client: SUBSCRIBE must be sent once the connection is up.
-    this.sub = new Redis(redisUrl, { maxRetriesPerRequest: null, retryStrategy: (n) => Math.min(n * 200, 2000), connectionName: 'meld-gateway-invalidation' });
+  constructor(redisUrl: string, timeoutMs: number, tokens: TokenStore, tenancy: TenancyStore) {
+    // A subscriber (ADR 0122): SUBSCRIBE is sent once the connection is up and never times out.
+    this.sub = createRedisClient(redisUrl, { name: 'meld-gateway-invalidation', role: 'subscriber', timeoutMs });
     this.sub.on('error', () => undefined); // the request-path client logs Redis outages already
     this.sub.on('ready', () => {
       if (this.connectedBefore) {

@@ -28,28 +28,42 @@ const SQL = `SELECT t.id, t.kind, t.organization_id, t.scopes, t.projects, t.dat
 
 /**
  * Tokens by the SHA-256 of their secret, cached in process (LRU + TTL). Revocation evicts
- * at once (Redis pub/sub, see CacheInvalidation). Unknown hashes are not cached: random
- * guesses would otherwise flush the real tokens out of the LRU.
+ * at once (Redis pub/sub, see CacheInvalidation). Unknown hashes are cached too, briefly
+ * and in an LRU of their own (random guesses cannot flush the real tokens out): a caller
+ * repeating a bad token costs one query per `negativeTtlMs`, and a token created after
+ * being tried works within that time (ADR 0123).
  */
 export class TokenStore {
   private readonly cache: TtlCache<string, Cached>;
+  private readonly unknown: TtlCache<string, true>;
   /** Bumped on every eviction: a lookup that raced with one is not cached (it may predate the revocation). */
   private generation = 0;
 
   constructor(
     private readonly ds: { isInitialized: boolean; query(sql: string, params?: unknown[]): Promise<unknown> },
     ttlMs: number,
+    negativeTtlMs: number,
     maxEntries = 10_000,
   ) {
     this.cache = new TtlCache(maxEntries, ttlMs);
+    this.unknown = new TtlCache(maxEntries, negativeTtlMs);
+  }
+
+  /** True when `hash` is answered from memory (known or known unknown): no query. */
+  isCached(hash: string): boolean {
+    return this.cache.has(hash) || this.unknown.has(hash);
   }
 
   async byHash(hash: string, now = Date.now()): Promise<TokenLookup> {
     let entry = this.cache.get(hash);
     if (!entry) {
+      if (this.unknown.get(hash)) return { status: 'unknown' };
       const generation = this.generation;
       const [row] = await query<Row>(this.ds, SQL, [hash]);
-      if (!row) return { status: 'unknown' };
+      if (!row) {
+        this.unknown.set(hash, true);
+        return { status: 'unknown' };
+      }
       entry = {
         token: { id: row.id, kind: row.kind, organizationId: row.organization_id, plan: row.plan, scopes: row.scopes, projects: row.projects, dataSourceId: row.data_source_id },
         revoked: row.revoked_at !== null,
@@ -70,5 +84,6 @@ export class TokenStore {
   clear(): void {
     this.generation++;
     this.cache.clear();
+    this.unknown.clear();
   }
 }

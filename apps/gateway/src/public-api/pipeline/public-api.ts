@@ -9,12 +9,14 @@ import type { TokenStore } from '../access/token-store';
 import { StoreUnavailable } from '../access/store-unavailable';
 import { BodyTooLarge, forward } from '../proxy/forward';
 import type { Upstreams } from '../proxy/upstreams';
+import { type LocalWindow, retryAfterSeconds } from '../rate-limit/local-window';
+import { setRateLimitHeaders, setRefusalHeaders } from '../rate-limit/rate-limit-headers';
 import { type Bucket, type RateLimitState, RateLimitUnavailable, type RateLimiter } from '../rate-limit/rate-limiter';
 import { describeToken } from '../token-info/token-info';
 
 type Db = { isInitialized: boolean; query(sql: string, params?: unknown[]): Promise<unknown> };
 type Params = Record<string, string | undefined>;
-type Authenticated = { token: TokenRecord; error?: undefined } | { token?: undefined; error: string };
+type Authenticated = { token: TokenRecord; error?: undefined; throttled?: undefined } | { token?: undefined; error: string; throttled?: RateLimitState };
 
 /** Unknown paths under /v1: counted like any other call, then 404. */
 export const NOT_FOUND_ROUTE: PublicRoute = { id: 'not-found', method: 'GET', path: '/v1/*', app: 'gateway', scopes: [], tokenKinds: [], rateLimit: 'standard' };
@@ -24,16 +26,22 @@ export interface PublicApiDeps {
   tokens: TokenStore;
   tenancy: TenancyStore;
   limiter: RateLimiter;
+  /** Every request per client IP, before any lookup (ADR 0123). */
+  clients: LocalWindow;
+  /** Presented tokens that were not valid, per client IP: once used up, only tokens already in memory are looked at. */
+  authFailures: LocalWindow;
   upstreams: Upstreams;
   db: Db;
   principalKey: KeyObject;
 }
 
 /**
- * The public request pipeline, in this order: bearer → token (cache) → project and data
- * source (cache) → access decision from the route table → rate limit (Redis) → answer
- * (401/403/404/429) or forward with the signed principal. The rate limit runs before any
- * refusal is sent, so every answer carries X-RateLimit-* and refused callers are throttled too.
+ * The public request pipeline, in this order: client limit (in process, per IP) → bearer →
+ * token (cache; a client over its failed-authentication budget gets no lookup) → project
+ * and data source (cache) → access decision from the route table → rate limit (Redis) →
+ * answer (401/403/404/429) or forward with the signed principal. The first two limits cost
+ * no store call (ADR 0123); the Redis one runs before any refusal is sent, so every answer
+ * carries X-RateLimit-* and refused callers are throttled too.
  */
 export class PublicApi {
   private readonly log = new Logger('gateway');
@@ -43,7 +51,10 @@ export class PublicApi {
   async handle(route: PublicRoute, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | void> {
     let bucket: Bucket | undefined;
     try {
-      const auth = await this.authenticate(request.headers.authorization);
+      const client = this.deps.clients.hit(request.ip);
+      if (!client.allowed) return tooMany(reply, client, 'too many requests from this client; retry later');
+      const auth = await this.authenticate(request.headers.authorization, request.ip);
+      if (auth.throttled) return tooMany(reply, auth.throttled, 'too many requests with invalid tokens from this client; retry later');
       let decision: AccessDecision | undefined;
       let project: ProjectRecord | null = null;
       let dataSource: DataSourceRecord | null = null;
@@ -58,7 +69,7 @@ export class PublicApi {
       bucket = bucketFor(route, auth.token, decision, dataSource, request.ip);
       const state = await this.deps.limiter.hit(bucket);
       setRateLimitHeaders(reply, state);
-      if (!state.allowed) return reply.code(429).header('retry-after', String(Math.max(1, state.reset - Math.floor(Date.now() / 1000)))).send();
+      if (!state.allowed) return reply.code(429).header('retry-after', String(retryAfterSeconds(state))).send();
       if (route === NOT_FOUND_ROUTE) return sendError(reply, 404, `no such endpoint: ${request.method} ${request.url.split('?')[0]}`);
       if (!auth.token) return sendError(reply.header('www-authenticate', 'Bearer realm="meld"'), 401, auth.error);
       if (!decision?.ok) return sendError(reply, decision?.status ?? 403, decision?.message ?? 'forbidden', decision?.details);
@@ -99,11 +110,20 @@ export class PublicApi {
     }
   }
 
-  private async authenticate(header: string | undefined): Promise<Authenticated> {
+  private async authenticate(header: string | undefined, ip: string): Promise<Authenticated> {
     const parsed = parseBearer(header);
-    if ('error' in parsed) return { error: parsed.error };
-    const found = await this.deps.tokens.byHash(hashToken(parsed.token));
+    // No header is not a guess (it costs nothing and counts as anonymous); a bad one is.
+    if ('error' in parsed) {
+      if (header !== undefined) this.deps.authFailures.hit(ip);
+      return { error: parsed.error };
+    }
+    const hash = hashToken(parsed.token);
+    if (this.deps.authFailures.exhausted(ip) && !this.deps.tokens.isCached(hash)) {
+      return { error: 'too many invalid tokens', throttled: this.deps.authFailures.peek(ip) };
+    }
+    const found = await this.deps.tokens.byHash(hash);
     if (found.status === 'ok') return { token: found.token };
+    this.deps.authFailures.hit(ip);
     return { error: found.status === 'unknown' ? 'unknown token' : `token ${found.status}` };
   }
 
@@ -154,10 +174,9 @@ export function bucketFor(route: PublicRoute, token: TokenRecord | undefined, de
   return { cls: route.rateLimit, subject: `org:${token.organizationId}`, plan: token.plan };
 }
 
-function setRateLimitHeaders(reply: FastifyReply, state: RateLimitState): void {
-  reply.header('X-RateLimit-Limit', String(state.limit));
-  reply.header('X-RateLimit-Remaining', String(state.remaining));
-  reply.header('X-RateLimit-Reset', String(state.reset));
+function tooMany(reply: FastifyReply, state: RateLimitState, message: string) {
+  setRefusalHeaders(reply, state);
+  return sendError(reply, 429, message);
 }
 
 function sendError(reply: FastifyReply, status: number, message: string, details?: unknown) {

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Transform, pipeline, type Readable } from 'node:stream';
+import { dict } from '@meld/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher } from 'undici';
 
@@ -27,7 +28,8 @@ export async function forward(
   extraHeaders: Record<string, string>,
   bodyLimit: number,
 ): Promise<void> {
-  const headers: Record<string, string | string[]> = {};
+  // Header names are the client's: a null-prototype object (ADR 0124).
+  const headers: Record<string, string | string[]> = dict();
   for (const [name, value] of Object.entries(request.headers)) {
     if (value !== undefined && !DROP_REQUEST.has(name)) headers[name] = value;
   }
@@ -57,7 +59,7 @@ export async function forward(
 const BUFFER_LIMIT = 64 * 1024;
 
 function responseHeaders(headers: IncomingHttpHeaders): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
+  const out: Record<string, string | string[]> = dict();
   for (const [name, value] of Object.entries(headers)) {
     if (value !== undefined && !DROP_RESPONSE.has(name)) out[name] = value;
   }

@@ -7,13 +7,20 @@ import { z } from 'zod';
  * token guessing and floods of bad requests are throttled too.
  */
 export type LimitClass = RateLimitClass | 'anonymous';
-export const LIMIT_CLASSES: readonly LimitClass[] = [...RATE_LIMIT_CLASSES, 'anonymous'];
+/**
+ * Per client IP, in process, before any lookup (ADR 0123): `client` every public request,
+ * `authFailures` presented tokens that were not valid, `admin` every admin API request,
+ * `adminFailures` wrong admin tokens. The same for every plan (no token is known yet).
+ */
+export type LocalLimitClass = 'client' | 'authFailures' | 'admin' | 'adminFailures';
+const LOCAL_LIMIT_CLASSES: readonly LocalLimitClass[] = ['client', 'authFailures', 'admin', 'adminFailures'];
+export const LIMIT_CLASSES: readonly (LimitClass | LocalLimitClass)[] = [...RATE_LIMIT_CLASSES, 'anonymous', ...LOCAL_LIMIT_CLASSES];
 
 export interface ClassLimits {
   windowMs: number;
   perPlan: Record<Plan, number>;
 }
-export type RateLimits = Record<LimitClass, ClassLimits>;
+export type RateLimits = Record<LimitClass | LocalLimitClass, ClassLimits>;
 
 const MINUTE = 60_000;
 const plans = (s: number, m: number, l: number, xl: number): Record<Plan, number> => ({ s, m, l, xl });
@@ -25,6 +32,11 @@ export const DEFAULT_RATE_LIMITS: RateLimits = {
   probes: { windowMs: MINUTE, perPlan: plans(6, 12, 30, 60) },
   ingest: { windowMs: MINUTE, perPlan: plans(600, 3000, 12000, 60000) },
   anonymous: { windowMs: MINUTE, perPlan: plans(60, 60, 60, 60) },
+  // A flood guard, not a quota: above the largest plan's ingest rate from one client.
+  client: { windowMs: MINUTE, perPlan: plans(60000, 60000, 60000, 60000) },
+  authFailures: { windowMs: MINUTE, perPlan: plans(60, 60, 60, 60) },
+  admin: { windowMs: MINUTE, perPlan: plans(600, 600, 600, 600) },
+  adminFailures: { windowMs: MINUTE, perPlan: plans(10, 10, 10, 10) },
 };
 
 const positive = z.number().int().min(1);

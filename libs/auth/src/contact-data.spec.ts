@@ -1,0 +1,44 @@
+import type { DataMode, Scope } from '@meld/contracts';
+import { PROTOTYPE_NAMES } from '@meld/testing';
+import fc from 'fast-check';
+import { CONTACT_DATA_BLOCKED, contactDataMask, contactDataView, maskPiiDeep, maskPiiInText } from './contact-data';
+
+const caller = (dataMode: DataMode, scopes: Scope[]) => ({ kind: 'product' as const, scopes, project: { id: 'p', uid: 'p', dataMode } });
+const READ: Scope[] = ['PROJECT_AUDIENCE_READ'];
+const BASIC: Scope[] = [...READ, 'PROJECT_AUDIENCE_DATA_BASIC'];
+
+describe('contact-derived data under the data mode (ADR 0121)', () => {
+  it('follows the contact serializer: clear only in normal mode at Basic or Full, withheld when blocked', () => {
+    expect(contactDataView(caller('normal', BASIC))).toBe('clear');
+    expect(contactDataView(caller('normal', READ))).toBe('masked');
+    expect(contactDataView(caller('anonymized', BASIC))).toBe('masked');
+    expect(contactDataView(caller('blocked', BASIC))).toBe('withheld');
+    expect(contactDataView({ kind: 'product', scopes: BASIC, project: null })).toBe('withheld');
+    expect(contactDataMask(caller('blocked', BASIC))).toBeNull();
+    expect(CONTACT_DATA_BLOCKED).toMatch(/blocked/);
+  });
+
+  it('masks emails and phone numbers inside texts, and leaves dates, amounts and ids alone', () => {
+    expect(maskPiiInText('write to ada@example.com, or call +33 6 12 34 56 78 / 06.12.34.56.78')).toBe('write to a***@e***.com, or call +33******78 / 06******78');
+    // a counterexample fast-check found: a quote in the local part
+    expect(maskPiiInText("'@a.aa")).toBe("'***@a***.aa");
+    for (const kept of ['2026-01-01', '2026-01-01T10:00:00+02:00', 'order 12345678', 'total 1234.50', 'sku-42', '@handle', 'a@b']) expect(maskPiiInText(kept)).toBe(kept);
+  });
+
+  it('never lets an email or a phone through, wherever it sits in a value', () => {
+    fc.assert(
+      fc.property(fc.emailAddress(), fc.stringMatching(/^\+[1-9][0-9]{8,13}$/), fc.constantFrom(...PROTOTYPE_NAMES, 'note'), (email, phone, key) => {
+        const out = JSON.stringify(maskPiiDeep({ [key]: `to ${email} at ${phone}`, list: [email, { phone }] }));
+        expect(out).not.toContain(email);
+        expect(out).not.toContain(phone);
+      }),
+    );
+  });
+
+  it('keeps the keys, prototype member names included, as plain data', () => {
+    const value = JSON.parse(`{${PROTOTYPE_NAMES.map((n) => `"${n}":"x@y.io"`).join(',')}}`) as Record<string, unknown>;
+    const masked = maskPiiDeep(value) as Record<string, unknown>;
+    expect(Object.keys(masked)).toEqual([...PROTOTYPE_NAMES]);
+    expect(Object.values(masked).every((v) => v === 'x***@y***.io')).toBe(true);
+  });
+});

@@ -1,0 +1,61 @@
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+
+/** A 400 that names why the JSON body was refused (Fastify's default parser says only "not valid JSON"). */
+class BadJsonBody extends Error {
+  readonly statusCode = 400;
+}
+
+// `__proto__` spelled with any JSON escapes: only then is the parsed tree scanned.
+const MAYBE_PROTO = /(?:_|\\u005[fF]){2}(?:p|\\u0070)(?:r|\\u0072)(?:o|\\u006[fF])(?:t|\\u0074)(?:o|\\u006[fF])(?:_|\\u005[fF]){2}/;
+
+/**
+ * JSON bodies: JSON.parse, then a refusal of any `__proto__` key (Object.assign or a merge
+ * into a plain object would replace its prototype), naming the key's path (ADR 0124). Other
+ * prototype member names (`constructor`, `toString`…) are ordinary data: every lookup keyed
+ * by them uses a Map or a null-prototype object.
+ */
+export function parseJsonBody(text: string): unknown {
+  if (text.length === 0) throw new BadJsonBody('the body is empty but content-type is application/json');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw new BadJsonBody(`the body is not valid JSON: ${(err as Error).message}`);
+  }
+  if (MAYBE_PROTO.test(text)) {
+    const path = protoKeyPath(parsed);
+    if (path) throw new BadJsonBody(`${path}: the key __proto__ is not allowed`);
+  }
+  return parsed;
+}
+
+/** Iterative (a hostile body may nest deeper than the call stack). */
+function protoKeyPath(root: unknown): string | null {
+  const stack: Array<[unknown, string]> = [[root, '$']];
+  while (stack.length > 0) {
+    const [value, path] = stack.pop()!;
+    if (typeof value !== 'object' || value === null) continue;
+    if (Array.isArray(value)) {
+      value.forEach((item, i) => stack.push([item, `${path}[${i}]`]));
+      continue;
+    }
+    for (const key of Object.keys(value)) {
+      if (key === '__proto__') return `${path}.__proto__`;
+      stack.push([(value as Record<string, unknown>)[key], `${path}.${key}`]);
+    }
+  }
+  return null;
+}
+
+/** Replaces Nest's JSON body parser (registered at init unless one is set first). */
+export function useJsonBodyParser(app: NestFastifyApplication, bodyLimit: number): void {
+  app.useBodyParser('application/json', { bodyLimit }, (_request, body, done) => {
+    let parsed: unknown;
+    try {
+      parsed = parseJsonBody(body.toString('utf8'));
+    } catch (err) {
+      return done(err as Error, undefined);
+    }
+    done(null, parsed);
+  });
+}
