@@ -11,9 +11,9 @@ import { TRIGGERS_CONSUMER_OPTIONS } from '../src/triggers/automation-triggers.c
 /**
  * identity-merge in-process on the test stores, with consumer groups of its own: apps started
  * elsewhere on the same broker (npm start, e2e) must not take partitions of the test. Later
- * providers override the app's.
+ * providers override the app's. `postgresUrl` puts a TcpProxy between the app and Postgres.
  */
-export async function startIdentityMerge(options: { mergeWaitMs?: number } = {}) {
+export async function startIdentityMerge(options: { mergeWaitMs?: number; postgresUrl?: string } = {}) {
   const env = testEnv();
   const group = `identity-merge-test-${randomUUID()}`;
   const overrides: Provider[] = [
@@ -27,7 +27,7 @@ export async function startIdentityMerge(options: { mergeWaitMs?: number } = {})
       {
         LOG_LEVEL: process.env.MERGE_TEST_LOG_LEVEL ?? 'silent',
         MELD_PRINCIPAL_SECRET: 'meld-test-principal-secret',
-        MELD_POSTGRES_URL: env.postgresUrl,
+        MELD_POSTGRES_URL: options.postgresUrl ?? env.postgresUrl,
         MELD_KAFKA_BROKERS: env.kafkaBrokers.join(','),
       },
     ),

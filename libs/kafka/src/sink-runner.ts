@@ -5,6 +5,7 @@ import { decodeValue } from './codec';
 import type { ConsumerRunner, ConsumerRunnerOptions } from './consumer-runner';
 import { defaultDeadLetterTopic, type DeadLetterRecord } from './dead-letter';
 import type { DeadLetterReason } from './headers';
+import { asError } from './outcome';
 import { createRunnerCore } from './runner-core';
 import { isTransientStoreError } from './store-errors';
 import { TopicSeries } from './topic-series';
@@ -192,7 +193,7 @@ export function createSinkRunner(options: SinkRunnerOptions): ConsumerRunner {
           await action();
           return undefined;
         } catch (err) {
-          const error = err instanceof Error ? err : new Error(String(err));
+          const error = asError(err);
           series.failed.inc(count);
           if (abandon) throw new Abandoned(error.message);
           let delay: number;
@@ -285,7 +286,7 @@ export function createSinkRunner(options: SinkRunnerOptions): ConsumerRunner {
     try {
       row = handler.toRow(decoded.value);
     } catch (err) {
-      const error = err instanceof Error ? err : new Error(String(err));
+      const error = asError(err);
       segment.rejected.push(deadLetterRecord(partition, m, 'rejected', `${error.name}: ${error.message}`, 1));
       return;
     }
