@@ -12,6 +12,7 @@ const commands = {
   bench: () => require('./commands/bench'),
   admin: () => require('./commands/admin'),
   bootstrap: () => require('./commands/bootstrap'),
+  dlq: () => require('./commands/dlq'),
 };
 
 function usage() {
@@ -26,6 +27,8 @@ function usage() {
     '  bench <scenario>      run a benchmark scenario against the running system',
     '  admin <verb> <path>   call the admin API of the running gateway (--data JSON); prints the JSON',
     '  bootstrap [--json]    create an organization, project, API data source and all-scope product token',
+    '  dlq list <topic>      dead letters waiting on <topic>.dlq: error, key, offset, time (--json, --all, --limit N)',
+    '  dlq replay <topic>    re-produce them to their source topic; a second replay does not repeat them',
   ].join('\n');
 }
 

@@ -1,0 +1,58 @@
+'use strict';
+// `meld dlq list <topic> [--json] [--all] [--limit N]` and `meld dlq replay <topic>` (ADR 0112):
+// inspect and re-drive the dead letters of a topic (`meld.contacts.v1` or `meld.contacts.v1.dlq`)
+// on the cluster in MELD_KAFKA_BROKERS, or the local stack's broker. Values are never printed.
+const path = require('node:path');
+const { root } = require('../lib');
+
+const USAGE = 'usage: meld dlq list <topic> [--json] [--all] [--limit N] | meld dlq replay <topic>';
+
+function brokers() {
+  const list = (process.env.MELD_KAFKA_BROKERS || require('../lib').readStackEnv().MELD_KAFKA_BROKERS || '').split(',').filter(Boolean);
+  if (!list.length) throw new Error('MELD_KAFKA_BROKERS is not set and no local stack is running');
+  return list;
+}
+
+function parse(args) {
+  const [verb, topic, ...rest] = args;
+  const flags = { json: false, all: false, limit: undefined };
+  for (let i = 0; i < rest.length; i++) {
+    if (rest[i] === '--json') flags.json = true;
+    else if (rest[i] === '--all') flags.all = true;
+    else if (rest[i] === '--limit' && /^[1-9]\d*$/.test(rest[i + 1] || '')) flags.limit = Number(rest[++i]);
+    else throw new Error(`unknown option "${rest[i]}"\n${USAGE}`);
+  }
+  if (!['list', 'replay'].includes(verb) || !topic) throw new Error(USAGE);
+  return { verb, topic, ...flags };
+}
+
+function table(entries) {
+  const rows = entries.map((e) => [`${e.partition}:${e.offset}`, e.time, e.key ?? '', e.reason ?? '', `${e.sourceTopic}[${e.sourcePartition ?? '?'}]@${e.sourceOffset ?? '?'}`, (e.error ?? '').replace(/\s+/g, ' ').slice(0, 160)]);
+  const head = ['partition:offset', 'dead-lettered at', 'key', 'reason', 'from', 'error'];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ');
+  return [line(head), ...rows.map(line)].join('\n');
+}
+
+async function run(args) {
+  const options = parse(args);
+  const kafka = require(path.join(root, 'libs/kafka/dist'));
+  const common = { brokers: brokers(), clientId: 'meld-cli', topic: options.topic };
+  const dlqTopic = kafka.deadLetterTopicOf(options.topic);
+  if (options.verb === 'list') {
+    const entries = await kafka.listDeadLetters({ ...common, all: options.all, limit: options.limit });
+    if (options.json) console.log(JSON.stringify(entries, null, 2));
+    else if (entries.length === 0) console.log(`${dlqTopic}: no dead letters${options.all ? '' : ' waiting (--all shows those already replayed)'}`);
+    else console.log(table(entries));
+    return 0;
+  }
+  const result = await kafka.replayDeadLetters({
+    ...common,
+    onProgress: ({ replayed, total }) => process.stderr.write(`\r${dlqTopic}: replayed ${replayed}/${total}`),
+  });
+  process.stderr.write('\n');
+  console.log(result.total === 0 ? `${dlqTopic}: nothing to replay` : `${dlqTopic}: replayed ${result.replayed} to their source topic`);
+  return 0;
+}
+
+module.exports = { run, parse };
