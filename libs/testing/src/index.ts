@@ -1,3 +1,4 @@
 export * from './tcp-proxy';
 export * from './test-env';
 export * from './wait-for';
+export * from './hostile-names';

@@ -5,6 +5,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import { Logger } from 'nestjs-pino';
 import { REQUEST_ID_HEADER, requestIdOf } from '../logging/logger.module';
 import { instrumentFastify, startDefaultMetrics } from '../metrics/metrics';
+import { limitJsonDepth } from './json-depth';
 
 export interface BootstrapOptions {
   app: string;
@@ -25,10 +26,12 @@ export interface BootstrapOptions {
 /** Boots one Meld app on Fastify with pino logs, metrics and graceful shutdown on SIGTERM. */
 export async function bootstrapApp(options: BootstrapOptions): Promise<INestApplication> {
   startDefaultMetrics(options.app);
-  const adapter = new FastifyAdapter({ bodyLimit: options.bodyLimit ?? 1024 * 1024, trustProxy: options.trustProxy ?? true, keepAliveTimeout: 65_000, genReqId: requestIdOf });
+  const bodyLimit = options.bodyLimit ?? 1024 * 1024;
+  const adapter = new FastifyAdapter({ bodyLimit, trustProxy: options.trustProxy ?? true, keepAliveTimeout: 65_000, genReqId: requestIdOf });
   const app = await NestFactory.create<NestFastifyApplication>(options.module, adapter, { bufferLogs: true });
   app.useLogger(app.get(Logger));
   app.enableShutdownHooks();
+  limitJsonDepth(app, bodyLimit);
   const fastify = app.getHttpAdapter().getInstance();
   fastify.addHook('onRequest', async (request, reply) => {
     reply.header(REQUEST_ID_HEADER, request.id);
