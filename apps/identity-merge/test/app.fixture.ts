@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { DATA_SOURCE } from '@meld/db';
+import { defaultAttributionConfig, defaultGeneralConfig } from '@meld/contracts';
+import { DATA_SOURCE, DataSourceEntity, OrganizationEntity, ProjectEntity } from '@meld/db';
 import { bootstrapApp, meldAppModule } from '@meld/platform';
 import { testEnv, waitFor } from '@meld/testing';
 import type { Provider } from '@nestjs/common';
@@ -37,4 +38,21 @@ export async function startIdentityMerge(options: { mergeWaitMs?: number; postgr
   const db = app.get<DataSource>(DATA_SOURCE);
   await waitFor('identity-merge connected to Postgres', async () => db.isInitialized);
   return { app, db, group };
+}
+
+/** A project merging on `_email` with two data sources, `crm` (priority 1) and `shop`. */
+export async function mergeProject(db: DataSource, prefix: string) {
+  const tag = randomUUID().slice(0, 8);
+  const org = await db.getRepository(OrganizationEntity).save({ name: `Org ${tag}`, plan: 'm' as const });
+  const p = await db.getRepository(ProjectEntity).save({
+    uid: `${prefix}-${tag}`,
+    organizationId: org.id,
+    name: `Merge ${tag}`,
+    generalConfig: defaultGeneralConfig() as unknown as ProjectEntity['generalConfig'],
+    attributionConfig: defaultAttributionConfig(),
+    mergingAttributes: ['_email'],
+  });
+  const crm = await db.getRepository(DataSourceEntity).save({ projectId: p.id, uid: `crm-${tag}`, name: 'crm', connector: 'crm', priority: 1 });
+  const shop = await db.getRepository(DataSourceEntity).save({ projectId: p.id, uid: `shop-${tag}`, name: 'shop', connector: 'shop' });
+  return { id: p.id, crm: crm.id, shop: shop.id };
 }
