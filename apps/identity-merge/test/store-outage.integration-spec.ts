@@ -91,11 +91,13 @@ describe('identity-merge through a Postgres outage', () => {
       await new Promise((resolve) => setTimeout(resolve, 1000));
     }
     expect(sawNotReady).toBe(true);
-    expect(deadLetters).toEqual([]);
+    // The group reads the shared topic from the beginning: other tests' poison messages are rightly dead-lettered by it too.
+    const ours = () => deadLetters.filter((d) => d.startsWith(`${p.id}/`));
+    expect(ours()).toEqual([]);
     await proxy.resume();
 
     await waitFor(`all ${sent} contacts merged`, async () => (await members(p.id)) === sent, { timeoutMs: 60000, intervalMs: 500 });
     await waitFor('ready again', async () => (await readyz()).status === 200, { timeoutMs: 30000 });
-    expect(deadLetters).toEqual([]);
+    expect(ours()).toEqual([]);
   }, (OUTAGE_SECONDS + 180) * 1000);
 });
