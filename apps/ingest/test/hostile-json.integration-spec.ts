@@ -85,4 +85,9 @@ describe('hostile JSON (ingest)', () => {
     expect(items[0].status).toBe('success');
     expect(items[1].errors).toEqual({ [name]: [`unknown event field ${name}`] });
   });
+
+  it.each(HOSTILE_NAMES)('takes %s as a contact attribute name without a 500', async (name) => {
+    const res = await postRaw('/contacts', `[{"_user_id": "${user}-${name}", "${name}": "x"}]`);
+    expect(res.status).toBeLessThan(500);
+  });
 });

@@ -47,8 +47,9 @@ export function parseAttributes(
   pending: ReadonlyMap<string, AttributeRule>,
   skip: ReadonlySet<string>,
 ): ParsedAttributes {
-  const patch: AttributePatch = {};
-  const errors: ItemErrors = {};
+  // Keyed by the caller's attribute names: no prototype to collide with (`__defineGetter__`, `constructor`).
+  const patch = Object.create(null) as AttributePatch;
+  const errors = Object.create(null) as ItemErrors;
   const created: NewAttribute[] = [];
   const fail = (name: string, message: string) => (errors[name] ??= []).push(message);
   for (const [name, value] of Object.entries(input)) {

@@ -40,8 +40,9 @@ export class ContactPatches {
     const standing = await this.contacts.createAttributes(tx, projectId, created);
     return results.map((result) => {
       if (!result.ok) return result;
-      const errors: ItemErrors = {};
-      const patch: AttributePatch = { ...result.patch };
+      // Keyed by the caller's attribute names: no prototype to collide with.
+      const errors = Object.create(null) as ItemErrors;
+      const patch = Object.assign(Object.create(null) as AttributePatch, result.patch);
       for (const [name, value] of Object.entries(result.patch)) {
         const rule = standing.get(name);
         if (!rule || value === null) continue;
