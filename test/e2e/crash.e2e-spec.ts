@@ -19,12 +19,13 @@ import { Client } from 'pg';
  * rows told apart by a new project. Clients load through the gateway in batches of 100 and
  * retry what was refused or lost, with the same `_event_id`s, like a real data source;
  * acknowledged = answered 202 with `success` for the item. Meanwhile ingest (which runs the
- * outbox relay) and identity-merge are SIGKILLed every few seconds and restarted. Then the
+ * outbox relay), identity-merge, the gateway, audience and probes (the ClickHouse sinks) are
+ * SIGKILLed in turn every few seconds and restarted, each at least MIN_KILLS times. Then the
  * pipeline settles and everything acknowledged is checked, in Postgres, in ClickHouse and
  * through the events read.
  *
  * Sizes: MELD_CRASH_CONTACTS / MELD_CRASH_EVENTS (defaults below), MELD_CRASH_CLIENTS,
- * MELD_CRASH_KILL_EVERY_MS, MELD_CRASH_SETTLE_MS / MELD_CRASH_ATTACH_MS (waits after the load),
+ * MELD_CRASH_KILL_EVERY_MS, MELD_CRASH_MIN_KILLS, MELD_CRASH_SETTLE_MS / MELD_CRASH_ATTACH_MS (waits after the load),
  * MELD_CRASH_PROGRESS=1 (settle progress on stderr). The broker keeps at most 5 MB per partition and silently drops
  * older messages (libs/kafka/README.md): this broker gets PARTITIONS partitions so the whole
  * load fits without relying on consumers keeping up (checked before the load starts).
@@ -47,7 +48,16 @@ const PARTITION_BYTES = 5 * 1024 * 1024;
 // Below the kernel's ephemeral range (32768-60999): an outgoing connection cannot be holding it.
 const GATEWAY_PORT = 26080;
 const BASE = `http://127.0.0.1:${GATEWAY_PORT}`;
-const KILLED = ['ingest', 'identity-merge'] as const;
+/**
+ * Who is SIGKILLed, in turn: one app per round, and ingest with identity-merge together every
+ * fourth round (the outbox relay and its consumer down at once). The gateway, audience and
+ * probes (the ClickHouse sinks) are killed too: clients retry through a dead gateway, the sinks
+ * replay from their last commit.
+ */
+const KILL_ROUNDS: ReadonlyArray<readonly string[]> = [['ingest'], ['identity-merge'], ['gateway'], ['ingest', 'identity-merge'], ['probes'], ['audience']];
+const KILLED = [...new Set(KILL_ROUNDS.flat())];
+/** Each app in KILLED is killed at least this often (MELD_CRASH_MIN_KILLS), all under load: clients keep rewriting contacts until then. */
+const MIN_KILLS = Number(process.env.MELD_CRASH_MIN_KILLS ?? 2);
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -229,8 +239,12 @@ describe('SIGKILL during load: every acknowledged item exactly once', () => {
     }
   }
 
-  /** Client k: its contacts (i ≡ k mod CLIENTS), then its events on them, rewriting some contacts on the way. */
-  async function client(k: number, eventsPerClient: number): Promise<void> {
+  /**
+   * Client k: its contacts (i ≡ k mod CLIENTS), then its events on them, rewriting some contacts
+   * on the way, then more rewrites of its contacts (rounds 3, 4, …) while `keepLoading()`, so that
+   * every kill happens under load whatever the size.
+   */
+  async function client(k: number, eventsPerClient: number, keepLoading: () => boolean): Promise<void> {
     const mine = Array.from({ length: Math.ceil((CONTACTS - k) / CLIENTS) }, (_, j) => k + j * CLIENTS).filter((i) => i < CONTACTS);
     const writeContacts = async (indexes: number[], round: number) => {
       const items = await send('contacts', indexes.map((i) => contactBody(i, round)));
@@ -256,6 +270,11 @@ describe('SIGKILL during load: every acknowledged item exactly once', () => {
         if (from < mine.length) await writeContacts(mine.slice(from, from + BATCH), 2);
       }
     }
+    for (let round = 3, from = 0; keepLoading(); round++, from = (from + BATCH) % mine.length) {
+      await writeContacts(mine.slice(from, from + BATCH), round);
+      // A steady load, not a flood the pipeline must then drain for minutes.
+      await new Promise((r) => setTimeout(r, 200));
+    }
   }
 
   it('checks the broker holds the whole load without dropping old messages', () => {
@@ -279,22 +298,21 @@ describe('SIGKILL during load: every acknowledged item exactly once', () => {
     expect(allTopicNames()).toContain(Topics.events);
   });
 
-  it('loads through the gateway while ingest and identity-merge are SIGKILLed and restarted', async () => {
+  it('loads through the gateway while ingest, identity-merge, the gateway, audience and probes are SIGKILLed and restarted', async () => {
     const started = Date.now();
     let loading = true;
+    const killedEnough = () => KILLED.every((name) => (fleet.kills[name] ?? 0) >= MIN_KILLS);
     const killer = (async () => {
       for (let round = 0; loading; round++) {
         // The first kill comes early, so even a small load sees one.
         await new Promise((r) => setTimeout(r, round === 0 ? 1000 : KILL_EVERY_MS * (0.5 + Math.random())));
         if (!loading) break;
-        // ingest alone, identity-merge alone, both at once, in turn.
-        const victims = round % 3 === 2 ? [...KILLED] : [KILLED[round % 3]];
-        await Promise.all(victims.map((v) => fleet.crash(v)));
+        await Promise.all(KILL_ROUNDS[round % KILL_ROUNDS.length].map((v) => fleet.crash(v)));
       }
     })();
     const perClient = Math.ceil(EVENTS / CLIENTS);
     try {
-      await Promise.all(Array.from({ length: CLIENTS }, (_, k) => client(k, Math.min(perClient, EVENTS - k * perClient))));
+      await Promise.all(Array.from({ length: CLIENTS }, (_, k) => client(k, Math.min(perClient, EVENTS - k * perClient), () => !killedEnough())));
     } finally {
       loading = false;
       await killer;
@@ -310,7 +328,8 @@ describe('SIGKILL during load: every acknowledged item exactly once', () => {
     if (process.env.MELD_CRASH_PROGRESS) process.stderr.write(`load done ${JSON.stringify(figures)}\n`);
     expect(ledger.contacts.size).toBe(CONTACTS);
     expect(ledger.events.size).toBe(EVENTS);
-    expect(Object.values(fleet.kills).reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
+    // Not just "more than zero": every app named in KILL_ROUNDS was killed under load at least MIN_KILLS times.
+    expect(Object.fromEntries(KILLED.map((name) => [name, Math.min(fleet.kills[name] ?? 0, MIN_KILLS)]))).toEqual(Object.fromEntries(KILLED.map((name) => [name, MIN_KILLS])));
   }, 1_200_000);
 
   /** Polls `probe` (a state, or an Error saying where things stand) until it holds; progress on stderr with MELD_CRASH_PROGRESS. */

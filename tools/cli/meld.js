@@ -17,6 +17,7 @@ const commands = {
   seed: () => require('./commands/seed'),
   doctor: () => require('./commands/doctor'),
   keys: () => require('./commands/keys'),
+  dlq: () => require('./commands/dlq'),
 };
 
 function usage() {
@@ -34,6 +35,8 @@ function usage() {
     '  doctor [--json]       check Node, packages, stores, ports, disk and the broker; say what to fix',
     '  seed [--contacts N] [--events N] [--sources K]   realistic sample data through the ingest API (resumable)',
     '  keys                  print fresh secrets of one deployment (admin token, principal key pair) as env lines',
+    '  dlq list <topic>      dead letters waiting on <topic>.dlq: error, key, offset, time (--json, --all, --limit N)',
+    '  dlq replay <topic>    re-produce them to their source topic; a second replay does not repeat them',
   ].join('\n');
 }
 

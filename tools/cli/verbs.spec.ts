@@ -9,7 +9,7 @@ const meld = (args: string[]) => {
   return { code: res.status, out: `${res.stdout}${res.stderr}` };
 };
 
-const VERBS = ['start', 'test', 'stack', 'migrate', 'topics', 'smsc', 'bench', 'admin', 'bootstrap', 'seed', 'doctor', 'keys'];
+const VERBS = ['start', 'test', 'stack', 'migrate', 'topics', 'smsc', 'bench', 'admin', 'bootstrap', 'seed', 'doctor', 'keys', 'dlq'];
 
 describe('meld verbs', () => {
   it.each(VERBS)('%s --help prints its help and does nothing else', (verb) => {

@@ -13,6 +13,9 @@ const HTTP_PORT = 58123;
 const TCP_PORT = 59000;
 const DIR = dataDir('clickhouse');
 const URL_LOCAL = `http://127.0.0.1:${HTTP_PORT}`;
+/** The read-only user of the apps' request reads (ADR 0114). */
+const READER = 'meld_reader';
+const READ_URL_LOCAL = `http://${READER}@127.0.0.1:${HTTP_PORT}`;
 
 // No interserver port, no query_log, no clusters/ZooKeeper; logs go to the console, which the
 // stack appends to .stack/logs/clickhouse.log.
@@ -57,6 +60,13 @@ const usersXml = () => `<?xml version="1.0"?>
         <readonly>
             <readonly>1</readonly>
         </readonly>
+        <!-- ADR 0114: the apps' request reads. readonly=2 refuses writes and DDL but lets each
+             query set its own max_execution_time and max_memory_usage (readonly=1 would not). -->
+        <meld_reader>
+            <readonly>2</readonly>
+            <max_memory_usage>4000000000</max_memory_usage>
+            <use_uncompressed_cache>0</use_uncompressed_cache>
+        </meld_reader>
     </profiles>
     <users>
         <default>
@@ -68,6 +78,15 @@ const usersXml = () => `<?xml version="1.0"?>
             <profile>default</profile>
             <quota>default</quota>
         </default>
+        <${READER}>
+            <password></password>
+            <networks>
+                <ip>127.0.0.1</ip>
+                <ip>::1</ip>
+            </networks>
+            <profile>meld_reader</profile>
+            <quota>default</quota>
+        </${READER}>
     </users>
     <quotas>
         <default>
@@ -104,6 +123,19 @@ async function afterReady() {
   for (const db of ['meld', 'meld_test']) {
     await httpRequest(`${URL_LOCAL}/`, { method: 'POST', body: `CREATE DATABASE IF NOT EXISTS ${db}`, timeoutMs: 30000 });
   }
+  // A server started by an older checkout lacks the reader: ClickHouse reloads users.xml by
+  // itself within seconds of a change, so rewriting it is enough (no restart).
+  writeFileAtomic(path.join(DIR, 'users.xml'), usersXml());
+  const deadline = Date.now() + 20000;
+  for (;;) {
+    try {
+      await httpRequest(`${URL_LOCAL}/?user=${READER}`, { method: 'POST', body: 'SELECT 1', timeoutMs: 5000 });
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) throw new Error(`clickhouse: the read-only user ${READER} is not accepted after rewriting users.xml: ${err.message}`);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
 }
 
 module.exports = {
@@ -113,8 +145,8 @@ module.exports = {
   stopSignal: 'SIGTERM',
   matches: (cmd) => cmd.includes('clickhouse') && cmd.includes(DIR),
   localEnv: () => ({
-    dev: { MELD_CLICKHOUSE_URL: URL_LOCAL, MELD_CLICKHOUSE_DB: 'meld' },
-    test: { MELD_CLICKHOUSE_URL: URL_LOCAL, MELD_CLICKHOUSE_DB: 'meld_test' },
+    dev: { MELD_CLICKHOUSE_URL: URL_LOCAL, MELD_CLICKHOUSE_READ_URL: READ_URL_LOCAL, MELD_CLICKHOUSE_DB: 'meld' },
+    test: { MELD_CLICKHOUSE_URL: URL_LOCAL, MELD_CLICKHOUSE_READ_URL: READ_URL_LOCAL, MELD_CLICKHOUSE_DB: 'meld_test' },
   }),
   externalEnv(env) {
     const url = env.MELD_CLICKHOUSE_URL;

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { DATA_SOURCE } from '@meld/db';
+import { defaultAttributionConfig, defaultGeneralConfig } from '@meld/contracts';
+import { DATA_SOURCE, DataSourceEntity, OrganizationEntity, ProjectEntity } from '@meld/db';
 import { bootstrapApp, meldAppModule } from '@meld/platform';
 import { testEnv, waitFor } from '@meld/testing';
 import type { Provider } from '@nestjs/common';
@@ -11,9 +12,9 @@ import { TRIGGERS_CONSUMER_OPTIONS } from '../src/triggers/automation-triggers.c
 /**
  * identity-merge in-process on the test stores, with consumer groups of its own: apps started
  * elsewhere on the same broker (npm start, e2e) must not take partitions of the test. Later
- * providers override the app's.
+ * providers override the app's. `postgresUrl` puts a TcpProxy between the app and Postgres.
  */
-export async function startIdentityMerge(options: { mergeWaitMs?: number } = {}) {
+export async function startIdentityMerge(options: { mergeWaitMs?: number; postgresUrl?: string } = {}) {
   const env = testEnv();
   const group = `identity-merge-test-${randomUUID()}`;
   const overrides: Provider[] = [
@@ -27,7 +28,7 @@ export async function startIdentityMerge(options: { mergeWaitMs?: number } = {})
       {
         LOG_LEVEL: process.env.MERGE_TEST_LOG_LEVEL ?? 'silent',
         MELD_ALLOW_DEV_SECRETS: '1',
-        MELD_POSTGRES_URL: env.postgresUrl,
+        MELD_POSTGRES_URL: options.postgresUrl ?? env.postgresUrl,
         MELD_KAFKA_BROKERS: env.kafkaBrokers.join(','),
       },
     ),
@@ -37,4 +38,21 @@ export async function startIdentityMerge(options: { mergeWaitMs?: number } = {})
   const db = app.get<DataSource>(DATA_SOURCE);
   await waitFor('identity-merge connected to Postgres', async () => db.isInitialized);
   return { app, db, group };
+}
+
+/** A project merging on `_email` with two data sources, `crm` (priority 1) and `shop`. */
+export async function mergeProject(db: DataSource, prefix: string) {
+  const tag = randomUUID().slice(0, 8);
+  const org = await db.getRepository(OrganizationEntity).save({ name: `Org ${tag}`, plan: 'm' as const });
+  const p = await db.getRepository(ProjectEntity).save({
+    uid: `${prefix}-${tag}`,
+    organizationId: org.id,
+    name: `Merge ${tag}`,
+    generalConfig: defaultGeneralConfig() as unknown as ProjectEntity['generalConfig'],
+    attributionConfig: defaultAttributionConfig(),
+    mergingAttributes: ['_email'],
+  });
+  const crm = await db.getRepository(DataSourceEntity).save({ projectId: p.id, uid: `crm-${tag}`, name: 'crm', connector: 'crm', priority: 1 });
+  const shop = await db.getRepository(DataSourceEntity).save({ projectId: p.id, uid: `shop-${tag}`, name: 'shop', connector: 'shop' });
+  return { id: p.id, crm: crm.id, shop: shop.id };
 }

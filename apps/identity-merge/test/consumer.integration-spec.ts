@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { Topics, audienceChange, defaultAttributionConfig, defaultGeneralConfig, keys, type AudienceChange, type ContactChange } from '@meld/contracts';
-import { DataSourceEntity, OrganizationEntity, ProjectEntity } from '@meld/db';
+import { Topics, audienceChange, keys, type AudienceChange, type ContactChange } from '@meld/contracts';
 import { createProducer, type Producer } from '@meld/kafka';
 import { testEnv, waitFor } from '@meld/testing';
 import type { INestApplication } from '@nestjs/common';
 import { Kafka, logLevel, type Consumer } from 'kafkajs';
 import type { DataSource } from 'typeorm';
-import { startIdentityMerge } from './app.fixture';
+import { mergeProject, startIdentityMerge } from './app.fixture';
 
 interface DeadLetter {
   key: string;
@@ -59,23 +58,11 @@ describe('identity-merge consumer', () => {
     await app?.close();
   });
 
-  /** A project merging on `_email` with two data sources. */
-  async function project() {
-    const tag = randomUUID().slice(0, 8);
-    const org = await db.getRepository(OrganizationEntity).save({ name: `Org ${tag}`, plan: 'm' as const });
-    const p = await db.getRepository(ProjectEntity).save({
-      uid: `merge-consumer-${tag}`,
-      organizationId: org.id,
-      name: `Merge ${tag}`,
-      generalConfig: defaultGeneralConfig() as unknown as ProjectEntity['generalConfig'],
-      attributionConfig: defaultAttributionConfig(),
-      mergingAttributes: ['_email'],
-    });
+  const project = async () => {
+    const p = await mergeProject(db, 'merge-consumer');
     projects.add(p.id);
-    const crm = await db.getRepository(DataSourceEntity).save({ projectId: p.id, uid: `crm-${tag}`, name: 'crm', connector: 'crm', priority: 1 });
-    const shop = await db.getRepository(DataSourceEntity).save({ projectId: p.id, uid: `shop-${tag}`, name: 'shop', connector: 'shop' });
-    return { id: p.id, crm: crm.id, shop: shop.id };
-  }
+    return p;
+  };
 
   /** What ingest commits (unless `row` is false) and publishes for new contacts, in one produce call. */
   async function send(projectId: string, contacts: Array<{ dataSourceId: string; userId: string; email: string; row?: boolean }>) {

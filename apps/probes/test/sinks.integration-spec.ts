@@ -4,14 +4,11 @@ import { Topics, keys, slotColumn, slotKindOf, slotMaskColumn, type AttributeTyp
 import { AttributeEntity, DATA_SOURCE, ProjectEntity } from '@meld/db';
 import { seedTenancy } from '@meld/fixtures';
 import { createProducer, type Producer } from '@meld/kafka';
-import { bootstrapApp, meldAppModule } from '@meld/platform';
 import { testEnv, waitFor } from '@meld/testing';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { appDefinition } from '../src/app.definition';
 import { MembershipRepository } from '../src/sinks/membership.repository';
-import { SINK_OPTIONS, sinkOptions } from '../src/sinks/sink-options';
-import { SinksConsumer } from '../src/sinks/sinks.consumer';
+import { awaitPositioned, startProbes } from './app.fixture';
 
 /** The probes app in-process: meld.events.v1 and meld.audience.v1 in, ClickHouse rows out. */
 describe('probes ClickHouse sinks', () => {
@@ -30,48 +27,14 @@ describe('probes ClickHouse sinks', () => {
     await ch.ensureDatabase();
     await migrateClickHouse({ client: ch });
     members = new MembershipRepository(ch);
-    const tag = randomUUID();
-    const eventsGroupId = `probes-events-test-${tag}`;
-    app = await bootstrapApp({
-      app: 'probes',
-      // Groups of their own: apps started elsewhere on the same broker must not take these partitions.
-      module: meldAppModule(
-        {
-          ...appDefinition,
-          providers: [
-            ...(appDefinition.providers ?? []),
-            { provide: SINK_OPTIONS, useValue: { ...sinkOptions({}), fromBeginning: false, eventsGroupId, audienceGroupId: `probes-audience-test-${tag}` } },
-          ],
-        },
-        {
-          LOG_LEVEL: process.env.PROBES_TEST_LOG_LEVEL ?? 'silent',
-          MELD_ALLOW_DEV_SECRETS: '1',
-          MELD_POSTGRES_URL: env.postgresUrl,
-          MELD_CLICKHOUSE_URL: env.clickhouseUrl,
-          MELD_CLICKHOUSE_DB: env.clickhouseDatabase,
-          MELD_REDIS_URL: env.redisUrl,
-          MELD_KAFKA_BROKERS: env.kafkaBrokers.join(','),
-        },
-      ),
-      host: '127.0.0.1',
-      port: 0,
-    });
-    await app.get(SinksConsumer).started();
+    ({ app } = await startProbes());
     db = app.get<DataSource>(DATA_SOURCE);
     await waitFor('probes connected to Postgres', async () => db.isInitialized);
     producer = createProducer({ brokers: env.kafkaBrokers, clientId: 'probes-test' });
-    // New groups start at the end (not the backlog other tests left); once a canary of each
-    // topic is stored, every partition's start position is fixed and nothing later is skipped.
     const canary = randomUUID();
-    await waitFor('events consumer positioned', async () => {
-      await sendEvents([event(ds1, 'canary', canary)]);
-      return waitFor('canary', async () => (await ch.query(sql`SELECT 1 FROM events WHERE project_id = ${projectId} AND event_id = ${canary}`)).length > 0, { timeoutMs: 2000 }).catch(() => false);
-    }, { timeoutMs: 40000 });
+    await awaitPositioned('events', () => sendEvents([event(ds1, 'canary', canary)]), async () => (await ch.query(sql`SELECT 1 FROM events WHERE project_id = ${projectId} AND event_id = ${canary}`)).length > 0);
     const canaryAudience = randomUUID();
-    await waitFor('audience consumer positioned', async () => {
-      await sendAudience([snapshot(canaryAudience, [`${ds1}/canary`], '2026-11-20T09:00:00.000Z')]);
-      return waitFor('canary', async () => (await memberRefs(canaryAudience)).length > 0, { timeoutMs: 2000 }).catch(() => false);
-    }, { timeoutMs: 40000 });
+    await awaitPositioned('audience', () => sendAudience([snapshot(canaryAudience, [`${ds1}/canary`], '2026-11-20T09:00:00.000Z')]), async () => (await memberRefs(canaryAudience)).length > 0);
   }, 90000);
 
   afterAll(async () => {

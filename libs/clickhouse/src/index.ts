@@ -3,3 +3,4 @@ export * from './client';
 export * from './escape';
 export * from './sql';
 export * from './migrations';
+export * from './limits';

@@ -21,3 +21,12 @@ export function backoffDelay(failedAttempts: number, options: BackoffOptions, ra
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+/**
+ * Delay before probe `probes + 1` of a store that is down (ADR 0111): capped exponential with
+ * equal jitter, never under half the ceiling, so a long outage is probed at a steady pace.
+ */
+export function pauseDelay(probes: number, options: Pick<BackoffOptions, 'initialDelayMs' | 'maxDelayMs'>, random: () => number = Math.random): number {
+  const ceiling = Math.min(options.maxDelayMs, options.initialDelayMs * 2 ** Math.min(30, Math.max(0, probes - 1)));
+  return Math.floor(ceiling / 2 + (random() * ceiling) / 2);
+}

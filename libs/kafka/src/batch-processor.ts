@@ -6,6 +6,8 @@ import type { DeadLetterRecord, DeadLetterSink } from './dead-letter';
 import type { DeadLetterReason } from './headers';
 import { KeyScheduler } from './key-scheduler';
 import { silentLogger, type Logger } from './logger';
+import { isTransientStoreError } from './store-errors';
+import { StorePause } from './store-pause';
 import { OffsetTracker } from './offset-tracker';
 import { outcomeOf, outcomeOfError, type HandlerOutcome } from './outcome';
 import type { Ticker } from './ticker';
@@ -76,6 +78,12 @@ export interface ProcessOptions {
   deadLetterTopic: string;
   sink: DeadLetterSink;
   logger?: Logger;
+  /** Transient store errors pause and retry without bound; default isTransientStoreError (ADR 0111). */
+  isTransient?: (error: Error) => boolean;
+  /** True once the runner is stopping: a paused batch gives up, its unfinished rest is redelivered. */
+  stopping?: () => boolean;
+  /** Called with true when the batch pauses for its store, false when it resumes (a gauge). */
+  onPause?: (paused: boolean) => void;
   /** Injectable for tests. */
   sleep?: (ms: number) => Promise<void>;
   random?: () => number;
@@ -89,7 +97,7 @@ export interface BatchResult {
   /** Messages at the start of the batch that are done (their offsets were resolved). */
   completed: number;
   /** Why processing stopped early, if it did; the unfinished rest is redelivered. */
-  aborted: false | 'stale' | 'heartbeat';
+  aborted: false | 'stale' | 'heartbeat' | 'stopping';
 }
 
 /**
@@ -186,37 +194,73 @@ export async function processBatch<T>(
     return true;
   };
 
-  /** The slow path: retry with backoff, or dead-letter. */
+  const pause = new StorePause({
+    initialDelayMs: options.backoff.initialDelayMs,
+    maxDelayMs: options.backoff.maxDelayMs,
+    sleep,
+    random: options.random ?? Math.random,
+    onPause: (error) => {
+      options.onPause?.(true);
+      logger.warn({ topic, partition, group: options.group, err: error.message }, 'store unavailable: partition paused, retrying until it answers');
+    },
+    onResume: (pausedMs, probes) => {
+      options.onPause?.(false);
+      logger.warn({ topic, partition, group: options.group, pausedMs, probes }, 'store answered: partition resumed');
+    },
+  });
+  const isTransient = options.isTransient ?? isTransientStoreError;
+  /** True once the batch must give up (stale, group lost, runner stopping); sets `aborted` for stopping. */
+  const givingUp = (): boolean => {
+    if (!result.aborted && options.stopping?.()) result.aborted = 'stopping';
+    return result.aborted !== false;
+  };
+
+  /**
+   * The slow path. A transient store error pauses the batch and retries for as long as the
+   * store is down, never dead-letters (ADR 0111); any other failure is retried with backoff
+   * up to maxAttempts, then dead-lettered.
+   */
   const failed = async (i: number, first: Message<T>, firstOutcome: HandlerOutcome): Promise<boolean> => {
     const raw = messages[i];
+    const token = {};
     let message = first;
     let outcome = firstOutcome;
-    for (;;) {
-      if (outcome.kind === 'ok') return done(i);
-      result.failedAttempts++;
-      let reason: DeadLetterReason = 'rejected';
-      if (outcome.kind === 'retry') {
-        if (message.attempt < options.backoff.maxAttempts) {
-          const delay = backoffDelay(message.attempt, options.backoff, options.random);
-          logger.debug({ topic, partition, offset: raw.offset, attempt: message.attempt, delay, err: outcome.error.message }, 'handler failed, retrying');
-          if (result.aborted) return false;
-          await sleep(delay);
-          if (result.aborted) return false;
-          message = message.withAttempt(message.attempt + 1);
-          try {
-            outcome = outcomeOf(await handler.handle(message));
-          } catch (err) {
-            outcome = outcomeOfError(err);
-          }
-          continue;
+    let failures = 0;
+    try {
+      for (;;) {
+        if (outcome.kind === 'ok') return done(i);
+        result.failedAttempts++;
+        const transient = outcome.kind === 'retry' && isTransient(outcome.error);
+        // Any other answer means the store is up again: a pause this message probed ends.
+        if (!transient) pause.answered(token);
+        let reason: DeadLetterReason | undefined;
+        if (outcome.kind === 'dead-letter') reason = 'rejected';
+        else if (!transient && ++failures >= options.backoff.maxAttempts) reason = 'retries-exhausted';
+        if (reason) {
+          await options.sink.send(options.deadLetterTopic, [record(raw, reason, errorText(outcome.error), message.attempt)]);
+          result.deadLettered[reason]++;
+          logger.warn({ topic, partition, offset: raw.offset, key: message.key, reason, attempts: message.attempt, err: outcome.error.message }, 'message dead-lettered');
+          tracker.complete(i);
+          return true;
         }
-        reason = 'retries-exhausted';
+        if (givingUp()) return false;
+        if (transient) await pause.beforeRetry(token, outcome.error);
+        else {
+          const delay = backoffDelay(failures, options.backoff, options.random);
+          logger.debug({ topic, partition, offset: raw.offset, attempt: message.attempt, delay, err: outcome.error.message }, 'handler failed, retrying');
+          await sleep(delay);
+        }
+        if (givingUp()) return false;
+        message = message.withAttempt(message.attempt + 1);
+        try {
+          outcome = outcomeOf(await handler.handle(message));
+        } catch (err) {
+          outcome = outcomeOfError(err);
+        }
       }
-      await options.sink.send(options.deadLetterTopic, [record(raw, reason, errorText(outcome.error), message.attempt)]);
-      result.deadLettered[reason]++;
-      logger.warn({ topic, partition, offset: raw.offset, key: message.key, reason, attempts: message.attempt, err: outcome.error.message }, 'message dead-lettered');
-      tracker.complete(i);
-      return true;
+    } finally {
+      // Done, dead-lettered or given up: a pause this message probed is over for the others.
+      pause.answered(token);
     }
   };
 
@@ -276,6 +320,12 @@ export async function processBatch<T>(
     for (let i = 0; i < n; i++) {
       // Lost the group or the partition: leave the rest to whoever owns it now.
       if (scheduler.failed || !shouldContinue(waited)) break;
+      // The store is down: dispatch nothing new until the probe gets an answer.
+      const paused = pause.paused;
+      if (paused) {
+        await paused;
+        if (givingUp() || !shouldContinue(true)) break;
+      }
       const wait = scheduler.submit(i);
       waited = wait !== undefined;
       if (waited) await wait;

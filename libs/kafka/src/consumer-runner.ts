@@ -81,6 +81,7 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
   const { logger, group, heartbeatIntervalMs } = core;
   const deadLetterTopicOf = options.deadLetterTopic ?? defaultDeadLetterTopic;
   const ticker = new Ticker(heartbeatIntervalMs);
+  const series = new TopicSeries(core.metrics, group);
   const processOptionsByTopic = new Map<string, ProcessOptions>();
   for (const [topic, h] of handlers) {
     processOptionsByTopic.set(topic, {
@@ -93,10 +94,12 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
       deadLetterTopic: h.deadLetterTopic ?? deadLetterTopicOf(topic),
       sink: core.deadLetters,
       logger,
+      // A batch paused for its store gives up on stop; its rest is redelivered to the next owner.
+      stopping: () => core.state === 'stopping' || core.state === 'stopped',
+      onPause: (paused) => series.of(topic).storePaused(paused),
     });
   }
 
-  const series = new TopicSeries(core.metrics, group);
 
   const eachBatch = async ({ batch, resolveOffset, heartbeat, isStale }: EachBatchPayload): Promise<void> => {
     const topic = batch.topic;

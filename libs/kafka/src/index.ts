@@ -21,3 +21,4 @@ export { ensureTopics, type EnsureTopicsOptions, type EnsureTopicsResult } from 
 export { kafkaHealth, createKafkaHealthCheck, type KafkaHealth, type KafkaHealthCheck, type KafkaHealthOptions } from './health';
 export { stopOnSignals } from './shutdown';
 export { kafkaMetrics, type KafkaMetrics } from './metrics';
+export { listDeadLetters, replayDeadLetters, deadLetterTopicOf, replayGroupOf, type DeadLetterEntry, type ReplayProgress } from './dead-letter-admin';

@@ -14,6 +14,9 @@ export interface KafkaMetrics {
   deadLettered: Counter<'topic' | 'group' | 'reason'>;
   batchDuration: Histogram<'topic' | 'group'>;
   lag: Gauge<'topic' | 'group' | 'partition'>;
+  /** Partition batches (or sink writers) waiting for their store to answer (ADR 0111). */
+  storePaused: Gauge<'topic' | 'group'>;
+  storePauses: Counter<'topic' | 'group'>;
   produced: Counter<'topic'>;
   produceDuration: Histogram<'topic'>;
 }
@@ -45,6 +48,10 @@ export function kafkaMetrics(registry: Registry = globalRegistry): KafkaMetrics 
       })),
     lag: getOrCreate(registry, 'meld_kafka_consumer_lag', () =>
       new Gauge({ name: 'meld_kafka_consumer_lag', help: 'Messages behind the high watermark after the last batch (per partition)', labelNames: ['topic', 'group', 'partition'], registers })),
+    storePaused: getOrCreate(registry, 'meld_kafka_store_paused', () =>
+      new Gauge({ name: 'meld_kafka_store_paused', help: 'Partition batches or sink writers paused because their store is unavailable', labelNames: ['topic', 'group'], registers })),
+    storePauses: getOrCreate(registry, 'meld_kafka_store_pauses_total', () =>
+      new Counter({ name: 'meld_kafka_store_pauses_total', help: 'Pauses for an unavailable store (transient errors are retried, never dead-lettered)', labelNames: ['topic', 'group'], registers })),
     produced: getOrCreate(registry, 'meld_kafka_messages_produced_total', () =>
       new Counter({ name: 'meld_kafka_messages_produced_total', help: 'Messages acknowledged by the brokers', labelNames: ['topic'], registers })),
     produceDuration: getOrCreate(registry, 'meld_kafka_produce_duration_seconds', () =>

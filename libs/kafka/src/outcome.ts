@@ -38,7 +38,15 @@ export function outcomeOf(result: HandlerOutcome | void | undefined): HandlerOut
   return result ?? OK;
 }
 
+/**
+ * What was thrown, as an Error. An error of another realm (Node core's errors inside Jest's VM
+ * context) is not `instanceof Error`: it is kept as the cause, so its `code` still classifies it.
+ */
+export function asError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err), { cause: err });
+}
+
 export function outcomeOfError(err: unknown): HandlerOutcome {
-  const error = err instanceof Error ? err : new Error(String(err));
+  const error = asError(err);
   return error instanceof DeadLetterError ? { kind: 'dead-letter', error } : { kind: 'retry', error };
 }

@@ -1,11 +1,13 @@
 import type { EachBatchPayload, KafkaMessage } from 'kafkajs';
 import type { ZodType } from 'zod';
-import { DEFAULT_BACKOFF, backoffDelay, sleep, type BackoffOptions } from './backoff';
+import { DEFAULT_BACKOFF, backoffDelay, pauseDelay, sleep, type BackoffOptions } from './backoff';
 import { decodeValue } from './codec';
 import type { ConsumerRunner, ConsumerRunnerOptions } from './consumer-runner';
 import { defaultDeadLetterTopic, type DeadLetterRecord } from './dead-letter';
 import type { DeadLetterReason } from './headers';
+import { asError } from './outcome';
 import { createRunnerCore } from './runner-core';
+import { isTransientStoreError } from './store-errors';
 import { TopicSeries } from './topic-series';
 
 /** One topic stored in batches: each valid message becomes (at most) one row. */
@@ -84,8 +86,9 @@ class Abandoned extends Error {}
  * piled up (bench/scenarios/events-sink.ts).
  *
  * Failures: an invalid message (not JSON, not the schema) or a row that cannot be built is
- * dead-lettered with the segment; a failed write is retried with backoff (`backoff`), and after
- * maxAttempts the segment's messages are dead-lettered (`retries-exhausted`). While the writer
+ * dead-lettered with the segment; a write that failed because the store is down is retried until
+ * it answers (ADR 0111), any other failed write with backoff (`backoff`), and after maxAttempts
+ * the segment's messages are dead-lettered (`retries-exhausted`). While the writer
  * retries, fetching stops once maxPendingRows are waiting. Delivery is at-least-once.
  */
 export function createSinkRunner(options: SinkRunnerOptions): ConsumerRunner {
@@ -170,22 +173,49 @@ export function createSinkRunner(options: SinkRunnerOptions): ConsumerRunner {
     }
   };
 
-  /** Retries `action` with backoff until it succeeds, `attempts` run out (returns the error) or stop() gives up. */
+  /**
+   * Retries `action` with backoff until it succeeds, `attempts` failures that are not the store
+   * being down run out (returns the error) or stop() gives up. A transient store error pauses
+   * the writer without bound (ADR 0111): fetching stops at maxPendingRows meanwhile.
+   */
   const withRetries = async (what: string, count: number, attempts: number, action: () => Promise<void>): Promise<Error | undefined> => {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await action();
-        return undefined;
-      } catch (err) {
-        const error = err instanceof Error ? err : new Error(String(err));
-        series.failed.inc(count);
-        if (abandon) throw new Abandoned(error.message);
-        if (attempt >= attempts) return error;
-        const delay = backoffDelay(attempt, backoff);
-        logger.warn({ group, topic, rows: count, attempt, delay, err: error.message }, `${what} failed, retrying`);
-        await sleep(delay);
-        if (abandon) throw new Abandoned(error.message);
+    let failures = 0;
+    let paused: { since: number; probes: number } | undefined;
+    const resume = (): void => {
+      if (!paused) return;
+      series.storePaused(false);
+      logger.warn({ group, topic, pausedMs: Date.now() - paused.since, probes: paused.probes }, 'store answered: sink resumed');
+      paused = undefined;
+    };
+    try {
+      for (;;) {
+        try {
+          await action();
+          return undefined;
+        } catch (err) {
+          const error = asError(err);
+          series.failed.inc(count);
+          if (abandon) throw new Abandoned(error.message);
+          let delay: number;
+          if (isTransientStoreError(error)) {
+            if (!paused) {
+              paused = { since: Date.now(), probes: 0 };
+              series.storePaused(true);
+              logger.warn({ group, topic, rows: count, err: error.message }, `store unavailable: ${what} paused, retrying until it answers`);
+            }
+            delay = pauseDelay(++paused.probes, backoff);
+          } else {
+            resume();
+            if (++failures >= attempts) return error;
+            delay = backoffDelay(failures, backoff);
+            logger.warn({ group, topic, rows: count, attempt: failures, delay, err: error.message }, `${what} failed, retrying`);
+          }
+          await sleep(delay);
+          if (abandon) throw new Abandoned(error.message);
+        }
       }
+    } finally {
+      resume();
     }
   };
 
@@ -256,7 +286,7 @@ export function createSinkRunner(options: SinkRunnerOptions): ConsumerRunner {
     try {
       row = handler.toRow(decoded.value);
     } catch (err) {
-      const error = err instanceof Error ? err : new Error(String(err));
+      const error = asError(err);
       segment.rejected.push(deadLetterRecord(partition, m, 'rejected', `${error.name}: ${error.message}`, 1));
       return;
     }

@@ -11,6 +11,14 @@ function seriesFor(metrics: KafkaMetrics, topic: string, group: string) {
     processed: metrics.processed.labels(labels),
     failed: metrics.failed.labels(labels),
     batchDuration: metrics.batchDuration.labels(labels),
+    /** A pause for the store started (true) or ended (false). */
+    storePaused(paused: boolean): void {
+      const gauge = metrics.storePaused.labels(labels);
+      if (paused) {
+        gauge.inc();
+        metrics.storePauses.labels(labels).inc();
+      } else gauge.dec();
+    },
     countDeadLetters(counts: Record<DeadLetterReason, number>): void {
       for (const [reason, count] of Object.entries(counts)) {
         if (!count) continue;

@@ -1,4 +1,5 @@
 export * from './bootstrap/bootstrap-app';
+export { MAX_JSON_DEPTH, jsonTooDeep, jsonTooDeepMessage } from './bootstrap/json-depth';
 export * from './config/load-config';
 export * from './config/secrets';
 export * from './health/readiness-check';

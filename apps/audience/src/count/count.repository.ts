@@ -1,6 +1,6 @@
 import { type ClickHouse, join, sql, type Sql } from '@meld/clickhouse';
 import { type AudienceFilterNode, audienceSelect } from '@meld/filters';
-import { CLICKHOUSE } from '@meld/platform';
+import { CLICKHOUSE_READER } from '@meld/platform';
 import { Inject, Injectable } from '@nestjs/common';
 
 /**
@@ -9,7 +9,7 @@ import { Inject, Injectable } from '@nestjs/common';
  */
 @Injectable()
 export class CountRepository {
-  constructor(@Inject(CLICKHOUSE) private readonly ch: ClickHouse) {}
+  constructor(@Inject(CLICKHOUSE_READER) private readonly ch: ClickHouse) {}
 
   /** One row of `columns` (aggregates) over the current contacts matching `root`; UInt64 values arrive as strings. */
   async aggregate(projectId: string, root: AudienceFilterNode | undefined, columns: Sql[]): Promise<Record<string, string>> {

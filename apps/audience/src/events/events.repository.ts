@@ -1,6 +1,6 @@
 import { type ClickHouse, sql } from '@meld/clickhouse';
 import { DATA_SOURCE } from '@meld/db';
-import { CLICKHOUSE } from '@meld/platform';
+import { CLICKHOUSE_READER } from '@meld/platform';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 
@@ -25,7 +25,7 @@ export interface StoredEvent {
 export class EventsRepository {
   constructor(
     @Inject(DATA_SOURCE) private readonly ds: DataSource,
-    @Inject(CLICKHOUSE) private readonly ch: ClickHouse,
+    @Inject(CLICKHOUSE_READER) private readonly ch: ClickHouse,
   ) {}
 
   /** The live audience contact an id names: itself, or the survivor that absorbed it; null when neither lives. */

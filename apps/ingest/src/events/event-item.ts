@@ -2,6 +2,7 @@ import type { AttributeType } from '@meld/contracts';
 import { isIsoDateTime, scalarError } from '../contacts/attribute-rules';
 import { dict, hasKey } from '@meld/contracts';
 import { type ItemErrors, isPlainObject, keyError, userIdError } from '../contacts/contact-item';
+import { eventDateRangeError, eventParametersErrors } from './event-parameters';
 
 export interface EventTypeRule {
   id: string;
@@ -53,8 +54,8 @@ export function eventIdError(value: unknown): string | null {
  * Checks one event item against the project's event types: `_user_id`, `_event_id` and
  * `_event_type` (a declared type) are required, `_event_parameters` is an object whose
  * declared parameters are present when required and of their type (undeclared ones pass:
- * the spec lets types evolve), `_event_date` an ISO date-time with an offset (default:
- * reception time), `_user_data` an object (checked by the contact path). Other top-level
+ * the spec lets types evolve) and every parameter within the bounds of event-parameters.ts,
+ * `_event_date` an ISO date-time with an offset that ClickHouse can hold (default: reception time), `_user_data` an object (checked by the contact path). Other top-level
  * names are errors.
  */
 export function parseEvent(item: Record<string, unknown>, types: ReadonlyMap<string, EventTypeRule>, receivedAt: string): { ok: true; event: ParsedEvent } | { ok: false; errors: ItemErrors } {
@@ -71,12 +72,14 @@ export function parseEvent(item: Record<string, unknown>, types: ReadonlyMap<str
   else if (!(eventType = types.get(item._event_type))) fail('_event_type', `unknown event type ${item._event_type}`);
   let eventDate = receivedAt;
   if (item._event_date !== undefined && item._event_date !== null) {
-    if (typeof item._event_date !== 'string' || !isIsoDateTime(item._event_date)) fail('_event_date', 'must be an ISO 8601 date-time with an offset');
-    else eventDate = new Date(item._event_date).toISOString();
+    const rangeError = typeof item._event_date === 'string' && isIsoDateTime(item._event_date) ? eventDateRangeError(item._event_date) : 'must be an ISO 8601 date-time with an offset';
+    if (rangeError) fail('_event_date', rangeError);
+    else eventDate = new Date(item._event_date as string).toISOString();
   }
   const parameters = item._event_parameters ?? {};
   if (!isPlainObject(parameters)) fail('_event_parameters', 'must be an object');
-  else if (eventType) {
+  else for (const [field, message] of eventParametersErrors(parameters)) fail(field, message);
+  if (isPlainObject(parameters) && eventType) {
     for (const rule of eventType.parameters) {
       const value = hasKey(parameters, rule.parameter) ? parameters[rule.parameter] : undefined;
       if (value === undefined || value === null) {

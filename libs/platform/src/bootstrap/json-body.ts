@@ -1,4 +1,5 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { jsonTooDeep, jsonTooDeepMessage } from './json-depth';
 
 /** A 400 that names why the JSON body was refused (Fastify's default parser says only "not valid JSON"). */
 class BadJsonBody extends Error {
@@ -9,13 +10,14 @@ class BadJsonBody extends Error {
 const MAYBE_PROTO = /(?:_|\\u005[fF]){2}(?:p|\\u0070)(?:r|\\u0072)(?:o|\\u006[fF])(?:t|\\u0074)(?:o|\\u006[fF])(?:_|\\u005[fF]){2}/;
 
 /**
- * JSON bodies: JSON.parse, then a refusal of any `__proto__` key (Object.assign or a merge
+ * JSON bodies: a depth check before anything parses (ADR 0113), JSON.parse, then a refusal of any `__proto__` key (Object.assign or a merge
  * into a plain object would replace its prototype), naming the key's path (ADR 0124). Other
  * prototype member names (`constructor`, `toString`…) are ordinary data: every lookup keyed
  * by them uses a Map or a null-prototype object.
  */
 export function parseJsonBody(text: string): unknown {
   if (text.length === 0) throw new BadJsonBody('the body is empty but content-type is application/json');
+  if (jsonTooDeep(text)) throw new BadJsonBody(jsonTooDeepMessage());
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

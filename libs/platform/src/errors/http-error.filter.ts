@@ -1,5 +1,6 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
+import { exceededLimit, type QueryLimit } from '@meld/clickhouse';
 import { errorBody } from './error-body';
 
 /**
@@ -24,6 +25,11 @@ export class HttpErrorFilter implements ExceptionFilter {
       const message = Array.isArray(body.message) ? body.message.join('; ') : String(body.message ?? exception.message);
       return reply.code(status).send(errorBody(status, message, body.details));
     }
+    const limit = exceededLimit(exception);
+    if (limit) {
+      this.log.warn({ limit }, 'a ClickHouse read ran into its limit');
+      return limitReply(reply, limit);
+    }
     if (isUnstorableText(exception)) {
       this.log.warn({ err: exception }, 'a value Postgres cannot store reached a query');
       return reply.code(400).send(errorBody(400, 'a value contains the NUL character (U+0000) or an invalid byte sequence, which cannot be stored'));
@@ -47,4 +53,23 @@ const UNSTORABLE_TEXT = new Set(['22021', '22P05']);
 export function isUnstorableText(exception: unknown): boolean {
   const err = exception as { code?: unknown; driverError?: { code?: unknown } } | null;
   return typeof err === 'object' && err !== null && (UNSTORABLE_TEXT.has(String(err.code)) || UNSTORABLE_TEXT.has(String(err.driverError?.code)));
+}
+
+/** Seconds a client should wait before retrying a read that timed out. */
+const TIMEOUT_RETRY_AFTER_SECONDS = 10;
+
+/**
+ * ADR 0114: a read that took too long may succeed on a quieter store, so 503 with Retry-After;
+ * one that needed too much memory will need it again, so 422: the filter is too expensive.
+ */
+function limitReply(reply: FastifyReply, limit: QueryLimit) {
+  if (limit === 'max_execution_time') {
+    return reply
+      .code(503)
+      .header('retry-after', String(TIMEOUT_RETRY_AFTER_SECONDS))
+      .send(errorBody(503, 'the store timed out: the query ran longer than max_execution_time (MELD_CLICKHOUSE_MAX_EXECUTION_TIME); retry later, or narrow the filter or period', { limit }));
+  }
+  return reply
+    .code(422)
+    .send(errorBody(422, 'the filter is too expensive: the query needs more memory than max_memory_usage (MELD_CLICKHOUSE_MAX_MEMORY_USAGE) allows; narrow the filter or period', { limit }));
 }

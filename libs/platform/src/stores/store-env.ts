@@ -6,7 +6,14 @@ export type StoreName = 'postgres' | 'redis' | 'clickhouse' | 'kafka';
 const storeEnv = {
   postgres: { MELD_POSTGRES_URL: envVars.postgresUrl },
   redis: { MELD_REDIS_URL: envVars.redisUrl, MELD_REDIS_TIMEOUT_MS: envVars.redisTimeoutMs },
-  clickhouse: { MELD_CLICKHOUSE_URL: envVars.clickhouseUrl, MELD_CLICKHOUSE_DB: envVars.clickhouseDb },
+  clickhouse: {
+    MELD_CLICKHOUSE_URL: envVars.clickhouseUrl,
+    MELD_CLICKHOUSE_DB: envVars.clickhouseDb,
+    // ADR 0114: the reads a request makes run as a read-only user, bounded in time and memory.
+    MELD_CLICKHOUSE_READ_URL: envVars.clickhouseUrl.optional(),
+    MELD_CLICKHOUSE_MAX_EXECUTION_TIME: z.coerce.number().int().min(1).max(3600).default(10),
+    MELD_CLICKHOUSE_MAX_MEMORY_USAGE: z.coerce.number().int().min(1).default(1_000_000_000),
+  },
   kafka: { MELD_KAFKA_BROKERS: envVars.kafkaBrokers },
 } as const;
 
@@ -17,6 +24,11 @@ export interface StoreConfig {
   redisTimeoutMs?: number;
   clickhouseUrl?: string;
   clickhouseDb?: string;
+  /** A read-only ClickHouse user for request reads (credentials in the URL); unset: the main user with readonly=2. */
+  clickhouseReadUrl?: string;
+  /** Seconds and bytes every request read may use (max_execution_time, max_memory_usage). */
+  clickhouseMaxExecutionTime?: number;
+  clickhouseMaxMemoryUsage?: number;
   kafkaBrokers?: string[];
 }
 
@@ -30,6 +42,9 @@ export function loadStoreConfig(stores: StoreName[], env: NodeJS.ProcessEnv = pr
     redisTimeoutMs: parsed.MELD_REDIS_TIMEOUT_MS,
     clickhouseUrl: parsed.MELD_CLICKHOUSE_URL,
     clickhouseDb: parsed.MELD_CLICKHOUSE_DB,
+    clickhouseReadUrl: parsed.MELD_CLICKHOUSE_READ_URL,
+    clickhouseMaxExecutionTime: parsed.MELD_CLICKHOUSE_MAX_EXECUTION_TIME,
+    clickhouseMaxMemoryUsage: parsed.MELD_CLICKHOUSE_MAX_MEMORY_USAGE,
     kafkaBrokers: parsed.MELD_KAFKA_BROKERS,
   };
 }

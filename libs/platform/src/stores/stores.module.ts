@@ -9,16 +9,19 @@ import { KafkaClient } from './kafka-client';
 import type { StoreConfig, StoreName } from './store-env';
 
 export const CLICKHOUSE = Symbol('CLICKHOUSE');
+/** The client for reads a request makes: read-only, bounded in time and memory (ADR 0114). */
+export const CLICKHOUSE_READER = Symbol('CLICKHOUSE_READER');
 export const KAFKA = Symbol('KAFKA');
 
 @Injectable()
 class StoreShutdown implements OnApplicationShutdown {
   constructor(
     @Inject(CLICKHOUSE) private readonly ch: ClickHouse | null,
+    @Inject(CLICKHOUSE_READER) private readonly reader: ClickHouse | null,
     @Inject(KAFKA) private readonly kafka: KafkaClient | null,
   ) {}
   async onApplicationShutdown() {
-    await Promise.all([this.ch?.close(), this.kafka?.close()]);
+    await Promise.all([this.ch?.close(), this.reader?.close(), this.kafka?.close()]);
   }
 }
 
@@ -40,13 +43,38 @@ export class StoresModule {
           useFactory: () =>
             has('clickhouse') ? createClickHouse({ url: config.clickhouseUrl!, database: config.clickhouseDb! }) : null,
         },
+        { provide: CLICKHOUSE_READER, useFactory: () => (has('clickhouse') ? createReader(config) : null) },
         { provide: KAFKA, useFactory: () => (has('kafka') ? new KafkaClient(config.kafkaBrokers!, `meld-${app}`) : null) },
         StoreShutdown,
       ],
-      exports: [CLICKHOUSE, KAFKA],
+      exports: [CLICKHOUSE, CLICKHOUSE_READER, KAFKA],
     };
   }
 }
+
+/**
+ * Every read runs with max_execution_time and max_memory_usage, and read-only: as the user of
+ * MELD_CLICKHOUSE_READ_URL (whose profile must be readonly=2, which still lets a query set its
+ * limits), else as the main user with readonly=2 per query. The client gives up a little after
+ * max_execution_time, so a server that stops answering cannot hang the request either.
+ */
+function createReader(config: StoreConfig): ClickHouse {
+  const seconds = config.clickhouseMaxExecutionTime ?? 10;
+  return createClickHouse({
+    url: config.clickhouseReadUrl ?? config.clickhouseUrl!,
+    database: config.clickhouseDb!,
+    application: 'meld-reader',
+    requestTimeoutMs: seconds * 1000 + READER_TIMEOUT_MARGIN_MS,
+    settings: {
+      max_execution_time: seconds,
+      max_memory_usage: String(config.clickhouseMaxMemoryUsage ?? 1_000_000_000),
+      ...(config.clickhouseReadUrl ? {} : { readonly: '2' }),
+    },
+  });
+}
+
+/** ClickHouse checks the time between blocks: a query may run a little past its limit before it stops. */
+const READER_TIMEOUT_MARGIN_MS = 2_000;
 
 /** Readiness checks for exactly the declared stores, in a stable order. */
 export function storeChecks(stores: StoreName[]): Omit<FactoryProvider<ReadinessCheck[]>, 'provide'> {

@@ -1,4 +1,5 @@
 import { type ArgumentMetadata, BadRequestException, Body, Injectable, type PipeTransform } from '@nestjs/common';
+import { jsonTooDeep, jsonTooDeepMessage } from '@meld/platform';
 import type { z } from 'zod';
 
 /**
@@ -29,8 +30,10 @@ function formatPath(path: PropertyKey[]): string {
 /** A body that reached us unparsed (a raw content-type parser upstream) is parsed here, never trusted. */
 function parsed(value: unknown): unknown {
   if (typeof value !== 'string' && !Buffer.isBuffer(value)) return value;
+  const text = value.toString();
+  if (jsonTooDeep(text)) throw new BadRequestException(`invalid body: ${jsonTooDeepMessage()}`);
   try {
-    return JSON.parse(value.toString());
+    return JSON.parse(text);
   } catch {
     throw new BadRequestException('invalid body: not JSON');
   }
