@@ -2,6 +2,7 @@ export * from './bootstrap/bootstrap-app';
 export * from './config/load-config';
 export * from './config/secrets';
 export * from './health/readiness-check';
+export * from './health/check-gauge';
 export * from './logging/logger.module';
 export * from './metrics/metrics';
 export * from './platform.module';
