@@ -113,6 +113,14 @@ function kustomization(dir: string): Kustomization {
   return { dir, k, files };
 }
 
+/** TypeScript sources (no tests) under a folder. */
+function sourceFilesUnder(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.ts') && !/\.(integration-|e2e-)?spec\.ts$/.test(f))
+    .map((f) => join(dir, f));
+}
+
 const container = (d: Obj) => d.spec.template.spec.containers[0];
 const envOf = (c: Obj): Record<string, Obj> => Object.fromEntries((c.env ?? []).map((e: Obj) => [e.name, e]));
 
@@ -165,12 +173,26 @@ describe('docker-compose.yml', () => {
     return Array.isArray(d) ? Object.fromEntries(d.map((s: string) => [s, 'service_started'])) : Object.fromEntries(Object.entries(d).map(([k, v]) => [k, (v as Obj).condition]));
   };
 
-  it.each(APPS)('%s: built from the Dockerfile with its APP, healthchecked, after migrate and its stores', (app) => {
+  /** The one service that builds the Meld image; every other Meld service runs what it tags. */
+  const builders = Object.entries(services).filter(([, s]) => s.build);
+  const meldImage = builders[0]?.[1].image;
+
+  it('builds one Meld image, once, from the Dockerfile, and never pulls it', () => {
+    expect(builders.map(([name]) => name)).toEqual(['migrate']);
+    const [, b] = builders[0];
+    expect(b.build.context).toBe('.');
+    expect(b.build.dockerfile ?? 'Dockerfile').toBe('Dockerfile');
+    expect(b.build.args).toBeUndefined(); // the app is picked at run time (MELD_APP), not at build time
+    expect(meldImage).toMatch(/^meld:/);
+    for (const name of [...APPS, 'topics', 'smsc']) expect([name, services[name].image, services[name].pull_policy]).toEqual([name, meldImage, 'never']);
+  });
+
+  it.each(APPS)('%s: runs the Meld image with its MELD_APP, healthchecked, after migrate and its stores', (app) => {
     const s = services[app];
     expect(s).toBeDefined();
-    expect(s.build.context).toBe('.');
-    expect(s.build.dockerfile ?? 'Dockerfile').toBe('Dockerfile');
-    expect(s.build.args.APP).toBe(app);
+    expect(s.build).toBeUndefined();
+    expect(s.image).toBe(meldImage);
+    expect(s.environment.MELD_APP).toBe(app);
     expect(s.healthcheck?.test).toBeDefined();
     expect(s.healthcheck.disable).not.toBe(true);
     expect(JSON.stringify(s.healthcheck.test)).toContain(`:${info(app).port}/readyz`);
@@ -230,11 +252,11 @@ describe('docker-compose.yml', () => {
     for (const s of ['postgres', 'redis', 'clickhouse', 'kafka', 'smsc']) expect(services[s].healthcheck?.test).toBeDefined();
   });
 
-  it('has one-shot migrate and topics jobs from the same Dockerfile', () => {
+  it('has one-shot migrate and topics jobs from the same image', () => {
     expect(services.migrate.command.join(' ')).toBe('node tools/cli/meld.js migrate');
     expect(services.topics.command.join(' ')).toBe('node tools/cli/meld.js topics');
     for (const job of ['migrate', 'topics']) {
-      expect(services[job].build.context).toBe('.');
+      expect(services[job].image).toBe(meldImage);
       expect(services[job].restart).toBe('no');
     }
     expect(dependsOn('migrate')).toEqual({ postgres: 'service_healthy', clickhouse: 'service_healthy' });
@@ -364,14 +386,16 @@ describe('k8s', () => {
     const dir = join(root, 'k8s/overlays', overlay);
     const o = kustomization(dir);
 
-    it('references the base, and every file it names exists', () => {
-      expect(o.k.resources).toContain('../../base');
+    it('references the base (or another overlay), and every file it names exists', () => {
+      const parents = ((o.k.resources ?? []) as string[]).filter((r) => r === '../../base' || (/^\.\.\/[\w-]+$/.test(r) && overlays.includes(r.slice(3))));
+      expect(parents).toHaveLength(1);
       expect(existsSync(resolve(dir, '../../base/kustomization.yaml'))).toBe(true);
       const named = [...o.files, ...((o.k.patches ?? []) as Obj[]).filter((p) => p.path).map((p) => resolve(dir, p.path))];
       expect(named.filter((f) => !existsSync(f)).map((f) => relative(root, f))).toEqual([]);
     });
 
-    it('sets the store endpoints that are not secrets', () => {
+    it('sets the store endpoints that are not secrets (or inherits them from its overlay)', () => {
+      if (!o.k.resources.includes('../../base')) return;
       const merged = (o.k.configMapGenerator ?? []).find((g: Obj) => g.name === 'meld-config');
       const keys = (merged?.literals ?? []).map((l: string) => l.split('=')[0]);
       expect(keys).toEqual(expect.arrayContaining(['MELD_KAFKA_BROKERS', 'MELD_SMSC_URL']));
@@ -426,22 +450,182 @@ describe('k8s', () => {
   });
 
   const kubectl = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status === 0;
-  (kubectl ? it.each(['k8s/base', ...overlays.map((o) => `k8s/overlays/${o}`)]) : it.skip.each(['(kubectl not installed)']))(
+  const dirs = ['k8s/base', ...overlays.map((o) => `k8s/overlays/${o}`)];
+  const renderedCache = new Map<string, { status: number | null; stderr: string; docs: Obj[] }>();
+  /** `kubectl kustomize dir`, once per dir. */
+  function render(dir: string) {
+    const cached = renderedCache.get(dir);
+    if (cached) return cached;
+    // The local overlay reads this cluster's secrets from a git-ignored file (`meld keys`).
+    const secrets = join(root, 'k8s/overlays/local/secrets.env');
+    const made = !existsSync(secrets);
+    if (made) writeFileSync(secrets, spawnSync(process.execPath, [join(root, 'tools/cli/meld.js'), 'keys'], { encoding: 'utf8' }).stdout);
+    let r;
+    try {
+      r = spawnSync('kubectl', ['kustomize', join(root, dir)], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
+    } finally {
+      if (made) rmSync(secrets);
+    }
+    const out = { status: r.status, stderr: r.stderr, docs: r.status === 0 ? parseAllDocuments(r.stdout).map((d) => d.toJS()).filter((d) => d != null) : [] };
+    renderedCache.set(dir, out);
+    return out;
+  }
+  const whenRendered = kubectl ? it.each(dirs) : it.skip.each(['(kubectl not installed)']);
+  const podSpecs = (docs: Obj[]) => docs.filter((d) => d.kind === 'Deployment' || d.kind === 'Job').map((d) => ({ name: `${d.kind}/${d.metadata.name}`, spec: d.spec.template.spec }));
+
+  /** Bytes of a Kubernetes memory quantity (Mi, Gi, M, G, plain). */
+  function bytes(q: string): number {
+    const m = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|K|M|G)?$/.exec(String(q));
+    if (!m) throw new Error(`memory quantity not understood: ${q}`);
+    const unit: Record<string, number> = { Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3, K: 1e3, M: 1e6, G: 1e9 };
+    return Number(m[1]) * (m[2] ? unit[m[2]] : 1);
+  }
+
+  /** Every container of the Meld image (node) sizes its V8 heap to about 75% of its memory limit (ADR 0172). */
+  function heapProblems(docs: Obj[]): string[] {
+    const problems: string[] = [];
+    for (const { name, spec } of podSpecs(docs)) {
+      for (const c of [...(spec.initContainers ?? []), ...spec.containers]) {
+        if (!/(^|\/)meld([:@]|$)/.test(c.image)) continue; // stores run their own images
+        const limit = c.resources?.limits?.memory;
+        const heap = /--max-old-space-size=(\d+)/.exec(envOf(c).NODE_OPTIONS?.value ?? '')?.[1];
+        if (!limit || !heap) {
+          problems.push(`${name} ${c.name}: ${limit ? 'no NODE_OPTIONS --max-old-space-size' : 'no memory limit'}`);
+          continue;
+        }
+        const share = (Number(heap) * 1024 ** 2) / bytes(limit);
+        if (share < 0.7 || share > 0.8) problems.push(`${name} ${c.name}: heap ${heap} MiB is ${Math.round(share * 100)}% of ${limit}`);
+      }
+    }
+    return problems;
+  }
+
+  it('sizes the heap of every base container to its memory limit (NODE_OPTIONS, ADR 0172)', () => {
+    expect(heapProblems(docs)).toEqual([]);
+  });
+
+  whenRendered('%s: NODE_OPTIONS heap is ~75% of each container\'s memory limit, after the overlay\'s patches', (dir) => {
+    const r = render(dir);
+    expect(r.status).toBe(0);
+    expect(heapProblems(r.docs)).toEqual([]);
+  });
+
+  whenRendered('%s: every Deployment has a policy/v1 PodDisruptionBudget selecting its pods', (dir) => {
+    const r = render(dir);
+    const pdbs = r.docs.filter((d) => d.kind === 'PodDisruptionBudget');
+    const uncovered = r.docs
+      .filter((d) => d.kind === 'Deployment')
+      .filter((d) => {
+        const labels = d.spec.template.metadata.labels;
+        return !pdbs.some((p) => p.apiVersion === 'policy/v1' && Object.entries(p.spec.selector.matchLabels).every(([k, v]) => labels[k] === v));
+      })
+      .map((d) => d.metadata.name);
+    expect(uncovered).toEqual([]);
+    // maxUnavailable, not minAvailable: a one-replica Deployment must never block a node drain.
+    for (const p of pdbs) expect([p.metadata.name, p.spec.maxUnavailable, p.spec.minAvailable]).toEqual([p.metadata.name, 1, undefined]);
+  });
+
+  describe('rollout order: migrations and topics before the apps (ADR 0171)', () => {
+    it.each(APPS)('%s waits in an init container for the schema and topics of its image', (app) => {
+      const spec = named('Deployment', app).spec.template.spec;
+      const init = (spec.initContainers ?? []).find((c: Obj) => c.name === 'await-schema');
+      expect(init).toBeDefined();
+      expect(init.image).toBe(container(named('Deployment', app)).image);
+      expect(init.command).toBeUndefined(); // keep the image's tini entrypoint
+      expect(init.args.join(' ')).toBe('node tools/deploy/await-schema.js');
+      expect(existsSync(join(root, 'tools/deploy/await-schema.js'))).toBe(true);
+      const env = envOf(init);
+      expect(env.MELD_APP?.value).toBe(app);
+      expect(init.envFrom.map((e: Obj) => e.configMapRef?.name)).toContain('meld-config'); // MELD_KAFKA_BROKERS, MELD_CLICKHOUSE_DB
+      const schemaStores = info(app).stores.filter((st) => st === 'postgres' || st === 'clickhouse');
+      for (const st of schemaStores) expect(env[STORE_SECRET[st]!]?.valueFrom?.secretKeyRef).toEqual({ name: 'meld-secrets', key: STORE_SECRET[st] });
+      // Only what it reads: no admin token, no keys, no store it does not check.
+      expect(Object.keys(env).sort()).toEqual(['MELD_APP', 'NODE_OPTIONS', ...schemaStores.map((st) => STORE_SECRET[st]!)].sort());
+      expect(init.securityContext).toEqual(container(named('Deployment', app)).securityContext);
+    });
+
+    it('runs migrate and topics as Argo CD sync hooks in the wave after meld-config and before the apps', () => {
+      const wave = (d: Obj) => Number(d.metadata.annotations?.['argocd.argoproj.io/sync-wave'] ?? 0);
+      for (const job of ['migrate', 'topics']) {
+        const a = named('Job', job).metadata.annotations ?? {};
+        expect([job, a['argocd.argoproj.io/hook'], a['argocd.argoproj.io/hook-delete-policy'], a['argocd.argoproj.io/sync-wave']]).toEqual([job, 'Sync', 'BeforeHookCreation', '-1']);
+      }
+      for (const app of APPS) expect([app, wave(named('Deployment', app))]).toEqual([app, 0]);
+      expect(base.k.generatorOptions?.annotations?.['argocd.argoproj.io/sync-wave']).toBe('-2');
+      // An overlay that generates the Secret puts it in the same early wave.
+      for (const overlay of overlays) {
+        const k = kustomization(join(root, 'k8s/overlays', overlay)).k;
+        if (k.secretGenerator) expect([overlay, k.generatorOptions?.annotations?.['argocd.argoproj.io/sync-wave']]).toEqual([overlay, '-2']);
+      }
+    });
+  });
+
+  describe('production images', () => {
+    const prod = kustomization(join(root, 'k8s/overlays/production'));
+
+    it('names the image by digest, never by tag (ADR 0173)', () => {
+      const images = prod.k.images as Obj[];
+      expect(images.map((i) => i.name)).toEqual(['meld']);
+      expect(images[0].newTag).toBeUndefined();
+      expect(images[0].digest).toMatch(/^sha256:[0-9a-f]{64}$/);
+    });
+
+    (kubectl ? it : it.skip)('renders every Meld container with @sha256:<64 hex>', () => {
+      const r = render('k8s/overlays/production');
+      const refs = podSpecs(r.docs).flatMap(({ spec }) => [...(spec.initContainers ?? []), ...spec.containers].map((c: Obj) => c.image));
+      expect(refs.length).toBeGreaterThan(APPS.length);
+      for (const ref of refs) expect(ref).toMatch(/^[\w.-]+(\/[\w.-]+)+@sha256:[0-9a-f]{64}$/);
+    });
+
+    it('tells how CI sets the digest', () => {
+      expect(read('docs/deploy.md')).toMatch(/kustomize edit set image meld=[^\s]+@sha256:/);
+    });
+  });
+
+  describe('KEDA overlay: consumers scale on Kafka lag (ADR 0174)', () => {
+    const topicNames = new Set(JSON.parse(read('libs/contracts/src/topics.json')).topics.map((t: Obj) => t.name));
+    /** A consumer group name the app really uses: a string literal in its source. */
+    const groupIn = (app: string, group: string) =>
+      sourceFilesUnder(join(root, 'apps', app, 'src')).some((f) => readFileSync(f, 'utf8').includes(`'${group}'`));
+
+    (kubectl ? it : it.skip)('renders, and never lets an HPA and a ScaledObject scale one Deployment', () => {
+      const r = render('k8s/overlays/keda');
+      expect([r.stderr, r.status]).toEqual(['', 0]);
+      const scaled = r.docs.filter((d) => d.kind === 'ScaledObject');
+      const hpas = r.docs.filter((d) => d.kind === 'HorizontalPodAutoscaler');
+      expect(scaled.map((d) => d.spec.scaleTargetRef.name).sort()).toEqual(['identity-merge', 'probes']);
+      const targets = [...scaled.map((d) => d.spec.scaleTargetRef.name), ...hpas.map((h) => h.spec.scaleTargetRef.name)];
+      expect(targets.filter((t, i) => targets.indexOf(t) !== i)).toEqual([]);
+      expect(hpas.map((h) => h.spec.scaleTargetRef.name).sort()).toEqual(['ingest', 'messaging']);
+      const brokers = r.docs.find((d) => d.kind === 'ConfigMap' && d.metadata.name.startsWith('meld-config')).data.MELD_KAFKA_BROKERS;
+      for (const so of scaled) {
+        const app = so.spec.scaleTargetRef.name;
+        expect(so.apiVersion).toBe('keda.sh/v1alpha1');
+        expect(so.metadata.namespace).toBe('meld');
+        expect(so.spec.scaleTargetRef).toMatchObject({ apiVersion: 'apps/v1', kind: 'Deployment' });
+        expect(r.docs.some((d) => d.kind === 'Deployment' && d.metadata.name === app && d.spec.replicas === undefined)).toBe(true);
+        expect(so.spec.maxReplicaCount).toBeLessThanOrEqual(partitions());
+        expect(so.spec.minReplicaCount).toBeLessThanOrEqual(so.spec.maxReplicaCount);
+        const kafka = so.spec.triggers.filter((t: Obj) => t.type === 'kafka');
+        expect(kafka.length).toBeGreaterThan(0);
+        expect(so.spec.triggers.some((t: Obj) => t.type === 'cpu')).toBe(true);
+        for (const t of kafka) {
+          expect([app, t.metadata.bootstrapServers]).toEqual([app, brokers]);
+          expect([app, t.metadata.topic, topicNames.has(t.metadata.topic)]).toEqual([app, t.metadata.topic, true]);
+          expect([app, t.metadata.consumerGroup, groupIn(app, t.metadata.consumerGroup)]).toEqual([app, t.metadata.consumerGroup, true]);
+          expect(Number(t.metadata.lagThreshold)).toBeGreaterThan(0);
+        }
+      }
+    });
+  });
+
+  whenRendered(
     'kubectl kustomize %s renders',
     (dir) => {
-      // The local overlay reads this cluster's secrets from a git-ignored file (`meld keys`).
-      const secrets = join(root, 'k8s/overlays/local/secrets.env');
-      const made = !existsSync(secrets);
-      if (made) writeFileSync(secrets, spawnSync(process.execPath, [join(root, 'tools/cli/meld.js'), 'keys'], { encoding: 'utf8' }).stdout);
-      let r;
-      try {
-        r = spawnSync('kubectl', ['kustomize', join(root, dir)], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
-      } finally {
-        if (made) rmSync(secrets);
-      }
+      const r = render(dir);
       expect(r.stderr).toBe('');
       expect(r.status).toBe(0);
-      const rendered = parseAllDocuments(r.stdout).map((d) => d.toJS());
+      const rendered = r.docs;
       const deployments = rendered.filter((d) => d.kind === 'Deployment' && d.metadata.labels?.['app.kubernetes.io/component'] === 'app');
       expect(deployments.map((d) => d.metadata.name).sort()).toEqual(expect.arrayContaining(APPS));
       // The generated ConfigMap (name with hash suffix) is what the pods reference.

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { testEnv } from '@meld/testing';
 import { createClickHouse, type ClickHouse } from './client';
-import { DEFAULT_MIGRATIONS_DIR, MigrationChecksumError, MigrationFailedError, migrateClickHouse, readMigrations, splitStatements } from './migrations';
+import { DEFAULT_MIGRATIONS_DIR, MigrationChecksumError, MigrationFailedError, migrateClickHouse, pendingClickHouseMigrations, readMigrations, splitStatements } from './migrations';
 import { ident, sql } from './sql';
 
 const env = testEnv();
@@ -164,4 +164,20 @@ it("the lib's own folder migrates cleanly, then is up to date", async () => {
   for (const f of files) for (const m of (await readFile(join(DEFAULT_MIGRATIONS_DIR, f.file), 'utf8')).matchAll(/CREATE TABLE IF NOT EXISTS \{database\}\.(\w+)/g)) created.add(m[1]);
   expect(created.size).toBeGreaterThan(2);
   expect(await tables(ch)).toEqual([...created, 'schema_migrations'].sort());
+});
+
+it('lists pending migrations without creating anything: all before the first run, the new file after an added one, none once applied', async () => {
+  const { ch, dir, database } = await fixture({ '0001_create_tables.sql': FIRST });
+  expect((await pendingClickHouseMigrations(ch, dir)).map((f) => f.version)).toEqual([1]);
+  // Another client: `ch`'s session database does not exist yet (and afterAll drops those of `clients`).
+  const other = createClickHouse({ url: env.clickhouseUrl, database: 'system' });
+  try {
+    expect(await other.query(sql`SELECT name FROM system.databases WHERE name = ${database}`)).toEqual([]); // read only
+  } finally {
+    await other.close();
+  }
+  await migrateClickHouse({ client: ch, dir });
+  expect(await pendingClickHouseMigrations(ch, dir)).toEqual([]);
+  await writeFile(join(dir, '0002_seed.sql'), SECOND);
+  expect((await pendingClickHouseMigrations(ch, dir)).map((f) => `${f.version}_${f.name}`)).toEqual(['2_seed']);
 });

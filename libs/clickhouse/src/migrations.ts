@@ -33,6 +33,8 @@ export const DEFAULT_MIGRATIONS_DIR = resolve(__dirname, '..', 'migrations');
 
 const FILE_NAME = /^(\d{4,})_([a-z0-9_]+)\.sql$/;
 const TABLE_ALREADY_EXISTS = 57;
+const UNKNOWN_TABLE = 60;
+const UNKNOWN_DATABASE = 81;
 
 export interface MigrationFile {
   version: number;
@@ -116,6 +118,24 @@ interface AppliedRow {
 }
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+
+/**
+ * Migration files of this build not recorded as applied in `database` (all of them when the
+ * database or its record table does not exist yet). Reads only: what an app's init container
+ * waits on so a new version never queries the old schema (ADR 0171).
+ */
+export async function pendingClickHouseMigrations(client: ClickHouse, dir: string = DEFAULT_MIGRATIONS_DIR): Promise<MigrationFile[]> {
+  const files = await readMigrations(dir);
+  let rows: Array<{ version: number | string }>;
+  try {
+    rows = await client.query(sql`SELECT version FROM ${ident(client.database, 'schema_migrations')}`);
+  } catch (err) {
+    if (clickHouseErrorCode(err) === UNKNOWN_DATABASE || clickHouseErrorCode(err) === UNKNOWN_TABLE) return files;
+    throw err;
+  }
+  const applied = new Set(rows.map((r) => Number(r.version)));
+  return files.filter((f) => !applied.has(f.version));
+}
 
 export async function migrateClickHouse(options: MigrateOptions): Promise<MigrateResult> {
   const { client } = options;

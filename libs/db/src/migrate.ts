@@ -13,3 +13,17 @@ export async function migratePostgres(url: string, log: (line: string) => void =
     await ds.destroy();
   }
 }
+
+/**
+ * Whether migrations of this build are not applied yet: what an app's init container waits on
+ * so a new version never serves on the old schema (ADR 0171). Reads only; creates nothing.
+ */
+export async function postgresMigrationsPending(url: string): Promise<boolean> {
+  const ds = createDataSource({ url, applicationName: 'meld-await-schema', poolSize: 1 });
+  await ds.initialize();
+  try {
+    return await ds.showMigrations();
+  } finally {
+    await ds.destroy();
+  }
+}

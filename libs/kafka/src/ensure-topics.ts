@@ -76,6 +76,19 @@ export async function ensureTopics(
   }
 }
 
+/** The topics of `names` the cluster does not have; creates nothing (an app's init container waits on it, ADR 0171). */
+export async function missingTopics(brokers: KafkaConnectionOptions['brokers'], names: readonly string[], options: Pick<EnsureTopicsOptions, 'logger' | 'clientId'> = {}): Promise<string[]> {
+  const kafka = createKafkaClient({ brokers, clientId: options.clientId ?? 'meld-await-schema', logger: options.logger ?? silentLogger, kafkaLogLevel: 'nothing' });
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const present = new Set(await admin.listTopics());
+    return [...new Set(names)].filter((t) => !present.has(t));
+  } finally {
+    await admin.disconnect();
+  }
+}
+
 /** A Metadata request naming a topic creates it where the broker allows auto-creation. */
 async function autoCreateViaMetadata(admin: Admin, topics: string[]): Promise<void> {
   try {

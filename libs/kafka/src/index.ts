@@ -17,7 +17,7 @@ export { Outcome, RetriableError, DeadLetterError, type HandlerOutcome } from '.
 export { DEFAULT_BACKOFF, backoffDelay, type BackoffOptions } from './backoff';
 export { DlqHeaders, SCHEMA_VERSION_HEADER, headerString, type DeadLetterReason } from './headers';
 export { defaultDeadLetterTopic } from './dead-letter';
-export { ensureTopics, type EnsureTopicsOptions, type EnsureTopicsResult } from './ensure-topics';
+export { ensureTopics, missingTopics, type EnsureTopicsOptions, type EnsureTopicsResult } from './ensure-topics';
 export { kafkaHealth, createKafkaHealthCheck, type KafkaHealth, type KafkaHealthCheck, type KafkaHealthOptions } from './health';
 export { stopOnSignals } from './shutdown';
 export { kafkaMetrics, type KafkaMetrics } from './metrics';

@@ -1,10 +1,18 @@
 import { createServer, type Socket } from 'node:net';
 import { Kafka, logLevel } from 'kafkajs';
 import { allTopicNames } from '@meld/contracts';
-import { createKafkaHealthCheck, ensureTopics, kafkaHealth } from '../src';
+import { createKafkaHealthCheck, ensureTopics, kafkaHealth, missingTopics } from '../src';
 import { testBrokers, uniqueId } from './kafka-test-env';
 
 const brokers = testBrokers();
+
+describe('missingTopics against a real broker', () => {
+  it('names only the topics the cluster lacks, without creating them', async () => {
+    const topic = `test.missing.${uniqueId()}`;
+    expect(await missingTopics(brokers, [...allTopicNames(), topic, topic])).toEqual([topic]);
+    expect(await missingTopics(brokers, [topic])).toEqual([topic]); // asking did not auto-create it
+  });
+});
 
 describe('ensureTopics against a real broker', () => {
   it('passes without CreateTopics when every topic already exists (the development broker pre-creates them)', async () => {

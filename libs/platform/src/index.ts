@@ -3,6 +3,7 @@ export { MAX_JSON_DEPTH, jsonTooDeep, jsonTooDeepMessage } from './bootstrap/jso
 export * from './config/load-config';
 export * from './config/secrets';
 export * from './health/readiness-check';
+export * from './health/check-gauge';
 export * from './logging/logger.module';
 export * from './metrics/metrics';
 export * from './platform.module';

@@ -1,5 +1,5 @@
 import { type AppName, INTERNAL_APPS } from '@meld/contracts';
-import { READINESS_CHECKS, READINESS_TIMEOUT_MS, type ReadinessCheck } from '@meld/platform';
+import { READINESS_CHECKS, READINESS_TIMEOUT_MS, runReadinessCheck, type ReadinessCheck } from '@meld/platform';
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_URLS } from '../upstreams/app-urls';
 
@@ -32,7 +32,7 @@ export class SystemHealth {
   /** The gateway's own stores. */
   async own(): Promise<Report> {
     const failed: Record<string, string> = {};
-    await Promise.all(this.checks.map((c) => c.check(AbortSignal.timeout(READINESS_TIMEOUT_MS)).catch((e: Error) => void (failed[c.name] = e.message))));
+    await Promise.all(this.checks.map((c) => runReadinessCheck(c, AbortSignal.timeout(READINESS_TIMEOUT_MS)).catch((e: Error) => void (failed[c.name] = e.message))));
     return Object.keys(failed).length ? { status: 'down', details: failed } : { status: 'up' };
   }
 

@@ -2,6 +2,7 @@ import { Controller, Get, Inject } from '@nestjs/common';
 import { InternalPublic } from '@meld/auth';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
+import { runReadinessCheck } from './check-gauge';
 import { READINESS_CHECKS, READINESS_TIMEOUT_MS, type ReadinessCheck } from './readiness-check';
 
 @ApiExcludeController()
@@ -29,7 +30,7 @@ export class HealthController {
         (c) => () =>
           this.indicators
             .check(c.name)
-            .attempt(async ({ signal }) => c.check(signal))
+            .attempt(async ({ signal }) => runReadinessCheck(c, signal))
             .withTimeout(READINESS_TIMEOUT_MS),
       ),
     );
