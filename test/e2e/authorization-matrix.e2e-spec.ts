@@ -28,6 +28,8 @@ const EXAMPLE_PARAMS: Record<string, (f: Fixture) => string> = {
   audienceId: () => randomUUID(),
   channel: () => 'sms',
   segmentId: () => randomUUID(),
+  sender: () => 'default',
+  target: () => '+33612345678',
 };
 /**
  * What the owning app answers, by route id, to a caller the gateway let through with exactly
@@ -46,6 +48,8 @@ const APP_ANSWERS: Record<string, number> = {
   'segment.update': 404,
   'segment.delete': 404,
   'segment.count': 404,
+  // The matrix's project has no default SMS sender.
+  'sms.direct.send': 404,
 };
 /** Valid bodies for routes that take one (writes), by route id. */
 const EXAMPLE_BODIES: Record<string, unknown> = {
@@ -54,6 +58,7 @@ const EXAMPLE_BODIES: Record<string, unknown> = {
   'segment.create': { name: 'Matrix segment', filter: { version: '0.0.1', root: { type: 'group', children: [] } } },
   'segment.update': { name: 'Renamed' },
   'audience.count': {},
+  'sms.direct.send': { text: 'Matrix' },
 };
 
 interface Fixture {

@@ -5,3 +5,4 @@ export * from './messages';
 export * from './topic-names';
 export * from './routes';
 export * from './contact-keys';
+export * from './consent';

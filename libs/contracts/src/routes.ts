@@ -121,6 +121,8 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   // Readiness: setup status, not contact data; project access is enough (ADR 0131).
   product('readiness.project', 'GET', '/v1/project/:project/readiness', 'readiness'),
   product('readiness.channel', 'GET', '/v1/project/:project/readiness/channel/:channel', 'readiness'),
+  // Direct SMS (issue 17, ADR 0152): sending spends the organization's funds, hence the write scope.
+  product('sms.direct.send', 'POST', '/v1/project/:project/channel/sms/sms/direct/:sender/:target', 'messaging', { scopes: ['PROJECT_DIRECT_WRITE'] }),
   // Later issues add here, e.g.:
   // product('probes.coverage', 'POST', '/v1/project/:project/audience/coverage', 'probes', { scopes: ['PROJECT_AUDIENCE_READ'], rateLimit: 'probes' }),
 ];

@@ -5,6 +5,7 @@ import { Audience1795265000000 } from './1795265000000-audience';
 import { Consent1795266000000 } from './1795266000000-consent';
 import { Segments1795267000000 } from './1795267000000-segments';
 import { AttributeSlots1795268000000 } from './1795268000000-attribute-slots';
+import { SmsMessages1795269600000 } from './1795269600000-sms-messages';
 
 // Every migration in order. Files are named <timestamp>-<name>.ts and never edited once committed.
-export const migrations: Function[] = [Tenancy1795262000000, DataSourceUid1795263100000, IngestWrite1795264000000, Audience1795265000000, Consent1795266000000, Segments1795267000000, AttributeSlots1795268000000];
+export const migrations: Function[] = [Tenancy1795262000000, DataSourceUid1795263100000, IngestWrite1795264000000, Audience1795265000000, Consent1795266000000, Segments1795267000000, AttributeSlots1795268000000, SmsMessages1795269600000];
