@@ -33,6 +33,8 @@ export class SendQueue implements OnApplicationBootstrap, OnApplicationShutdown 
   private readonly smsc: SmscClient;
   private readonly redisUrl: string;
   private sweepTimer?: NodeJS.Timeout;
+  /** BullMQ leaves connections it was given open: closed here after the queue and worker. */
+  private readonly connections: Redis[] = [];
 
   constructor(
     private readonly repo: SmsRepository,
@@ -47,7 +49,9 @@ export class SendQueue implements OnApplicationBootstrap, OnApplicationShutdown 
   }
 
   private connection(): Redis {
-    return new Redis(this.redisUrl, { maxRetriesPerRequest: null, retryStrategy: (n) => Math.min(n * 200, 2000) });
+    const redis = new Redis(this.redisUrl, { maxRetriesPerRequest: null, retryStrategy: (n) => Math.min(n * 200, 2000) });
+    this.connections.push(redis);
+    return redis;
   }
 
   onApplicationBootstrap(): void {
@@ -63,6 +67,7 @@ export class SendQueue implements OnApplicationBootstrap, OnApplicationShutdown 
     await this.worker?.close();
     await this.smsc.stop();
     await this.queue.close();
+    await Promise.all(this.connections.map((c) => c.quit().catch(() => c.disconnect())));
   }
 
   /** Queues a committed message (idempotent: the job id is the SMS id). */
