@@ -30,6 +30,7 @@ const EXAMPLE_PARAMS: Record<string, (f: Fixture) => string> = {
   segmentId: () => randomUUID(),
   sender: () => 'default',
   target: () => '+33612345678',
+  smsId: () => randomUUID(),
 };
 /**
  * What the owning app answers, by route id, to a caller the gateway let through with exactly
@@ -50,6 +51,8 @@ const APP_ANSWERS: Record<string, number> = {
   'segment.count': 404,
   // The matrix's project has no default SMS sender.
   'sms.direct.send': 404,
+  // A random SMS id: no such message.
+  'sms.read': 404,
 };
 /** Valid bodies for routes that take one (writes), by route id. */
 const EXAMPLE_BODIES: Record<string, unknown> = {

@@ -70,6 +70,25 @@ describe('POST /v1/project/:project/channel/sms/sms/direct/:sender/:target (real
     await waitFor('outbox drained', async () => (await db.query(`SELECT count(*)::int AS n FROM sms_outbox WHERE key = $1`, [`${t.project.id}/${body.entity.id}`]))[0].n === 0, { timeoutMs: 10_000 });
   });
 
+  it('reads a message with its history; the text and number only for tokens that may read PII', async () => {
+    const audienceId = await seedContact(db, t.project.id, { _user_id: 'u-read', _phone_mobile: '+447400123557' });
+    const { body } = await send(audienceId, 'Your order shipped');
+    await finalStatus(body.entity.id);
+    const read = async (scopes: Json[]) => {
+      const res = await fetch(`${base}/v1/project/${t.project.uid}/channel/sms/sms/${body.entity.id}`, { headers: principalHeader(t, { scopes }) });
+      return { status: res.status, body: (await res.json()) as Json };
+    };
+    const full = await read(['PROJECT_DIRECT_READ', 'PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_DATA_BASIC']);
+    expect(full.status).toBe(200);
+    expect(full.body.entity).toMatchObject({ id: body.entity.id, status: 'delivered', audienceId, senderId: t.sender.id, destination: '+447400123557', text: 'Your order shipped', error: null });
+    expect(full.body.entity.history.map((h: Json) => h.status)).toEqual(['enqueued', 'sent', 'delivered']);
+    const plain = await read(['PROJECT_DIRECT_READ']);
+    expect(plain.body.entity.text).toBeNull();
+    expect(plain.body.entity.destination).not.toContain('400123557');
+    const missing = await fetch(`${base}/v1/project/${t.project.uid}/channel/sms/sms/00000000-0000-4000-8000-000000000000`, { headers: principalHeader(t, { scopes: ['PROJECT_DIRECT_READ'] }) });
+    expect(missing.status).toBe(404);
+  });
+
   it('refuses an invalid number with 400 naming target, an unknown phone with 404', async () => {
     const bad = await send('12', 'hello');
     expect(bad.status).toBe(400);

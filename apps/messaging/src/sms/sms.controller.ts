@@ -1,10 +1,11 @@
 import { ApiError, ApiErrors, ApiSuccess } from '@meld/api';
-import { CurrentPrincipal, type Principal, projectOf } from '@meld/auth';
+import { CurrentPrincipal, type Principal, dataModeOf, dataPolicy, projectOf } from '@meld/auth';
 import { parseInput } from '@meld/platform';
-import { Body, Controller, Headers, HttpCode, Param, Post } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiHeader, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { GetSms } from './read/get-sms.usecase';
 import { SendDirectSms } from './send/send-direct.usecase';
-import { DirectSmsBody, DirectSmsCreated, DirectSmsHeaders } from './sms.schema';
+import { DirectSmsBody, DirectSmsCreated, DirectSmsHeaders, SmsReadResponse } from './sms.schema';
 
 const MAX_IDEMPOTENCY_KEY = 255; // DirectSmsHeaders
 
@@ -12,7 +13,20 @@ const MAX_IDEMPOTENCY_KEY = 255; // DirectSmsHeaders
 @ApiParam({ name: 'project', description: 'project UID' })
 @Controller('v1/project/:project/channel/sms/sms')
 export class SmsController {
-  constructor(private readonly sendDirect: SendDirectSms) {}
+  constructor(
+    private readonly sendDirect: SendDirectSms,
+    private readonly getSms: GetSms,
+  ) {}
+
+  @Get(':smsId')
+  @ApiOperation({ summary: 'Read a direct SMS and its status history', description: 'The text and the number in clear only for tokens whose dataPolicy.mayReadPii is true (else `text` null, number masked). Needs PROJECT_DIRECT_READ.' })
+  @ApiParam({ name: 'smsId', description: 'SMS id' })
+  @ApiSuccess(200, SmsReadResponse, 'the message')
+  @ApiErrors(401, 403, 404, 429)
+  read(@CurrentPrincipal() principal: Principal, @Param('project') projectUid: string, @Param('smsId') smsId: string) {
+    const project = projectOf(principal, projectUid);
+    return this.getSms.execute({ projectId: project.id, smsId, mayReadPii: dataPolicy(dataModeOf(principal), principal).mayReadPii });
+  }
 
   @Post('direct/:sender/:target')
   @HttpCode(201)

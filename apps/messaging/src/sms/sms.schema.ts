@@ -1,4 +1,4 @@
-import { envelope, timestamp } from '@meld/api';
+import { entityOnly, envelope, timestamp } from '@meld/api';
 import { smsStatuses } from '@meld/contracts';
 import { z } from 'zod';
 
@@ -35,5 +35,7 @@ export const SmsReadEntity = DirectSmsEntity.extend({
   createdAt: timestamp(),
   updatedAt: timestamp(),
 }).meta({ id: 'SmsMessage' });
+
+export const SmsReadResponse = entityOnly(SmsReadEntity.extend({ history: z.array(SmsHistoryEntry).describe('every status change, oldest first') })).meta({ id: 'SmsMessageRead' });
 
 export const DirectSmsHeaders = z.object({ 'Idempotency-Key': z.string().min(1).max(255).optional() });
