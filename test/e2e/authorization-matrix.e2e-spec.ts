@@ -28,6 +28,9 @@ const EXAMPLE_PARAMS: Record<string, (f: Fixture) => string> = {
   audienceId: () => randomUUID(),
   channel: () => 'sms',
   segmentId: () => randomUUID(),
+  sender: () => 'default',
+  target: () => '+33612345678',
+  smsId: () => randomUUID(),
 };
 /**
  * What the owning app answers, by route id, to a caller the gateway let through with exactly
@@ -46,6 +49,10 @@ const APP_ANSWERS: Record<string, number> = {
   'segment.update': 404,
   'segment.delete': 404,
   'segment.count': 404,
+  // The matrix's project has no default SMS sender.
+  'sms.direct.send': 404,
+  // A random SMS id: no such message.
+  'sms.read': 404,
 };
 /**
  * What the owning app answers a caller with the route's scopes whose project is in
@@ -65,6 +72,7 @@ const EXAMPLE_BODIES: Record<string, unknown> = {
   'segment.update': { name: 'Renamed' },
   'audience.count': {},
   'probes.coverage': {},
+  'sms.direct.send': { text: 'Matrix' },
 };
 
 interface Fixture {

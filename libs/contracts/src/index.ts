@@ -6,3 +6,4 @@ export * from './topic-names';
 export * from './routes';
 export * from './contact-keys';
 export * from './dict';
+export * from './consent';

@@ -122,6 +122,9 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   product('readiness.channel', 'GET', '/v1/project/:project/readiness/channel/:channel', 'readiness'),
   // Probes: the shape of the audience, sampled above 10,000 contacts, in the restrictive probes class (ADR 0161).
   product('probes.coverage', 'POST', '/v1/project/:project/audience/coverage', 'probes', { scopes: ['PROJECT_AUDIENCE_READ'], rateLimit: 'probes' }),
+  // Direct SMS (issue 17, ADR 0152): sending spends the organization's funds, hence the write scope.
+  product('sms.direct.send', 'POST', '/v1/project/:project/channel/sms/sms/direct/:sender/:target', 'messaging', { scopes: ['PROJECT_DIRECT_WRITE'] }),
+  product('sms.read', 'GET', '/v1/project/:project/channel/sms/sms/:smsId', 'messaging', { scopes: ['PROJECT_DIRECT_READ'] }),
 ];
 
 /**

@@ -1,10 +1,7 @@
+import { CONSENT_CHANNELS, type ConsentStatus, consentStatus } from '@meld/contracts';
 import type { EntityManager } from 'typeorm';
 import { contactRef, mergeAttributes, type AudienceContact, type DataSourceInfo, type SourceContact } from './merge-core';
 
-const CONSENT_CHANNELS = ['sms', 'email', 'rcs', 'whatsapp'] as const;
-type ConsentStatus = 'opt-in' | 'opt-out' | null;
-/** Only the two statements ingest accepts count; anything else (legacy data) is no statement. */
-const consentStatus = (value: unknown): ConsentStatus => (value === 'opt-in' || value === 'opt-out' ? value : null);
 
 /**
  * Consent survivorship (ADR 0048): on each channel, an

@@ -9,7 +9,7 @@ export interface OutboxMessage {
 
 export interface OutboxPumpOptions {
   /** Outbox table: `id bigserial, key, value jsonb, created_at` (+ `topic` when `topic` is not fixed). */
-  table: 'outbox' | 'audience_outbox';
+  table: 'outbox' | 'audience_outbox' | 'sms_outbox';
   /** The one topic of a single-topic outbox; otherwise each row's `topic` column. */
   topic?: string;
   /** Sends in order and resolves after the broker acked (acks -1). */

@@ -1,0 +1,134 @@
+import { envVars, loadConfig, loadStoreConfig } from '@meld/platform';
+import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { type Job, Queue, Worker } from 'bullmq';
+import Redis from 'ioredis';
+import { z } from 'zod';
+import { SmsRepository } from '../sms.repository';
+import { StatusWriter } from '../status/status-writer';
+import { receiptStatus } from '../status/sms-status';
+import { type Receipt, SmscClient, SubmitRefused } from './smsc-client';
+
+export const SEND_QUEUE = 'meld-sms-send';
+interface SendJob {
+  smsId: string;
+}
+
+/** Retries of a submit the SMSC could not take (no session, busy): ~4 minutes in all (ADR 0153). */
+const ATTEMPTS = 8;
+const RECOVERY_EVERY_MS = 30_000;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Delivery of direct SMS (ADR 0153): a BullMQ queue in Redis (a job per message, its id the
+ * SMS id, so adding twice queues once), a worker that submits over the app's SMPP session and
+ * records `sent` / `failed` / `rejected`, and the receipts that follow. Postgres stays the
+ * record: a message still `enqueued` without a job (the process died between COMMIT and the
+ * add, or Redis lost it) is queued again by a periodic sweep.
+ */
+@Injectable()
+export class SendQueue implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly log = new Logger('sms-send');
+  private readonly queue: Queue<SendJob>;
+  private worker?: Worker<SendJob>;
+  private readonly smsc: SmscClient;
+  private readonly redisUrl: string;
+  private sweepTimer?: NodeJS.Timeout;
+  /** BullMQ leaves connections it was given open: closed here after the queue and worker. */
+  private readonly connections: Redis[] = [];
+
+  constructor(
+    private readonly repo: SmsRepository,
+    private readonly status: StatusWriter,
+  ) {
+    this.redisUrl = loadStoreConfig(['redis']).redisUrl!;
+    const { MELD_SMSC_URL } = loadConfig(z.object({ MELD_SMSC_URL: envVars.smscUrl.default('smpp://127.0.0.1:52775') }));
+    // BullMQ blocks on Redis commands, which must never time out (maxRetriesPerRequest null).
+    this.queue = new Queue<SendJob>(SEND_QUEUE, { connection: this.connection() });
+    this.queue.on('error', (err) => this.log.warn(`queue: ${err.message}`));
+    this.smsc = new SmscClient({ url: MELD_SMSC_URL, onReceipt: (r) => this.onReceipt(r) });
+  }
+
+  private connection(): Redis {
+    const redis = new Redis(this.redisUrl, { maxRetriesPerRequest: null, retryStrategy: (n) => Math.min(n * 200, 2000) });
+    this.connections.push(redis);
+    return redis;
+  }
+
+  onApplicationBootstrap(): void {
+    this.smsc.start();
+    this.worker = new Worker<SendJob>(SEND_QUEUE, (job) => this.process(job), { connection: this.connection(), concurrency: 50 });
+    this.worker.on('error', (err) => this.log.warn(`worker: ${err.message}`));
+    this.worker.on('failed', (job, err) => void this.onFailed(job, err));
+    this.sweepTimer = setInterval(() => void this.sweep().catch((err: Error) => this.log.warn(`sweep: ${err.message}`)), RECOVERY_EVERY_MS);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    clearInterval(this.sweepTimer);
+    await this.worker?.close();
+    await this.smsc.stop();
+    await this.queue.close();
+    await Promise.all(this.connections.map((c) => c.quit().catch(() => c.disconnect())));
+  }
+
+  /** Queues a committed message (idempotent: the job id is the SMS id). */
+  async add(smsId: string): Promise<void> {
+    await this.queue.add('send', { smsId }, { jobId: smsId, attempts: ATTEMPTS, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: true, removeOnFail: { age: 86_400 } });
+  }
+
+  /** Re-queues messages left `enqueued` longer than a sweep period. */
+  async sweep(olderThanMs = RECOVERY_EVERY_MS): Promise<number> {
+    const ids = await this.repo.staleEnqueued(olderThanMs);
+    for (const id of ids) await this.add(id);
+    return ids.length;
+  }
+
+  private async process(job: Job<SendJob>): Promise<void> {
+    const sms = await this.repo.forSubmit(job.data.smsId);
+    if (!sms || sms.status !== 'enqueued') return;
+    // Consent can change between the request and the job (system design §4): refuse late, as `rejected`.
+    if (sms.optedOut) {
+      await this.status.change(sms.id, { status: 'rejected', error: 'opted_out' });
+      return;
+    }
+    let smscMessageId: string;
+    try {
+      smscMessageId = await this.smsc.submit({ source: sms.source, destination: sms.destination, text: sms.text, encoding: sms.encoding, messagesCount: sms.messagesCount });
+    } catch (err) {
+      if (err instanceof SubmitRefused) {
+        await this.status.change(sms.id, { status: 'failed', error: err.message });
+        return;
+      }
+      throw err;
+    }
+    await this.status.change(sms.id, { status: 'sent', smscMessageId });
+  }
+
+  private async onFailed(job: Job<SendJob> | undefined, err: Error): Promise<void> {
+    if (!job || job.attemptsMade < (job.opts.attempts ?? 1)) return;
+    this.log.warn(`giving up on an SMS after ${job.attemptsMade} attempts: ${err.message}`);
+    await this.status.change(job.data.smsId, { status: 'failed', error: `not submitted: ${err.message}` }).catch((e: Error) => this.log.warn(`could not record failed: ${e.message}`));
+  }
+
+  /**
+   * A receipt can overtake the `sent` commit of its own submit (another process, or the
+   * response and the receipt read in one go): a short wait for the id before asking the
+   * SMSC to resend it.
+   */
+  private async onReceipt(receipt: Receipt): Promise<void> {
+    const status = receiptStatus(receipt.stat);
+    if (!status) return;
+    for (let attempt = 0; ; attempt++) {
+      const smsId = await this.repo.idBySmscId(receipt.messageId);
+      if (smsId) {
+        await this.status.change(smsId, { status, ...(receipt.error ? { error: receipt.error } : {}) });
+        return;
+      }
+      if (attempt >= 10) throw new Error(`no SMS with SMSC id ${receipt.messageId}`);
+      await sleep(100);
+    }
+  }
+
+  smscBound(): boolean {
+    return this.smsc.isBound();
+  }
+}

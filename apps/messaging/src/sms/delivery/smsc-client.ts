@@ -1,0 +1,226 @@
+import { Logger } from '@nestjs/common';
+
+// `smpp` ships no types (the SMSC simulator in tools/smsc uses it the same way).
+const smpp = require('smpp');
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Pdu = Record<string, any>;
+
+/** The SMSC refused the message for good (submit_sm_resp with an error status): the SMS is `failed`. */
+export class SubmitRefused extends Error {
+  constructor(readonly commandStatus: number) {
+    super(`SMSC refused the message (command_status 0x${commandStatus.toString(16)})`);
+  }
+}
+
+/** Anything else (no session, session lost, no answer in time, SMSC busy): the queue retries. */
+export class SubmitUnavailable extends Error {}
+
+/** Statuses that mean "try later", not "this message is wrong" (SMPP 3.4 §5.1.3). */
+const TRANSIENT_STATUSES = new Set([0x14 /* ESME_RMSGQFUL */, 0x58 /* ESME_RTHROTTLED */, 0x08 /* ESME_RSYSERR */]);
+
+export interface Submission {
+  source: string;
+  destination: string;
+  text: string;
+  encoding: 'GSM-7' | 'UCS-2';
+  messagesCount: number;
+}
+
+export interface Receipt {
+  messageId: string;
+  /** The `stat:` of the receipt text (DELIVRD, UNDELIV, EXPIRED, …). */
+  stat: string;
+  error?: string;
+}
+
+export interface SmscOptions {
+  url: string;
+  /** submit_sm in flight at once; more wait (ADR 0153). */
+  window?: number;
+  enquireLinkMs?: number;
+  responseTimeoutMs?: number;
+  onReceipt(receipt: Receipt): Promise<void>;
+}
+
+const RECEIPT_TEXT = /id:(\S+).*?stat:([A-Z]+)(?:.*?err:(\w+))?/;
+
+/** A delivery receipt from a deliver_sm (esm_class bit 2), or null for any other deliver_sm. */
+export function receiptOf(pdu: Pdu): Receipt | null {
+  if ((pdu.esm_class & 0x04) === 0) return null;
+  const text: string = typeof pdu.short_message?.message === 'string' ? pdu.short_message.message : '';
+  const match = RECEIPT_TEXT.exec(text);
+  const messageId: string | undefined = pdu.receipted_message_id || match?.[1];
+  if (!messageId || !match) return null;
+  const err = match[3];
+  return { messageId, stat: match[2], ...(err && err !== '000' ? { error: `err:${err}` } : {}) };
+}
+
+/**
+ * One SMPP 3.4 session to the SMSC (ADR 0153): bound as transceiver so receipts come back on
+ * it, enquire_link keeps it (and NAT state) alive, a lost session is re-bound with backoff,
+ * and at most `window` submits wait for their response at a time. Receipts are answered
+ * after `onReceipt` stored them, so a crash before that makes the SMSC deliver them again.
+ */
+export class SmscClient {
+  private readonly log = new Logger('smsc');
+  private session: Pdu | null = null;
+  private bound = false;
+  private stopped = false;
+  private attempt = 0;
+  private reconnectTimer?: NodeJS.Timeout;
+  private inFlight = 0;
+  private readonly windowWaiters: Array<() => void> = [];
+  private readonly pending = new Set<(err: Error) => void>();
+  private readonly boundWaiters = new Set<() => void>();
+
+  constructor(private readonly options: SmscOptions) {}
+
+  start(): void {
+    this.stopped = false;
+    this.connect();
+  }
+
+  isBound(): boolean {
+    return this.bound;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.reconnectTimer);
+    const session = this.session;
+    this.session = null;
+    this.bound = false;
+    if (!session) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        session.destroy();
+        resolve();
+      }, 1000);
+      session.unbind(() => session.close(() => (clearTimeout(timer), resolve())));
+    });
+  }
+
+  /** Submits one SMS; resolves with the SMSC's message id. */
+  async submit(s: Submission): Promise<string> {
+    await this.waitBound();
+    await this.acquireWindow();
+    try {
+      return await this.submitNow(s);
+    } finally {
+      this.releaseWindow();
+    }
+  }
+
+  private submitNow(s: Submission): Promise<string> {
+    const session = this.session;
+    if (!session || !this.bound) return Promise.reject(new SubmitUnavailable('no SMSC session'));
+    const message = { data_coding: s.encoding === 'UCS-2' ? 8 : 0 };
+    // A text of several parts goes in message_payload: the SMSC splits it (SMPP 3.4 §4.4.1).
+    const body = s.messagesCount > 1 ? { message_payload: s.text } : { short_message: s.text };
+    return new Promise<string>((resolve, reject) => {
+      const fail = (err: Error) => {
+        clearTimeout(timer);
+        this.pending.delete(fail);
+        reject(err);
+      };
+      const timer = setTimeout(() => fail(new SubmitUnavailable('no submit_sm_resp in time')), this.options.responseTimeoutMs ?? 10_000).unref();
+      this.pending.add(fail);
+      const sent = session.submit_sm({ source_addr: s.source, destination_addr: s.destination.replace(/^\+/, ''), dest_addr_ton: 1, dest_addr_npi: 1, registered_delivery: 1, ...message, ...body }, (resp: Pdu) => {
+        clearTimeout(timer);
+        this.pending.delete(fail);
+        if (resp.command_status === 0) resolve(String(resp.message_id));
+        else if (TRANSIENT_STATUSES.has(resp.command_status)) reject(new SubmitUnavailable(`SMSC busy (command_status 0x${resp.command_status.toString(16)})`));
+        else reject(new SubmitRefused(resp.command_status));
+      });
+      if (sent === false) fail(new SubmitUnavailable('SMSC session not writable'));
+    });
+  }
+
+  private waitBound(timeoutMs = 5000): Promise<void> {
+    if (this.bound) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.boundWaiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        this.boundWaiters.delete(done);
+        reject(new SubmitUnavailable('SMSC not bound'));
+      }, timeoutMs).unref();
+      this.boundWaiters.add(done);
+    });
+  }
+
+  private acquireWindow(): Promise<void> {
+    if (this.inFlight < (this.options.window ?? 10)) {
+      this.inFlight++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.windowWaiters.push(resolve));
+  }
+
+  private releaseWindow(): void {
+    const next = this.windowWaiters.shift();
+    if (next) next();
+    else this.inFlight--;
+  }
+
+  private connect(): void {
+    if (this.stopped) return;
+    const url = new URL(this.options.url);
+    const session = smpp.connect({ url: `smpp://${url.hostname}:${url.port || 2775}`, auto_enquire_link_period: this.options.enquireLinkMs ?? 30_000 });
+    this.session = session;
+    session.on('connect', () => {
+      session.bind_transceiver({ system_id: decodeURIComponent(url.username || 'meld'), password: decodeURIComponent(url.password || 'meld') }, (resp: Pdu) => {
+        if (resp.command_status !== 0) {
+          this.log.warn(`bind refused (command_status 0x${resp.command_status.toString(16)})`);
+          session.close();
+          return;
+        }
+        this.bound = true;
+        this.attempt = 0;
+        this.log.log('bound as transceiver');
+        for (const w of [...this.boundWaiters]) w();
+      });
+    });
+    session.on('deliver_sm', (pdu: Pdu) => this.onDeliver(session, pdu));
+    // Answer the SMSC's own keep-alive and unbind, as SMPP requires.
+    session.on('enquire_link', (pdu: Pdu) => session.send(pdu.response()));
+    session.on('unbind', (pdu: Pdu) => {
+      session.send(pdu.response());
+      session.close();
+    });
+    session.on('error', (err: Error) => this.log.warn(`session error: ${err.message}`));
+    session.on('close', () => this.onClose(session));
+  }
+
+  private onDeliver(session: Pdu, pdu: Pdu): void {
+    const receipt = receiptOf(pdu);
+    if (!receipt) {
+      // Mobile-originated messages (keywords) are not handled yet: acknowledged and dropped.
+      session.send(pdu.response());
+      return;
+    }
+    this.options.onReceipt(receipt).then(
+      () => session.send(pdu.response()),
+      (err: Error) => {
+        this.log.warn(`receipt not stored, asking the SMSC to resend: ${err.message}`);
+        session.send(pdu.response({ command_status: 0x64 /* ESME_RX_T_APPN: temporary */ }));
+      },
+    );
+  }
+
+  private onClose(session: Pdu): void {
+    if (this.session !== session) return;
+    this.bound = false;
+    this.session = null;
+    // A submit without its response may or may not have been accepted: the queue retries it (ADR 0153).
+    for (const fail of [...this.pending]) fail(new SubmitUnavailable('SMSC session lost'));
+    if (this.stopped) return;
+    const delay = Math.min(500 * 2 ** this.attempt++, 10_000);
+    this.log.warn(`session closed, reconnecting in ${delay} ms`);
+    this.reconnectTimer = setTimeout(() => this.connect(), delay);
+  }
+}

@@ -1,0 +1,58 @@
+import { ApiError, ApiErrors, ApiSuccess } from '@meld/api';
+import { CurrentPrincipal, type Principal, dataModeOf, dataPolicy, projectOf } from '@meld/auth';
+import { parseInput } from '@meld/platform';
+import { Body, Controller, Get, Headers, HttpCode, Param, Post } from '@nestjs/common';
+import { ApiHeader, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { GetSms } from './read/get-sms.usecase';
+import { SendDirectSms } from './send/send-direct.usecase';
+import { DirectSmsBody, DirectSmsCreated, DirectSmsHeaders, SmsReadResponse } from './sms.schema';
+
+const MAX_IDEMPOTENCY_KEY = 255; // DirectSmsHeaders
+
+@ApiTags('sms')
+@ApiParam({ name: 'project', description: 'project UID' })
+@Controller('v1/project/:project/channel/sms/sms')
+export class SmsController {
+  constructor(
+    private readonly sendDirect: SendDirectSms,
+    private readonly getSms: GetSms,
+  ) {}
+
+  @Get(':smsId')
+  @ApiOperation({ summary: 'Read a direct SMS and its status history', description: 'The text and the number in clear only for tokens whose dataPolicy.mayReadPii is true (else `text` null, number masked). Needs PROJECT_DIRECT_READ.' })
+  @ApiParam({ name: 'smsId', description: 'SMS id' })
+  @ApiSuccess(200, SmsReadResponse, 'the message')
+  @ApiErrors(401, 403, 404, 429)
+  read(@CurrentPrincipal() principal: Principal, @Param('project') projectUid: string, @Param('smsId') smsId: string) {
+    const project = projectOf(principal, projectUid);
+    return this.getSms.execute({ projectId: project.id, smsId, mayReadPii: dataPolicy(dataModeOf(principal), principal).mayReadPii });
+  }
+
+  @Post('direct/:sender/:target')
+  @HttpCode(201)
+  @ApiOperation({
+    summary: 'Send one direct (triggered) SMS',
+    description:
+      '`sender`: a sender id or `default` (the project\'s defaultSmsSender). `target`: an audience contact id or a URL-encoded phone (E.164, or national in the project locale\'s country). The answer comes once the message is stored; delivery follows (statuses on `meld.sms-status.v1`). Refusals send nothing: 422 `details.reason` is one of `opted_out`, `no_phone`, `sender_inactive`, `country_not_accepted`, `insufficient_funds`, `idempotency_key_reused`. An `Idempotency-Key` makes a retry return the first answer and send once. Needs PROJECT_DIRECT_WRITE.',
+  })
+  @ApiParam({ name: 'sender', description: 'sender id, or `default`' })
+  @ApiParam({ name: 'target', description: 'audience contact id, or a URL-encoded phone number' })
+  @ApiHeader({ name: 'Idempotency-Key', required: false, description: `at most ${MAX_IDEMPOTENCY_KEY} characters; unique per project` })
+  @ApiSuccess(201, DirectSmsCreated, 'the message, enqueued')
+  @ApiError(400, 'invalid body (`details.fields`), target that is neither a contact id nor a valid phone, or a bad Idempotency-Key')
+  @ApiError(422, 'not sendable now: `details.reason`')
+  @ApiErrors(401, 403, 404, 429)
+  send(
+    @CurrentPrincipal() principal: Principal,
+    @Param('project') projectUid: string,
+    @Param('sender') sender: string,
+    @Param('target') target: string,
+    @Headers('idempotency-key') idempotencyKey: string | undefined,
+    @Body({ schema: DirectSmsBody }) body: unknown,
+  ) {
+    const project = projectOf(principal, projectUid);
+    const { text } = parseInput(DirectSmsBody, body);
+    const key = parseInput(DirectSmsHeaders, { 'Idempotency-Key': idempotencyKey }, 'headers')['Idempotency-Key'];
+    return this.sendDirect.execute({ projectId: project.id, organizationId: project.organizationId, sender, target, text, idempotencyKey: key });
+  }
+}

@@ -1,0 +1,12 @@
+import { Module } from '@nestjs/common';
+import { SendQueue } from './delivery/send-queue';
+import { GetSms } from './read/get-sms.usecase';
+import { SendDirectSms } from './send/send-direct.usecase';
+import { SmsController } from './sms.controller';
+import { SmsRepository } from './sms.repository';
+import { SmsOutboxRelay } from './status/sms-outbox-relay';
+import { StatusWriter } from './status/status-writer';
+
+/** Direct SMS: the send endpoint, delivery over SMPP through BullMQ, status changes through the outbox. */
+@Module({ controllers: [SmsController], providers: [SmsRepository, SmsOutboxRelay, StatusWriter, SendQueue, SendDirectSms, GetSms] })
+export class SmsModule {}

@@ -1,0 +1,42 @@
+import { Topics, smsStatusChange } from '@meld/contracts';
+import { DATA_SOURCE, OutboxPump } from '@meld/db';
+import { createProducer, type Producer } from '@meld/kafka';
+import { KAFKA, type KafkaClient, metricsRegistry } from '@meld/platform';
+import { type BeforeApplicationShutdown, Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+
+/**
+ * Publishes `sms_outbox` to `meld.sms-status.v1` after each status change committed (ADR 0154).
+ * A table of its own, so messaging never depends on another app's relay running.
+ */
+@Injectable()
+export class SmsOutboxRelay implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
+  private readonly producer: Producer;
+  private readonly pump: OutboxPump;
+
+  constructor(@Inject(DATA_SOURCE) ds: DataSource, @Inject(KAFKA) client: KafkaClient) {
+    this.producer = createProducer({ kafka: client.kafka, brokers: client.brokers, clientId: 'meld-messaging', metrics: metricsRegistry });
+    this.pump = new OutboxPump(ds, {
+      table: 'sms_outbox',
+      topic: Topics.smsStatus,
+      publish: (topic, messages) => this.producer.send(topic, messages, { schema: smsStatusChange }),
+      metrics: metricsRegistry,
+    });
+  }
+
+  onApplicationBootstrap(): void {
+    this.pump.start();
+  }
+
+  nudge(): void {
+    this.pump.nudge();
+  }
+
+  beforeApplicationShutdown(): Promise<void> {
+    return this.pump.stop();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.producer.disconnect();
+  }
+}

@@ -1,0 +1,75 @@
+import { type SmsStatusChange, smsStatusChange } from '@meld/contracts';
+import { DATA_SOURCE } from '@meld/db';
+import { Inject, Injectable } from '@nestjs/common';
+import type { DataSource, EntityManager } from 'typeorm';
+import { NEXT_STATUSES, REFUNDED_STATUSES, type SmsStatus } from './sms-status';
+import { SmsOutboxRelay } from './sms-outbox-relay';
+
+export interface StatusChange {
+  status: SmsStatus;
+  error?: string;
+  smscMessageId?: string;
+}
+
+/** The row of a message the writer needs. */
+export interface StatusRow {
+  id: string;
+  project_id: string;
+  organization_id: string;
+  audience_id: string | null;
+  status: SmsStatus;
+  messages_count: number;
+  reserved_funds: string;
+}
+
+/**
+ * Every status change of a direct SMS (ADR 0154) in one transaction: the message row, its
+ * history row, the `meld.sms-status.v1` outbox row and, for `failed` / `rejected`, the
+ * prepaid funds given back. A change the current status does not allow (a late or replayed
+ * receipt, a job run twice) changes nothing and returns false.
+ */
+@Injectable()
+export class StatusWriter {
+  constructor(
+    @Inject(DATA_SOURCE) private readonly ds: DataSource,
+    private readonly outbox: SmsOutboxRelay,
+  ) {}
+
+  async change(smsId: string, change: StatusChange): Promise<boolean> {
+    const changed = await this.ds.transaction(async (em) => {
+      const [row]: StatusRow[] = await em.query(
+        `SELECT id, project_id, organization_id, audience_id, status, messages_count, reserved_funds::text FROM sms_messages WHERE id = $1 FOR UPDATE`,
+        [smsId],
+      );
+      if (!row || !NEXT_STATUSES[row.status].includes(change.status)) return false;
+      await this.apply(em, row, change);
+      return true;
+    });
+    if (changed) this.outbox.nudge();
+    return changed;
+  }
+
+  /** Writes an allowed change of a locked row (also the first `enqueued` of a new message). */
+  async apply(em: EntityManager, row: StatusRow, change: StatusChange, at = new Date()): Promise<void> {
+    const refund = REFUNDED_STATUSES.has(change.status) && Number(row.reserved_funds) > 0;
+    await em.query(
+      `UPDATE sms_messages SET status = $2, error = $3, smsc_message_id = COALESCE($4, smsc_message_id), updated_at = $5,
+              reserved_funds = CASE WHEN $6 THEN 0 ELSE reserved_funds END
+        WHERE id = $1`,
+      [row.id, change.status, change.error ?? null, change.smscMessageId ?? null, at, refund],
+    );
+    if (refund) await em.query(`UPDATE organizations SET funds = funds + $2::numeric WHERE id = $1`, [row.organization_id, row.reserved_funds]);
+    await em.query(`INSERT INTO sms_status_history (sms_id, status, error, at) VALUES ($1, $2, $3, $4)`, [row.id, change.status, change.error ?? null, at]);
+    const message: SmsStatusChange = smsStatusChange.parse({
+      schemaVersion: 1,
+      projectId: row.project_id,
+      smsId: row.id,
+      audienceId: row.audience_id,
+      status: change.status,
+      messagesCount: row.messages_count,
+      at: at.toISOString(),
+      ...(change.error ? { error: change.error } : {}),
+    });
+    await em.query(`INSERT INTO sms_outbox (key, value) VALUES ($1, $2)`, [`${row.project_id}/${row.id}`, JSON.stringify(message)]);
+  }
+}

@@ -1,0 +1,136 @@
+import { type Json, principalHeader } from '@meld/fixtures';
+import { waitFor } from '@meld/testing';
+import type { INestApplication } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import { type Smsc, type Tenancy, seedContact, seedSmsTenancy, startMessaging } from './app.fixture';
+
+type SmsTenancy = Tenancy & { sender: { id: string } };
+
+describe('POST /v1/project/:project/channel/sms/sms/direct/:sender/:target (real Postgres, Redis, SMSC simulator)', () => {
+  let app: INestApplication;
+  let base: string;
+  let db: DataSource;
+  let smsc: Smsc;
+  let t: SmsTenancy;
+
+  beforeAll(async () => {
+    ({ app, base, db, smsc } = await startMessaging());
+    t = await seedSmsTenancy(db);
+  });
+  afterAll(async () => {
+    await app?.close();
+    await smsc?.close();
+  });
+
+  const send = async (target: string, text: string, { tenancy = t, sender = 'default', key }: { tenancy?: SmsTenancy; sender?: string; key?: string } = {}) => {
+    const url = `/v1/project/${tenancy.project.uid}/channel/sms/sms/direct/${sender}/${encodeURIComponent(target)}`;
+    const res = await fetch(`${base}${url}`, {
+      method: 'POST',
+      headers: { ...principalHeader(tenancy, { scopes: ['PROJECT_DIRECT_WRITE'] }, { app: 'messaging', method: 'POST', url }), 'content-type': 'application/json', ...(key ? { 'idempotency-key': key } : {}) },
+      body: JSON.stringify({ text }),
+    });
+    return { status: res.status, body: (await res.json()) as Json };
+  };
+  const statusOf = async (id: string) => (await db.query(`SELECT status FROM sms_messages WHERE id = $1`, [id]))[0]?.status;
+  const historyOf = async (id: string) => (await db.query(`SELECT status FROM sms_status_history WHERE sms_id = $1 ORDER BY id`, [id])).map((r: Json) => r.status);
+  const finalStatus = (id: string) => waitFor(`final status of ${id}`, async () => {
+    const s = await statusOf(id);
+    return s && s !== 'enqueued' && s !== 'sent' ? s : undefined;
+  }, { timeoutMs: 10_000 });
+
+  it.each([
+    ['07400 123423', 'delivered'],
+    ['+447400123413', 'undelivered'],
+    ['+447400123414', 'expired'],
+    ['+447400123499', 'failed'],
+  ])('sends to %s and ends %s, every change in the history', async (phone, final) => {
+    const audienceId = await seedContact(db, t.project.id, { _user_id: `u-${final}`, _phone_mobile: phone.startsWith('+') ? phone : '+447400123423' });
+    const { status, body } = await send(phone, 'Your code is 4821');
+    expect([status, body.message]).toEqual([201, undefined]);
+    expect(body).toEqual({
+      entity: { id: expect.any(String), status: 'enqueued', encoding: 'GSM-7', messagesCount: 1, pricePerSms: 0.04, audienceId },
+      metadata: { autoCreated: false },
+    });
+    expect(await finalStatus(body.entity.id)).toBe(final);
+    expect(await historyOf(body.entity.id)).toEqual(final === 'failed' ? ['enqueued', 'failed'] : ['enqueued', 'sent', final]);
+  });
+
+  it('sends to a contact by its audience id, with UCS-2 parts', async () => {
+    const audienceId = await seedContact(db, t.project.id, { _user_id: 'u-ucs', _phone_mobile: '+447400123555' });
+    const { status, body } = await send(audienceId, 'Ünïcødé 🚀 '.repeat(8));
+    expect(status).toBe(201);
+    expect(body.entity).toMatchObject({ encoding: 'UCS-2', messagesCount: 2, audienceId });
+    expect(await finalStatus(body.entity.id)).toBe('delivered');
+  });
+
+  it('puts every status change on the outbox of meld.sms-status.v1, in order', async () => {
+    const audienceId = await seedContact(db, t.project.id, { _user_id: 'u-outbox', _phone_mobile: '+447400123556' });
+    const { body } = await send(audienceId, 'outbox');
+    await finalStatus(body.entity.id);
+    // The relay may already have published them; either way none is lost: published rows are deleted only after the ack.
+    await waitFor('outbox drained', async () => (await db.query(`SELECT count(*)::int AS n FROM sms_outbox WHERE key = $1`, [`${t.project.id}/${body.entity.id}`]))[0].n === 0, { timeoutMs: 10_000 });
+  });
+
+  it('reads a message with its history; the text and number only for tokens that may read PII', async () => {
+    const audienceId = await seedContact(db, t.project.id, { _user_id: 'u-read', _phone_mobile: '+447400123557' });
+    const { body } = await send(audienceId, 'Your order shipped');
+    await finalStatus(body.entity.id);
+    const read = async (scopes: Json[]) => {
+      const url = `/v1/project/${t.project.uid}/channel/sms/sms/${body.entity.id}`;
+      const res = await fetch(`${base}${url}`, { headers: principalHeader(t, { scopes }, { app: 'messaging', url }) });
+      return { status: res.status, body: (await res.json()) as Json };
+    };
+    const full = await read(['PROJECT_DIRECT_READ', 'PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_DATA_BASIC']);
+    expect(full.status).toBe(200);
+    expect(full.body.entity).toMatchObject({ id: body.entity.id, status: 'delivered', audienceId, senderId: t.sender.id, destination: '+447400123557', text: 'Your order shipped', error: null });
+    expect(full.body.entity.history.map((h: Json) => h.status)).toEqual(['enqueued', 'sent', 'delivered']);
+    const plain = await read(['PROJECT_DIRECT_READ']);
+    expect(plain.body.entity.text).toBeNull();
+    expect(plain.body.entity.destination).not.toContain('400123557');
+    const missingUrl = `/v1/project/${t.project.uid}/channel/sms/sms/00000000-0000-4000-8000-000000000000`;
+    const missing = await fetch(`${base}${missingUrl}`, { headers: principalHeader(t, { scopes: ['PROJECT_DIRECT_READ'] }, { app: 'messaging', url: missingUrl }) });
+    expect(missing.status).toBe(404);
+  });
+
+  it('refuses an invalid number with 400 naming target, an unknown phone with 404', async () => {
+    const bad = await send('12', 'hello');
+    expect(bad.status).toBe(400);
+    expect(bad.body.details.fields[0].path).toBe('target');
+    expect((await send('+447400123777', 'hello')).status).toBe(404);
+    const empty = await send('+447400123423', '');
+    expect([empty.status, empty.body.details.fields[0].path]).toEqual([400, 'text']);
+  });
+
+  it('refuses a contact who opted out of SMS (422 opted_out), sending nothing', async () => {
+    const audienceId = await seedContact(db, t.project.id, { _user_id: 'u-out', _phone_mobile: '+447400123321', _consent_sms: 'opt-out' });
+    const before = smsc.stats().submitted;
+    const { status, body } = await send(audienceId, 'hello');
+    expect([status, body.details?.reason]).toEqual([422, 'opted_out']);
+    expect((await db.query(`SELECT count(*)::int AS n FROM sms_messages WHERE audience_id = $1`, [audienceId]))[0].n).toBe(0);
+    expect(smsc.stats().submitted).toBe(before);
+  });
+
+  it('refuses a destination country the sender is not accepted in (422 country_not_accepted)', async () => {
+    const audienceId = await seedContact(db, t.project.id, { _user_id: 'u-fr', _phone_mobile: '+33612345678' });
+    const { status, body } = await send(audienceId, 'bonjour');
+    expect([status, body.details?.reason, body.details?.country]).toEqual([422, 'country_not_accepted', 'FR']);
+  });
+
+  it('answers a retried Idempotency-Key with the first answer and stores one message', async () => {
+    const audienceId = await seedContact(db, t.project.id, { _user_id: 'u-idem', _phone_mobile: '+447400123444' });
+    const answers = await Promise.all([1, 2, 3, 4].map(() => send(audienceId, 'once', { key: 'order-42' })));
+    expect(answers.map((a) => a.status)).toEqual([201, 201, 201, 201]);
+    expect(new Set(answers.map((a) => a.body.entity.id)).size).toBe(1);
+    expect((await db.query(`SELECT count(*)::int AS n FROM sms_messages WHERE audience_id = $1`, [audienceId]))[0].n).toBe(1);
+    const reused = await send(audienceId, 'another text', { key: 'order-42' });
+    expect([reused.status, reused.body.details?.reason]).toEqual([422, 'idempotency_key_reused']);
+  });
+
+  it('rejects at send time a contact who opted out after the request', async () => {
+    const audienceId = await seedContact(db, t.project.id, { _user_id: 'u-late', _phone_mobile: '+447400123322' });
+    await smsc.close().catch(() => undefined); // nothing reaches the SMSC meanwhile: the job waits and retries
+    const { body } = await send(audienceId, 'hello');
+    await db.query(`UPDATE audience_contacts SET attributes = attributes || '{"_consent_sms":"opt-out"}' WHERE id = $1`, [audienceId]);
+    expect(await finalStatus(body.entity.id)).toBe('rejected');
+  });
+});
