@@ -55,6 +55,7 @@ const EXAMPLE_BODIES: Record<string, unknown> = {
   'segment.update': { name: 'Renamed' },
   'audience.count': {},
   'probes.coverage': {},
+  'probes.volumes': {},
 };
 
 interface Fixture {

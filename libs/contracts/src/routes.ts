@@ -122,6 +122,7 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   product('readiness.channel', 'GET', '/v1/project/:project/readiness/channel/:channel', 'readiness'),
   // Probes: the shape of the audience, sampled above 10,000 contacts, in the restrictive probes class (ADR 0161).
   product('probes.coverage', 'POST', '/v1/project/:project/audience/coverage', 'probes', { scopes: ['PROJECT_AUDIENCE_READ'], rateLimit: 'probes' }),
+  product('probes.volumes', 'POST', '/v1/project/:project/event/volumes', 'probes', { scopes: ['PROJECT_AUDIENCE_READ'], rateLimit: 'probes' }),
 ];
 
 /**
