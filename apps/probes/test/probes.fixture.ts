@@ -8,10 +8,11 @@ import type { MeldAppDefinition } from '@meld/platform';
 import { testEnv } from '@meld/testing';
 import type { DataSource } from 'typeorm';
 import { CoverageModule } from '../src/coverage/coverage.module';
+import { RetentionModule } from '../src/retention/retention.module';
 import { VolumesModule } from '../src/volumes/volumes.module';
 
 /** The probes app's request side only (no sinks, so no Kafka consumer), in-process on the test stores. */
-const probesApi: MeldAppDefinition = { name: 'probes', port: APPS['probes'].port, stores: ['postgres', 'clickhouse', 'redis'], imports: [CoverageModule, VolumesModule] };
+const probesApi: MeldAppDefinition = { name: 'probes', port: APPS['probes'].port, stores: ['postgres', 'clickhouse', 'redis'], imports: [CoverageModule, VolumesModule, RetentionModule] };
 
 export async function startProbes(overrides: Record<string, string> = {}) {
   const env = testEnv();
