@@ -73,6 +73,7 @@ const EXAMPLE_BODIES: Record<string, unknown> = {
   'audience.count': {},
   'probes.coverage': {},
   'sms.direct.send': { text: 'Matrix' },
+  'probes.volumes': {},
 };
 
 interface Fixture {

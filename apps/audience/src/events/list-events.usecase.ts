@@ -1,11 +1,9 @@
 import { CONTACT_DATA_BLOCKED, contactDataMask, type Principal } from '@meld/auth';
-import type { Plan, Scope } from '@meld/contracts';
+import { EVENTS_LOOK_BACK_DAYS, type Plan, type Scope } from '@meld/contracts';
 import { isoWithOffset } from '@meld/api';
 import { BadRequestException, ForbiddenException, Injectable, NotFoundException } from '@nestjs/common';
 import { EventsRepository } from './events.repository';
 
-/** How far back an audience contact's events are read, by plan (days). */
-export const EVENTS_LOOK_BACK_DAYS: Readonly<Record<Plan, number>> = { s: 30, m: 90, l: 180, xl: 365 };
 export const EVENTS_DEFAULT_LIMIT = 50;
 export const EVENTS_MAX_LIMIT = 500;
 export const EVENTS_SCOPES: readonly Scope[] = ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_DATA_EVENTS'];

@@ -3,13 +3,6 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import type { CatalogueAttribute } from './profiled-attributes';
 
-export interface DataSourceRow {
-  id: string;
-  uid: string;
-  name: string;
-  connector: string;
-}
-
 /** What a coverage call reads from Postgres besides the filter catalogue. */
 @Injectable()
 export class CoverageContextRepository {
@@ -35,9 +28,5 @@ export class CoverageContextRepository {
   async mergingAttributes(projectId: string): Promise<string[]> {
     const [row]: Array<{ merging_attributes: string[] }> = await this.ds.query(`SELECT merging_attributes FROM projects WHERE id = $1`, [projectId]);
     return row?.merging_attributes ?? [];
-  }
-
-  dataSources(projectId: string): Promise<DataSourceRow[]> {
-    return this.ds.query(`SELECT id, uid, name, connector FROM data_sources WHERE project_id = $1 ORDER BY uid`, [projectId]);
   }
 }

@@ -88,7 +88,8 @@ export function decodeValue(attribute: Pick<ProfiledAttribute, 'type'>, text: st
     case 'number':
       return Number(text);
     case 'boolean':
-      return Number(text) !== 0;
+      // Attributes store booleans as 1 / 0, event parameters as JSON true / false.
+      return text === 'true' || (text !== 'false' && Number(text) !== 0);
     case 'date':
       return new Date(Number(text) * 1000).toISOString().slice(0, 10);
     case 'datetime':

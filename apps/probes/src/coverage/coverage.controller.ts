@@ -33,11 +33,7 @@ export class CoverageController {
     const project = projectOf(principal, projectUid);
     const input = parseInput(CoverageBody, body ?? {});
     const compute = () => this.coverage.execute({ projectId: project.id, principal, input, now: new Date(this.clock.now()) });
-    // A root is computed live, never cached (probe rule 3). PII values depend on the caller's data access: part of the key.
-    if (input.root !== undefined) return { metadata: { ...(await compute()), cached: false, computedAgo: 0 } };
-    const { refresh = false, ...args } = input;
-    const answer = await this.cache.get('coverage', project.id, { ...args, pii: contactDataView(principal) }, refresh, compute);
-    const refreshFields = answer.refreshDeclined ? { refreshDeclined: true, nextRefreshIn: answer.nextRefreshIn } : {};
-    return { metadata: { ...answer.value, cached: answer.cached, computedAgo: answer.computedAgo, ...refreshFields } };
+    // PII values depend on the caller's data access: part of the key.
+    return this.cache.metadata('coverage', project.id, input, { pii: contactDataView(principal) }, compute);
   }
 }

@@ -1,11 +1,11 @@
-import { maySearchByPii, contactDataView, type Principal } from '@meld/auth';
-import { FilterCatalogueRepository } from '@meld/db';
-import { type AudienceFilterNode, AudienceFilterError, parseAudienceFilter, parseAudienceFilterVersion, piiConditionPath } from '@meld/filters';
-import { BadRequestException, ForbiddenException, Injectable } from '@nestjs/common';
+import { contactDataView, type Principal } from '@meld/auth';
+import { BadRequestException, Injectable } from '@nestjs/common';
+import { ProbeRootParser } from '../shared/probe-root';
 import { sampleQualifier, samplingPlan, sampleCondition } from '../shared/sampling';
-import { CoverageContextRepository, type DataSourceRow } from './coverage-context.repository';
+import { CoverageContextRepository } from './coverage-context.repository';
+import { type DataSourceRow, ProjectDataSources, resolveDataSource } from '../shared/data-sources';
 import { type AttributeFigures, coverageEntry } from './coverage-entry';
-import { CoverageRepository } from './coverage.repository';
+import { ProbeReads } from '../shared/probe-reads';
 import type { Coverage, CoverageInput } from './coverage.schema';
 import { distinctQuery, figuresQuery, membershipCondition, otherQuery, type Population, topValuesQuery } from './coverage-sql';
 import { MAX_PROFILED_ATTRIBUTES, type ProfiledAttribute, selectAttributes, unknownAttributes } from './profiled-attributes';
@@ -32,14 +32,15 @@ export type ComputedCoverage = Omit<Coverage, 'cached' | 'computedAgo' | 'refres
 @Injectable()
 export class CoverageUseCase {
   constructor(
-    private readonly catalogues: FilterCatalogueRepository,
+    private readonly roots: ProbeRootParser,
     private readonly context: CoverageContextRepository,
-    private readonly reads: CoverageRepository,
+    private readonly reads: ProbeReads,
+    private readonly dataSources: ProjectDataSources,
   ) {}
 
   async execute({ projectId, principal, input, now }: CoverageCommand): Promise<ComputedCoverage> {
-    const root = await this.parseRoot(projectId, input, principal);
-    const [catalogue, merging, dataSources] = await Promise.all([this.context.attributes(projectId), this.context.mergingAttributes(projectId), input.datasource ? this.context.dataSources(projectId) : undefined]);
+    const root = await this.roots.parse(projectId, input, principal);
+    const [catalogue, merging, dataSources] = await Promise.all([this.context.attributes(projectId), this.context.mergingAttributes(projectId), input.datasource ? this.dataSources.list(projectId) : undefined]);
     const unknown = input.attributes ? unknownAttributes(catalogue, input.attributes) : [];
     if (unknown.length) {
       const fields = unknown.map((u) => ({ path: `attributes[${u.index}]`, message: `unknown attribute "${u.uid}"` }));
@@ -96,32 +97,6 @@ export class CoverageUseCase {
     const other = await this.reads.row(otherQuery(population, multivalue, sample));
     for (const { index } of multivalue) figures[index].observedOther = other.get(`o${index}`) ?? 0;
   }
-
-  private async parseRoot(projectId: string, input: CoverageInput, principal: Principal): Promise<AudienceFilterNode | undefined> {
-    try {
-      parseAudienceFilterVersion(input.version);
-      if (input.root === undefined) return undefined;
-      const catalogue = await this.catalogues.catalogue(projectId);
-      const root = parseAudienceFilter(input.root, catalogue);
-      const path = maySearchByPii(principal) ? null : piiConditionPath(root, catalogue);
-      if (path) throw new ForbiddenException({ message: `${path}: filtering on an email or phone attribute needs the Basic or Full data level and a project in normal data mode (dataPolicy.mayReadPii)`, details: { path } });
-      return root;
-    } catch (err) {
-      if (err instanceof AudienceFilterError) throw new BadRequestException({ message: `invalid filter: ${err.message}`, details: err.details });
-      throw err;
-    }
-  }
-}
-
-/** By id or uid (one source), or by connector name (every source of that connector); none: 400 listing them (probe rule 5). */
-export function resolveDataSource(query: string, dataSources: readonly DataSourceRow[]): DataSourceRow[] {
-  const exact = dataSources.filter((d) => d.id === query || d.uid === query);
-  const matched = exact.length ? exact : dataSources.filter((d) => d.connector === query);
-  if (matched.length) return matched;
-  throw new BadRequestException({
-    message: `datasource: no data source of this project has the id, uid or connector "${query}"`,
-    details: { fields: [{ path: 'datasource', message: 'unknown data source' }], datasources: dataSources.map((d) => ({ id: d.id, uid: d.uid, name: d.name, connector: d.connector })) },
-  });
 }
 
 function denominatorDefinition(filtered: boolean, matched: DataSourceRow[] | undefined): string {

@@ -1,3 +1,4 @@
+import { words } from '../shared/names';
 import type { ProfiledAttribute } from './profiled-attributes';
 
 /** Reasons top values are withheld (probe rule 7); never "empty": an empty attribute lists no values. */
@@ -18,18 +19,9 @@ export const MAX_DISTINCT_FOR_TOP_VALUES = 10_000;
 /** distinct ≥ this share of filled contacts reads as one value per contact (and more than 10 values: a list of ≤ 10 is the whole distribution). */
 export const ONE_PER_CONTACT_RATIO = 0.9;
 
-const IDENTIFIER_WORDS = new Set(['id', 'ids', 'uuid', 'guid', 'key', 'token', 'hash', 'ref', 'reference', 'identifier']);
+export const IDENTIFIER_WORDS: ReadonlySet<string> = new Set(['id', 'ids', 'uuid', 'guid', 'key', 'token', 'hash', 'ref', 'reference', 'identifier']);
 const TIMESTAMP_WORDS = new Set(['at', 'date', 'time', 'timestamp', 'ts', 'datetime', 'on']);
 const QUANTITY_WORDS = new Set(['amount', 'price', 'total', 'count', 'qty', 'quantity', 'revenue', 'sum', 'balance', 'spent', 'spend', 'value', 'cost', 'number']);
-
-/** `lastOrderAt`, `last-order_at` → ['last', 'order', 'at']. */
-function words(uid: string): string[] {
-  return uid
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .toLowerCase()
-    .split(/[^a-z0-9]+/)
-    .filter(Boolean);
-}
 
 /** The name-based part of rule 7 (a named attribute overrides it: rule 4). */
 export function nameReason(attribute: Pick<ProfiledAttribute, 'uid' | 'type'>): OmittedReason | undefined {

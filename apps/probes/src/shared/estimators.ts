@@ -48,3 +48,26 @@ export function wilsonInterval(observed: number, scanned: number, population: nu
 
 /** Rounded to `digits` decimals. */
 export const round = (x: number, digits = 4): number => Math.round(x * 10 ** digits) / 10 ** digits;
+
+export interface TotalEstimate {
+  /** N·ȳ, rounded. */
+  count: number;
+  /** 95% half-width, rounded up. */
+  countError: number;
+}
+
+/**
+ * A total over contacts from a sample of them (ADR 0166): each of the n sampled contacts of N
+ * contributes y_i (e.g. its events carrying a value), and the sample gives Σy and Σy². The total
+ * is N·ȳ; its 95% half-width z·N·sqrt((1 − n/N)·s²/n) uses the variance s² of the per-contact
+ * sums, so a contact with many events widens the interval as it should: the events of one
+ * contact are sampled together, never as independent draws.
+ */
+export function estimateTotal(sum: number, sumOfSquares: number, scanned: number, population: number, sampled: boolean): TotalEstimate {
+  if (!sampled) return { count: sum, countError: 0 };
+  if (scanned <= 0) return { count: 0, countError: 0 };
+  const mean = sum / scanned;
+  const variance = scanned > 1 ? Math.max(0, (sumOfSquares - scanned * mean * mean) / (scanned - 1)) : 0;
+  const fpc = population > 0 ? Math.max(0, 1 - scanned / population) : 1;
+  return { count: Math.round(mean * population), countError: Math.ceil(Z95 * population * Math.sqrt((fpc * variance) / scanned)) };
+}

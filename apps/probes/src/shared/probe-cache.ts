@@ -55,6 +55,19 @@ export class ProbeCache {
     return this.answer(await this.computeOnce(key, fresh?.at, compute), false);
   }
 
+  /**
+   * A probe's `metadata`: computed live when the call has a `root` (probe rule 3), else through the
+   * cache, keyed by the arguments without `refresh` plus `keyExtras` (what else changes the answer:
+   * the caller's PII access, its plan), with the cache and refresh fields.
+   */
+  async metadata<T extends object>(surface: string, projectId: string, input: { root?: unknown; refresh?: boolean }, keyExtras: object, compute: () => Promise<T>) {
+    if (input.root !== undefined) return { metadata: { ...(await compute()), cached: false, computedAgo: 0 } };
+    const { refresh = false, ...args } = input;
+    const answer = await this.get(surface, projectId, { ...args, ...keyExtras }, refresh, compute);
+    const refreshFields = answer.refreshDeclined ? { refreshDeclined: true, nextRefreshIn: answer.nextRefreshIn } : {};
+    return { metadata: { ...answer.value, cached: answer.cached, computedAgo: answer.computedAgo, ...refreshFields } };
+  }
+
   private answer<T>(stored: Stored<T>, cached: boolean): CacheAnswer<T> {
     return { value: stored.value, cached, computedAgo: cached ? Math.max(0, Math.floor((this.clock.now() - stored.at) / 1000)) : 0 };
   }

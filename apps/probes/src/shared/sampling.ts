@@ -41,8 +41,14 @@ export function samplingPlan(size: number): SamplingPlan {
  */
 export function sampleCondition(plan: Pick<SamplingPlan, 'applied' | 'buckets'>): Sql | undefined {
   if (!plan.applied) return undefined;
-  return sql`audience_hash < ${(2n ** 64n / BigInt(SAMPLING_BUCKETS)) * BigInt(plan.buckets)}`;
+  return sql`audience_hash < ${sampleBound(plan.buckets)}`;
 }
+
+/** The hash under which a contact is in the first `buckets` of 100 (audience_hash = cityHash64(audience_id)). */
+export const sampleBound = (buckets: number): bigint => (2n ** 64n / BigInt(SAMPLING_BUCKETS)) * BigInt(buckets);
+
+/** Buckets of the sampled bands (75, 50, 20, 15). */
+export const SAMPLED_BUCKETS: readonly number[] = BANDS.map(([, buckets]) => buckets).filter((b) => b < SAMPLING_BUCKETS);
 
 /** "estimated from a 15% sample" when sampled; '' otherwise. */
 export function sampleQualifier(plan: Pick<SamplingPlan, 'applied' | 'buckets'>): string {

@@ -25,6 +25,8 @@ export type Scope = (typeof ALL_SCOPES)[number];
 
 export const PLANS = ['s', 'm', 'l', 'xl'] as const;
 export type Plan = (typeof PLANS)[number];
+/** Days of event history a plan keeps and reads (system design §4): event listings, event volumes and retention pruning. */
+export const EVENTS_LOOK_BACK_DAYS: Readonly<Record<Plan, number>> = { s: 30, m: 90, l: 180, xl: 365 };
 export const DATA_MODES = ['normal', 'anonymized', 'blocked'] as const;
 export type DataMode = (typeof DATA_MODES)[number];
 

@@ -184,8 +184,8 @@ function valueTest(test: ValueTest, x: Sql, where: 'attribute' | 'event'): Sql {
   }
 }
 
-/** The decoded values of an event parameter on an events row, as an array of the kind's SQL type. */
-function paramValues(parameter: string, kind: AudienceValueKind): Sql {
+/** The decoded values of an event parameter on an events row, as an array of the kind's SQL type (also what the event-volumes probe lists). */
+export function paramValues(parameter: string, kind: AudienceValueKind): Sql {
   const json = sql`param_values[indexOf(param_keys, ${parameter})]`;
   // A number or boolean is never quoted; a quote means the stored value is not of the declared type.
   const unquoted = sql`if(position(${json}, '"') = 0, ${json}, '')`;

@@ -4,7 +4,7 @@ export * from './types';
 export { AudienceFilterError } from './errors';
 export { AUDIENCE_FILTER_LIMITS } from './limits';
 export { parseAudienceFilter, parseAudienceFilterVersion } from './parse';
-export { audienceSelect, type AudienceSelectOptions } from './compile';
+export { audienceSelect, paramValues, type AudienceSelectOptions } from './compile';
 export { slotOf, slotValues, type AttributeArrays, type AttributeSlot } from './slots';
 export { attributeSql, type AttributeSql, type StoredAttribute } from './attribute-sql';
 export { piiConditionPath } from './pii-conditions';

@@ -2,9 +2,9 @@ import type { ClickHouse, Sql } from '@meld/clickhouse';
 import { CLICKHOUSE } from '@meld/platform';
 import { Inject, Injectable } from '@nestjs/common';
 
-/** Runs the coverage reads (coverage-sql.ts); UInt64 figures arrive as strings, so every column is read through Number. */
+/** Runs the probe reads (coverage-sql.ts, volumes-sql.ts); UInt64 figures arrive as strings, so every column is read through Number. */
 @Injectable()
-export class CoverageRepository {
+export class ProbeReads {
   constructor(@Inject(CLICKHOUSE) private readonly ch: ClickHouse) {}
 
   async row(query: Sql): Promise<Map<string, number>> {

@@ -1,0 +1,111 @@
+import { contactDataView, type Principal } from '@meld/auth';
+import { CatalogueRepository } from '@meld/db';
+import type { AudienceFilterNode } from '@meld/filters';
+import { BadRequestException, Injectable } from '@nestjs/common';
+import { ProjectDataSources, resolveDataSource } from '../shared/data-sources';
+import { ProbeReads } from '../shared/probe-reads';
+import { ProbeRootParser } from '../shared/probe-root';
+import { sampleQualifier, samplingPlan, type SamplingPlan } from '../shared/sampling';
+import { eventParameters } from './event-parameters';
+import type { ComputedVolumes, VolumesInput } from './volumes.schema';
+import { type EventScope, populationQuery, rootContacts, sampledEvents, volumesQuery } from './volumes-sql';
+import { effectiveWindowDays, volumesWindow, windowStart } from './volumes-window';
+
+export interface VolumesCommand {
+  projectId: string;
+  principal: Principal;
+  input: VolumesInput;
+  now: Date;
+}
+
+type Population = { contacts: number; scanned: (plan: SamplingPlan) => number };
+
+const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
+const isoOrNull = (unix: number | undefined) => (unix ? new Date(unix * 1000).toISOString() : null);
+
+/**
+ * POST /event/volumes, computed (probe rules 6, 11, 12, 13; ADR 0166): every declared type's
+ * exact count in its window, and with `event` that type's parameter values sampled by contact,
+ * the band following the whole project audience.
+ */
+@Injectable()
+export class VolumesUseCase {
+  constructor(
+    private readonly roots: ProbeRootParser,
+    private readonly catalogue: CatalogueRepository,
+    private readonly dataSources: ProjectDataSources,
+    private readonly reads: ProbeReads,
+  ) {}
+
+  async execute({ projectId, principal, input, now }: VolumesCommand): Promise<ComputedVolumes> {
+    const root = await this.roots.parse(projectId, input, principal);
+    const [types, sources] = await Promise.all([this.catalogue.listEventTypes(projectId), input.datasource ? this.dataSources.list(projectId) : undefined]);
+    const probed = input.event === undefined ? undefined : types.find((t) => t.uid === input.event);
+    if (input.event !== undefined && !probed) {
+      throw new BadRequestException({ message: `event: no event type "${input.event}" is declared in this project`, details: { fields: [{ path: 'event', message: 'unknown event type' }], eventTypes: types.map((t) => t.uid) } });
+    }
+    const matched = input.datasource ? resolveDataSource(input.datasource, sources!) : undefined;
+
+    const project = await this.population(projectId, undefined, now);
+    const window = volumesWindow({ audienceSize: project.contacts, requestedDays: input.window, plan: principal.plan, now });
+    const typeDays = new Map(types.map((t) => [t.uid, effectiveWindowDays(window.days, t.retentionDays)]));
+    const scopeOf = (uids: string[]): EventScope => ({ projectId, to: seconds(now), types: uids.map((uid) => ({ uid, from: seconds(windowStart(now, typeDays.get(uid)!)) })), dataSourceIds: matched?.map((d) => d.id) });
+    const contacts = root ? rootContacts(projectId, root, now) : undefined;
+
+    const volumes = types.length ? await this.reads.rows<{ event_type: string; events: string; last: string }>(volumesQuery(scopeOf(types.map((t) => t.uid)), contacts)) : [];
+    const byType = new Map(volumes.map((v) => [v.event_type, v]));
+    const eventTypes = types.map((t) => {
+      const count = Number(byType.get(t.uid)?.events ?? 0);
+      const days = typeDays.get(t.uid)!;
+      return { uid: t.uid, label: t.name, count, received: count > 0, lastSeenAt: count > 0 ? isoOrNull(Number(byType.get(t.uid)!.last)) : null, effectiveWindowDays: days, windowLimitedByRetention: days < window.days, retentionDays: t.retentionDays };
+    });
+
+    const plan = samplingPlan(project.contacts);
+    const event = probed ? await this.eventSection(probed, eventTypes.find((e) => e.uid === probed.uid)!, scopeOf([probed.uid]), { projectId, root, now, contacts, project, plan, principal }) : undefined;
+    const received = eventTypes.filter((e) => e.received).length;
+    return {
+      computedAt: now.toISOString(),
+      window,
+      sampling: {
+        applied: false,
+        covers: 'eventTypes: count and lastSeenAt',
+        reason: 'per-type counts read every event of the window: exact, never sampled (probe rule 11)',
+        parameterValues: probed ? (plan.applied ? `sampled by contact: ${sampleQualifier(plan)} of the project audience (event.sampling)` : 'not sampled: under 10,000 contacts') : 'not requested: pass `event`',
+      },
+      eventTypes,
+      ...(event ? { event } : {}),
+      ...(matched ? { datasource: { query: input.datasource!, matched, meaning: `events ${matched.map((d) => `"${d.name}"`).join(' or ')} produced (probe rule 6)` } } : {}),
+      summary: `${received} of ${types.length} declared event type${types.length === 1 ? '' : 's'} received events in the last ${window.days} days${window.clamped ? ` (asked ${window.requestedDays}, clamped by the plan's ${window.planLookBackDays}-day look-back)` : ''}${root ? ' from contacts matching the filter' : ''}${matched ? ` from ${matched.map((d) => `"${d.name}"`).join(' or ')}` : ''}; counts are exact.`,
+    };
+  }
+
+  private async population(projectId: string, root: AudienceFilterNode | undefined, now: Date): Promise<Population> {
+    const row = await this.reads.row(populationQuery(projectId, root, now));
+    const contacts = row.get('contacts') ?? 0;
+    return { contacts, scanned: (plan) => (plan.applied ? (row.get(`s${plan.buckets}`) ?? 0) : contacts) };
+  }
+
+  private async eventSection(
+    type: { uid: string; id: string },
+    volume: { count: number; lastSeenAt: string | null },
+    scope: EventScope,
+    c: { projectId: string; root?: AudienceFilterNode; now: Date; contacts?: ReturnType<typeof rootContacts>; project: Population; plan: SamplingPlan; principal: Principal },
+  ): Promise<NonNullable<ComputedVolumes['event']>> {
+    // The band follows the whole project audience even with a root (probe rule 11); the estimate projects on the root's contacts.
+    const population = c.root ? await this.population(c.projectId, c.root, c.now) : c.project;
+    const measure = { plan: c.plan, population: population.contacts, scanned: population.scanned(c.plan), piiAccess: contactDataView(c.principal) };
+    const declared = await this.catalogue.listParameters(type);
+    const events = sampledEvents(scope, c.plan.applied ? c.plan.buckets : undefined, c.contacts);
+    const parameters = await eventParameters(this.reads, events, declared, measure);
+    const listed = parameters.filter((p) => p.values);
+    return {
+      uid: type.uid,
+      count: volume.count,
+      lastSeenAt: volume.lastSeenAt,
+      parameters,
+      ...(listed.length === 0 ? { parametersOmitted: declared.length ? 'no parameter of this type can be listed: each says why in valuesOmitted' : 'this event type declares no parameters' } : {}),
+      sampling: { applied: c.plan.applied, fraction: c.plan.fraction, buckets: c.plan.buckets, band: c.plan.band, scaled: c.plan.applied, minReliableCount: c.plan.minReliableCount, unit: 'contacts', scanned: measure.scanned, population: measure.population },
+    };
+  }
+}
+
