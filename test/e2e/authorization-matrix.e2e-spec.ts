@@ -4,6 +4,7 @@ import { ALL_SCOPES, PUBLIC_ROUTES, type PublicRoute, type Scope, routeParams } 
 import { testEnv } from '@meld/testing';
 import type { DataSource } from 'typeorm';
 import { createToken, openTestDb } from '../../apps/gateway/test/support/tenancy';
+import { adminApi } from './support/admin-api';
 
 // Every public route × every kind of caller → the status the gateway must answer, generated
 // from the route table (libs/contracts/src/routes.ts): a route added there is tested here
@@ -64,16 +65,7 @@ interface Fixture {
   tokens: Record<string, { token: string }>;
 }
 
-type Created = { entity: { id: string; uid?: string }; metadata?: { token?: string } };
-async function admin(method: string, path: string, body?: unknown): Promise<Created> {
-  const res = await fetch(`${BASE}/admin/v1${path}`, {
-    method,
-    headers: { authorization: `Bearer ${process.env.MELD_ADMIN_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  if (!res.ok) throw new Error(`${method} /admin/v1${path} answered ${res.status}: ${await res.text()}`);
-  return (res.status === 204 ? undefined : await res.json()) as Created;
-}
+const admin = adminApi(BASE);
 
 /** A product token through the operator API (which wants at least one scope: a scope no route here needs stands in for "none"). */
 async function productToken(org: string, scopes: readonly Scope[], projects: string[]) {

@@ -59,6 +59,7 @@ describe('public API pipeline', () => {
       upstreams: new Upstreams(Object.fromEntries(APP_NAMES.map((a) => [a, stub.url])) as Record<AppName, string>),
       db,
       principalKey: DEV_PRINCIPAL_KEYS.privateKey,
+      publicUrl: 'https://api.meld.test',
     });
     app = Fastify({ genReqId: requestIdOf, trustProxy: true });
     app.get('/v1/openapi.json', async () => ({ openapi: '3.1.0' }));
@@ -156,7 +157,7 @@ describe('public API pipeline', () => {
       const res = await call(`/v1/project/${t.project.uid}`, { headers: { ...headers, 'x-forwarded-for': '203.0.113.7' } });
       expect(res.status).toBe(401);
       expect(await res.json()).toEqual({ statusCode: 401, error: 'Unauthorized', message });
-      expect(res.headers.get('www-authenticate')).toBe('Bearer realm="meld"');
+      expect(res.headers.get('www-authenticate')).toBe('Bearer realm="meld", resource_metadata="https://api.meld.test/.well-known/oauth-protected-resource"');
       expect(res.headers.get('x-ratelimit-limit')).toBe('60');
     }
     const revoked = await createToken(db, { organizationId: t.org.id, scopes: [], projects: ['*'], revoked: true });

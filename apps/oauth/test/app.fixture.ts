@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { seedTenancy, startAppUnderTest } from '@meld/fixtures';
 import type { DataSource } from 'typeorm';
 import { appDefinition } from '../src/app.definition';
@@ -7,10 +7,7 @@ import { OAuthRepository } from '../src/storage/oauth.repository';
 /** The oauth app in-process on the test stores, ready. */
 export const startOAuth = () => startAppUnderTest(appDefinition);
 
-export const pkcePair = () => {
-  const verifier = randomBytes(32).toString('base64url');
-  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
-};
+export { pkcePair } from '@meld/fixtures';
 
 /** A tenancy with a dashboard user (the password hash is irrelevant here: nobody signs in). */
 export async function seedUser(db: DataSource) {

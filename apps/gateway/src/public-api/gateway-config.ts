@@ -14,6 +14,8 @@ export interface GatewayConfig {
   rateLimitNamespace: string;
   /** How long a cached token or project may be used without re-reading Postgres. */
   cacheTtlMs: number;
+  /** The public API origin, without a trailing slash: RFC 9728 discovery from a 401 (ADR 0145). */
+  publicUrl: string;
 }
 
 /** The public API's settings, validated at start (a bad `MELD_RATE_LIMITS` stops the gateway with a clear line). */
@@ -24,6 +26,7 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
       MELD_RATE_LIMITS: z.string().optional(),
       MELD_RATE_LIMIT_NAMESPACE: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/).default('meld'),
       MELD_GATEWAY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(300_000).default(5000),
+      MELD_PUBLIC_URL: envVars.httpUrl.default('http://127.0.0.1:8080'),
     }),
     env,
   );
@@ -33,5 +36,6 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
     rateLimits: resolveRateLimits(c.MELD_RATE_LIMITS),
     rateLimitNamespace: c.MELD_RATE_LIMIT_NAMESPACE,
     cacheTtlMs: c.MELD_GATEWAY_CACHE_TTL_MS,
+    publicUrl: c.MELD_PUBLIC_URL.replace(/\/+$/, ''),
   };
 }

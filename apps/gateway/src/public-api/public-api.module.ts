@@ -9,6 +9,7 @@ import { CacheInvalidation } from './access/cache-invalidation';
 import { TenancyStore } from './access/tenancy-store';
 import { TokenStore } from './access/token-store';
 import { loadGatewayConfig } from './gateway-config';
+import { OAuthDoor, oauthDoorPlugin } from './oauth/oauth-door';
 import { PublicApi } from './pipeline/public-api';
 import { publicApiPlugin } from './pipeline/public-api.plugin';
 import { Upstreams } from './proxy/upstreams';
@@ -27,6 +28,7 @@ class PublicApiRuntime implements OnModuleInit, OnApplicationShutdown {
   private readonly invalidation: CacheInvalidation;
   private readonly upstreams: Upstreams;
   private readonly api: PublicApi;
+  private readonly oauthDoor: OAuthDoor;
 
   constructor(
     @Inject(DATA_SOURCE) db: DataSource,
@@ -46,19 +48,16 @@ class PublicApiRuntime implements OnModuleInit, OnApplicationShutdown {
     const tenancy = new TenancyStore(db, config.cacheTtlMs);
     this.invalidation = new CacheInvalidation(config.redisUrl, tokens, tenancy);
     this.upstreams = new Upstreams(loadAppUrls());
-    this.api = new PublicApi({
-      tokens,
-      tenancy,
-      limiter: new RateLimiter(this.redis, config.rateLimits, config.rateLimitNamespace),
-      upstreams: this.upstreams,
-      db,
-      principalKey: config.principalKey,
-    });
+    const limiter = new RateLimiter(this.redis, config.rateLimits, config.rateLimitNamespace);
+    this.api = new PublicApi({ tokens, tenancy, limiter, upstreams: this.upstreams, db, principalKey: config.principalKey, publicUrl: config.publicUrl });
+    this.oauthDoor = new OAuthDoor({ limiter, upstreams: this.upstreams });
   }
 
   onModuleInit() {
-    void this.host.httpAdapter.getInstance<FastifyInstance>().register(publicApiPlugin(this.api));
-    this.log.log('public API routes mounted');
+    const fastify = this.host.httpAdapter.getInstance<FastifyInstance>();
+    void fastify.register(publicApiPlugin(this.api));
+    void fastify.register(oauthDoorPlugin(this.oauthDoor));
+    this.log.log('public API and OAuth routes mounted');
   }
 
   async onApplicationShutdown() {

@@ -27,6 +27,8 @@ export interface PublicApiDeps {
   upstreams: Upstreams;
   db: Db;
   principalKey: KeyObject;
+  /** The public API origin: a 401 points OAuth clients at its RFC 9728 metadata (ADR 0145). */
+  publicUrl: string;
 }
 
 /**
@@ -37,8 +39,11 @@ export interface PublicApiDeps {
  */
 export class PublicApi {
   private readonly log = new Logger('gateway');
+  private readonly challenge: string;
 
-  constructor(private readonly deps: PublicApiDeps) {}
+  constructor(private readonly deps: PublicApiDeps) {
+    this.challenge = `Bearer realm="meld", resource_metadata="${deps.publicUrl}/.well-known/oauth-protected-resource"`;
+  }
 
   async handle(route: PublicRoute, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | void> {
     let bucket: Bucket | undefined;
@@ -60,7 +65,7 @@ export class PublicApi {
       setRateLimitHeaders(reply, state);
       if (!state.allowed) return reply.code(429).header('retry-after', String(Math.max(1, state.reset - Math.floor(Date.now() / 1000)))).send();
       if (route === NOT_FOUND_ROUTE) return sendError(reply, 404, `no such endpoint: ${request.method} ${request.url.split('?')[0]}`);
-      if (!auth.token) return sendError(reply.header('www-authenticate', 'Bearer realm="meld"'), 401, auth.error);
+      if (!auth.token) return sendError(reply.header('www-authenticate', this.challenge), 401, auth.error);
       if (!decision?.ok) return sendError(reply, decision?.status ?? 403, decision?.message ?? 'forbidden', decision?.details);
 
       const bodyLimit = route.bodyLimit ?? DEFAULT_BODY_LIMIT;
@@ -154,12 +159,12 @@ export function bucketFor(route: PublicRoute, token: TokenRecord | undefined, de
   return { cls: route.rateLimit, subject: `org:${token.organizationId}`, plan: token.plan };
 }
 
-function setRateLimitHeaders(reply: FastifyReply, state: RateLimitState): void {
+export function setRateLimitHeaders(reply: FastifyReply, state: RateLimitState): void {
   reply.header('X-RateLimit-Limit', String(state.limit));
   reply.header('X-RateLimit-Remaining', String(state.remaining));
   reply.header('X-RateLimit-Reset', String(state.reset));
 }
 
-function sendError(reply: FastifyReply, status: number, message: string, details?: unknown) {
+export function sendError(reply: FastifyReply, status: number, message: string, details?: unknown) {
   return reply.code(status).type('application/json; charset=utf-8').send(errorBody(status, message, details));
 }

@@ -6,8 +6,8 @@ import { z } from 'zod';
  * `anonymous` is ours: requests without a valid token are counted per client IP, so
  * token guessing and floods of bad requests are throttled too.
  */
-export type LimitClass = RateLimitClass | 'anonymous';
-export const LIMIT_CLASSES: readonly LimitClass[] = [...RATE_LIMIT_CLASSES, 'anonymous'];
+export type LimitClass = RateLimitClass | 'anonymous' | 'oauth';
+export const LIMIT_CLASSES: readonly LimitClass[] = [...RATE_LIMIT_CLASSES, 'anonymous', 'oauth'];
 
 export interface ClassLimits {
   windowMs: number;
@@ -25,6 +25,8 @@ export const DEFAULT_RATE_LIMITS: RateLimits = {
   probes: { windowMs: MINUTE, perPlan: plans(6, 12, 30, 60) },
   ingest: { windowMs: MINUTE, perPlan: plans(600, 3000, 12000, 60000) },
   anonymous: { windowMs: MINUTE, perPlan: plans(60, 60, 60, 60) },
+  // Per client IP on the OAuth endpoints (ADR 0145): one sign-in and approval is ~8 requests.
+  oauth: { windowMs: MINUTE, perPlan: plans(120, 120, 120, 120) },
 };
 
 const positive = z.number().int().min(1);
