@@ -27,9 +27,9 @@ export async function form(base: string, path: string, fields: Record<string, st
 }
 
 /** What the consent screen's Approve writes: a grant and its code (the screen itself is tested in consent.integration-spec.ts). */
-export async function approvedCode(db: DataSource, t: Awaited<ReturnType<typeof seedUser>>, clientId: string, redirectUri: string, challenge: string, scopes = ['PROJECT_AUDIENCE_READ']) {
+export async function approvedCode(db: DataSource, t: Awaited<ReturnType<typeof seedUser>>, clientId: string, redirectUri: string, challenge: string, scopes = ['PROJECT_AUDIENCE_READ'], resource: string | null = null) {
   const repo = new OAuthRepository(db);
-  const grantId = await repo.createGrant({ clientId, userId: t.userId, organizationId: t.organization.id, scopes, projects: [t.project.uid] }, null);
+  const grantId = await repo.createGrant({ clientId, userId: t.userId, organizationId: t.organization.id, scopes, projects: [t.project.uid] }, resource);
   const code = randomBytes(32).toString('base64url');
   await repo.createCode(code, grantId, redirectUri, challenge, 60);
   return { code, grantId };

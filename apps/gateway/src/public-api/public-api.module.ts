@@ -44,7 +44,7 @@ class PublicApiRuntime implements OnModuleInit, OnApplicationShutdown {
       connectionName: 'meld-gateway-ratelimit',
     });
     this.redis.on('error', () => undefined); // refusals are logged per request; the platform client logs the outage
-    const tokens = new TokenStore(db, config.cacheTtlMs);
+    const tokens = new TokenStore(db, config.cacheTtlMs, `${config.publicUrl}/v1`);
     const tenancy = new TenancyStore(db, config.cacheTtlMs);
     this.invalidation = new CacheInvalidation(config.redisUrl, tokens, tenancy);
     this.upstreams = new Upstreams(loadAppUrls());

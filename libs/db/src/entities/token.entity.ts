@@ -20,5 +20,9 @@ export class TokenEntity {
   @Column('text', { nullable: true }) label!: string | null;
   @Column('timestamptz', { name: 'expires_at', nullable: true }) expiresAt!: Date | null;
   @Column('timestamptz', { name: 'revoked_at', nullable: true }) revokedAt!: Date | null;
+  /** The OAuth grant an `oauth` token was issued from (ADR 0142): revoking the grant ends it. */
+  @Index('IDX_tokens_oauth_grant', { where: '"oauth_grant_id" IS NOT NULL' }) @Column('uuid', { name: 'oauth_grant_id', nullable: true }) oauthGrantId!: string | null;
+  /** RFC 8707 resource an `oauth` token is bound to; null: unbound (ADR 0146). */
+  @Column('text', { nullable: true }) resource!: string | null;
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' }) createdAt!: Date;
 }

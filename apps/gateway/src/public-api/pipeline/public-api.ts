@@ -19,6 +19,7 @@ type Authenticated = { token: TokenRecord; error?: undefined } | { token?: undef
 /** Unknown paths under /v1: counted like any other call, then 404. */
 export const NOT_FOUND_ROUTE: PublicRoute = { id: 'not-found', method: 'GET', path: '/v1/*', app: 'gateway', scopes: [], tokenKinds: [], rateLimit: 'standard' };
 const RETRY_AFTER_S = '5';
+const REFUSALS = { unknown: 'unknown token', revoked: 'token revoked', expired: 'token expired', 'other-resource': 'token issued for another resource (RFC 8707)' } as const;
 
 export interface PublicApiDeps {
   tokens: TokenStore;
@@ -109,7 +110,7 @@ export class PublicApi {
     if ('error' in parsed) return { error: parsed.error };
     const found = await this.deps.tokens.byHash(hashToken(parsed.token));
     if (found.status === 'ok') return { token: found.token };
-    return { error: found.status === 'unknown' ? 'unknown token' : `token ${found.status}` };
+    return { error: REFUSALS[found.status] };
   }
 
   private async local(route: PublicRoute, token: TokenRecord, reply: FastifyReply) {
