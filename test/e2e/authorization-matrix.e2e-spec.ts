@@ -171,7 +171,7 @@ describe('authorization matrix (generated from the route table)', () => {
       'data source (other)': sibling,
     };
     // The consent screen grants the sensitive scopes only where the operator allowed them (ADR 0144).
-    await db.query(`UPDATE organizations SET oauth_sensitive_scopes = true WHERE id = $1`, [home]);
+    await admin('PATCH', `/organizations/${home}`, { oauthSensitiveScopes: true });
     const user = { email: `matrix-${randomUUID().slice(0, 8)}@example.test`, password: 'matrix password' };
     await admin('POST', `/organizations/${home}/users`, user);
     const oauth = new Map<string, Promise<{ token: string }>>();

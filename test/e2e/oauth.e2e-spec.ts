@@ -23,6 +23,7 @@ const v1 = (path: string, token: string) => fetch(`${BASE}/v1${path}`, { headers
 describe('OAuth 2.1 through the gateway', () => {
   let supervisor: { ready(ms: number): Promise<void>; stop(): Promise<void> };
   const user = { email: `oauth-${randomUUID().slice(0, 8)}@example.test`, password: PASSWORD };
+  let org: string;
   let granted: string;
   let outside: string;
 
@@ -34,7 +35,7 @@ describe('OAuth 2.1 through the gateway', () => {
       logDir: join(__dirname, '../../.stack/logs/e2e-oauth'),
     });
     await supervisor.ready(90000);
-    const org = (await admin('POST', '/organizations', { name: `oauth-${randomUUID().slice(0, 8)}`, plan: 's' })).entity.id;
+    org = (await admin('POST', '/organizations', { name: `oauth-${randomUUID().slice(0, 8)}`, plan: 's' })).entity.id;
     granted = (await admin('POST', `/organizations/${org}/projects`, { name: 'Granted' })).entity.uid!;
     outside = (await admin('POST', `/organizations/${org}/projects`, { name: 'Not granted' })).entity.uid!;
     await admin('POST', `/organizations/${org}/users`, user);
@@ -93,7 +94,24 @@ describe('OAuth 2.1 through the gateway', () => {
     expect(rotated.status).toBe(200);
     const reuse = await tokenRequest(BASE, { grant_type: 'refresh_token', refresh_token: first.refreshToken, client_id: first.client.client_id });
     expect([reuse.status, reuse.body.error]).toEqual([400, 'invalid_grant']);
-    await waitFor('the grant\'s tokens are refused', async () => (await v1('/', rotated.body.access_token!)).status === 401, { timeoutMs: CACHE_TTL_MS + 2000 });
+    await waitFor("the grant's tokens are refused", async () => (await v1('/', rotated.body.access_token!)).status === 401, { timeoutMs: CACHE_TTL_MS + 2000 });
+  });
+
+  it('the operator lists the grant and revokes it, then deletes the user: each ends the tokens at the gateway at once', async () => {
+    const leaving = { email: `leaving-${randomUUID().slice(0, 8)}@example.test`, password: PASSWORD };
+    const userId = (await admin('POST', `/organizations/${org}/users`, leaving)).entity.id;
+    const first = await oauthTokens(BASE, leaving, { scope: 'PROJECT_AUDIENCE_READ', projects: [granted] });
+    expect((await v1('/', first.accessToken)).status).toBe(200); // now cached by the gateway
+    const grants = (await admin('GET', `/organizations/${org}/oauth-grants`)) as unknown as { entity: Array<{ id: string; clientId: string; userId: string; userEmail: string }> };
+    const grant = grants.entity.find((g) => g.clientId === first.client.client_id)!;
+    expect([grant.userEmail, grant.userId]).toEqual([leaving.email, userId]);
+    await admin('DELETE', `/oauth-grants/${grant.id}`);
+    expect((await v1('/', first.accessToken)).status).toBe(401);
+
+    const second = await oauthTokens(BASE, leaving, { projects: [granted] });
+    expect((await v1('/', second.accessToken)).status).toBe(200);
+    await admin('DELETE', `/users/${userId}`);
+    expect((await v1('/', second.accessToken)).status).toBe(401);
   });
 
   it('Deny sends the user back with access_denied and no code', async () => {
