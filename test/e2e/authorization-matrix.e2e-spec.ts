@@ -3,14 +3,17 @@ import { join } from 'node:path';
 import { ALL_SCOPES, PUBLIC_ROUTES, type PublicRoute, type Scope, routeParams } from '@meld/contracts';
 import { testEnv } from '@meld/testing';
 import type { DataSource } from 'typeorm';
-import { createToken, openTestDb } from '../../apps/gateway/test/support/tenancy';
+import { oauthTokens } from '@meld/fixtures';
+import { openTestDb } from '../../apps/gateway/test/support/tenancy';
+import { adminApi } from './support/admin-api';
 
 // Every public route × every kind of caller → the status the gateway must answer, generated
 // from the route table (libs/contracts/src/routes.ts): a route added there is tested here
 // without anyone remembering to. The eight apps run as processes (as `npm start` runs them);
 // tenants and tokens are made through the operator API, and the revoked token is revoked
-// with DELETE /admin/v1/tokens/{id} after the gateway has cached it. OAuth tokens, which
-// only the OAuth flow issues, are written to the database directly.
+// with DELETE /admin/v1/tokens/{id} after the gateway has cached it. OAuth tokens come from
+// the real flow through the gateway (registration, consent screen, code exchange), one per
+// distinct scope set, for a dashboard user of the organization.
 const { startApps } = require(join(__dirname, '../../tools/cli/apps.js'));
 
 const GATEWAY_PORT = 28080;
@@ -86,16 +89,7 @@ interface Fixture {
   tokens: Record<string, { token: string }>;
 }
 
-type Created = { entity: { id: string; uid?: string }; metadata?: { token?: string } };
-async function admin(method: string, path: string, body?: unknown): Promise<Created> {
-  const res = await fetch(`${BASE}/admin/v1${path}`, {
-    method,
-    headers: { authorization: `Bearer ${process.env.MELD_ADMIN_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  if (!res.ok) throw new Error(`${method} /admin/v1${path} answered ${res.status}: ${await res.text()}`);
-  return (res.status === 204 ? undefined : await res.json()) as Created;
-}
+const admin = adminApi(BASE);
 
 /** A product token through the operator API (which wants at least one scope: a scope no route here needs stands in for "none"). */
 async function productToken(org: string, scopes: readonly Scope[], projects: string[]) {
@@ -204,7 +198,7 @@ describe('authorization matrix (generated from the route table)', () => {
         ...process.env,
         LOG_LEVEL: 'warn',
         // The matrix sends hundreds of requests, many unauthenticated, from one IP.
-        MELD_RATE_LIMITS: JSON.stringify({ large: { limit: 100000 }, standard: { limit: 100000 }, probes: { limit: 100000 }, ingest: { limit: 100000 }, anonymous: { limit: 100000 }, authFailures: { limit: 100000 } }),
+        MELD_RATE_LIMITS: JSON.stringify({ large: { limit: 100000 }, standard: { limit: 100000 }, probes: { limit: 100000 }, ingest: { limit: 100000 }, anonymous: { limit: 100000 }, authFailures: { limit: 100000 }, oauth: { limit: 100000 } }),
         MELD_RATE_LIMIT_NAMESPACE: `authz-matrix-${process.pid}`,
       },
       gatewayPort: GATEWAY_PORT,
@@ -237,10 +231,21 @@ describe('authorization matrix (generated from the route table)', () => {
       'data source (own)': own,
       'data source (other)': sibling,
     };
+    // The consent screen grants the sensitive scopes only where the operator allowed them (ADR 0144).
+    await admin('PATCH', `/organizations/${home}`, { oauthSensitiveScopes: true });
+    const user = { email: `matrix-${randomUUID().slice(0, 8)}@example.test`, password: 'matrix password' };
+    await admin('POST', `/organizations/${home}/users`, user);
+    const oauth = new Map<string, Promise<{ token: string }>>();
+    const oauthToken = (scopes: readonly Scope[]) => {
+      const key = scopes.join(' ');
+      if (!oauth.has(key)) oauth.set(key, oauthTokens(BASE, user, { scope: key || undefined, projects: [homeProject] }).then((t) => ({ token: t.accessToken })));
+      return oauth.get(key)!;
+    };
     for (const route of PUBLIC_ROUTES) {
       tokens[`product without the scopes:${route.id}`] = await productToken(home, everything.filter((s) => !route.scopes.includes(s as Scope)), [homeProject]);
       tokens[`product with the scopes:${route.id}`] = await productToken(home, route.scopes, [homeProject]);
-      tokens[`oauth with the scopes:${route.id}`] = await createToken(db, { organizationId: home, kind: 'oauth', scopes: [...route.scopes], projects: [homeProject] });
+      // Ingest scopes are never granted to OAuth clients (ADR 0144); those routes refuse OAuth tokens anyway.
+      tokens[`oauth with the scopes:${route.id}`] = await oauthToken(route.tokenKinds.includes('oauth') ? route.scopes : []);
       for (const [caller, mode] of DATA_MODE_CALLERS) tokens[`${caller}:${route.id}`] = await productToken(home, route.scopes, [modeProjects[mode]]);
     }
     const userIds = Array.from({ length: CALLERS.length }, (_, i) => `matrix-delete-${i}`);

@@ -43,7 +43,8 @@ function startApps({ env, gatewayPort = 8080, logDir, echo = false }) {
   let stopping = false;
 
   const launch = (app, index, attempt = 0) => {
-    const appEnv = { ...env, ...urls, PORT: String(app.port), ...(app.name === 'gateway' ? { MELD_PORT: String(app.port) } : {}) };
+    // The OAuth issuer and the 401's resource_metadata name the gateway these apps sit behind (ADR 0145).
+    const appEnv = { MELD_PUBLIC_URL: `http://127.0.0.1:${gatewayPort}`, ...env, ...urls, PORT: String(app.port), ...(app.name === 'gateway' ? { MELD_PORT: String(app.port) } : {}) };
     const child = spawnPrefixed(app.name, process.execPath, [path.join('apps', app.name, 'dist', 'main.js')], {
       env: appEnv,
       logFile: path.join(logDir, `${app.name}.log`),

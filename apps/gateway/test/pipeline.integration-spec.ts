@@ -54,7 +54,7 @@ describe('public API pipeline', () => {
     writer = await createToken(db, { organizationId: t.org.id, scopes: ['PROJECT_INGEST_WRITE'], projects: ['*'] });
     dsToken = await createToken(db, { organizationId: t.org.id, kind: 'datasource', dataSourceId: t.dataSource.id });
     const api = new PublicApi({
-      tokens: new TokenStore(db, 5000, 2000),
+      tokens: new TokenStore(db, 5000, 2000, 'https://api.meld.test/v1'),
       tenancy: new TenancyStore(db, 5000),
       limiter: new RateLimiter(redis, DEFAULT_RATE_LIMITS, `pipeline-spec-${randomUUID()}`),
       clients: localWindow(DEFAULT_RATE_LIMITS, 'client'),
@@ -62,6 +62,7 @@ describe('public API pipeline', () => {
       upstreams: new Upstreams(Object.fromEntries(APP_NAMES.map((a) => [a, stub.url])) as Record<AppName, string>),
       db,
       principalKey: DEV_PRINCIPAL_KEYS.privateKey,
+      publicUrl: 'https://api.meld.test',
     });
     app = Fastify({ genReqId: requestIdOf, trustProxy: true });
     app.get('/v1/openapi.json', async () => ({ openapi: '3.1.0' }));
@@ -175,12 +176,23 @@ describe('public API pipeline', () => {
       const res = await call(`/v1/project/${t.project.uid}`, { headers: { ...headers, 'x-forwarded-for': '203.0.113.7' } });
       expect(res.status).toBe(401);
       expect(await res.json()).toEqual({ statusCode: 401, error: 'Unauthorized', message });
-      expect(res.headers.get('www-authenticate')).toBe('Bearer realm="meld"');
+      expect(res.headers.get('www-authenticate')).toBe('Bearer realm="meld", resource_metadata="https://api.meld.test/.well-known/oauth-protected-resource"');
       expect(res.headers.get('x-ratelimit-limit')).toBe('60');
     }
     const revoked = await createToken(db, { organizationId: t.org.id, scopes: [], projects: ['*'], revoked: true });
     const res = await call('/v1/', { token: revoked.token });
     expect(await res.json()).toMatchObject({ statusCode: 401, message: 'token revoked' });
+  });
+
+  it('refuses an OAuth token bound (RFC 8707) to another resource than this API', async () => {
+    const bind = async (resource: string | null) => {
+      const token = await createToken(db, { organizationId: t.org.id, kind: 'oauth', scopes: [], projects: ['*'] });
+      await db.query(`UPDATE tokens SET resource = $2 WHERE id = $1`, [token.id, resource]);
+      return (await call('/v1/', { token: token.token })).json();
+    };
+    expect(await bind('https://other.example/v1')).toMatchObject({ statusCode: 401, message: 'token issued for another resource (RFC 8707)' });
+    expect(await bind('https://api.meld.test/v1')).toMatchObject({ entity: { kind: 'oauth' } });
+    expect(await bind(null)).toMatchObject({ entity: { kind: 'oauth' } });
   });
 
   it('answers unknown /v1 paths 404 in the error shape but leaves the routes the gateway serves itself alone', async () => {

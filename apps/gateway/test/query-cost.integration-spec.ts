@@ -54,7 +54,7 @@ describe('query cost of invalid and throttled callers', () => {
     };
     const limits = resolveRateLimits(JSON.stringify({ authFailures: { limit: AUTH_FAILURES }, anonymous: { limit: 100000 } }));
     const api = new PublicApi({
-      tokens: new TokenStore(counted, 60_000, NEGATIVE_TTL_MS),
+      tokens: new TokenStore(counted, 60_000, NEGATIVE_TTL_MS, 'https://api.meld.test/v1'),
       tenancy: new TenancyStore(counted, 60_000),
       limiter: new RateLimiter(redis, limits, `query-cost-spec-${randomUUID()}`),
       clients: new LocalWindow(60_000, CLIENT_LIMIT),
@@ -62,6 +62,7 @@ describe('query cost of invalid and throttled callers', () => {
       upstreams: new Upstreams(Object.fromEntries(APP_NAMES.map((a) => [a, stub.url])) as Record<AppName, string>),
       db: counted,
       principalKey: DEV_PRINCIPAL_KEYS.privateKey,
+      publicUrl: 'https://api.meld.test',
     });
     app = Fastify({ genReqId: requestIdOf, trustProxy: true });
     await app.register(publicApiPlugin(api));

@@ -4,13 +4,16 @@ import { z } from 'zod';
 export interface OAuthConfig {
   /** The public API host (the gateway): issuer, metadata URLs, `Secure` cookies outside loopback. */
   publicUrl: string;
+  /** This API as an RFC 8707 resource (`<publicUrl>/v1`): the only one tokens are issued for (ADR 0146). */
+  resource: string;
 }
 
 export const OAUTH_CONFIG = Symbol('OAUTH_CONFIG');
 
 export function loadOAuthConfig(env: NodeJS.ProcessEnv = process.env): OAuthConfig {
   const { MELD_PUBLIC_URL } = loadConfig(z.object({ MELD_PUBLIC_URL: envVars.httpUrl.default('http://127.0.0.1:8080') }), env);
-  return { publicUrl: MELD_PUBLIC_URL.replace(/\/+$/, '') };
+  const publicUrl = MELD_PUBLIC_URL.replace(/\/+$/, '');
+  return { publicUrl, resource: `${publicUrl}/v1` };
 }
 
 /** Lifetimes (ADR 0142): access tokens as the issue asks, codes as RFC 6749 §4.1.2 advises. */

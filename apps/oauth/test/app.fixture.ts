@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { seedTenancy, startAppUnderTest } from '@meld/fixtures';
 import type { DataSource } from 'typeorm';
 import { appDefinition } from '../src/app.definition';
@@ -7,10 +7,7 @@ import { OAuthRepository } from '../src/storage/oauth.repository';
 /** The oauth app in-process on the test stores, ready. */
 export const startOAuth = () => startAppUnderTest(appDefinition);
 
-export const pkcePair = () => {
-  const verifier = randomBytes(32).toString('base64url');
-  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
-};
+export { pkcePair } from '@meld/fixtures';
 
 /** A tenancy with a dashboard user (the password hash is irrelevant here: nobody signs in). */
 export async function seedUser(db: DataSource) {
@@ -30,9 +27,9 @@ export async function form(base: string, path: string, fields: Record<string, st
 }
 
 /** What the consent screen's Approve writes: a grant and its code (the screen itself is tested in consent.integration-spec.ts). */
-export async function approvedCode(db: DataSource, t: Awaited<ReturnType<typeof seedUser>>, clientId: string, redirectUri: string, challenge: string, scopes = ['PROJECT_AUDIENCE_READ']) {
+export async function approvedCode(db: DataSource, t: Awaited<ReturnType<typeof seedUser>>, clientId: string, redirectUri: string, challenge: string, scopes = ['PROJECT_AUDIENCE_READ'], resource: string | null = null) {
   const repo = new OAuthRepository(db);
-  const grantId = await repo.createGrant({ clientId, userId: t.userId, organizationId: t.organization.id, scopes, projects: [t.project.uid] }, null);
+  const grantId = await repo.createGrant({ clientId, userId: t.userId, organizationId: t.organization.id, scopes, projects: [t.project.uid] }, resource);
   const code = randomBytes(32).toString('base64url');
   await repo.createCode(code, grantId, redirectUri, challenge, 60);
   return { code, grantId };

@@ -91,6 +91,28 @@ describe('oauth protocol: discovery, registration, authorize, token, revoke (rea
     }
   });
 
+  it('RFC 8707: only this API is a resource; a foreign or repeated one is invalid_target; the token carries the grant\'s', async () => {
+    const c = await client();
+    const { verifier, challenge } = pkcePair();
+    const start = `response_type=code&client_id=${c.client_id}&redirect_uri=${encodeURIComponent(REDIRECT)}&code_challenge=${challenge}&code_challenge_method=S256&state=r`;
+    const authorize = (extra: string) => fetch(`${base}/oauth/authorize?${start}${extra}`, { redirect: 'manual' });
+    for (const extra of ['&resource=https%3A%2F%2Fother.example%2Fv1', '&resource=http%3A%2F%2F127.0.0.1%3A8080', '&resource=http%3A%2F%2F127.0.0.1%3A8080%2Fv1&resource=https%3A%2F%2Fother.example%2Fv1']) {
+      const to = new URL((await authorize(extra)).headers.get('location')!);
+      expect([extra, to.searchParams.get('error'), to.searchParams.get('state')]).toEqual([extra, 'invalid_target', 'r']);
+    }
+    for (const extra of ['&resource=http%3A%2F%2F127.0.0.1%3A8080%2Fv1', '&resource=http%3A%2F%2F127.0.0.1%3A8080%2Fv1%2F']) {
+      expect((await authorize(extra)).headers.get('location')).toBe(`/oauth/consent?${start}${extra}`);
+    }
+
+    const t = await seedUser(db);
+    const bound = await approvedCode(db, t, c.client_id, REDIRECT, challenge, undefined, 'http://127.0.0.1:8080/v1');
+    const foreign = await exchange({ client_id: c.client_id, code: bound.code, code_verifier: verifier, resource: 'https://other.example/v1' });
+    expect([foreign.status, foreign.body.error]).toEqual([400, 'invalid_target']);
+    const ok = await exchange({ client_id: c.client_id, code: bound.code, code_verifier: verifier, resource: 'http://127.0.0.1:8080/v1' });
+    expect(ok.status).toBe(200);
+    expect((await db.query(`SELECT resource FROM tokens WHERE oauth_grant_id = $1`, [bound.grantId]))[0].resource).toBe('http://127.0.0.1:8080/v1');
+  });
+
   it('code exchange: a 1 h oauth token row limited to the grant, a refresh token; both stored hashed', async () => {
     const { t, tokens, grantId } = await issued();
     expect(tokens.expires_in).toBeGreaterThanOrEqual(3599);

@@ -26,6 +26,7 @@ export const OrganizationSchema = z
     funds: z.number(),
     prepaid: z.boolean(),
     dataMode: z.enum(DATA_MODES),
+    oauthSensitiveScopes: z.boolean(),
     createdAt: timestamp(),
     updatedAt: timestamp(),
   })
@@ -45,6 +46,7 @@ export function toOrganizationResource(o: OrganizationEntity): OrganizationResou
     funds: o.funds,
     prepaid: o.prepaid,
     dataMode: o.dataMode,
+    oauthSensitiveScopes: o.oauthSensitiveScopes,
     createdAt: isoWithOffset(o.createdAt),
     updatedAt: isoWithOffset(o.updatedAt),
   };

@@ -1,5 +1,5 @@
 import { CONTACT_DATA_BLOCKED, contactDataMask, type Principal } from '@meld/auth';
-import { EVENTS_LOOK_BACK_DAYS, type Plan, type Scope } from '@meld/contracts';
+import { EVENTS_LOOK_BACK_DAYS, type Scope } from '@meld/contracts';
 import { isoWithOffset } from '@meld/api';
 import { BadRequestException, ForbiddenException, Injectable, NotFoundException } from '@nestjs/common';
 import { EventsRepository } from './events.repository';

@@ -11,6 +11,10 @@ import { ListDataSources } from './datasources/usecases/list-data-sources/list-d
 import { ADMIN_CONFIG, loadAdminConfig } from './http/admin-config';
 import { ADMIN_LIMITS, loadAdminLimits } from './http/admin-limits';
 import { AdminTokenGuard } from './http/admin-token.guard';
+import { OAuthGrantsController } from './oauth-grants/oauth-grants.controller';
+import { OAuthGrantsRepository } from './oauth-grants/oauth-grants.repository';
+import { ListOAuthGrants } from './oauth-grants/usecases/list-oauth-grants/list-oauth-grants.usecase';
+import { RevokeOAuthGrant } from './oauth-grants/usecases/revoke-oauth-grant/revoke-oauth-grant.usecase';
 import { OrganizationsController } from './organizations/organizations.controller';
 import { OrganizationsRepository } from './organizations/organizations.repository';
 import { CreateOrganization } from './organizations/usecases/create-organization/create-organization.usecase';
@@ -35,6 +39,7 @@ import { CreateToken } from './tokens/usecases/create-token/create-token.usecase
 import { ListTokens } from './tokens/usecases/list-tokens/list-tokens.usecase';
 import { RevokeToken } from './tokens/usecases/revoke-token/revoke-token.usecase';
 import { CreateUser } from './users/usecases/create-user/create-user.usecase';
+import { DeleteUser } from './users/usecases/delete-user/delete-user.usecase';
 import { UsersController } from './users/users.controller';
 import { UsersRepository } from './users/users.repository';
 import { SetSmsStatusWebhook } from './webhooks/usecases/set-sms-status-webhook/set-sms-status-webhook.usecase';
@@ -52,6 +57,7 @@ import { WebhooksRepository } from './webhooks/webhooks.repository';
     SendersController,
     WebhooksController,
     UsersController,
+    OAuthGrantsController,
     ScopesController,
   ],
   providers: [
@@ -87,6 +93,10 @@ import { WebhooksRepository } from './webhooks/webhooks.repository';
     CreateSender,
     SetSmsStatusWebhook,
     CreateUser,
+    DeleteUser,
+    OAuthGrantsRepository,
+    ListOAuthGrants,
+    RevokeOAuthGrant,
   ],
 })
 export class AdminModule {}

@@ -17,6 +17,8 @@ export interface GatewayConfig {
   cacheTtlMs: number;
   /** How long an unknown token hash is answered from memory (ADR 0123). */
   negativeCacheTtlMs: number;
+  /** The public API origin, without a trailing slash: RFC 9728 discovery from a 401 (ADR 0145). */
+  publicUrl: string;
 }
 
 /** The public API's settings, validated at start (a bad `MELD_RATE_LIMITS` stops the gateway with a clear line). */
@@ -29,6 +31,7 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
       MELD_RATE_LIMIT_NAMESPACE: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/).default('meld'),
       MELD_GATEWAY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(300_000).default(5000),
       MELD_GATEWAY_NEGATIVE_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(2000),
+      MELD_PUBLIC_URL: envVars.httpUrl.default('http://127.0.0.1:8080'),
     }),
     env,
   );
@@ -40,5 +43,6 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
     rateLimitNamespace: c.MELD_RATE_LIMIT_NAMESPACE,
     cacheTtlMs: c.MELD_GATEWAY_CACHE_TTL_MS,
     negativeCacheTtlMs: c.MELD_GATEWAY_NEGATIVE_CACHE_TTL_MS,
+    publicUrl: c.MELD_PUBLIC_URL.replace(/\/+$/, ''),
   };
 }

@@ -10,6 +10,7 @@ import { CacheInvalidation } from './access/cache-invalidation';
 import { TenancyStore } from './access/tenancy-store';
 import { TokenStore } from './access/token-store';
 import { loadGatewayConfig } from './gateway-config';
+import { OAuthDoor, oauthDoorPlugin } from './oauth/oauth-door';
 import { PublicApi } from './pipeline/public-api';
 import { publicApiPlugin } from './pipeline/public-api.plugin';
 import { Upstreams } from './proxy/upstreams';
@@ -30,6 +31,7 @@ class PublicApiRuntime implements OnModuleInit, OnApplicationShutdown {
   private readonly invalidation: CacheInvalidation;
   private readonly upstreams: Upstreams;
   private readonly api: PublicApi;
+  private readonly oauthDoor: OAuthDoor;
 
   constructor(
     @Inject(DATA_SOURCE) db: DataSource,
@@ -38,25 +40,30 @@ class PublicApiRuntime implements OnModuleInit, OnApplicationShutdown {
     const config = loadGatewayConfig();
     this.redis = createRedisClient(config.redisUrl, { name: 'meld-gateway-ratelimit', role: 'request', timeoutMs: config.redisTimeoutMs, extra: { enableAutoPipelining: true } });
     this.redis.on('error', () => undefined); // refusals are logged per request; the platform client logs the outage
-    const tokens = new TokenStore(db, config.cacheTtlMs, config.negativeCacheTtlMs);
+    const tokens = new TokenStore(db, config.cacheTtlMs, config.negativeCacheTtlMs, `${config.publicUrl}/v1`);
     const tenancy = new TenancyStore(db, config.cacheTtlMs);
     this.invalidation = new CacheInvalidation(config.redisUrl, config.redisTimeoutMs, tokens, tenancy);
     this.upstreams = new Upstreams(loadAppUrls());
+    const limiter = new RateLimiter(this.redis, config.rateLimits, config.rateLimitNamespace);
     this.api = new PublicApi({
       tokens,
       tenancy,
-      limiter: new RateLimiter(this.redis, config.rateLimits, config.rateLimitNamespace),
+      limiter,
       clients: localWindow(config.rateLimits, 'client'),
       authFailures: localWindow(config.rateLimits, 'authFailures'),
       upstreams: this.upstreams,
       db,
       principalKey: config.principalKey,
+      publicUrl: config.publicUrl,
     });
+    this.oauthDoor = new OAuthDoor({ limiter, upstreams: this.upstreams });
   }
 
   onModuleInit() {
-    void this.host.httpAdapter.getInstance<FastifyInstance>().register(publicApiPlugin(this.api));
-    this.log.log('public API routes mounted');
+    const fastify = this.host.httpAdapter.getInstance<FastifyInstance>();
+    void fastify.register(publicApiPlugin(this.api));
+    void fastify.register(oauthDoorPlugin(this.oauthDoor));
+    this.log.log('public API and OAuth routes mounted');
   }
 
   async onApplicationShutdown() {

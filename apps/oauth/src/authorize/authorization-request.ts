@@ -1,4 +1,5 @@
 import { PRODUCT_SCOPES, type Scope } from '@meld/contracts';
+import type { OAuthConfig } from '../oauth-config';
 import type { ClientRow, OAuthRepository } from '../storage/oauth.repository';
 
 /** A checked authorization request (RFC 6749 §4.1.1 with PKCE, RFC 7636). */
@@ -48,8 +49,9 @@ export function redirectBack(redirectUri: string, state: string | null, issuer: 
 export async function checkAuthorizationRequest(
   query: Record<string, unknown>,
   repo: OAuthRepository,
-  issuer: string,
+  config: OAuthConfig,
 ): Promise<{ ok: AuthorizationRequest } | UntrustedFailure | RedirectFailure> {
+  const issuer = config.publicUrl;
   const clientId = one(query, 'client_id');
   if (!clientId) return { kind: 'page', description: 'The request has no client_id.' };
   const client = await repo.client(clientId);
@@ -70,5 +72,17 @@ export async function checkAuthorizationRequest(
   const scopes = scopeText ? [...new Set(scopeText.split(' ').filter(Boolean))] : DEFAULT_SCOPES;
   const unknown = scopes.filter((s) => !KNOWN_SCOPES.has(s));
   if (unknown.length) return fail('invalid_scope', `unknown scope ${unknown.join(', ')}`);
-  return { ok: { client, redirectUri, state, scopes: scopes as Scope[], codeChallenge: challenge, resource: one(query, 'resource') ?? null } };
+  const resource = checkResource(query.resource, config.resource);
+  if (resource === undefined) return fail('invalid_target', `resource must be ${config.resource}, this API`);
+  return { ok: { client, redirectUri, state, scopes: scopes as Scope[], codeChallenge: challenge, resource } };
+}
+
+/**
+ * RFC 8707: the one resource this server issues tokens for, with or without its trailing
+ * slash; null when the client names none; undefined (invalid_target) for anything else,
+ * several resources included (ADR 0146).
+ */
+export function checkResource(value: unknown, resource: string): string | null | undefined {
+  if (value === undefined || value === '') return null;
+  return value === resource || value === `${resource}/` ? resource : undefined;
 }

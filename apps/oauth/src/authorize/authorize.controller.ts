@@ -26,7 +26,7 @@ export class AuthorizeController {
   /** Checks, then 302 to the consent screen with the query string unchanged (product spec, Endpoints). */
   @Get('authorize')
   async authorize(@Query() query: Record<string, unknown>, @Req() req: FastifyRequest, @Res() reply: FastifyReply) {
-    const checked = await checkAuthorizationRequest(query, this.repo, this.config.publicUrl);
+    const checked = await checkAuthorizationRequest(query, this.repo, this.config);
     if ('ok' in checked) return reply.code(302).header('location', `/oauth/consent?${rawQuery(req)}`).header('cache-control', 'no-store').send();
     if (checked.kind === 'redirect') return reply.code(302).header('location', checked.location).header('cache-control', 'no-store').send();
     return reply.code(400).headers(PAGE_HEADERS).send(errorPage(checked.description));

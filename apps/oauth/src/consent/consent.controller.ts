@@ -103,7 +103,7 @@ export class ConsentController {
   }
 
   private async check(query: Record<string, unknown>, reply: FastifyReply): Promise<AuthorizationRequest | null> {
-    const checked = await checkAuthorizationRequest(query, this.oauth, this.config.publicUrl);
+    const checked = await checkAuthorizationRequest(query, this.oauth, this.config);
     if ('ok' in checked) return checked.ok;
     if (checked.kind === 'redirect') reply.code(302).header('location', checked.location).send();
     else this.html(reply, 400, errorPage(checked.description));

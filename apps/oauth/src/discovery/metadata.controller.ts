@@ -40,7 +40,7 @@ export class MetadataController {
   protectedResource() {
     const issuer = this.config.publicUrl;
     return {
-      resource: `${issuer}/v1`,
+      resource: this.config.resource,
       authorization_servers: [issuer],
       scopes_supported: PRODUCT_SCOPES,
       bearer_methods_supported: ['header'],

@@ -1,6 +1,7 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import OAuth2Server, { OAuthError, Request, Response } from '@node-oauth/oauth2-server';
-import { ACCESS_TOKEN_SECONDS, REFRESH_TOKEN_SECONDS } from '../oauth-config';
+import { checkResource } from '../authorize/authorization-request';
+import { ACCESS_TOKEN_SECONDS, OAUTH_CONFIG, type OAuthConfig, REFRESH_TOKEN_SECONDS } from '../oauth-config';
 import { OAuthRepository } from '../storage/oauth.repository';
 import { GRANT_TYPES, OAuthModel } from './oauth-model';
 
@@ -17,7 +18,10 @@ type Incoming = { method: string; headers: Record<string, string | string[] | un
 export class TokenEndpoint {
   private readonly server: OAuth2Server;
 
-  constructor(repo: OAuthRepository) {
+  constructor(
+    repo: OAuthRepository,
+    @Inject(OAUTH_CONFIG) private readonly config: OAuthConfig,
+  ) {
     this.server = new OAuth2Server({
       model: new OAuthModel(repo),
       accessTokenLifetime: ACCESS_TOKEN_SECONDS,
@@ -32,10 +36,13 @@ export class TokenEndpoint {
   async exchange(incoming: Incoming): Promise<HttpAnswer> {
     // The library knows the password and client_credentials grants too and would refuse them
     // as unauthorized_client (or invalid_client first); to this server they do not exist.
-    const grantType = (incoming.body as Record<string, unknown> | undefined)?.grant_type;
+    const form = incoming.body as Record<string, unknown> | undefined;
+    const grantType = form?.grant_type;
     if (typeof grantType === 'string' && !(GRANT_TYPES as readonly string[]).includes(grantType)) {
-      return { status: 400, headers: { 'cache-control': 'no-store' }, body: { error: 'unsupported_grant_type', error_description: `grant_type must be one of ${GRANT_TYPES.join(', ')}` } };
+      return refused('unsupported_grant_type', `grant_type must be one of ${GRANT_TYPES.join(', ')}`);
     }
+    // RFC 8707 §2.2: a token for another resource than the one API this server protects cannot be had.
+    if (checkResource(form?.resource, this.config.resource) === undefined) return refused('invalid_target', `resource must be ${this.config.resource}, this API`);
     const request = new Request({ method: incoming.method, headers: incoming.headers as Record<string, string>, query: (incoming.query ?? {}) as Record<string, string>, body: incoming.body ?? {} });
     const response = new Response();
     try {
@@ -47,3 +54,5 @@ export class TokenEndpoint {
     }
   }
 }
+
+const refused = (error: string, description: string): HttpAnswer => ({ status: 400, headers: { 'cache-control': 'no-store' }, body: { error, error_description: description } });

@@ -116,11 +116,11 @@ export class OAuthRepository {
   async issueTokens(grantId: string, refreshToken: string, accessExpiresAt: Date, refreshExpiresAt: Date): Promise<{ accessToken: string } | null> {
     const access = issueToken('oauth');
     return this.ds.transaction(async (em: EntityManager) => {
-      const [grant] = await em.query(`SELECT organization_id, user_id, client_id, scopes, projects FROM oauth_grants WHERE id = $1 AND revoked_at IS NULL FOR SHARE`, [grantId]);
+      const [grant] = await em.query(`SELECT organization_id, user_id, client_id, scopes, projects, resource FROM oauth_grants WHERE id = $1 AND revoked_at IS NULL FOR SHARE`, [grantId]);
       if (!grant) return null;
       await em.query(
-        `INSERT INTO tokens (organization_id, kind, secret_hash, prefix, scopes, projects, user_id, label, expires_at, oauth_grant_id) VALUES ($1, 'oauth', $2, $3, $4, $5, $6, $7, $8, $9)`,
-        [grant.organization_id, access.secretHash, access.prefix, grant.scopes, grant.projects, grant.user_id, `oauth:${grant.client_id}`, accessExpiresAt, grantId],
+        `INSERT INTO tokens (organization_id, kind, secret_hash, prefix, scopes, projects, user_id, label, expires_at, oauth_grant_id, resource) VALUES ($1, 'oauth', $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+        [grant.organization_id, access.secretHash, access.prefix, grant.scopes, grant.projects, grant.user_id, `oauth:${grant.client_id}`, accessExpiresAt, grantId, grant.resource],
       );
       await em.query(`INSERT INTO oauth_refresh_tokens (token_hash, grant_id, expires_at) VALUES ($1, $2, $3)`, [hashToken(refreshToken), grantId, refreshExpiresAt]);
       return { accessToken: access.token };

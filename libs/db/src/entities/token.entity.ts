@@ -23,5 +23,7 @@ export class TokenEntity {
   @Column('text', { nullable: true }) label!: string | null;
   @Column('timestamptz', { name: 'expires_at', nullable: true }) expiresAt!: Date | null;
   @Column('timestamptz', { name: 'revoked_at', nullable: true }) revokedAt!: Date | null;
+  /** RFC 8707 resource an `oauth` token is bound to; null: unbound (ADR 0146). */
+  @Column('text', { nullable: true }) resource!: string | null;
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' }) createdAt!: Date;
 }

@@ -9,4 +9,5 @@ export const organizationFields = {
   funds: z.number().min(-1e9).max(1e9),
   prepaid: z.boolean(),
   dataMode: z.enum(DATA_MODES),
+  oauthSensitiveScopes: z.boolean().describe('OAuth clients may be granted PROJECT_AUDIENCE_DATA_FULL and PROJECT_AGGREGATIONS in this organization (ADR 0144)'),
 };

@@ -36,7 +36,7 @@ export class OrganizationsController {
   }
 
   @Patch(':org')
-  @AdminOperation('Change plan, funds, data mode or name of an organization', 200, entityOnly(OrganizationSchema), [400, 404])
+  @AdminOperation('Change plan, funds, data mode, name or the OAuth sensitive-scope allowance of an organization', 200, entityOnly(OrganizationSchema), [400, 404])
   update(@Param('org') organizationId: string, @JsonBody(UpdateOrganizationBody) body: Omit<UpdateOrganizationCommand, 'organizationId'>) {
     return this.updateOrganization.execute({ ...body, organizationId });
   }

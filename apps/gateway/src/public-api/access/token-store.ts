@@ -3,12 +3,14 @@ import type { Plan, Scope } from '@meld/contracts';
 import { query } from './store-unavailable';
 import { TtlCache } from './ttl-cache';
 
-export type TokenLookup = { status: 'ok'; token: TokenRecord } | { status: 'unknown' | 'revoked' | 'expired' };
+export type TokenLookup = { status: 'ok'; token: TokenRecord } | { status: 'unknown' | 'revoked' | 'expired' | 'other-resource' };
 
 interface Cached {
   token: TokenRecord;
   revoked: boolean;
   expiresAt: number | null;
+  /** RFC 8707 resource an OAuth token was issued for; null: not bound (this API). */
+  resource: string | null;
 }
 
 interface Row {
@@ -20,10 +22,11 @@ interface Row {
   data_source_id: string | null;
   revoked_at: Date | null;
   expires_at: Date | null;
+  resource: string | null;
   plan: Plan;
 }
 
-const SQL = `SELECT t.id, t.kind, t.organization_id, t.scopes, t.projects, t.data_source_id, t.revoked_at, t.expires_at, o.plan
+const SQL = `SELECT t.id, t.kind, t.organization_id, t.scopes, t.projects, t.data_source_id, t.revoked_at, t.expires_at, t.resource, o.plan
   FROM tokens t JOIN organizations o ON o.id = t.organization_id WHERE t.secret_hash = $1`;
 
 /**
@@ -43,6 +46,8 @@ export class TokenStore {
     private readonly ds: { isInitialized: boolean; query(sql: string, params?: unknown[]): Promise<unknown> },
     ttlMs: number,
     negativeTtlMs: number,
+    /** This API as an RFC 8707 resource (`<MELD_PUBLIC_URL>/v1`): tokens bound to another are refused (ADR 0146). */
+    private readonly apiResource: string,
     maxEntries = 10_000,
   ) {
     this.cache = new TtlCache(maxEntries, ttlMs);
@@ -68,11 +73,13 @@ export class TokenStore {
         token: { id: row.id, kind: row.kind, organizationId: row.organization_id, plan: row.plan, scopes: row.scopes, projects: row.projects, dataSourceId: row.data_source_id },
         revoked: row.revoked_at !== null,
         expiresAt: row.expires_at ? row.expires_at.getTime() : null,
+        resource: row.resource,
       };
       if (generation === this.generation) this.cache.set(hash, entry);
     }
     if (entry.revoked) return { status: 'revoked' };
     if (entry.expiresAt !== null && entry.expiresAt <= now) return { status: 'expired' };
+    if (entry.resource !== null && entry.resource !== this.apiResource) return { status: 'other-resource' };
     return { status: 'ok', token: entry.token };
   }
 

@@ -21,6 +21,7 @@ type Authenticated = { token: TokenRecord; error?: undefined; throttled?: undefi
 /** Unknown paths under /v1: counted like any other call, then 404. */
 export const NOT_FOUND_ROUTE: PublicRoute = { id: 'not-found', method: 'GET', path: '/v1/*', app: 'gateway', scopes: [], tokenKinds: [], rateLimit: 'standard' };
 const RETRY_AFTER_S = '5';
+const REFUSALS = { unknown: 'unknown token', revoked: 'token revoked', expired: 'token expired', 'other-resource': 'token issued for another resource (RFC 8707)' } as const;
 
 export interface PublicApiDeps {
   tokens: TokenStore;
@@ -33,6 +34,8 @@ export interface PublicApiDeps {
   upstreams: Upstreams;
   db: Db;
   principalKey: KeyObject;
+  /** The public API origin: a 401 points OAuth clients at its RFC 9728 metadata (ADR 0145). */
+  publicUrl: string;
 }
 
 /**
@@ -45,8 +48,11 @@ export interface PublicApiDeps {
  */
 export class PublicApi {
   private readonly log = new Logger('gateway');
+  private readonly challenge: string;
 
-  constructor(private readonly deps: PublicApiDeps) {}
+  constructor(private readonly deps: PublicApiDeps) {
+    this.challenge = `Bearer realm="meld", resource_metadata="${deps.publicUrl}/.well-known/oauth-protected-resource"`;
+  }
 
   async handle(route: PublicRoute, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | void> {
     let bucket: Bucket | undefined;
@@ -71,7 +77,7 @@ export class PublicApi {
       setRateLimitHeaders(reply, state);
       if (!state.allowed) return reply.code(429).header('retry-after', String(retryAfterSeconds(state))).send();
       if (route === NOT_FOUND_ROUTE) return sendError(reply, 404, `no such endpoint: ${request.method} ${request.url.split('?')[0]}`);
-      if (!auth.token) return sendError(reply.header('www-authenticate', 'Bearer realm="meld"'), 401, auth.error);
+      if (!auth.token) return sendError(reply.header('www-authenticate', this.challenge), 401, auth.error);
       if (!decision?.ok) return sendError(reply, decision?.status ?? 403, decision?.message ?? 'forbidden', decision?.details);
 
       const bodyLimit = route.bodyLimit ?? DEFAULT_BODY_LIMIT;
@@ -124,7 +130,7 @@ export class PublicApi {
     const found = await this.deps.tokens.byHash(hash);
     if (found.status === 'ok') return { token: found.token };
     this.deps.authFailures.hit(ip);
-    return { error: found.status === 'unknown' ? 'unknown token' : `token ${found.status}` };
+    return { error: REFUSALS[found.status] };
   }
 
   private async local(route: PublicRoute, token: TokenRecord, reply: FastifyReply) {
@@ -179,6 +185,6 @@ function tooMany(reply: FastifyReply, state: RateLimitState, message: string) {
   return sendError(reply, 429, message);
 }
 
-function sendError(reply: FastifyReply, status: number, message: string, details?: unknown) {
+export function sendError(reply: FastifyReply, status: number, message: string, details?: unknown) {
   return reply.code(status).type('application/json; charset=utf-8').send(errorBody(status, message, details));
 }

@@ -6,7 +6,7 @@ import { z } from 'zod';
  * `anonymous` is ours: requests without a valid token are counted per client IP, so
  * token guessing and floods of bad requests are throttled too.
  */
-export type LimitClass = RateLimitClass | 'anonymous';
+export type LimitClass = RateLimitClass | 'anonymous' | 'oauth';
 /**
  * Per client IP, in process, before any lookup (ADR 0123): `client` every public request,
  * `authFailures` presented tokens that were not valid, `admin` every admin API request,
@@ -14,7 +14,7 @@ export type LimitClass = RateLimitClass | 'anonymous';
  */
 export type LocalLimitClass = 'client' | 'authFailures' | 'admin' | 'adminFailures';
 const LOCAL_LIMIT_CLASSES: readonly LocalLimitClass[] = ['client', 'authFailures', 'admin', 'adminFailures'];
-export const LIMIT_CLASSES: readonly (LimitClass | LocalLimitClass)[] = [...RATE_LIMIT_CLASSES, 'anonymous', ...LOCAL_LIMIT_CLASSES];
+export const LIMIT_CLASSES: readonly (LimitClass | LocalLimitClass)[] = [...RATE_LIMIT_CLASSES, 'anonymous', 'oauth', ...LOCAL_LIMIT_CLASSES];
 
 export interface ClassLimits {
   windowMs: number;
@@ -37,6 +37,8 @@ export const DEFAULT_RATE_LIMITS: RateLimits = {
   authFailures: { windowMs: MINUTE, perPlan: plans(60, 60, 60, 60) },
   admin: { windowMs: MINUTE, perPlan: plans(600, 600, 600, 600) },
   adminFailures: { windowMs: MINUTE, perPlan: plans(10, 10, 10, 10) },
+  // Per client IP on the OAuth endpoints (ADR 0145): one sign-in and approval is ~8 requests.
+  oauth: { windowMs: MINUTE, perPlan: plans(120, 120, 120, 120) },
 };
 
 const positive = z.number().int().min(1);

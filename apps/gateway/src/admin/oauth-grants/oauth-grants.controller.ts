@@ -1,0 +1,30 @@
+import { envelope } from '@meld/api';
+import { Controller, Delete, Get, Param, UseGuards } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import { z } from 'zod';
+import { AdminOperation } from '../http/admin-docs';
+import { AdminTokenGuard } from '../http/admin-token.guard';
+import { ListOAuthGrants, OAuthGrantSchema } from './usecases/list-oauth-grants/list-oauth-grants.usecase';
+import { RevokeOAuthGrant } from './usecases/revoke-oauth-grant/revoke-oauth-grant.usecase';
+
+@ApiTags('admin')
+@UseGuards(AdminTokenGuard)
+@Controller('admin/v1')
+export class OAuthGrantsController {
+  constructor(
+    private readonly listGrants: ListOAuthGrants,
+    private readonly revokeGrant: RevokeOAuthGrant,
+  ) {}
+
+  @Get('organizations/:org/oauth-grants')
+  @AdminOperation("List the OAuth grants of an organization's users (client, user, scopes, projects)", 200, envelope(z.array(OAuthGrantSchema), z.object({ count: z.int() })), [404])
+  list(@Param('org') organizationId: string) {
+    return this.listGrants.execute({ organizationId });
+  }
+
+  @Delete('oauth-grants/:grantId')
+  @AdminOperation('Revoke an OAuth grant (idempotent): its refresh tokens and every access token issued from it end; gateways forget them at once', 204, null, [404, 503])
+  async revoke(@Param('grantId') grantId: string): Promise<void> {
+    await this.revokeGrant.execute({ grantId });
+  }
+}

@@ -1,0 +1,47 @@
+import { DATA_SOURCE, isUuid } from '@meld/db';
+import { Inject, Injectable } from '@nestjs/common';
+import type { DataSource, EntityManager } from 'typeorm';
+
+export interface OAuthGrantRow {
+  id: string;
+  clientId: string;
+  clientName: string;
+  userId: string;
+  userEmail: string;
+  scopes: string[];
+  projects: string[];
+  resource: string | null;
+  createdAt: Date;
+  revokedAt: Date | null;
+}
+
+/** The oauth app's grants as the operator sees them (tables of migration 1795269500000, ADR 0142). */
+@Injectable()
+export class OAuthGrantsRepository {
+  constructor(@Inject(DATA_SOURCE) private readonly ds: DataSource) {}
+
+  listByOrganization(organizationId: string): Promise<OAuthGrantRow[]> {
+    return this.ds.query(
+      `SELECT g.id, g.client_id AS "clientId", c.name AS "clientName", g.user_id AS "userId", u.email AS "userEmail", g.scopes, g.projects, g.resource,
+              g.created_at AS "createdAt", g.revoked_at AS "revokedAt"
+         FROM oauth_grants g JOIN oauth_clients c ON c.id = g.client_id JOIN users u ON u.id = g.user_id
+        WHERE g.organization_id = $1 ORDER BY g.created_at, g.id`,
+      [organizationId],
+    );
+  }
+
+  /**
+   * Ends the grant (its refresh tokens die with it) and every access token issued from it;
+   * returns the ids of those tokens, or null when there is no such grant. Idempotent.
+   */
+  async revoke(grantId: string): Promise<string[] | null> {
+    if (!isUuid(grantId)) return null;
+    return this.ds.transaction(async (em: EntityManager) => {
+      // TypeORM answers an UPDATE … RETURNING with [rows, affected].
+      const [grants] = await em.query(`UPDATE oauth_grants SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 RETURNING id`, [grantId]);
+      if (grants.length === 0) return null;
+      const [tokens]: [Array<{ id: string }>] = await em.query(`UPDATE tokens SET revoked_at = COALESCE(revoked_at, now()) WHERE oauth_grant_id = $1 RETURNING id`, [grantId]);
+      return tokens.map((t) => t.id);
+    });
+  }
+}
