@@ -12,17 +12,7 @@ export class CoverageContextRepository {
   ) {}
 
   async attributes(projectId: string): Promise<CatalogueAttribute[]> {
-    return (await this.catalogue.listAttributes(projectId)).map((a) => ({
-      uid: a.uid,
-      label: a.label,
-      type: a.type,
-      multivalue: a.multivalue,
-      enabled: a.enabled,
-      visible: a.visible,
-      internal: a.internal,
-      unique: a.unique,
-      slot: a.slot,
-    }));
+    return (await this.catalogue.listAttributes(projectId)).map(({ uid, label, type, multivalue, enabled, visible, internal, unique, slot }) => ({ uid, label, type, multivalue, enabled, visible, internal, unique, slot }));
   }
 
   async mergingAttributes(projectId: string): Promise<string[]> {

@@ -1,17 +1,10 @@
-import { RESERVED_ATTRIBUTES, type AttributeType } from '@meld/contracts';
+import { RESERVED_ATTRIBUTES, type AttributeSpec, type AttributeType } from '@meld/contracts';
 
 /** Most attributes one coverage call profiles; the rest are named in `truncated` (ADR 0163). */
 export const MAX_PROFILED_ATTRIBUTES = 50;
 
-export interface CatalogueAttribute {
-  uid: string;
-  label: string;
-  type: AttributeType;
-  multivalue: boolean;
-  enabled: boolean;
-  visible: boolean;
-  internal: boolean;
-  unique: boolean;
+/** A catalogue attribute with its ClickHouse slot (ClickHouse migration 0005). */
+export interface CatalogueAttribute extends AttributeSpec {
   slot: number | null;
 }
 
