@@ -3,8 +3,10 @@
  * holds `opt-in` or `opt-out`; anything else, or nothing, is no statement. One reading for
  * every app that decides on consent (identity-merge's survivorship, messaging's sendability).
  */
-export const CONSENT_CHANNELS = ['sms', 'email', 'rcs', 'whatsapp'] as const;
-export type ConsentChannel = (typeof CONSENT_CHANNELS)[number];
+import { CHANNELS, type Channel } from './addresses';
+
+export const CONSENT_CHANNELS = CHANNELS;
+export type ConsentChannel = Channel;
 export type ConsentStatus = 'opt-in' | 'opt-out' | null;
 
 export const consentAttribute = (channel: ConsentChannel): string => `_consent_${channel}`;

@@ -1,5 +1,5 @@
 import { raw, sql, type Sql } from '@meld/clickhouse';
-import { slotColumn } from '@meld/contracts';
+import { CHANNELS, type Channel, slotColumn } from '@meld/contracts';
 import { slotOf, type FilterCatalogue } from '@meld/filters';
 import { z } from 'zod';
 
@@ -12,8 +12,8 @@ import { z } from 'zod';
  *   `opt-in` or `opt-out`; anything else, or nothing, is no statement;
  * - basic = address and not suppressed; opt-out = basic and not opted out; opt-in = basic and opted in.
  */
-export const COMPLIANCE_CHANNELS = ['sms', 'email', 'rcs', 'whatsapp'] as const;
-export type ComplianceChannel = (typeof COMPLIANCE_CHANNELS)[number];
+export const COMPLIANCE_CHANNELS = CHANNELS;
+export type ComplianceChannel = Channel;
 export const COMPLIANCE_MODES = ['basic', 'opt-in', 'opt-out'] as const;
 export type ComplianceMode = (typeof COMPLIANCE_MODES)[number];
 

@@ -1,4 +1,4 @@
-import type { AttributeType } from '@meld/contracts';
+import { type AttributeType, isEmail } from '@meld/contracts';
 
 /** What ingest needs to know of a catalogue attribute to accept a value for it. */
 export interface AttributeRule {
@@ -13,7 +13,6 @@ export interface AttributeRule {
 export type Scalar = string | number | boolean;
 export type AttributeValue = Scalar | Scalar[];
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 // Syntax only (digits with the usual separators, optional leading +); identity-merge
 // normalises to E.164 with the project's locale, so a national number is accepted here.
 const PHONE = /^\+?[0-9][0-9 ().-]{4,22}[0-9]$/;
@@ -46,7 +45,7 @@ export function scalarError(type: AttributeType, value: unknown): string | null 
   if (value.length > MAX_STRING_LENGTH) return `must be at most ${MAX_STRING_LENGTH} characters`;
   switch (type) {
     case 'email':
-      return EMAIL.test(value.trim()) ? null : 'must be an email address';
+      return isEmail(value) ? null : 'must be an email address';
     case 'phone':
       return PHONE.test(value.trim()) ? null : 'must be a phone number';
     case 'date':

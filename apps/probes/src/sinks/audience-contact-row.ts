@@ -1,6 +1,5 @@
-import { localeCountry, type AttributeType, type AudienceChange } from '@meld/contracts';
+import { PHONE_CHANNELS, type AttributeType, type AudienceChange, type Channel, isEmail, isMobile } from '@meld/contracts';
 import { slotValues } from '@meld/filters';
-import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 
 /**
  * One row of ClickHouse `audience_contacts` (libs/clickhouse/migrations/0003 and 0005). The encoding
@@ -51,14 +50,7 @@ export interface ProjectContext {
   locale: string | null;
 }
 
-export const CHANNELS = ['sms', 'email', 'rcs', 'whatsapp'] as const;
-export type Channel = (typeof CHANNELS)[number];
-const PHONE_CHANNELS: readonly Channel[] = ['sms', 'rcs', 'whatsapp'];
-
-/** Same syntax ingest accepts for an email (one `@`, a dotted domain, no spaces). */
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
-const MOBILE_TYPES = new Set(['MOBILE', 'FIXED_LINE_OR_MOBILE']);
 
 const VERSION_BITS = 20n;
 const MAX_STEP_VERSION = (1n << VERSION_BITS) - 1n;
@@ -111,18 +103,6 @@ export function encodeScalar(type: AttributeType | undefined, value: Scalar): En
   if (typeof value === 'string') return type === 'date' || type === 'datetime' ? null : { str: value };
   if (typeof value === 'boolean') return { num: value ? 1 : 0 };
   return Number.isFinite(value) ? { num: value } : null;
-}
-
-/** A valid mobile number (project locale's country as default); a type the metadata cannot tell counts as mobile. */
-export function isMobile(raw: string, locale: string | null): boolean {
-  const phone = parsePhoneNumberFromString(raw.trim(), locale ? localeCountry(locale) : undefined);
-  if (!phone || !phone.isValid()) return false;
-  const type = phone.getType();
-  return type === undefined || MOBILE_TYPES.has(type);
-}
-
-export function isEmail(raw: string): boolean {
-  return EMAIL.test(raw.trim());
 }
 
 const scalars = (value: unknown): Scalar[] =>

@@ -1,0 +1,28 @@
+import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
+import { localeCountry } from './contact-keys';
+
+/**
+ * The messaging channels and what counts as an address on each (system design §4, compliance
+ * `basic`): a valid mobile for sms, rcs and whatsapp, an email for email. Declared once: ingest
+ * checks the syntax it accepts, the probes sink decides which channels a contact can be reached
+ * on, the count filters by them and consent is stated per channel.
+ */
+export const CHANNELS = ['sms', 'email', 'rcs', 'whatsapp'] as const;
+export type Channel = (typeof CHANNELS)[number];
+export const PHONE_CHANNELS: readonly Channel[] = ['sms', 'rcs', 'whatsapp'];
+
+/** The email syntax ingest accepts: one `@`, a dotted domain, no spaces. */
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const MOBILE_TYPES = new Set(['MOBILE', 'FIXED_LINE_OR_MOBILE']);
+
+export function isEmail(raw: string): boolean {
+  return EMAIL.test(raw.trim());
+}
+
+/** A valid mobile number (the project locale's country as default); a type the metadata cannot tell counts as mobile. */
+export function isMobile(raw: string, locale: string | null): boolean {
+  const phone = parsePhoneNumberFromString(raw.trim(), locale ? localeCountry(locale) : undefined);
+  if (!phone || !phone.isValid()) return false;
+  const type = phone.getType();
+  return type === undefined || MOBILE_TYPES.has(type);
+}
