@@ -1,11 +1,10 @@
-import { envelope } from '@meld/api';
+import { SenderSchema, envelope } from '@meld/api';
 import { Controller, Param, Patch, Post, UseGuards } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { z } from 'zod';
 import { AdminOperation } from '../http/admin-docs';
 import { AdminTokenGuard } from '../http/admin-token.guard';
 import { JsonBody } from '../http/json-body';
-import { SenderSchema } from './sender.resource';
 import { CreateSenderBody, type CreateSenderCommand } from './usecases/create-sender/create-sender.command';
 import { CreateSender } from './usecases/create-sender/create-sender.usecase';
 import { UpdateSenderBody, type UpdateSenderCommand } from './usecases/update-sender/update-sender.command';

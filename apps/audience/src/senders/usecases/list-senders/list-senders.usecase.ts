@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { pageMetadata } from '../../../list-query/list-page';
 import { listQueryOf } from '../../../list-query/list-request';
 import { SENDER_FIELDS } from '../../sender-fields';
-import { toPublicSender } from '../../sender.schema';
+import { toSenderResource } from '@meld/api';
 import { SendersRepository } from '../../senders.repository';
 import type { ListSendersCommand } from './list-senders.command';
 
@@ -15,6 +15,6 @@ export class ListSenders {
     const query = listQueryOf(queryString, SENDER_FIELDS);
     const { rows, total } = await this.senders.list(projectId, channel, query);
     const countries = await this.senders.countries(rows.map((r) => r.id));
-    return { entity: rows.map((r) => toPublicSender(r, countries.get(r.id) ?? [])), metadata: pageMetadata(query, rows.length, total) };
+    return { entity: rows.map((r) => toSenderResource(r, countries.get(r.id) ?? [])), metadata: pageMetadata(query, rows.length, total) };
   }
 }

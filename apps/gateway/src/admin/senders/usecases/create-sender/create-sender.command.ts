@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { EFFECTIVE_STATUSES, SENDER_STATUSES } from '../../sender.resource';
+import { EFFECTIVE_STATUSES, SENDER_STATUSES } from '@meld/api';
 
 export const SenderCountryInput = z.strictObject({
   country: z.string().regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 code, e.g. FR'),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SENDER_STATUSES } from '../../sender.resource';
+import { SENDER_STATUSES } from '@meld/api';
 import { SenderCountriesInput } from '../create-sender/create-sender.command';
 
 /** Any of the sender's writable fields; `countries`, when given, replaces the whole list. */

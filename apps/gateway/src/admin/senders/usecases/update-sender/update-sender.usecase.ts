@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ProjectsRepository } from '../../../projects/projects.repository';
 import { found } from '../../../shared/found';
-import { toSenderResource } from '../../sender.resource';
+import { toSenderResource } from '@meld/api';
 import { SendersRepository } from '../../senders.repository';
 import type { UpdateSenderCommand } from './update-sender.command';
 
