@@ -1,5 +1,6 @@
 import { type ClickHouse, sql } from '@meld/clickhouse';
 import { DATA_SOURCE } from '@meld/db';
+import { currentMembersOf } from '@meld/filters';
 import { CLICKHOUSE_READER } from '@meld/platform';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
@@ -43,15 +44,7 @@ export class EventsRepository {
     return sql`
       FROM events
       WHERE project_id = ${projectId} AND event_date >= ${since}
-        AND (data_source_id, user_id) IN (
-          SELECT data_source_id, user_id FROM (
-            SELECT data_source_id, user_id, argMax(audience_id, version) AS aid, argMax(deleted, version) AS del
-            FROM audience_membership
-            WHERE project_id = ${projectId}
-              AND (data_source_id, user_id) IN (SELECT data_source_id, user_id FROM audience_membership WHERE project_id = ${projectId} AND audience_id = ${audienceId})
-            GROUP BY data_source_id, user_id
-          ) WHERE aid = ${audienceId} AND del = 0
-        )`;
+        AND (data_source_id, user_id) IN (${currentMembersOf(projectId, audienceId)})`;
   }
 
   async count(projectId: string, audienceId: string, since: Date): Promise<number> {

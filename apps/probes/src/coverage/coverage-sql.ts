@@ -1,5 +1,5 @@
 import { join, raw, sql, type Sql } from '@meld/clickhouse';
-import { type AudienceFilterNode, attributeSql, audienceSelect, slotOf, type AudienceValueKind } from '@meld/filters';
+import { type AudienceFilterNode, attributeSql, audienceSelect, latestMembership, slotOf, type AudienceValueKind } from '@meld/filters';
 import type { ProfiledAttribute } from './profiled-attributes';
 
 /**
@@ -92,6 +92,6 @@ export function otherQuery(population: Population, attributes: ReadonlyArray<{ i
 
 /** Contacts the data sources contributed to: a current, non-deleted membership row of one of their source contacts (probe rule 6). */
 export function membershipCondition(projectId: string, dataSourceIds: readonly string[]): Sql {
-  const members = sql`SELECT argMax(audience_id, version) AS aid, argMax(deleted, version) AS gone FROM audience_membership WHERE project_id = ${projectId} AND data_source_id IN (${join(dataSourceIds)}) GROUP BY data_source_id, user_id`;
+  const members = latestMembership(projectId, sql`data_source_id IN (${join(dataSourceIds)})`);
   return sql`audience_id IN (SELECT aid FROM (${members}) WHERE gone = 0)`;
 }

@@ -1,5 +1,5 @@
 import { join, raw, sql, type Sql } from '@meld/clickhouse';
-import { audienceSelect, type AudienceFilterNode, paramValues, type AudienceValueKind } from '@meld/filters';
+import { audienceSelect, type AudienceFilterNode, latestMembership, paramValues, type AudienceValueKind } from '@meld/filters';
 import { SAMPLED_BUCKETS, sampleBound } from '../shared/sampling';
 
 /**
@@ -27,7 +27,7 @@ export function populationQuery(projectId: string, root: AudienceFilterNode | un
 
 /** Source contacts whose current audience contact passes `condition` (over `aid`). */
 function currentMembers(projectId: string, conditions: Sql[]): Sql {
-  const latest = sql`SELECT data_source_id, user_id, argMax(audience_id, version) AS aid, argMax(deleted, version) AS gone FROM audience_membership WHERE project_id = ${projectId} GROUP BY data_source_id, user_id`;
+  const latest = latestMembership(projectId);
   return sql`SELECT data_source_id, user_id, aid FROM (${latest}) WHERE ${join([sql`gone = 0`, ...conditions], ' AND ')}`;
 }
 

@@ -17,6 +17,7 @@
 import { join, raw, sql, type Sql } from '@meld/clickhouse';
 import { attributeSql } from './attribute-sql';
 import { endOf, parseFilterDate, startOf } from './dates';
+import { latestMembership } from './membership-sql';
 import { AudienceFilterError } from './errors';
 import { AUDIENCE_FILTER_LIMITS } from './limits';
 import { predicateOf, type Predicate, type ValueTest } from './predicate';
@@ -245,7 +246,7 @@ function groupEvent(node: GroupEventNode, ctx: Context): Sql {
 
   // Source contacts with a matching event → their current audience contact (latest membership
   // row, not deleted). Only the memberships of those source contacts are grouped.
-  const members = sql`SELECT data_source_id, user_id, argMax(audience_id, version) AS aid, argMax(deleted, version) AS gone FROM audience_membership WHERE project_id = ${ctx.projectId} AND (data_source_id, user_id) IN (SELECT data_source_id, user_id FROM ${events}) GROUP BY data_source_id, user_id`;
+  const members = latestMembership(ctx.projectId, sql`(data_source_id, user_id) IN (SELECT data_source_id, user_id FROM ${events})`);
   const anyEvent = sql`audience_id IN (SELECT aid FROM (${members}) WHERE gone = 0)`;
   // Counted: matching events per source contact, deduplicated by id (an event id belongs to one
   // source contact), summed per audience contact.

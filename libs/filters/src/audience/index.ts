@@ -8,3 +8,4 @@ export { audienceSelect, paramValues, type AudienceSelectOptions } from './compi
 export { slotOf, slotValues, type AttributeArrays, type AttributeSlot } from './slots';
 export { attributeSql, type AttributeSql, type StoredAttribute } from './attribute-sql';
 export { piiConditionPath } from './pii-conditions';
+export * from './membership-sql';
