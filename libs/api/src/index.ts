@@ -8,3 +8,4 @@ export * from './organization.resource';
 export * from './project-config';
 export * from './project.resource';
 export * from './time';
+export * from './html-page';
