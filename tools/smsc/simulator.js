@@ -18,6 +18,9 @@
 //   they are dropped (an SMSC must not send deliver_sm to a transmitter).
 // - Receipt dates are UTC; the receipt text is in the SMSC default alphabet (data_coding 0),
 //   so characters outside GSM 03.38 in the `text:` field become '?'.
+// - mo({ from, to, text }) sends a mobile-originated deliver_sm (esm_class 0, as from a handset:
+//   `from` the phone in international digits, `to` a sender alias) to every session that can
+//   receive, and resolves with their command_status answers; server.js exposes it over HTTP.
 // - Requests it does not implement (query_sm, data_sm, cancel_sm, …) and unknown command ids
 //   get generic_nack with ESME_RINVCMDID.
 const crypto = require('node:crypto');
@@ -55,7 +58,7 @@ const noopLogger = { info() {}, warn() {} };
  *           stats(): { submitted: number, failed: number, receiptsSent: number, receiptsDropped: number, sessions: number } }>}
  */
 function startSmsc({ host = '127.0.0.1', port = 52775, receiptDelayMs = 100, logger = noopLogger } = {}) {
-  const counters = { submitted: 0, failed: 0, receiptsSent: 0, receiptsDropped: 0 };
+  const counters = { submitted: 0, failed: 0, receiptsSent: 0, receiptsDropped: 0, inbound: 0 };
   const pendingReceipts = new Set();
   // Ids must stay unique across simulator restarts too: the messaging app may still hold ids
   // from a previous run, so a per-instance random prefix goes in front of a hex counter.
@@ -181,6 +184,31 @@ function startSmsc({ host = '127.0.0.1', port = 52775, receiptDelayMs = 100, log
     return server.sessions.find((s) => s.binding && s.binding.canReceive && s.binding.systemId === systemId && s.socket.writable);
   }
 
+  /** A mobile-originated SMS to every receiving session; resolves with the deliver_sm_resp statuses. */
+  function mo({ from, to, text }) {
+    const targets = server.sessions.filter((s) => s.binding && s.binding.canReceive && s.socket.writable);
+    return Promise.all(targets.map((session) => new Promise((resolve) => {
+      const pdu = {
+        source_addr_ton: 1,
+        source_addr_npi: 1,
+        source_addr: String(from).replace(/^\+/, ''),
+        dest_addr_ton: 5,
+        dest_addr_npi: 0,
+        destination_addr: String(to),
+        esm_class: 0x00,
+        data_coding: smpp.gsmCoder.GSM.charRegex.test(text) ? 0x00 : 0x08,
+        short_message: smpp.gsmCoder.GSM.charRegex.test(text) ? smpp.gsmCoder.encode(text, 0x00) : Buffer.from(text, 'utf16le').swap16(),
+      };
+      const timer = setTimeout(() => resolve(-1), 5000);
+      session.deliver_sm(pdu, (resp) => {
+        clearTimeout(timer);
+        resolve(resp.command_status);
+      });
+      counters.inbound++;
+      logger.info({ event: 'deliver_sm', kind: 'mo', systemId: session.binding.systemId }, 'mobile-originated message sent');
+    })));
+  }
+
   let closing = null;
   function close() {
     if (!closing) {
@@ -209,6 +237,7 @@ function startSmsc({ host = '127.0.0.1', port = 52775, receiptDelayMs = 100, log
       resolve({
         port: boundPort,
         close,
+        mo,
         stats: () => ({ ...counters, sessions: server.sessions.length }),
       });
     });

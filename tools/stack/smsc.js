@@ -9,18 +9,23 @@ const { tcp } = require('./probes');
 const { isLocal } = require('./urls');
 
 const PORT = 52775;
+/** HTTP control of the bundled simulator (mobile-originated messages: `meld smsc send`). */
+const CONTROL_PORT = PORT + 1;
 const URL_LOCAL = `smpp://127.0.0.1:${PORT}`;
 const script = () => process.env.MELD_SMSC_SIMULATOR || path.join(ROOT, 'tools', 'smsc', 'server.js');
 
 async function start() {
   const file = script();
   if (!fs.existsSync(file)) throw new Error(`smsc: the SMSC simulator ${file} does not exist`);
-  return spawnDetached('smsc', process.execPath, [file, '--port', String(PORT), '--host', '127.0.0.1'], { cwd: ROOT });
+  // Another simulator (MELD_SMSC_SIMULATOR) promises only --port and --host.
+  const control = process.env.MELD_SMSC_SIMULATOR ? [] : ['--control-port', String(CONTROL_PORT)];
+  return spawnDetached('smsc', process.execPath, [file, '--port', String(PORT), '--host', '127.0.0.1', ...control], { cwd: ROOT });
 }
 
 module.exports = {
   name: 'smsc',
   port: PORT,
+  controlPort: CONTROL_PORT,
   what: 'TCP connect',
   stopSignal: 'SIGTERM',
   matches: (cmd) => cmd.includes('--port') && cmd.includes(String(PORT)),

@@ -11,6 +11,8 @@ const { startSmsc } = require(join(__dirname, '../../../tools/smsc/simulator'));
 export interface Smsc {
   port: number;
   close(): Promise<void>;
+  /** A mobile-originated SMS to every bound session; the deliver_sm_resp statuses. */
+  mo(message: { from: string; to: string; text: string }): Promise<number[]>;
   stats(): { submitted: number; failed: number; receiptsSent: number; receiptsDropped: number; sessions: number };
 }
 

@@ -9,3 +9,4 @@ export * from './project-config';
 export * from './project.resource';
 export * from './time';
 export * from './sender.resource';
+export * from './html-page';

@@ -10,7 +10,9 @@ import { CacheInvalidation } from './access/cache-invalidation';
 import { TenancyStore } from './access/tenancy-store';
 import { TokenStore } from './access/token-store';
 import { loadGatewayConfig } from './gateway-config';
-import { OAuthDoor, oauthDoorPlugin } from './oauth/oauth-door';
+import type { AnonymousDoor } from './doors/anonymous-door';
+import { linkDoor, linkDoorPlugin } from './doors/link-door';
+import { oauthDoor, oauthDoorPlugin } from './oauth/oauth-door';
 import { PublicApi } from './pipeline/public-api';
 import { publicApiPlugin } from './pipeline/public-api.plugin';
 import { Upstreams } from './proxy/upstreams';
@@ -31,7 +33,8 @@ class PublicApiRuntime implements OnModuleInit, OnApplicationShutdown {
   private readonly invalidation: CacheInvalidation;
   private readonly upstreams: Upstreams;
   private readonly api: PublicApi;
-  private readonly oauthDoor: OAuthDoor;
+  private readonly oauthDoor: AnonymousDoor;
+  private readonly linkDoor: AnonymousDoor;
 
   constructor(
     @Inject(DATA_SOURCE) db: DataSource,
@@ -56,14 +59,16 @@ class PublicApiRuntime implements OnModuleInit, OnApplicationShutdown {
       principalKey: config.principalKey,
       publicUrl: config.publicUrl,
     });
-    this.oauthDoor = new OAuthDoor({ limiter, upstreams: this.upstreams });
+    this.oauthDoor = oauthDoor({ limiter, upstreams: this.upstreams });
+    this.linkDoor = linkDoor({ limiter, upstreams: this.upstreams });
   }
 
   onModuleInit() {
     const fastify = this.host.httpAdapter.getInstance<FastifyInstance>();
     void fastify.register(publicApiPlugin(this.api));
     void fastify.register(oauthDoorPlugin(this.oauthDoor));
-    this.log.log('public API and OAuth routes mounted');
+    void fastify.register(linkDoorPlugin(this.linkDoor));
+    this.log.log('public API, OAuth and SMS link routes mounted');
   }
 
   async onApplicationShutdown() {

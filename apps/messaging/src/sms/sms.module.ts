@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { LinksModule } from '../links/links.module';
 import { SendQueue } from './delivery/send-queue';
 import { GetSms } from './read/get-sms.usecase';
 import { SendDirectSms } from './send/send-direct.usecase';
@@ -8,5 +9,5 @@ import { SmsOutboxRelay } from './status/sms-outbox-relay';
 import { StatusWriter } from './status/status-writer';
 
 /** Direct SMS: the send endpoint, delivery over SMPP through BullMQ, status changes through the outbox. */
-@Module({ controllers: [SmsController], providers: [SmsRepository, SmsOutboxRelay, StatusWriter, SendQueue, SendDirectSms, GetSms] })
+@Module({ imports: [LinksModule], controllers: [SmsController], providers: [SmsRepository, SmsOutboxRelay, StatusWriter, SendQueue, SendDirectSms, GetSms] })
 export class SmsModule {}

@@ -10,6 +10,8 @@ export interface SendSettings {
   defaultSmsSender: string | null;
   autoCreateContacts: boolean;
   prepaid: boolean;
+  shortTrackingDomain: string | null;
+  unsubscribeTrackingDomain: string | null;
 }
 
 export interface SenderRow {
@@ -53,7 +55,7 @@ export class SmsRepository {
     const [row] = await this.ds.query(
       `SELECT p.locale, p.default_sms_sender AS "defaultSmsSender",
               COALESCE((p.general_config #>> '{channelSms,autoCreateContactsOnOutbounds}')::boolean, false) AS "autoCreateContacts",
-              o.prepaid
+              o.prepaid, p.short_tracking_domain AS "shortTrackingDomain", p.unsubscribe_tracking_domain AS "unsubscribeTrackingDomain"
          FROM projects p JOIN organizations o ON o.id = p.organization_id WHERE p.id = $1`,
       [projectId],
     );

@@ -1,12 +1,6 @@
-const ENTITIES: ReadonlyMap<string, string> = new Map([
-  ['&', '&amp;'],
-  ['<', '&lt;'],
-  ['>', '&gt;'],
-  ['"', '&quot;'],
-  ["'", '&#39;'],
-]);
+import { HTML_PAGE_HEADERS, escapeHtml } from '@meld/api';
 
-export const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => ENTITIES.get(c)!);
+export { escapeHtml };
 
 /** A whole page: server-rendered, no script (the CSP forbids any), one stylesheet. */
 export function page(title: string, body: string): string {
@@ -14,10 +8,4 @@ export function page(title: string, body: string): string {
 }
 
 /** frame-ancestors 'none' against clickjacking of the Approve button; nothing but our own stylesheet loads. */
-export const PAGE_HEADERS = {
-  'content-type': 'text/html; charset=utf-8',
-  'content-security-policy': "default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-  'x-frame-options': 'DENY',
-  'cache-control': 'no-store',
-  'referrer-policy': 'no-referrer',
-};
+export const PAGE_HEADERS = HTML_PAGE_HEADERS;

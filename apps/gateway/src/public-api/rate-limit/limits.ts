@@ -6,7 +6,7 @@ import { z } from 'zod';
  * `anonymous` is ours: requests without a valid token are counted per client IP, so
  * token guessing and floods of bad requests are throttled too.
  */
-export type LimitClass = RateLimitClass | 'anonymous' | 'oauth';
+export type LimitClass = RateLimitClass | 'anonymous' | 'oauth' | 'links';
 /**
  * Per client IP, in process, before any lookup (ADR 0123): `client` every public request,
  * `authFailures` presented tokens that were not valid, `admin` every admin API request,
@@ -14,7 +14,7 @@ export type LimitClass = RateLimitClass | 'anonymous' | 'oauth';
  */
 export type LocalLimitClass = 'client' | 'authFailures' | 'admin' | 'adminFailures';
 const LOCAL_LIMIT_CLASSES: readonly LocalLimitClass[] = ['client', 'authFailures', 'admin', 'adminFailures'];
-export const LIMIT_CLASSES: readonly (LimitClass | LocalLimitClass)[] = [...RATE_LIMIT_CLASSES, 'anonymous', 'oauth', ...LOCAL_LIMIT_CLASSES];
+export const LIMIT_CLASSES: readonly (LimitClass | LocalLimitClass)[] = [...RATE_LIMIT_CLASSES, 'anonymous', 'oauth', 'links', ...LOCAL_LIMIT_CLASSES];
 
 export interface ClassLimits {
   windowMs: number;
@@ -39,6 +39,8 @@ export const DEFAULT_RATE_LIMITS: RateLimits = {
   adminFailures: { windowMs: MINUTE, perPlan: plans(10, 10, 10, 10) },
   // Per client IP on the OAuth endpoints (ADR 0145): one sign-in and approval is ~8 requests.
   oauth: { windowMs: MINUTE, perPlan: plans(120, 120, 120, 120) },
+  // Per client IP on the SMS link routes (ADR 0182): a person clicks a few links; a carrier NAT shares one IP among many.
+  links: { windowMs: MINUTE, perPlan: plans(300, 300, 300, 300) },
 };
 
 const positive = z.number().int().min(1);

@@ -3,6 +3,7 @@ import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShut
 import { type Job, Queue, Worker } from 'bullmq';
 import Redis from 'ioredis';
 import { z } from 'zod';
+import { InboundKeywords } from '../../inbound/inbound-keywords';
 import { SmsRepository } from '../sms.repository';
 import { StatusWriter } from '../status/status-writer';
 import { receiptStatus } from '../status/sms-status';
@@ -39,13 +40,14 @@ export class SendQueue implements OnApplicationBootstrap, OnApplicationShutdown 
   constructor(
     private readonly repo: SmsRepository,
     private readonly status: StatusWriter,
+    inbound: InboundKeywords,
   ) {
     this.redisUrl = loadStoreConfig(['redis']).redisUrl!;
     const { MELD_SMSC_URL } = loadConfig(z.object({ MELD_SMSC_URL: envVars.smscUrl.default('smpp://127.0.0.1:52775') }));
     // BullMQ blocks on Redis commands, which must never time out (maxRetriesPerRequest null).
     this.queue = new Queue<SendJob>(SEND_QUEUE, { connection: this.connection() });
     this.queue.on('error', (err) => this.log.warn(`queue: ${err.message}`));
-    this.smsc = new SmscClient({ url: MELD_SMSC_URL, onReceipt: (r) => this.onReceipt(r) });
+    this.smsc = new SmscClient({ url: MELD_SMSC_URL, onReceipt: (r) => this.onReceipt(r), onInbound: (sms) => inbound.receive(sms) });
   }
 
   private connection(): Redis {

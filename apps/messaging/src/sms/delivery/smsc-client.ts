@@ -41,6 +41,21 @@ export interface SmscOptions {
   enquireLinkMs?: number;
   responseTimeoutMs?: number;
   onReceipt(receipt: Receipt): Promise<void>;
+  /** A mobile-originated message (ADR 0183); answered after it resolves, like a receipt. */
+  onInbound(sms: Inbound): Promise<unknown>;
+}
+
+export interface Inbound {
+  from: string;
+  to: string;
+  text: string;
+}
+
+/** A mobile-originated deliver_sm (not a receipt): its text from short_message, or message_payload when that is empty. */
+export function inboundOf(pdu: Pdu): Inbound {
+  const short = pdu.short_message?.message;
+  const body = typeof short === 'string' && short.length ? short : pdu.message_payload?.message;
+  return { from: String(pdu.source_addr ?? ''), to: String(pdu.destination_addr ?? ''), text: typeof body === 'string' ? body : '' };
 }
 
 const RECEIPT_TEXT = /id:(\S+).*?stat:([A-Z]+)(?:.*?err:(\w+))?/;
@@ -198,15 +213,13 @@ export class SmscClient {
 
   private onDeliver(session: Pdu, pdu: Pdu): void {
     const receipt = receiptOf(pdu);
-    if (!receipt) {
-      // Mobile-originated messages (keywords) are not handled yet: acknowledged and dropped.
-      session.send(pdu.response());
-      return;
-    }
-    this.options.onReceipt(receipt).then(
+    // A receipt we cannot read is acknowledged and dropped; only a non-receipt is a mobile-originated message.
+    if (!receipt && (pdu.esm_class & 0x04) !== 0) return void session.send(pdu.response());
+    const stored = receipt ? this.options.onReceipt(receipt) : this.options.onInbound(inboundOf(pdu));
+    stored.then(
       () => session.send(pdu.response()),
       (err: Error) => {
-        this.log.warn(`receipt not stored, asking the SMSC to resend: ${err.message}`);
+        this.log.warn(`${receipt ? 'receipt' : 'inbound message'} not stored, asking the SMSC to resend: ${err.message}`);
         session.send(pdu.response({ command_status: 0x64 /* ESME_RX_T_APPN: temporary */ }));
       },
     );

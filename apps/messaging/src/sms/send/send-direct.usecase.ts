@@ -1,9 +1,14 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { consentOf } from '@meld/contracts';
 import { BadRequestException, Injectable, NotFoundException } from '@nestjs/common';
+import { envVars, loadConfig } from '@meld/platform';
+import { z } from 'zod';
+import { MessagingContacts } from '../../contacts/messaging-contacts';
+import { LinksRepository } from '../../links/links.repository';
+import { linkOrigin, renderTemplate } from '../../links/text-template';
 import { SendQueue } from '../delivery/send-queue';
 import type { DirectSmsResponse } from '../sms.schema';
-import { SmsRepository, type TargetContact } from '../sms.repository';
+import { type SendSettings, SmsRepository, type TargetContact } from '../sms.repository';
 import { SmsOutboxRelay } from '../status/sms-outbox-relay';
 import { StatusWriter } from '../status/status-writer';
 import { smsParts } from '../text/sms-parts';
@@ -20,6 +25,12 @@ export interface SendDirectCommand {
   text: string;
   idempotencyKey?: string;
 }
+
+/** How long a send to an auto-created contact waits for identity-merge to give it an audience id (ADR 0184). */
+const AUTO_CREATE_WAIT_MS = 3000;
+
+/** The contact a message goes to: an auto-created one may not be merged yet (no id). */
+type SendContact = Omit<TargetContact, 'id'> & { id: string | null };
 
 /** Postgres unique_violation on the idempotency index: a concurrent twin committed first. */
 class DuplicateKey extends Error {}
@@ -39,7 +50,13 @@ export class SendDirectSms {
     private readonly status: StatusWriter,
     private readonly outbox: SmsOutboxRelay,
     private readonly queue: SendQueue,
-  ) {}
+    private readonly links: LinksRepository,
+    private readonly contacts: MessagingContacts,
+  ) {
+    this.publicUrl = loadConfig(z.object({ MELD_PUBLIC_URL: envVars.httpUrl.default('http://127.0.0.1:8080') })).MELD_PUBLIC_URL.replace(/\/+$/, '');
+  }
+
+  private readonly publicUrl: string;
 
   async execute(cmd: SendDirectCommand): Promise<DirectSmsResponse> {
     const requestHash = createHash('sha256').update(JSON.stringify([cmd.sender, cmd.target, cmd.text])).digest('hex');
@@ -55,7 +72,7 @@ export class SendDirectSms {
     if (!sender) throw new NotFoundException(cmd.sender === 'default' ? 'the project has no default SMS sender (defaultSmsSender)' : 'sender not found');
     if (sender.status !== 'active') throw refuse('sender_inactive', `sender ${sender.id} is ${sender.status}, not active`);
 
-    const { contact, destination } = await this.target(cmd.projectId, cmd.target, settings.locale);
+    const { contact, destination, autoCreated } = await this.target(cmd.projectId, cmd.target, settings);
     if (consentOf(contact.attributes, 'sms') === 'opt-out') throw refuse('opted_out', 'the contact opted out of SMS');
 
     const country = await this.repo.senderCountry(sender.id, destination.country);
@@ -63,13 +80,18 @@ export class SendDirectSms {
       throw refuse('country_not_accepted', `sender ${sender.id} is not active for ${destination.country}`, { country: destination.country });
     }
 
-    const parts = smsParts(cmd.text);
+    // Encoding and parts are those of the text as sent, links substituted (ADR 0182).
+    const { text, links } = renderTemplate(cmd.text, {
+      short: linkOrigin(settings.shortTrackingDomain, this.publicUrl),
+      unsubscribe: linkOrigin(settings.unsubscribeTrackingDomain, this.publicUrl),
+    });
+    const parts = smsParts(text);
     const price = Number(country.price);
     const cost = settings.prepaid ? price * parts.messagesCount : 0;
     const id = randomUUID();
     const response: DirectSmsResponse = {
       entity: { id, status: 'enqueued', encoding: parts.encoding, messagesCount: parts.messagesCount, pricePerSms: price, audienceId: contact.id },
-      metadata: { autoCreated: false },
+      metadata: { autoCreated },
     };
     try {
       await this.repo.ds.transaction(async (em) => {
@@ -83,10 +105,11 @@ export class SendDirectSms {
                                      idempotency_key, request_hash, response, reserved_funds)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
            ON CONFLICT (project_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING RETURNING id`,
-          [id, cmd.projectId, cmd.organizationId, sender.id, contact.id, destination.e164, destination.country, cmd.text, parts.encoding, parts.messagesCount, price,
+          [id, cmd.projectId, cmd.organizationId, sender.id, contact.id, destination.e164, destination.country, text, parts.encoding, parts.messagesCount, price,
             cmd.idempotencyKey ?? null, requestHash, JSON.stringify(response), cost],
         );
         if (!inserted.length) throw new DuplicateKey();
+        await this.links.insert(em, cmd.projectId, id, links);
         const row = { id, project_id: cmd.projectId, organization_id: cmd.organizationId, audience_id: contact.id, status: 'enqueued' as const, messages_count: parts.messagesCount, reserved_funds: String(cost) };
         await this.status.apply(em, row, { status: 'enqueued' });
       });
@@ -108,14 +131,14 @@ export class SendDirectSms {
     return first.response as DirectSmsResponse;
   }
 
-  private async target(projectId: string, target: string, locale: string): Promise<{ contact: TargetContact; destination: Destination }> {
+  private async target(projectId: string, target: string, settings: SendSettings): Promise<{ contact: SendContact; destination: Destination; autoCreated: boolean }> {
     const byId = await this.repo.contactById(projectId, target);
     if (byId) {
-      const destination = contactDestination(byId.attributes, locale);
+      const destination = contactDestination(byId.attributes, settings.locale);
       if (!destination) throw refuse('no_phone', 'the contact has no valid mobile number (_phone_mobile)');
-      return { contact: byId, destination };
+      return { contact: byId, destination, autoCreated: false };
     }
-    const destination = destinationOf(target, locale);
+    const destination = destinationOf(target, settings.locale);
     if (!destination) {
       throw new BadRequestException({
         message: 'target: not an audience contact id nor a valid phone number (E.164, or national in the project locale)',
@@ -123,8 +146,25 @@ export class SendDirectSms {
       });
     }
     const contact = await this.repo.contactByPhone(projectId, destination.e164);
-    // Auto-creation on outbound (generalConfig.channelSms.autoCreateContactsOnOutbounds) is not built yet (ADR 0152).
-    if (!contact) throw new NotFoundException('no audience contact with this phone');
-    return { contact, destination };
+    if (contact) return { contact, destination, autoCreated: false };
+    if (!settings.autoCreateContacts) throw new NotFoundException('no audience contact with this phone');
+    return { contact: { id: await this.autoCreate(projectId, destination.e164), attributes: {} }, destination, autoCreated: true };
+  }
+
+  /**
+   * generalConfig.channelSms.autoCreateContactsOnOutbounds (ADR 0184): a source contact of the
+   * messaging data source, merged by identity-merge as any ingest write. The answer waits a
+   * little for the merge to give it an audience id; a slower merge leaves the message's
+   * audienceId null (the contact still appears, and the number is its source contact).
+   */
+  private async autoCreate(projectId: string, e164: string): Promise<string | null> {
+    const source = await this.contacts.transaction((em) => this.contacts.createForPhone(em, projectId, e164));
+    this.contacts.committed();
+    const deadline = Date.now() + AUTO_CREATE_WAIT_MS;
+    for (;;) {
+      const audienceId = await this.contacts.audienceOf(projectId, source);
+      if (audienceId || Date.now() >= deadline) return audienceId;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
   }
 }

@@ -1,0 +1,99 @@
+import { randomUUID } from 'node:crypto';
+import { type ConsentStatus, type EventAccepted, eventAccepted, keys, Topics } from '@meld/contracts';
+import { DATA_SOURCE, upsertSourceContacts } from '@meld/db';
+import { Inject, Injectable } from '@nestjs/common';
+import type { DataSource, EntityManager } from 'typeorm';
+import { ContactsOutboxRelay } from './contacts-outbox-relay';
+
+/** The project's own data source of the messaging app (ADR 0181), created on first use. */
+export const MESSAGING_SOURCE = { uid: 'meld-messaging', name: 'Meld messaging', connector: 'meld-messaging' } as const;
+
+/** Timeline events of this app (coordinated with the other `_sms_*` events by name only). */
+export type MessagingEvent = '_sms_click' | '_sms_unsubscribe';
+
+export interface SourceRef {
+  dataSourceId: string;
+  userId: string;
+}
+
+/**
+ * What the messaging app writes about contacts goes the way ingest writes (ADR 0181): a
+ * source contact of the project's `meld-messaging` data source plus `outbox` rows, in the
+ * caller's transaction, so identity-merge stays the one writer of audience contacts and
+ * consent survivorship (an opt-out wins, ADR 0048) applies to an unsubscribe as to any source.
+ * For an existing audience contact, the source contact takes the `_user_id` of one of its
+ * members: `_user_id` is always a merge key, so it joins that contact whatever the project
+ * merges on.
+ */
+@Injectable()
+export class MessagingContacts {
+  constructor(
+    @Inject(DATA_SOURCE) private readonly ds: DataSource,
+    private readonly outbox: ContactsOutboxRelay,
+  ) {}
+
+  transaction<T>(work: (em: EntityManager) => Promise<T>): Promise<T> {
+    return this.ds.transaction(work);
+  }
+
+  /** Rows were committed by a caller's transaction: publish them now. */
+  committed(): void {
+    this.outbox.nudge();
+  }
+
+  async dataSourceId(em: EntityManager, projectId: string): Promise<string> {
+    await em.query(
+      `INSERT INTO data_sources (project_id, uid, name, connector) VALUES ($1, $2, $3, $4) ON CONFLICT (project_id, uid) DO NOTHING`,
+      [projectId, MESSAGING_SOURCE.uid, MESSAGING_SOURCE.name, MESSAGING_SOURCE.connector],
+    );
+    const [row] = await em.query(`SELECT id FROM data_sources WHERE project_id = $1 AND uid = $2`, [projectId, MESSAGING_SOURCE.uid]);
+    return row.id;
+  }
+
+  /** The source contact standing for an audience contact: ours if merged into it already, else a member's `_user_id`; null without members. */
+  async sourceOf(em: EntityManager, projectId: string, audienceId: string): Promise<SourceRef | null> {
+    const dataSourceId = await this.dataSourceId(em, projectId);
+    const [row] = await em.query(
+      `SELECT m.user_id FROM audience_members m
+        WHERE m.project_id = $1 AND m.audience_id = COALESCE((SELECT survivor_id FROM audience_aliases WHERE project_id = $1 AND absorbed_id = $2), $2)
+        ORDER BY (m.data_source_id = $3) DESC, m.seq LIMIT 1`,
+      [projectId, audienceId, dataSourceId],
+    );
+    return row ? { dataSourceId, userId: row.user_id } : null;
+  }
+
+  /** Records `_consent_sms` on the source contact (also creates it); an opt-in lifts only our own opt-out (ADR 0048). */
+  async recordConsent(em: EntityManager, projectId: string, source: SourceRef, status: Exclude<ConsentStatus, null>, at = new Date().toISOString()): Promise<void> {
+    await upsertSourceContacts(em, projectId, source.dataSourceId, [{ userId: source.userId, patch: { _consent_sms: status }, at }], at);
+  }
+
+  /** A new contact for a phone nobody has (outbound auto-creation): `_user_id` and `_phone_mobile` are the E.164 number. */
+  async createForPhone(em: EntityManager, projectId: string, e164: string, at = new Date().toISOString()): Promise<SourceRef> {
+    const source = { dataSourceId: await this.dataSourceId(em, projectId), userId: e164 };
+    await upsertSourceContacts(em, projectId, source.dataSourceId, [{ userId: e164, patch: { _phone_mobile: e164 }, at }], at);
+    return source;
+  }
+
+  /** Puts an event on the contact's timeline (`meld.events.v1`), creating the source contact if it is new. */
+  async event(em: EntityManager, projectId: string, source: SourceRef, eventType: MessagingEvent, parameters: Record<string, unknown>, at = new Date().toISOString()): Promise<void> {
+    await upsertSourceContacts(em, projectId, source.dataSourceId, [{ userId: source.userId, patch: {}, at }], at);
+    const event: EventAccepted = eventAccepted.parse({
+      schemaVersion: 1,
+      projectId,
+      dataSourceId: source.dataSourceId,
+      userId: source.userId,
+      eventId: randomUUID(),
+      eventType,
+      eventDate: at,
+      receivedAt: at,
+      parameters,
+    });
+    await em.query(`INSERT INTO outbox (topic, key, value) VALUES ($1, $2, $3)`, [Topics.events, keys.sourceContact(projectId, source.dataSourceId, source.userId), JSON.stringify(event)]);
+  }
+
+  /** The audience contact a source contact merged into, once identity-merge applied it. */
+  async audienceOf(projectId: string, source: SourceRef): Promise<string | null> {
+    const [row] = await this.ds.query(`SELECT audience_id FROM audience_members WHERE project_id = $1 AND data_source_id = $2 AND user_id = $3`, [projectId, source.dataSourceId, source.userId]);
+    return row?.audience_id ?? null;
+  }
+}

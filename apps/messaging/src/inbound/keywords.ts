@@ -1,0 +1,22 @@
+/**
+ * Keywords when a project sets none (null): the carrier-standard set Twilio honours, so
+ * "STOP and friends" always work (ADR 0183).
+ */
+export const DEFAULT_OPT_OUT_KEYWORDS = ['STOP', 'STOPALL', 'UNSUBSCRIBE', 'CANCEL', 'END', 'QUIT'];
+export const DEFAULT_OPT_IN_KEYWORDS = ['START', 'YES', 'UNSTOP'];
+
+/**
+ * The consent an inbound text states: its whole text, trimmed, case-insensitive and without
+ * trailing punctuation, equal to one keyword ("stop!" counts, "please stop texting" does not).
+ * Opt-out is checked first: a keyword in both lists opts out.
+ */
+export function keywordConsent(text: string, keywords: { optOut: readonly unknown[] | null; optIn: readonly unknown[] | null }): 'opt-out' | 'opt-in' | null {
+  const said = normalise(text);
+  if (!said) return null;
+  const matches = (list: readonly unknown[]) => list.some((k) => typeof k === 'string' && normalise(k) === said);
+  if (matches(keywords.optOut ?? DEFAULT_OPT_OUT_KEYWORDS)) return 'opt-out';
+  if (matches(keywords.optIn ?? DEFAULT_OPT_IN_KEYWORDS)) return 'opt-in';
+  return null;
+}
+
+const normalise = (text: string) => text.trim().replace(/[\s.!]+$/u, '').toUpperCase();

@@ -1,0 +1,51 @@
+import { DATA_SOURCE } from '@meld/db';
+import { Inject, Injectable } from '@nestjs/common';
+import type { DataSource, EntityManager } from 'typeorm';
+import type { TemplateLink } from './text-template';
+
+/** A link with what the pages and the timeline need of its message. */
+export interface LinkRow {
+  code: string;
+  projectId: string;
+  smsId: string;
+  url: string | null;
+  audienceId: string | null;
+  destination: string;
+  senderName: string;
+  confirmedAt: Date | null;
+}
+
+const LINK_COLUMNS = `l.code, l.project_id AS "projectId", l.sms_id AS "smsId", l.url, m.audience_id AS "audienceId", m.destination,
+  s.name AS "senderName", l.confirmed_at AS "confirmedAt"`;
+
+/** SQL of `sms_links` (ADR 0182). */
+@Injectable()
+export class LinksRepository {
+  constructor(@Inject(DATA_SOURCE) private readonly ds: DataSource) {}
+
+  /** Stores the links of a message in its send transaction (after the message row). */
+  async insert(em: EntityManager, projectId: string, smsId: string, links: readonly TemplateLink[]): Promise<void> {
+    if (!links.length) return;
+    await em.query(
+      `INSERT INTO sms_links (code, kind, project_id, sms_id, url) SELECT l.code, l.kind, $1, $2, l.url FROM jsonb_to_recordset($3::jsonb) AS l(code text, kind text, url text)`,
+      [projectId, smsId, JSON.stringify(links)],
+    );
+  }
+
+  async find(code: string, kind: TemplateLink['kind'], em: EntityManager | DataSource = this.ds): Promise<LinkRow | null> {
+    const [row] = await em.query(
+      `SELECT ${LINK_COLUMNS} FROM sms_links l JOIN sms_messages m ON m.id = l.sms_id JOIN senders s ON s.id = m.sender_id
+        WHERE l.code = $1 AND l.kind = $2 ${em === this.ds ? '' : 'FOR UPDATE OF l'}`,
+      [code, kind],
+    );
+    return row ?? null;
+  }
+
+  async countClick(em: EntityManager, code: string): Promise<void> {
+    await em.query(`UPDATE sms_links SET clicks = clicks + 1 WHERE code = $1`, [code]);
+  }
+
+  async confirm(em: EntityManager, code: string): Promise<void> {
+    await em.query(`UPDATE sms_links SET confirmed_at = now() WHERE code = $1`, [code]);
+  }
+}

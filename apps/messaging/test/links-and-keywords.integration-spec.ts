@@ -1,0 +1,106 @@
+import { randomUUID } from 'node:crypto';
+import { type Json, principalHeader } from '@meld/fixtures';
+import { waitFor } from '@meld/testing';
+import type { INestApplication } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import { type Smsc, type Tenancy, seedContact, seedSmsTenancy, startMessaging } from './app.fixture';
+
+type SmsTenancy = Tenancy & { sender: { id: string } };
+
+// Short links, the unsubscribe page and inbound keywords on the real stores with the SMSC
+// simulator (ADRs 0181-0183). Consent lands on the `meld-messaging` source contact and in
+// the outbox for identity-merge; test/e2e/sms-opt-out.e2e-spec.ts follows it to the next send.
+describe('messaging: short links, unsubscribe page, inbound keywords', () => {
+  let app: INestApplication;
+  let base: string;
+  let db: DataSource;
+  let smsc: Smsc;
+  let t: SmsTenancy;
+
+  beforeAll(async () => {
+    ({ app, base, db, smsc } = await startMessaging());
+    t = await seedSmsTenancy(db);
+  });
+  afterAll(async () => {
+    await app?.close();
+    await smsc?.close();
+  });
+
+  /** An audience contact as merged from one member of a data source of the project. */
+  const memberContact = async (phone: string) => {
+    const userId = `u-${randomUUID().slice(0, 8)}`;
+    const audienceId = await seedContact(db, t.project.id, { _user_id: userId, _phone_mobile: phone });
+    await db.query(`INSERT INTO audience_members (project_id, data_source_id, user_id, audience_id) VALUES ($1, $2, $3, $4)`, [t.project.id, t.dataSource.id, userId, audienceId]);
+    return { audienceId, userId };
+  };
+  const send = async (target: string, text: string) => {
+    const url = `/v1/project/${t.project.uid}/channel/sms/sms/direct/default/${encodeURIComponent(target)}`;
+    const res = await fetch(`${base}${url}`, {
+      method: 'POST',
+      headers: { ...principalHeader(t, { scopes: ['PROJECT_DIRECT_WRITE'] }, { app: 'messaging', method: 'POST', url }), 'content-type': 'application/json' },
+      body: JSON.stringify({ text }),
+    });
+    return { status: res.status, body: (await res.json()) as Json };
+  };
+  const messagingConsent = async (userId: string) =>
+    (await db.query(`SELECT s.attributes->>'_consent_sms' AS c FROM source_contacts s JOIN data_sources d ON d.id = s.data_source_id AND d.uid = 'meld-messaging' WHERE s.project_id = $1 AND s.user_id = $2`, [t.project.id, userId]))[0]?.c ?? null;
+
+  it('substitutes the links, counts parts after substitution and stores the text as sent', async () => {
+    const { audienceId } = await memberContact('+447400123601');
+    const { status, body } = await send(audienceId, `Track it: {{short:https://shop.test/orders/4821?utm=sms&x=${'y'.repeat(150)}}} Stop: {{unsubscribe}}`);
+    expect(status).toBe(201);
+    expect(body.entity).toMatchObject({ encoding: 'GSM-7', messagesCount: 1 });
+    const [{ text }] = await db.query(`SELECT text FROM sms_messages WHERE id = $1`, [body.entity.id]);
+    expect(text).toMatch(/^Track it: http:\/\/127\.0\.0\.1:8080\/l\/[0-9A-Za-z]{8} Stop: http:\/\/127\.0\.0\.1:8080\/u\/[0-9A-Za-z]{22}$/);
+  });
+
+  it('a 400 naming text for a {{short:}} that is not an http(s) URL', async () => {
+    const { audienceId } = await memberContact('+447400123602');
+    const { status, body } = await send(audienceId, 'go {{short:javascript:alert(1)}}');
+    expect([status, body.details.fields[0].path]).toEqual([400, 'text']);
+  });
+
+  it('a short link 302s to its URL, counts the click and puts _sms_click on the timeline', async () => {
+    const { audienceId, userId } = await memberContact('+447400123603');
+    const { body } = await send(audienceId, 'See {{short:https://shop.test/o/1?a=b}}');
+    const [{ code }] = await db.query(`SELECT code FROM sms_links WHERE sms_id = $1 AND kind = 'short'`, [body.entity.id]);
+    const res = await fetch(`${base}/l/${code}`, { redirect: 'manual' });
+    expect([res.status, res.headers.get('location')]).toEqual([302, 'https://shop.test/o/1?a=b']);
+    expect((await db.query(`SELECT clicks FROM sms_links WHERE code = $1`, [code]))[0].clicks).toBe(1);
+    // The event went through the outbox in the click's transaction (the relay may have published it already); its source contact stays.
+    expect(await db.query(`SELECT 1 FROM source_contacts s JOIN data_sources d ON d.id = s.data_source_id AND d.uid = 'meld-messaging' WHERE s.project_id = $1 AND s.user_id = $2`, [t.project.id, userId])).toHaveLength(1);
+    expect((await fetch(`${base}/l/NOPE0000`, { redirect: 'manual' })).status).toBe(404);
+  });
+
+  it('the unsubscribe GET only asks; a POST without the CSRF cookie is 403; the confirming POST records the opt-out once', async () => {
+    const { audienceId, userId } = await memberContact('+447400123604');
+    const { body } = await send(audienceId, 'Stop: {{unsubscribe}}');
+    const [{ code }] = await db.query(`SELECT code FROM sms_links WHERE sms_id = $1 AND kind = 'unsubscribe'`, [body.entity.id]);
+    const page = await fetch(`${base}/u/${code}`);
+    const html = await page.text();
+    expect([page.status, html]).toEqual([200, expect.stringContaining('Stop SMS from Meld?')]);
+    expect(html).not.toContain('+447400123604');
+    expect(await messagingConsent(userId)).toBeNull();
+    const csrf = /name="csrf" value="([^"]+)"/.exec(html)![1];
+    const cookie = page.headers.get('set-cookie')!.split(';')[0];
+    const post = (headers: Record<string, string>) => fetch(`${base}/u/${code}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: `csrf=${csrf}` });
+    expect((await post({})).status).toBe(403);
+    expect(await messagingConsent(userId)).toBeNull();
+    const done = await post({ cookie });
+    expect([done.status, await done.text()]).toEqual([200, expect.stringContaining('You are unsubscribed')]);
+    expect(await messagingConsent(userId)).toBe('opt-out');
+    expect((await post({ cookie })).status).toBe(200);
+  });
+
+  it('an inbound STOP from the SMSC opts the number out, START opts it back in; other texts change nothing', async () => {
+    const { userId } = await memberContact('+447400123605');
+    await waitFor('SMSC bound', async () => (await smsc.mo({ from: '447400000000', to: 'NOBODY', text: 'hi' })).length > 0);
+    expect(await smsc.mo({ from: '447400123605', to: 'MELD', text: 'please stop' })).toEqual([0]);
+    expect(await messagingConsent(userId)).toBeNull();
+    expect(await smsc.mo({ from: '447400123605', to: 'MELD', text: 'Stop' })).toEqual([0]);
+    expect(await messagingConsent(userId)).toBe('opt-out');
+    await smsc.mo({ from: '447400123605', to: 'MELD', text: 'START' });
+    expect(await messagingConsent(userId)).toBe('opt-in');
+  });
+});
+
