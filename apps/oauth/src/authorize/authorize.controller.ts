@@ -2,7 +2,7 @@ import { InternalPublic } from '@meld/auth';
 import { Controller, Get, Inject, Query, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { PAGE_HEADERS } from '../consent/html';
+import { pageHeaders } from '../consent/html';
 import { OAUTH_CONFIG, type OAuthConfig } from '../oauth-config';
 import { OAuthRepository } from '../storage/oauth.repository';
 import { checkAuthorizationRequest } from './authorization-request';
@@ -29,6 +29,6 @@ export class AuthorizeController {
     const checked = await checkAuthorizationRequest(query, this.repo, this.config);
     if ('ok' in checked) return reply.code(302).header('location', `/oauth/consent?${rawQuery(req)}`).header('cache-control', 'no-store').send();
     if (checked.kind === 'redirect') return reply.code(302).header('location', checked.location).header('cache-control', 'no-store').send();
-    return reply.code(400).headers(PAGE_HEADERS).send(errorPage(checked.description));
+    return reply.code(400).headers(pageHeaders()).send(errorPage(checked.description));
   }
 }
