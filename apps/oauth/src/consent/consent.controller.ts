@@ -7,6 +7,7 @@ import { type AuthorizationRequest, checkAuthorizationRequest, redirectBack } fr
 import { rawQuery } from '../authorize/authorize.controller';
 import { errorPage } from '../authorize/error-page';
 import { CODE_SECONDS, OAUTH_CONFIG, type OAuthConfig, SESSION_SECONDS } from '../oauth-config';
+import { ClientDirectory } from '../client-metadata/client-directory';
 import { OAuthRepository } from '../storage/oauth.repository';
 import { ConsentRepository, LOGIN_LIMITS } from './consent.repository';
 import { consentPage, loginPage, STYLESHEET } from './consent-pages';
@@ -33,6 +34,7 @@ export class ConsentController {
 
   constructor(
     private readonly oauth: OAuthRepository,
+    private readonly clients: ClientDirectory,
     private readonly consent: ConsentRepository,
     @Inject(OAUTH_CONFIG) private readonly config: OAuthConfig,
   ) {
@@ -103,7 +105,7 @@ export class ConsentController {
   }
 
   private async check(query: Record<string, unknown>, reply: FastifyReply): Promise<AuthorizationRequest | null> {
-    const checked = await checkAuthorizationRequest(query, this.oauth, this.config);
+    const checked = await checkAuthorizationRequest(query, this.clients, this.config);
     if ('ok' in checked) return checked.ok;
     if (checked.kind === 'redirect') reply.code(302).header('location', checked.location).send();
     else this.html(reply, 400, errorPage(checked.description));

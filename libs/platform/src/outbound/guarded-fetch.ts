@@ -62,22 +62,27 @@ export function guardedFetch(target: string, options: GuardedFetchOptions): Prom
   if (isIP(host) && !options.allowPrivate && isPrivateAddress(host)) return Promise.reject(new OutboundFetchError('targets a private, loopback or link-local address'));
 
   return new Promise((resolve, reject) => {
+    // The first outcome wins: a body cut short by a limit must never be resolved as complete.
+    const fail = (err: Error) => {
+      reject(asFetchError(err));
+      req.destroy();
+    };
+    const tooLarge = () => fail(new OutboundFetchError(`answer larger than ${options.maxBytes} bytes`));
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
     const req = send(url, { method: 'GET', headers: options.headers, lookup: checkedLookup(options.allowPrivate), agent: false }, (res) => {
-      const declared = Number(res.headers['content-length']);
-      if (declared > options.maxBytes) return req.destroy(new OutboundFetchError(`answer larger than ${options.maxBytes} bytes`));
+      if (Number(res.headers['content-length']) > options.maxBytes) return tooLarge();
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (chunk: Buffer) => {
         size += chunk.length;
-        if (size > options.maxBytes) return req.destroy(new OutboundFetchError(`answer larger than ${options.maxBytes} bytes`));
+        if (size > options.maxBytes) return tooLarge();
         chunks.push(chunk);
       });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', (err) => reject(asFetchError(err)));
+      res.on('end', () => size <= options.maxBytes && resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', fail);
     });
-    const timer = setTimeout(() => req.destroy(new OutboundFetchError(`no complete answer within ${options.timeoutMs} ms`)), options.timeoutMs);
-    req.on('error', (err) => reject(asFetchError(err)));
+    const timer = setTimeout(() => fail(new OutboundFetchError(`no complete answer within ${options.timeoutMs} ms`)), options.timeoutMs);
+    req.on('error', fail);
     req.on('close', () => clearTimeout(timer));
     req.end();
   });
