@@ -93,9 +93,11 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     for (let i = 0; i < connections; i++) refreshTokens.push((await exchange())!.refresh_token!);
     const first = await exchange();
     const oauthToken = first!.access_token!;
+    const refusals = new Map<number, string>(); // first answer of each failing status, for the notes
     const get = (token: string) => async () => {
       const res = await pool.request({ method: 'GET', path: '/v1/', headers: { authorization: `Bearer ${token}` } });
-      await res.body.text();
+      const text = await res.body.text();
+      if (res.statusCode !== 200 && !refusals.has(res.statusCode)) refusals.set(res.statusCode, text.slice(0, 200));
       return res.statusCode === 200;
     };
     const variants = [
@@ -156,7 +158,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
       rows,
       notes: [
         `goal: an OAuth token costs the gateway ≤ 1.2× a product token: p50 at c=1 ${p50Ratio.toFixed(2)}× ${p50Ratio <= 1.2 ? 'MET' : 'MISSED'}; throughput at c=${connections} ${rpsRatio.toFixed(2)}× of the product token's (cost ${(1 / rpsRatio).toFixed(2)}×) ${1 / rpsRatio <= 1.2 ? 'MET' : 'MISSED'}`,
-        `codes used: ${nextCode} of ${codes.length}; failed calls: ${errors}`,
+        `codes used: ${nextCode} of ${codes.length}; failed calls: ${errors}${[...refusals].map(([status, body]) => `; ${status}: ${body}`).join('')}`,
         'one machine: bench client, gateway, oauth, Postgres and Redis share its 2 cores',
       ],
       goals: [{ row: `${variants[1].name} c=${connections}`, minRatio: 1 / 1.2 }],
