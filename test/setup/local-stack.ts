@@ -2,6 +2,8 @@
 // development secrets are the point: every app a test starts, in-process or as a process
 // inheriting this environment, may use them (ADR 0101). A test of the refusal removes it.
 process.env.MELD_ALLOW_DEV_SECRETS = '1';
+// Tests serve OAuth client metadata documents from loopback over http (ADR 0149).
+process.env.MELD_OAUTH_ALLOW_PRIVATE_FETCH = '1';
 // Many gateways run at once in a test run (in-process and as processes): each takes a free
 // operations port (ADR 0105) instead of its public port + 100.
 process.env.MELD_OPS_PORT ??= '0';

@@ -57,6 +57,8 @@ function stackEnv(stack, profile) {
   // The local stack's switch: apps accept the public development admin token and principal
   // keys only with it (ADR 0101); nothing but this CLI and the test setup sets it.
   env.MELD_ALLOW_DEV_SECRETS = '1';
+  // OAuth client metadata documents may live on this machine (ADR 0149); production leaves it off.
+  if (env.MELD_OAUTH_ALLOW_PRIVATE_FETCH === undefined) env.MELD_OAUTH_ALLOW_PRIVATE_FETCH = '1';
   return env;
 }
 

@@ -1,5 +1,6 @@
 import { APPS } from '@meld/contracts';
 import type { MeldAppDefinition } from '@meld/platform';
+import { ClientDirectory } from './client-metadata/client-directory';
 import { AuthorizeController } from './authorize/authorize.controller';
 import { ConsentController } from './consent/consent.controller';
 import { ConsentRepository } from './consent/consent.repository';
@@ -17,5 +18,5 @@ export const appDefinition: MeldAppDefinition = {
   port: APPS['oauth'].port,
   stores: APPS['oauth'].stores,
   controllers: [MetadataController, RegistrationController, AuthorizeController, ConsentController, TokenController],
-  providers: [{ provide: OAUTH_CONFIG, useFactory: () => loadOAuthConfig() }, OAuthRepository, ConsentRepository, TokenEndpoint, RevokeEndpoint, RegisterClient],
+  providers: [{ provide: OAUTH_CONFIG, useFactory: () => loadOAuthConfig() }, OAuthRepository, ClientDirectory, ConsentRepository, TokenEndpoint, RevokeEndpoint, RegisterClient],
 };

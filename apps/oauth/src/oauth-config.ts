@@ -6,14 +6,19 @@ export interface OAuthConfig {
   publicUrl: string;
   /** This API as an RFC 8707 resource (`<publicUrl>/v1`): the only one tokens are issued for (ADR 0146). */
   resource: string;
+  /** Local stacks and tests: client metadata documents may be fetched over http from private addresses (ADR 0149). */
+  allowPrivateFetch: boolean;
 }
 
 export const OAUTH_CONFIG = Symbol('OAUTH_CONFIG');
 
 export function loadOAuthConfig(env: NodeJS.ProcessEnv = process.env): OAuthConfig {
-  const { MELD_PUBLIC_URL } = loadConfig(z.object({ MELD_PUBLIC_URL: envVars.httpUrl.default('http://127.0.0.1:8080') }), env);
+  const { MELD_PUBLIC_URL, MELD_OAUTH_ALLOW_PRIVATE_FETCH } = loadConfig(
+    z.object({ MELD_PUBLIC_URL: envVars.httpUrl.default('http://127.0.0.1:8080'), MELD_OAUTH_ALLOW_PRIVATE_FETCH: z.enum(['0', '1']).default('0') }),
+    env,
+  );
   const publicUrl = MELD_PUBLIC_URL.replace(/\/+$/, '');
-  return { publicUrl, resource: `${publicUrl}/v1` };
+  return { publicUrl, resource: `${publicUrl}/v1`, allowPrivateFetch: MELD_OAUTH_ALLOW_PRIVATE_FETCH === '1' };
 }
 
 /** Lifetimes (ADR 0142): access tokens as the issue asks, codes as RFC 6749 §4.1.2 advises. */

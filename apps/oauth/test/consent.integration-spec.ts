@@ -85,7 +85,9 @@ describe('oauth consent screen (real Postgres)', () => {
   it('approve: projects and scopes in plain words, sensitive scopes withheld unless allowed; code redirect with state; the code exchanges', async () => {
     const s = await setup();
     const b = browser();
-    const { html } = await signIn(b, s);
+    const { page, html } = await signIn(b, s);
+    // Browsers hold the redirect after the form post to form-action too (ADR 0148).
+    expect(page.headers.get('content-security-policy')).toContain("form-action 'self' http://127.0.0.1:9;");
     expect(html).toContain('read audience contacts');
     expect(html).toContain(s.t.project.uid);
     expect(html).toContain(s.other.project.uid);

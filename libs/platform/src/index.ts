@@ -18,3 +18,5 @@ export * from './errors/error-body';
 export * from './errors/http-error.filter';
 export * from './errors/parse-input';
 export * from './cpu/cpu-priority';
+export * from './outbound/private-address';
+export * from './outbound/guarded-fetch';

@@ -1,6 +1,7 @@
 import { PRODUCT_SCOPES, type Scope } from '@meld/contracts';
 import type { OAuthConfig } from '../oauth-config';
-import type { ClientRow, OAuthRepository } from '../storage/oauth.repository';
+import type { ClientDirectory } from '../client-metadata/client-directory';
+import type { ClientRow } from '../storage/oauth.repository';
 
 /** A checked authorization request (RFC 6749 §4.1.1 with PKCE, RFC 7636). */
 export interface AuthorizationRequest {
@@ -48,14 +49,15 @@ export function redirectBack(redirectUri: string, state: string | null, issuer: 
  */
 export async function checkAuthorizationRequest(
   query: Record<string, unknown>,
-  repo: OAuthRepository,
+  clients: ClientDirectory,
   config: OAuthConfig,
 ): Promise<{ ok: AuthorizationRequest } | UntrustedFailure | RedirectFailure> {
   const issuer = config.publicUrl;
   const clientId = one(query, 'client_id');
   if (!clientId) return { kind: 'page', description: 'The request has no client_id.' };
-  const client = await repo.client(clientId);
-  if (!client) return { kind: 'page', description: 'This application is not registered (unknown client_id).' };
+  const found = await clients.lookup(clientId);
+  if ('problem' in found) return { kind: 'page', description: found.problem };
+  const { client } = found;
   const asked = one(query, 'redirect_uri');
   // OAuth 2.1 §4.1.1 lets a client with one registered URI omit it; the match is exact otherwise.
   const redirectUri = asked ?? (client.redirectUris.length === 1 ? client.redirectUris[0] : undefined);

@@ -2,9 +2,9 @@ import { InternalPublic } from '@meld/auth';
 import { Controller, Get, Inject, Query, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { PAGE_HEADERS } from '../consent/html';
+import { pageHeaders } from '../consent/html';
 import { OAUTH_CONFIG, type OAuthConfig } from '../oauth-config';
-import { OAuthRepository } from '../storage/oauth.repository';
+import { ClientDirectory } from '../client-metadata/client-directory';
 import { checkAuthorizationRequest } from './authorization-request';
 import { errorPage } from './error-page';
 
@@ -19,16 +19,16 @@ export const rawQuery = (req: FastifyRequest) => {
 @Controller('oauth')
 export class AuthorizeController {
   constructor(
-    private readonly repo: OAuthRepository,
+    private readonly clients: ClientDirectory,
     @Inject(OAUTH_CONFIG) private readonly config: OAuthConfig,
   ) {}
 
   /** Checks, then 302 to the consent screen with the query string unchanged (product spec, Endpoints). */
   @Get('authorize')
   async authorize(@Query() query: Record<string, unknown>, @Req() req: FastifyRequest, @Res() reply: FastifyReply) {
-    const checked = await checkAuthorizationRequest(query, this.repo, this.config);
+    const checked = await checkAuthorizationRequest(query, this.clients, this.config);
     if ('ok' in checked) return reply.code(302).header('location', `/oauth/consent?${rawQuery(req)}`).header('cache-control', 'no-store').send();
     if (checked.kind === 'redirect') return reply.code(302).header('location', checked.location).header('cache-control', 'no-store').send();
-    return reply.code(400).headers(PAGE_HEADERS).send(errorPage(checked.description));
+    return reply.code(400).headers(pageHeaders()).send(errorPage(checked.description));
   }
 }

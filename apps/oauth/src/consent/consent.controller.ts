@@ -7,12 +7,13 @@ import { type AuthorizationRequest, checkAuthorizationRequest, redirectBack } fr
 import { rawQuery } from '../authorize/authorize.controller';
 import { errorPage } from '../authorize/error-page';
 import { CODE_SECONDS, OAUTH_CONFIG, type OAuthConfig, SESSION_SECONDS } from '../oauth-config';
+import { ClientDirectory } from '../client-metadata/client-directory';
 import { OAuthRepository } from '../storage/oauth.repository';
 import { ConsentRepository, LOGIN_LIMITS } from './consent.repository';
 import { consentPage, loginPage, STYLESHEET } from './consent-pages';
 import { cookie, isLoopbackHttp, readCookies } from './cookies';
 import { splitScopes } from './grantable';
-import { PAGE_HEADERS } from './html';
+import { pageHeaders } from './html';
 
 const CSRF_COOKIE = 'meld_oauth_csrf';
 const SESSION_COOKIE = 'meld_oauth_session';
@@ -33,6 +34,7 @@ export class ConsentController {
 
   constructor(
     private readonly oauth: OAuthRepository,
+    private readonly clients: ClientDirectory,
     private readonly consent: ConsentRepository,
     @Inject(OAUTH_CONFIG) private readonly config: OAuthConfig,
   ) {
@@ -52,9 +54,9 @@ export class ConsentController {
     if (!checked) return;
     const csrf = this.csrf(req, reply);
     const user = await this.user(req);
-    if (!user) return this.html(reply, 200, loginPage(checked, rawQuery(req), csrf, null));
+    if (!user) return this.html(reply, 200, loginPage(checked, rawQuery(req), csrf, null), checked.redirectUri);
     const { granted, withheld } = splitScopes(checked.scopes, user.sensitiveScopesAllowed);
-    return this.html(reply, 200, consentPage(checked, rawQuery(req), csrf, user, granted, withheld));
+    return this.html(reply, 200, consentPage(checked, rawQuery(req), csrf, user, granted, withheld), checked.redirectUri);
   }
 
   @Post('consent/login')
@@ -69,12 +71,12 @@ export class ConsentController {
     const keys = [`email:${hashToken(email.toLowerCase())}`, `ip:${req.ip}`];
     const failures = await this.consent.recentFailures(keys);
     if ((failures.get(keys[0]) ?? 0) >= LOGIN_LIMITS.email || (failures.get(keys[1]) ?? 0) >= LOGIN_LIMITS.ip) {
-      return this.html(reply, 429, loginPage(checked, query, csrf, 'Too many failed sign-ins. Wait 15 minutes and try again.'));
+      return this.html(reply, 429, loginPage(checked, query, csrf, 'Too many failed sign-ins. Wait 15 minutes and try again.'), checked.redirectUri);
     }
     const user = await this.consent.userByEmail(email);
     if (!user || !(await verifyPassword(field(form, 'password'), user.passwordHash))) {
       await this.consent.recordFailure(keys);
-      return this.html(reply, 401, loginPage(checked, query, csrf, 'Wrong e-mail or password.'));
+      return this.html(reply, 401, loginPage(checked, query, csrf, 'Wrong e-mail or password.'), checked.redirectUri);
     }
     const session = await this.consent.openSession(user.id);
     reply.header('set-cookie', cookie(SESSION_COOKIE, session, SESSION_SECONDS, this.secure));
@@ -103,7 +105,7 @@ export class ConsentController {
   }
 
   private async check(query: Record<string, unknown>, reply: FastifyReply): Promise<AuthorizationRequest | null> {
-    const checked = await checkAuthorizationRequest(query, this.oauth, this.config);
+    const checked = await checkAuthorizationRequest(query, this.clients, this.config);
     if ('ok' in checked) return checked.ok;
     if (checked.kind === 'redirect') reply.code(302).header('location', checked.location).send();
     else this.html(reply, 400, errorPage(checked.description));
@@ -129,7 +131,8 @@ export class ConsentController {
     return !!expected && sent.length > 0 && safeEqual(expected, sent);
   }
 
-  private html(reply: FastifyReply, status: number, body: string) {
-    return reply.code(status).headers(PAGE_HEADERS).send(body);
+  /** `redirectUri`: where the page's form may send the browser back to (its CSP form-action, ADR 0148). */
+  private html(reply: FastifyReply, status: number, body: string, redirectUri?: string) {
+    return reply.code(status).headers(pageHeaders(redirectUri)).send(body);
   }
 }

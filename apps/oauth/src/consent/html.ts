@@ -1,4 +1,4 @@
-import { HTML_PAGE_HEADERS, escapeHtml } from '@meld/api';
+import { escapeHtml, htmlPageHeaders } from '@meld/api';
 
 export { escapeHtml };
 
@@ -7,5 +7,5 @@ export function page(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)} · Meld</title><link rel="stylesheet" href="/oauth/consent.css"></head><body><main>${body}</main></body></html>`;
 }
 
-/** frame-ancestors 'none' against clickjacking of the Approve button; nothing but our own stylesheet loads. */
-export const PAGE_HEADERS = HTML_PAGE_HEADERS;
+/** The consent and sign-in pages' headers: their form's redirect goes back to the client (ADR 0148). */
+export const pageHeaders = htmlPageHeaders;

@@ -31,6 +31,7 @@ export class MetadataController {
       revocation_endpoint_auth_methods_supported: AUTH_METHODS,
       code_challenge_methods_supported: ['S256'],
       authorization_response_iss_parameter_supported: true,
+      client_id_metadata_document_supported: true,
       service_documentation: `${issuer}/docs`,
     };
   }

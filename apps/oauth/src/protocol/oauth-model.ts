@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hashToken, safeEqual } from '@meld/auth';
 import type { AuthorizationCodeModel, Client, RefreshTokenModel, Token, User } from '@node-oauth/oauth2-server';
+import type { ClientDirectory } from '../client-metadata/client-directory';
 import type { ClientRow, GrantRow, OAuthRepository } from '../storage/oauth.repository';
 
 export const GRANT_TYPES = ['authorization_code', 'refresh_token'] as const;
@@ -26,11 +27,15 @@ export const newRefreshToken = () => `mld_rt_${randomBytes(32).toString('base64u
 // The consent screen writes codes itself (ADR 0141): the library's authorize handler, the one
 // user of saveAuthorizationCode, is not used.
 export class OAuthModel implements Omit<AuthorizationCodeModel, 'saveAuthorizationCode'>, RefreshTokenModel {
-  constructor(private readonly repo: OAuthRepository) {}
+  constructor(
+    private readonly repo: OAuthRepository,
+    private readonly clients: ClientDirectory,
+  ) {}
 
   async getClient(clientId: string, clientSecret: string | null | undefined): Promise<Client | null> {
-    const row = await this.repo.client(clientId);
-    if (!row) return null;
+    const found = await this.clients.lookup(clientId);
+    if ('problem' in found) return null;
+    const row = found.client;
     if (row.secretHash === null) return clientSecret ? null : asClient(row);
     return clientSecret && safeEqual(hashToken(clientSecret), row.secretHash) ? asClient(row) : null;
   }

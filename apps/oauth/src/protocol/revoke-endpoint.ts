@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { OAuthRepository } from '../storage/oauth.repository';
+import { ClientDirectory } from '../client-metadata/client-directory';
 import { OAuthModel } from './oauth-model';
 import type { HttpAnswer } from './token-endpoint';
 
@@ -32,8 +33,11 @@ function basicCredentials(header: string | string[] | undefined): { name: string
 export class RevokeEndpoint {
   private readonly model: OAuthModel;
 
-  constructor(private readonly repo: OAuthRepository) {
-    this.model = new OAuthModel(repo);
+  constructor(
+    private readonly repo: OAuthRepository,
+    clients: ClientDirectory,
+  ) {
+    this.model = new OAuthModel(repo, clients);
   }
 
   async revoke({ headers, body }: Incoming): Promise<HttpAnswer> {

@@ -3,6 +3,7 @@ import OAuth2Server, { OAuthError, Request, Response } from '@node-oauth/oauth2-
 import { checkResource } from '../authorize/authorization-request';
 import { ACCESS_TOKEN_SECONDS, OAUTH_CONFIG, type OAuthConfig, REFRESH_TOKEN_SECONDS } from '../oauth-config';
 import { OAuthRepository } from '../storage/oauth.repository';
+import { ClientDirectory } from '../client-metadata/client-directory';
 import { GRANT_TYPES, OAuthModel } from './oauth-model';
 
 export interface HttpAnswer {
@@ -20,10 +21,11 @@ export class TokenEndpoint {
 
   constructor(
     repo: OAuthRepository,
+    clients: ClientDirectory,
     @Inject(OAUTH_CONFIG) private readonly config: OAuthConfig,
   ) {
     this.server = new OAuth2Server({
-      model: new OAuthModel(repo),
+      model: new OAuthModel(repo, clients),
       accessTokenLifetime: ACCESS_TOKEN_SECONDS,
       refreshTokenLifetime: REFRESH_TOKEN_SECONDS,
       // Public clients (PKCE, no secret) are the common case of MCP-style apps; confidential

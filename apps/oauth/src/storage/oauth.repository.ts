@@ -47,6 +47,15 @@ export class OAuthRepository {
     return row ?? null;
   }
 
+  /** The client of a Client ID Metadata Document as a row (ADR 0149), refreshed from each fetch unless the operator revoked it. */
+  async saveDocumentClient(id: string, doc: { name: string; redirectUris: string[]; metadata: object }): Promise<void> {
+    await this.ds.query(
+      `INSERT INTO oauth_clients (id, secret_hash, name, redirect_uris, token_endpoint_auth_method, metadata) VALUES ($1, NULL, $2, $3, 'none', $4)
+         ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, redirect_uris = EXCLUDED.redirect_uris, metadata = EXCLUDED.metadata WHERE oauth_clients.revoked_at IS NULL`,
+      [id, doc.name, doc.redirectUris, doc.metadata],
+    );
+  }
+
   async createGrant(grant: Omit<GrantRow, 'id' | 'revoked'>, resource: string | null): Promise<string> {
     const [row] = await this.ds.query(`INSERT INTO oauth_grants (client_id, user_id, organization_id, scopes, projects, resource) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`, [
       grant.clientId,

@@ -1,0 +1,145 @@
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SCOPE_DESCRIPTIONS } from '@meld/contracts';
+import { authorizeQuery, pkcePair, registerOAuthClient, tokenRequest } from '@meld/fixtures';
+import { testEnv } from '@meld/testing';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { adminApi } from './support/admin-api';
+
+// The whole OAuth flow in a real browser (issue 18, Tests): Debian's chromium, headless, driven
+// by playwright-core, against the eight apps running as processes. The client's redirect URI is
+// a receiver on loopback, as a native or CLI client would run one.
+const { startApps } = require(join(__dirname, '../../tools/cli/apps.js'));
+const stack = require(join(__dirname, '../../tools/stack'));
+const { ensureChromium, chromiumArgs } = require(join(__dirname, '../../tools/stack/browser.js'));
+
+const GATEWAY_PORT = 27080;
+const BASE = `http://127.0.0.1:${GATEWAY_PORT}`;
+const OUTPUT = join(__dirname, '../../.stack/test-output');
+const SCREENSHOT = join(OUTPUT, 'oauth-consent.png');
+const PASSWORD = 'correct horse battery staple';
+const REDIRECT_WAIT_MS = 10000;
+const SCOPES = ['PROJECT_AUDIENCE_READ', 'PROJECT_DATASOURCE_READ'] as const;
+
+const admin = adminApi(BASE);
+
+/** The client's side of the redirect: records each query it receives and resolves who waits for it. */
+class Receiver {
+  private server!: Server;
+  private waiting: Array<(query: URLSearchParams) => void> = [];
+  uri = '';
+
+  async start() {
+    this.server = createServer((req, res) => {
+      const query = new URL(req.url ?? '/', 'http://receiver').searchParams;
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<!doctype html><title>Received</title><p>You can close this window.</p>');
+      if (req.url?.startsWith('/callback')) this.waiting.shift()?.(query);
+    });
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.uri = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/callback`;
+  }
+
+  next(): Promise<URLSearchParams> {
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  stop() {
+    return new Promise<void>((resolve) => this.server?.close(() => resolve()));
+  }
+}
+
+describe('OAuth 2.1 in a real browser (headless chromium)', () => {
+  let supervisor: { ready(ms: number): Promise<void>; stop(): Promise<void> };
+  const brokerName = `oauth-browser-e2e-${process.pid}`;
+  const receiver = new Receiver();
+  const profile = mkdtempSync(join(tmpdir(), 'meld-chromium-'));
+  const user = { email: `browser-${randomUUID().slice(0, 8)}@example.test`, password: PASSWORD };
+  let context: BrowserContext;
+  let project: string;
+
+  beforeAll(async () => {
+    testEnv();
+    const executablePath = await ensureChromium((line: string) => console.log(line));
+    const { brokers } = await stack.startBroker({ name: brokerName });
+    supervisor = startApps({
+      env: { ...process.env, LOG_LEVEL: 'warn', MELD_KAFKA_BROKERS: brokers, MELD_RATE_LIMIT_NAMESPACE: brokerName },
+      gatewayPort: GATEWAY_PORT,
+      logDir: join(__dirname, '../../.stack/logs/e2e-oauth-browser'),
+    });
+    await Promise.all([supervisor.ready(90000), receiver.start()]);
+    const org = (await admin('POST', '/organizations', { name: `browser-${randomUUID().slice(0, 8)}`, plan: 's' })).entity.id;
+    project = (await admin('POST', `/organizations/${org}/projects`, { name: 'Storefront' })).entity.uid!;
+    await admin('POST', `/organizations/${org}/users`, user);
+    context = await chromium.launchPersistentContext(profile, { executablePath, headless: true, args: chromiumArgs() });
+  }, 300000);
+
+  afterAll(async () => {
+    await context?.close();
+    await Promise.all([supervisor?.stop(), receiver.stop()]);
+    await stack.stopBroker(brokerName);
+    rmSync(profile, { recursive: true, force: true });
+  });
+
+  /** Registers a client, opens authorize in a new tab and signs in when the screen asks; returns the tab on the consent screen. */
+  async function openConsent(clientName: string) {
+    const client = await registerOAuthClient(BASE, receiver.uri, { client_name: clientName });
+    const { verifier, challenge } = pkcePair();
+    const state = randomUUID();
+    const page = await context.newPage();
+    await page.goto(`${BASE}/oauth/authorize?${authorizeQuery(client.client_id, receiver.uri, challenge, { scope: SCOPES.join(' '), state })}`);
+    if (await page.locator('input[name=password]').count()) {
+      await page.fill('input[name=email]', user.email);
+      await page.fill('input[name=password]', PASSWORD);
+      await Promise.all([page.waitForURL(/\/oauth\/consent\?/), page.click('button[type=submit]')]);
+    }
+    await page.waitForSelector('button[value=approve]');
+    return { client, verifier, state, page };
+  }
+
+  /** Clicks Approve or Deny and returns what the receiver got; a redirect the browser blocks fails with its console lines. */
+  async function answer(page: Page, decision: 'approve' | 'deny') {
+    const consoleLines: string[] = [];
+    page.on('console', (m) => consoleLines.push(m.text()));
+    const received = receiver.next();
+    await page.click(`button[value=${decision}]`);
+    let timer: NodeJS.Timeout | undefined;
+    const blocked = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`the browser never reached the receiver; its console: ${consoleLines.join(' | ') || '(empty)'}`)), REDIRECT_WAIT_MS);
+    });
+    const query = await Promise.race([received, blocked]).finally(() => clearTimeout(timer));
+    await page.waitForURL(`${receiver.uri}?**`);
+    return query;
+  }
+
+  it('signs in, shows the consent screen in plain words, Approve → code at the receiver → token → GET /v1/ 200', async () => {
+    const { client, verifier, state, page } = await openConsent('Browser Assistant');
+    const text = await page.locator('main').innerText();
+    expect(text).toContain('Browser Assistant wants to use your Meld account');
+    expect(text).toContain(`It will send you back to ${new URL(receiver.uri).host}`);
+    expect(text).toContain('Storefront');
+    for (const scope of SCOPES) expect(text).toContain(SCOPE_DESCRIPTIONS[scope]);
+    mkdirSync(OUTPUT, { recursive: true });
+    await page.screenshot({ path: SCREENSHOT, fullPage: true });
+    console.log(`consent screen screenshot: ${SCREENSHOT}`);
+
+    const back = await answer(page, 'approve');
+    expect([back.get('state'), back.get('iss'), back.get('error')]).toEqual([state, BASE, null]);
+    const exchanged = await tokenRequest(BASE, { grant_type: 'authorization_code', code: back.get('code')!, code_verifier: verifier, client_id: client.client_id, redirect_uri: receiver.uri });
+    expect(exchanged).toMatchObject({ status: 200, body: { token_type: 'Bearer', scope: SCOPES.join(' ') } });
+    const me = await fetch(`${BASE}/v1/`, { headers: { authorization: `Bearer ${exchanged.body.access_token}` } });
+    expect(me.status).toBe(200);
+    expect(await me.json()).toMatchObject({ entity: { kind: 'oauth', projects: [{ uid: project }] } });
+    await page.close();
+  }, 60000);
+
+  it('Deny sends the browser back with error=access_denied and no code', async () => {
+    const { state, page } = await openConsent('Denied Assistant');
+    const back = await answer(page, 'deny');
+    expect([back.get('error'), back.get('code'), back.get('state')]).toEqual(['access_denied', null, state]);
+    await page.close();
+  }, 60000);
+});
