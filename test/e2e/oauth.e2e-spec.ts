@@ -114,6 +114,24 @@ describe('OAuth 2.1 through the gateway', () => {
     expect((await v1('/', second.accessToken)).status).toBe(401);
   });
 
+  it('the public OpenAPI document describes the OAuth endpoints (anonymous) and the OAuth 2 security scheme', async () => {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const doc = (await (await fetch(`${BASE}/v1/openapi.json`)).json()) as any;
+    expect(doc['x-meld-incomplete']).toBeUndefined();
+    for (const [path, method] of [
+      ['/.well-known/oauth-authorization-server', 'get'],
+      ['/.well-known/oauth-protected-resource', 'get'],
+      ['/oauth/register', 'post'],
+      ['/oauth/authorize', 'get'],
+      ['/oauth/token', 'post'],
+      ['/oauth/revoke', 'post'],
+    ]) {
+      expect([path, method, doc.paths[path]?.[method]?.summary]).toEqual([path, method, expect.any(String)]);
+      expect(doc.paths[path][method].security).toEqual([]);
+    }
+    expect(doc.components.securitySchemes.oauth2.flows.authorizationCode).toMatchObject({ authorizationUrl: '/oauth/authorize', tokenUrl: '/oauth/token' });
+  });
+
   it('Deny sends the user back with access_denied and no code', async () => {
     const client = await registerOAuthClient(BASE, REDIRECT);
     const query = authorizeQuery(client.client_id, REDIRECT, pkcePair().challenge, { state: 's2' });

@@ -1,6 +1,6 @@
 import { InternalPublic } from '@meld/auth';
 import { Controller, Get, Inject, Query, Req, Res } from '@nestjs/common';
-import { ApiExcludeController } from '@nestjs/swagger';
+import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { pageHeaders } from '../consent/html';
 import { OAUTH_CONFIG, type OAuthConfig } from '../oauth-config';
@@ -14,7 +14,7 @@ export const rawQuery = (req: FastifyRequest) => {
   return at < 0 ? '' : req.url.slice(at + 1);
 };
 
-@ApiExcludeController()
+@ApiTags('oauth')
 @InternalPublic()
 @Controller('oauth')
 export class AuthorizeController {
@@ -25,6 +25,9 @@ export class AuthorizeController {
 
   /** Checks, then 302 to the consent screen with the query string unchanged (product spec, Endpoints). */
   @Get('authorize')
+  @ApiOperation({ summary: 'Start an authorization (OAuth 2.1, code with PKCE S256)', description: 'Opened in a browser. A known client with an exactly matching `redirect_uri` gets a 302 to the consent screen with the query string passed through unchanged; an unknown client or redirect URI gets an HTML error page, never a redirect.', security: [] })
+  @ApiResponse({ status: 302, description: 'to the consent screen, query string unchanged' })
+  @ApiResponse({ status: 400, description: 'HTML error page (bad client or redirect URI)' })
   async authorize(@Query() query: Record<string, unknown>, @Req() req: FastifyRequest, @Res() reply: FastifyReply) {
     const checked = await checkAuthorizationRequest(query, this.clients, this.config);
     if ('ok' in checked) return reply.code(302).header('location', `/oauth/consent?${rawQuery(req)}`).header('cache-control', 'no-store').send();

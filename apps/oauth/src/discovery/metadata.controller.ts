@@ -1,19 +1,20 @@
 import { InternalPublic } from '@meld/auth';
 import { PRODUCT_SCOPES } from '@meld/contracts';
 import { Controller, Get, Header, Inject } from '@nestjs/common';
-import { ApiExcludeController } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AUTH_METHODS } from '../registration/register-client';
 import { OAUTH_CONFIG, type OAuthConfig } from '../oauth-config';
 import { GRANT_TYPES } from '../protocol/oauth-model';
 
 /** Discovery: RFC 8414 (authorization server) and RFC 9728 (protected resource: the `/v1` API). */
-@ApiExcludeController()
+@ApiTags('oauth')
 @InternalPublic()
 @Controller('.well-known')
 export class MetadataController {
   constructor(@Inject(OAUTH_CONFIG) private readonly config: OAuthConfig) {}
 
   @Get('oauth-authorization-server')
+  @ApiOperation({ summary: 'Authorization server metadata (RFC 8414)', description: 'Endpoints, `code_challenge_methods_supported: ["S256"]`, grant types, scopes, `client_id_metadata_document_supported`.', security: [] })
   @Header('cache-control', 'public, max-age=3600')
   authorizationServer() {
     const issuer = this.config.publicUrl;
@@ -37,6 +38,7 @@ export class MetadataController {
   }
 
   @Get('oauth-protected-resource')
+  @ApiOperation({ summary: 'Protected resource metadata (RFC 9728)', description: 'The API as an OAuth resource and its authorization server: what a 401 on `/v1` points to in `WWW-Authenticate: Bearer resource_metadata=…`.', security: [] })
   @Header('cache-control', 'public, max-age=3600')
   protectedResource() {
     const issuer = this.config.publicUrl;
