@@ -110,6 +110,14 @@ describe('admin: OAuth grants, users, sensitive scopes', () => {
     expect((await gw.call('DELETE', `/users/${u.id}`)).status).toBe(404);
   });
 
+  it('DELETE /oauth-clients/{id} removes the client with its grants and tokens, and tells the gateways', async () => {
+    const g = await grant((await user()).id);
+    expect((await gw.call('DELETE', `/oauth-clients/${encodeURIComponent(g.clientId)}`)).status).toBe(204);
+    expect(await db.query(`SELECT id FROM tokens WHERE id = ANY($1::uuid[]) UNION ALL SELECT id FROM oauth_grants WHERE id = $2`, [g.tokenIds, g.id])).toEqual([]);
+    await heardAll(g.tokenIds);
+    expect((await gw.call('DELETE', `/oauth-clients/${encodeURIComponent(g.clientId)}`)).status).toBe(404);
+  });
+
   it('PATCH /organizations/{org} sets oauthSensitiveScopes (a boolean, named when wrong)', async () => {
     expect((await gw.call('GET', `/organizations/${org}`)).body.entity.oauthSensitiveScopes).toBe(false);
     const res = await gw.call('PATCH', `/organizations/${org}`, { oauthSensitiveScopes: true });

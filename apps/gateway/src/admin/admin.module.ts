@@ -14,6 +14,7 @@ import { AdminTokenGuard } from './http/admin-token.guard';
 import { OAuthGrantsController } from './oauth-grants/oauth-grants.controller';
 import { OAuthGrantsRepository } from './oauth-grants/oauth-grants.repository';
 import { ListOAuthGrants } from './oauth-grants/usecases/list-oauth-grants/list-oauth-grants.usecase';
+import { DeleteOAuthClient } from './oauth-grants/usecases/delete-oauth-client/delete-oauth-client.usecase';
 import { RevokeOAuthGrant } from './oauth-grants/usecases/revoke-oauth-grant/revoke-oauth-grant.usecase';
 import { OrganizationsController } from './organizations/organizations.controller';
 import { OrganizationsRepository } from './organizations/organizations.repository';
@@ -97,6 +98,7 @@ import { WebhooksRepository } from './webhooks/webhooks.repository';
     OAuthGrantsRepository,
     ListOAuthGrants,
     RevokeOAuthGrant,
+    DeleteOAuthClient,
   ],
 })
 export class AdminModule {}

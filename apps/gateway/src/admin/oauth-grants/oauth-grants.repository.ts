@@ -44,4 +44,18 @@ export class OAuthGrantsRepository {
       return tokens.map((t) => t.id);
     });
   }
+
+  /**
+   * Deletes a client with its grants, codes and refresh tokens (foreign keys cascade) and the
+   * access tokens issued from them; answers those tokens' ids for the gateways, or null when
+   * there is no such client.
+   */
+  async deleteClient(clientId: string): Promise<string[] | null> {
+    return this.ds.transaction(async (em: EntityManager) => {
+      const tokens: Array<{ id: string }> = await em.query(`SELECT t.id FROM tokens t JOIN oauth_grants g ON g.id = t.oauth_grant_id WHERE g.client_id = $1`, [clientId]);
+      // TypeORM answers a DELETE … RETURNING with [rows, affected].
+      const [deleted] = await em.query(`DELETE FROM oauth_clients WHERE id = $1 RETURNING id`, [clientId]);
+      return deleted.length ? tokens.map((t) => t.id) : null;
+    });
+  }
 }
