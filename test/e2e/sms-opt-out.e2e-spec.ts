@@ -46,12 +46,14 @@ describe('SMS opt-out and auto-created contacts through the gateway', () => {
     await p.consentBecomes(phone, 'opt-out');
     await expectOptedOut(id);
     await expectOptedOut(phone);
-  });
+  }, 90000);
 
   it('an inbound STOP to the sender opts the number out (next send 422); START lifts it (next send 201)', async () => {
     const phone = '+447400555102';
     const id = await p.contact('optout-stop', phone);
     expect((await p.send(id, 'Welcome')).status).toBe(201);
+    // /healthz does not wait for the SMPP bind; a text to no sender changes nothing.
+    await waitFor('messaging bound to the SMSC', async () => (await sms.mo({ from: '+447400555199', to: 'NOBODY', text: 'hi' })).length > 0, { timeoutMs: 30000 });
     // The simulator answers a deliver_sm only after messaging recorded the consent (ADR 0183).
     expect(await sms.mo({ from: phone, to: p.alias, text: 'STOP' })).toEqual([0]);
     await p.consentBecomes(phone, 'opt-out');
@@ -60,7 +62,7 @@ describe('SMS opt-out and auto-created contacts through the gateway', () => {
     expect(await sms.mo({ from: phone, to: p.alias, text: 'start' })).toEqual([0]);
     await p.consentBecomes(phone, 'opt-in');
     expect((await p.send(id, 'Welcome back')).status).toBe(201);
-  });
+  }, 90000);
 
   it('`_consent_sms: opt-out` written to a data source makes the next send 422 opted_out', async () => {
     const phone = '+447400555103';
@@ -69,7 +71,7 @@ describe('SMS opt-out and auto-created contacts through the gateway', () => {
     expect((await p.ingest([{ _user_id: 'optout-ingest', _consent_sms: 'opt-out' }])).status).toBe(202);
     await p.consentBecomes(phone, 'opt-out');
     await expectOptedOut(id);
-  });
+  }, 90000);
 
   it('autoCreateContactsOnOutbounds: a send to an unknown number creates the contact when true, 404 when false', async () => {
     const [before, created, after] = ['+447400555104', '+447400555105', '+447400555106'];
@@ -88,5 +90,5 @@ describe('SMS opt-out and auto-created contacts through the gateway', () => {
     await p.admin('PATCH', `/projects/${p.uid}`, { generalConfig: { channelSms: { autoCreateContactsOnOutbounds: false } } });
     expect((await p.send(after, 'Hello')).status).toBe(404);
     expect((await p.searchPhone(after)).status).toBe(404);
-  });
+  }, 90000);
 });

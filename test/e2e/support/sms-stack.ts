@@ -22,28 +22,32 @@ export async function startSmsStack(name: string, gatewayPort: number) {
   testEnv();
   const brokerName = `${name}-${process.pid}`;
   const smsc: { smppUrl: string; controlUrl: string; stop(): Promise<void> } = await spawnSmsc();
-  const { brokers } = await stack.startBroker({ name: brokerName });
-  const supervisor: { ready(ms: number): Promise<void>; stop(): Promise<void> } = startApps({
-    env: { ...process.env, LOG_LEVEL: 'warn', MELD_KAFKA_BROKERS: brokers, MELD_RATE_LIMIT_NAMESPACE: brokerName, MELD_SMSC_URL: smsc.smppUrl },
-    gatewayPort,
-    logDir: join(__dirname, `../../../.stack/logs/${name}`),
-  });
-  await supervisor.ready(120000);
+  let supervisor: { ready(ms: number): Promise<void>; stop(): Promise<void> } | undefined;
+  const stop = async () => {
+    await supervisor?.stop();
+    await stack.stopBroker(brokerName);
+    await smsc.stop();
+  };
+  try {
+    const { brokers } = await stack.startBroker({ name: brokerName });
+    supervisor = startApps({
+      env: { ...process.env, LOG_LEVEL: 'warn', MELD_KAFKA_BROKERS: brokers, MELD_RATE_LIMIT_NAMESPACE: brokerName, MELD_SMSC_URL: smsc.smppUrl },
+      gatewayPort,
+      logDir: join(__dirname, `../../../.stack/logs/${name}`),
+    }) as { ready(ms: number): Promise<void>; stop(): Promise<void> };
+    await supervisor.ready(120000);
+  } catch (err) {
+    // The caller gets no handle to stop: nothing started here may outlive the failure.
+    await stop();
+    throw err;
+  }
   const base = `http://127.0.0.1:${gatewayPort}`;
   /** A mobile-originated SMS through the simulator's control port; the bound sessions' answers. */
   const mo = async (message: { from: string; to: string; text: string }): Promise<number[]> => {
     const res = await fetch(`${smsc.controlUrl}/mo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(message) });
     return ((await res.json()) as { sessions: number[] }).sessions;
   };
-  return {
-    base,
-    mo,
-    async stop() {
-      await supervisor?.stop();
-      await stack.stopBroker(brokerName);
-      await smsc.stop();
-    },
-  };
+  return { base, mo, stop };
 }
 
 /** A project of a fresh organization with an active SMS sender for GB (a unique alias: MO messages find projects by it). */
