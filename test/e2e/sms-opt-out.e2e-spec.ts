@@ -1,0 +1,94 @@
+import { waitFor } from '@meld/testing';
+import { type SmsProject, seedSmsProject, startSmsStack, unsubscribeLink } from './support/sms-stack';
+
+// SMS consent end to end (issue 17, ADRs 0181-0184): gateway, ingest, identity-merge, messaging
+// and audience as processes, a private broker and a private SMSC simulator. Each way of opting
+// out (the unsubscribe link, an inbound STOP, a data source's `_consent_sms`) must make the
+// next send a 422 `opted_out` once identity-merge applied it; outbound auto-creation puts an
+// unknown number in the audience only when the project allows it.
+const GATEWAY_PORT = 29080;
+
+describe('SMS opt-out and auto-created contacts through the gateway', () => {
+  let sms: Awaited<ReturnType<typeof startSmsStack>>;
+  let p: SmsProject;
+
+  beforeAll(async () => {
+    sms = await startSmsStack('e2e-sms-opt-out', GATEWAY_PORT);
+    p = await seedSmsProject(sms.base);
+  }, 240000);
+
+  afterAll(async () => {
+    await sms?.stop();
+  });
+
+  const expectOptedOut = async (target: string) => {
+    const refused = await p.send(target, 'Your parcel is on its way');
+    expect([refused.status, refused.body.details?.reason]).toEqual([422, 'opted_out']);
+  };
+
+  it('the unsubscribe link: the page asks, only the confirming POST opts out; the next send is 422 opted_out', async () => {
+    const phone = '+447400555101';
+    const id = await p.contact('optout-link', phone);
+    const sent = await p.send(id, 'Sale today. Stop: {{unsubscribe}}');
+    expect([sent.status, sent.body.entity?.audienceId]).toEqual([201, id]);
+    const link = await unsubscribeLink(p, sent.body.entity.id);
+    expect(link.startsWith(`${sms.base}/u/`)).toBe(true);
+
+    const page = await fetch(link);
+    const html = await page.text();
+    expect([page.status, html]).toEqual([200, expect.stringContaining('Stop SMS from Corner Shop?')]);
+    const csrf = /name="csrf" value="([^"]+)"/.exec(html)![1];
+    const cookie = page.headers.get('set-cookie')!.split(';')[0];
+    expect((await p.searchPhone(phone)).body.entity._consent_sms).toBeUndefined();
+
+    const done = await fetch(link, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', cookie }, body: new URLSearchParams({ csrf }).toString() });
+    expect([done.status, await done.text()]).toEqual([200, expect.stringContaining('You are unsubscribed')]);
+    await p.consentBecomes(phone, 'opt-out');
+    await expectOptedOut(id);
+    await expectOptedOut(phone);
+  }, 90000);
+
+  it('an inbound STOP to the sender opts the number out (next send 422); START lifts it (next send 201)', async () => {
+    const phone = '+447400555102';
+    const id = await p.contact('optout-stop', phone);
+    expect((await p.send(id, 'Welcome')).status).toBe(201);
+    // /healthz does not wait for the SMPP bind; a text to no sender changes nothing.
+    await waitFor('messaging bound to the SMSC', async () => (await sms.mo({ from: '+447400555199', to: 'NOBODY', text: 'hi' })).length > 0, { timeoutMs: 30000 });
+    // The simulator answers a deliver_sm only after messaging recorded the consent (ADR 0183).
+    expect(await sms.mo({ from: phone, to: p.alias, text: 'STOP' })).toEqual([0]);
+    await p.consentBecomes(phone, 'opt-out');
+    await expectOptedOut(id);
+
+    expect(await sms.mo({ from: phone, to: p.alias, text: 'start' })).toEqual([0]);
+    await p.consentBecomes(phone, 'opt-in');
+    expect((await p.send(id, 'Welcome back')).status).toBe(201);
+  }, 90000);
+
+  it('`_consent_sms: opt-out` written to a data source makes the next send 422 opted_out', async () => {
+    const phone = '+447400555103';
+    const id = await p.contact('optout-ingest', phone);
+    expect((await p.send(id, 'Hello')).status).toBe(201);
+    expect((await p.ingest([{ _user_id: 'optout-ingest', _consent_sms: 'opt-out' }])).status).toBe(202);
+    await p.consentBecomes(phone, 'opt-out');
+    await expectOptedOut(id);
+  }, 90000);
+
+  it('autoCreateContactsOnOutbounds: a send to an unknown number creates the contact when true, 404 when false', async () => {
+    const [before, created, after] = ['+447400555104', '+447400555105', '+447400555106'];
+    const unknown = await p.send(before, 'Hello');
+    expect([unknown.status, unknown.body.message]).toEqual([404, 'no audience contact with this phone']);
+
+    await p.admin('PATCH', `/projects/${p.uid}`, { generalConfig: { channelSms: { autoCreateContactsOnOutbounds: true } } });
+    const sent = await p.send(created, 'Hello');
+    expect([sent.status, sent.body.metadata]).toEqual([201, { autoCreated: true }]);
+    // The send waited up to 3 s for the merge (ADR 0184): a slower merge leaves the message without an audience id, the contact comes later.
+    let found = await p.searchPhone(created);
+    await waitFor('the auto-created contact in the audience', async () => (found = await p.searchPhone(created)).status === 200, { timeoutMs: 30000 });
+    expect(found.body.entity._phone_mobile).toBe(created);
+    if (sent.body.entity.audienceId !== null) expect(found.body.entity.id).toBe(sent.body.entity.audienceId);
+
+    await p.admin('PATCH', `/projects/${p.uid}`, { generalConfig: { channelSms: { autoCreateContactsOnOutbounds: false } } });
+    expect((await p.send(after, 'Hello')).status).toBe(404);
+    expect((await p.searchPhone(after)).status).toBe(404);
+  }, 90000);
+});
