@@ -13,14 +13,17 @@ const { spawnPrefixed } = require(join(__dirname, '../../tools/cli/lib.js'));
 const EMAIL = `pii-${randomUUID().slice(0, 8)}@example.com`;
 const PHONE = `+3361${String(Date.now()).slice(-7)}`;
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
+/** Distinct free ports: every listener stays open until all are known (closing one first lets the next call get it again). */
+async function freePorts(n: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from({ length: n }, () => new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
+      const server = createServer().listen(0, '127.0.0.1', () => resolve(server));
+      server.on('error', reject);
+    })),
+  );
+  const ports = servers.map((s) => (s.address() as { port: number }).port);
+  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+  return ports;
 }
 
 describe('access logs carry no PII', () => {
@@ -40,7 +43,7 @@ describe('access logs carry no PII', () => {
 
   beforeAll(async () => {
     testEnv();
-    const [gatewayPort, audiencePort] = [await freePort(), await freePort()];
+    const [gatewayPort, audiencePort] = await freePorts(2);
     base = `http://127.0.0.1:${gatewayPort}`;
     const env = { ...process.env, LOG_LEVEL: 'info', MELD_AUDIENCE_URL: `http://127.0.0.1:${audiencePort}`, MELD_RATE_LIMIT_NAMESPACE: `pii-logs-${process.pid}` };
     const start = (app: string, port: number) =>

@@ -30,7 +30,7 @@ describe('retention pruning', () => {
 
   const ids = async (projectId: string) => (await ch.query<{ event_id: string }>(sql`SELECT event_id FROM events WHERE project_id = ${projectId} ORDER BY event_id`)).map((r) => r.event_id);
 
-  it('deletes what is past the look-back or the type’s retention, counts it, logs the run, and finds nothing the second time', async () => {
+  it('deletes what is past the look-back or the type’s retention, counts it, logs the run, and leaves the kept events to a second run', async () => {
     const m = await seedTenancy(db, 'retention-m');
     await db.getRepository(EventTypeEntity).insert({ projectId: m.project.id, uid: 'page_view', name: 'Page view', category: 'contact_behaviour', retentionDays: 7 });
     const xl = await seedTenancy(db, 'retention-xl');
@@ -57,7 +57,11 @@ describe('retention pruning', () => {
     expect(await ids(m.project.id)).toEqual(['m-purchase-10', 'm-view-3']);
     expect(await ids(xl.project.id)).toEqual(['xl-purchase-100']);
 
-    expect(await pruner.run()).toMatchObject({ mutations: 0, events: 0 });
+    // Other suites share this ClickHouse database and may have old events due by now: the second
+    // run is judged on this test's projects, which it must leave as they are.
+    await pruner.run();
+    expect(await ids(m.project.id)).toEqual(['m-purchase-10', 'm-view-3']);
+    expect(await ids(xl.project.id)).toEqual(['xl-purchase-100']);
     log.mockRestore();
   }, 60000);
 });
