@@ -57,6 +57,8 @@ function stackEnv(stack, profile) {
   // The local stack's switch: apps accept the public development admin token and principal
   // keys only with it (ADR 0101); nothing but this CLI and the test setup sets it.
   env.MELD_ALLOW_DEV_SECRETS = '1';
+  // Webhook receivers of a developer or a test run on this machine (ADR 0156).
+  env.MELD_WEBHOOK_ALLOW_PRIVATE = process.env.MELD_WEBHOOK_ALLOW_PRIVATE ?? '1';
   return env;
 }
 

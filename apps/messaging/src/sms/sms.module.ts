@@ -6,7 +6,9 @@ import { SmsController } from './sms.controller';
 import { SmsRepository } from './sms.repository';
 import { SmsOutboxRelay } from './status/sms-outbox-relay';
 import { StatusWriter } from './status/status-writer';
+import { WebhookDeliveries } from '../webhooks/webhook-deliveries.repository';
+import { WebhookDispatcher } from '../webhooks/webhook-dispatcher';
 
-/** Direct SMS: the send endpoint, delivery over SMPP through BullMQ, status changes through the outbox. */
-@Module({ controllers: [SmsController], providers: [SmsRepository, SmsOutboxRelay, StatusWriter, SendQueue, SendDirectSms, GetSms] })
+/** Direct SMS: the send endpoint, delivery over SMPP through BullMQ, status changes through the outbox and to the organization's webhook. */
+@Module({ controllers: [SmsController], providers: [SmsRepository, SmsOutboxRelay, StatusWriter, SendQueue, SendDirectSms, GetSms, WebhookDeliveries, WebhookDispatcher] })
 export class SmsModule {}

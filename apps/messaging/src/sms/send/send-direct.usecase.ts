@@ -4,7 +4,6 @@ import { BadRequestException, Injectable, NotFoundException } from '@nestjs/comm
 import { SendQueue } from '../delivery/send-queue';
 import type { DirectSmsResponse } from '../sms.schema';
 import { SmsRepository, type TargetContact } from '../sms.repository';
-import { SmsOutboxRelay } from '../status/sms-outbox-relay';
 import { StatusWriter } from '../status/status-writer';
 import { smsParts } from '../text/sms-parts';
 import { type Destination, contactDestination, destinationOf } from './destination';
@@ -37,7 +36,6 @@ export class SendDirectSms {
   constructor(
     private readonly repo: SmsRepository,
     private readonly status: StatusWriter,
-    private readonly outbox: SmsOutboxRelay,
     private readonly queue: SendQueue,
   ) {}
 
@@ -95,7 +93,7 @@ export class SendDirectSms {
       if (err instanceof DuplicateKey) return (await this.replay(cmd.projectId, cmd.idempotencyKey!, requestHash))!;
       throw err;
     }
-    this.outbox.nudge();
+    this.status.committed();
     // After COMMIT: a crash before this add leaves the message `enqueued`, and the sweep queues it.
     await this.queue.add(id).catch(() => undefined);
     return response;

@@ -2,6 +2,8 @@ import { type SmsStatusChange, smsStatusChange } from '@meld/contracts';
 import { DATA_SOURCE } from '@meld/db';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
+import { WebhookDeliveries } from '../../webhooks/webhook-deliveries.repository';
+import { WebhookDispatcher } from '../../webhooks/webhook-dispatcher';
 import { NEXT_STATUSES, REFUNDED_STATUSES, type SmsStatus } from './sms-status';
 import { SmsOutboxRelay } from './sms-outbox-relay';
 
@@ -24,8 +26,8 @@ export interface StatusRow {
 
 /**
  * Every status change of a direct SMS (ADR 0154) in one transaction: the message row, its
- * history row, the `meld.sms-status.v1` outbox row and, for `failed` / `rejected`, the
- * prepaid funds given back. A change the current status does not allow (a late or replayed
+ * history row, the `meld.sms-status.v1` outbox row, the organization's webhook delivery
+ * (ADR 0155) and, for `failed` / `rejected`, the prepaid funds given back. A change the current status does not allow (a late or replayed
  * receipt, a job run twice) changes nothing and returns false.
  */
 @Injectable()
@@ -33,6 +35,8 @@ export class StatusWriter {
   constructor(
     @Inject(DATA_SOURCE) private readonly ds: DataSource,
     private readonly outbox: SmsOutboxRelay,
+    private readonly webhooks: WebhookDispatcher,
+    private readonly deliveries: WebhookDeliveries,
   ) {}
 
   async change(smsId: string, change: StatusChange): Promise<boolean> {
@@ -45,8 +49,14 @@ export class StatusWriter {
       await this.apply(em, row, change);
       return true;
     });
-    if (changed) this.outbox.nudge();
+    if (changed) this.committed();
     return changed;
+  }
+
+  /** After the COMMIT of changes: their outbox rows and webhook deliveries go out now rather than at the next poll. */
+  committed(): void {
+    this.outbox.nudge();
+    this.webhooks.nudge();
   }
 
   /** Writes an allowed change of a locked row (also the first `enqueued` of a new message). */
@@ -71,5 +81,8 @@ export class StatusWriter {
       ...(change.error ? { error: change.error } : {}),
     });
     await em.query(`INSERT INTO sms_outbox (key, value) VALUES ($1, $2)`, [`${row.project_id}/${row.id}`, JSON.stringify(message)]);
+    // The payload of system design §4, in this field order.
+    const report = { id: row.id, status: change.status, audienceId: row.audience_id, messagesCount: row.messages_count, at: message.at, ...(change.error ? { error: change.error } : {}) };
+    await this.deliveries.record(em, { organizationId: row.organization_id, projectId: row.project_id, smsId: row.id, body: JSON.stringify(report) });
   }
 }
