@@ -85,7 +85,7 @@ export class SendDirectSms {
             cmd.idempotencyKey ?? null, requestHash, JSON.stringify(response), cost],
         );
         if (!inserted.length) throw new DuplicateKey();
-        const row = { id, project_id: cmd.projectId, organization_id: cmd.organizationId, audience_id: contact.id, status: 'enqueued' as const, messages_count: parts.messagesCount, reserved_funds: String(cost) };
+        const row = { id, project_id: cmd.projectId, organization_id: cmd.organizationId, audience_id: contact.id, sender_id: sender.id, status: 'enqueued' as const, messages_count: parts.messagesCount, reserved_funds: String(cost) };
         await this.status.apply(em, row, { status: 'enqueued' });
       });
     } catch (err) {
