@@ -8,3 +8,6 @@ export * from './organization.resource';
 export * from './project-config';
 export * from './project.resource';
 export * from './time';
+export * from './list-query/list-docs';
+export * from './list-query/list-page';
+export * from './list-query/list-request';

@@ -1,6 +1,5 @@
-import { isoWithOffset, timestamp } from '@meld/api';
+import { isoWithOffset, listEnvelope, timestamp } from '@meld/api';
 import { z } from 'zod';
-import { listEnvelope } from '../list-query/list-docs';
 
 /** A sender as the public listing shows it (the admin API creates them; ADR 0017 lists the values). */
 export const PublicSenderSchema = z

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { SendQueue } from './delivery/send-queue';
 import { GetSms } from './read/get-sms.usecase';
+import { ListSms } from './read/list-sms.usecase';
 import { SendDirectSms } from './send/send-direct.usecase';
 import { SmsController } from './sms.controller';
 import { SmsRepository } from './sms.repository';
@@ -10,5 +11,5 @@ import { WebhookDeliveries } from '../webhooks/webhook-deliveries.repository';
 import { WebhookDispatcher } from '../webhooks/webhook-dispatcher';
 
 /** Direct SMS: the send endpoint, delivery over SMPP through BullMQ, status changes through the outbox and to the organization's webhook. */
-@Module({ controllers: [SmsController], providers: [SmsRepository, SmsOutboxRelay, StatusWriter, SendQueue, SendDirectSms, GetSms, WebhookDeliveries, WebhookDispatcher] })
+@Module({ controllers: [SmsController], providers: [SmsRepository, SmsOutboxRelay, StatusWriter, SendQueue, SendDirectSms, GetSms, ListSms, WebhookDeliveries, WebhookDispatcher] })
 export class SmsModule {}
