@@ -8,6 +8,7 @@ export * from './organization.resource';
 export * from './project-config';
 export * from './project.resource';
 export * from './time';
+// The listing glue every app's listings share (ADR 0158).
 export * from './list-query/list-docs';
 export * from './list-query/list-page';
 export * from './list-query/list-request';

@@ -10,7 +10,7 @@ export interface ListSmsCommand {
   mayReadPii: boolean;
 }
 
-/** `GET …/channel/sms/sms`: the project's message history through the list query filter, newest first by default. */
+/** `GET …/channel/sms/sms`: the project's message history through the list query filter, newest first by default (ADR 0159). */
 @Injectable()
 export class ListSms {
   constructor(private readonly repo: SmsRepository) {}

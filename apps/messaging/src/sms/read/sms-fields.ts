@@ -1,7 +1,7 @@
 import type { ListResource } from '@meld/filters';
 
 /**
- * The list filter's whitelist for direct SMS (`m` = sms_messages). The text and the number
+ * The list filter's whitelist for direct SMS (`m` = sms_messages, ADR 0159). The text and the number
  * are not filterable: they are PII, shown only to some tokens, and a filter on them would
  * tell the others what they hold.
  */
