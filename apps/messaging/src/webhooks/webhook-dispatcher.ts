@@ -1,5 +1,5 @@
 import { metricsRegistry } from '@meld/platform';
-import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { type BeforeApplicationShutdown, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { type Job, Queue, Worker } from 'bullmq';
 import { Counter } from 'prom-client';
 import { BullmqConnections } from '../queue/bullmq-connections';
@@ -33,7 +33,7 @@ const attempts = new Counter({
  * next is queued when the one before it is delivered or has failed for good.
  */
 @Injectable()
-export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationShutdown {
+export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly log = new Logger('sms-webhooks');
   private readonly config: WebhookConfig = loadWebhookConfig();
   private readonly connections = new BullmqConnections();
@@ -43,6 +43,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   private timer?: NodeJS.Timeout;
   private pumping?: Promise<void>;
   private again = false;
+  private stopped = false;
 
   constructor(private readonly deliveries: WebhookDeliveries) {
     this.queue.on('error', (err) => this.log.warn(`queue: ${err.message}`));
@@ -55,10 +56,15 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     this.timer = setInterval(() => this.nudge(), POLL_EVERY_MS);
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /** Attempts and the pump stop before any store closes (their last writes still land). */
+  async beforeApplicationShutdown(): Promise<void> {
+    this.stopped = true;
     clearInterval(this.timer);
     await this.worker?.close();
     await this.pumping;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
     await this.queue.close();
     await this.poster.close();
     await this.connections.closeAll();
@@ -66,6 +72,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
 
   /** Queues the due deliveries soon; calls while a pass runs make one more pass. */
   nudge(): void {
+    if (this.stopped) return;
     if (this.pumping) {
       this.again = true;
       return;
@@ -74,7 +81,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
       .catch((err: Error) => this.log.warn(`pump: ${err.message}`))
       .finally(() => {
         this.pumping = undefined;
-        if (this.again) {
+        if (this.again && !this.stopped) {
           this.again = false;
           this.nudge();
         }
