@@ -56,6 +56,17 @@ describe('delivery-report webhooks that fail (real Postgres, Redis, SMSC simulat
     receiver.answer = 204;
   });
 
+  it('a webhook without a secret (the column allows it) fails its deliveries visibly instead of leaving them stuck', async () => {
+    await db.query(`UPDATE webhooks SET secret = NULL WHERE organization_id = $1`, [fx.t.organization.id]);
+    try {
+      const smsId = await send('+447400123499');
+      const rows = await settled(smsId, 2);
+      expect(rows[0]).toEqual({ status: 'failed', attempts: 1, code: null, error: 'the webhook has no secret: set one with PUT /admin/v1/organizations/{org}/webhooks/sms-status' });
+    } finally {
+      await db.query(`UPDATE webhooks SET secret = $2 WHERE organization_id = $1`, [fx.t.organization.id, `whsec_${randomBytes(24).toString('base64')}`]);
+    }
+  });
+
   it('refuses loopback and private targets unless allowed, by address and by name', async () => {
     const poster = new WebhookPoster({ allowPrivate: false, timeoutMs: 1000 });
     try {

@@ -7,7 +7,8 @@ export interface ClaimedDelivery {
   id: string;
   body: string;
   url: string;
-  secret: string;
+  /** Null when the webhook has none (the column allows it; the admin API always sets one). */
+  secret: string | null;
   /** Past the retry window once this attempt fails: it ends `failed`. */
   lastChance: boolean;
 }

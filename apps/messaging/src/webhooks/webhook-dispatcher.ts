@@ -5,7 +5,7 @@ import { Counter } from 'prom-client';
 import { BullmqConnections } from '../queue/bullmq-connections';
 import { loadWebhookConfig, retryDelayMs, type WebhookConfig } from './webhook-config';
 import { WebhookDeliveries } from './webhook-deliveries.repository';
-import { WebhookPoster } from './webhook-poster';
+import { type PostResult, WebhookPoster } from './webhook-poster';
 import { signatureHeaders } from './webhook-signature';
 
 export const WEBHOOK_QUEUE = 'meld-sms-webhooks';
@@ -16,6 +16,8 @@ interface AttemptJob {
 }
 
 const POLL_EVERY_MS = 2000;
+/** Reports are always signed; the column allows no secret, so an attempt says what to fix. */
+const NO_SECRET = 'the webhook has no secret: set one with PUT /admin/v1/organizations/{org}/webhooks/sms-status';
 const DUE_BATCH = 500;
 const attempts = new Counter({
   name: 'meld_messaging_webhook_attempts_total',
@@ -94,15 +96,19 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   }
 
   private job(deliveryId: string, attempt: number, delay = 0) {
-    // One job id per attempt: the pump and a retry adding the same attempt queue it once.
-    return { name: 'attempt', data: { deliveryId, attempt }, opts: { jobId: `${deliveryId}_${attempt}`, delay, removeOnComplete: true, removeOnFail: 1000 } };
+    // One job id per attempt: the pump and a retry adding the same attempt queue it once. An
+    // attempt that threw (a store down mid-attempt) frees its id, so the pump queues it again
+    // once its lease has passed.
+    return { name: 'attempt', data: { deliveryId, attempt }, opts: { jobId: `${deliveryId}_${attempt}`, delay, removeOnComplete: true, removeOnFail: true } };
   }
 
   private async attempt(job: Job<AttemptJob>): Promise<void> {
     const { deliveryId, attempt } = job.data;
     const claimed = await this.deliveries.claim(deliveryId, attempt, this.config.timeoutMs + 5000, this.config.retryForMs);
     if (!claimed) return;
-    const result = await this.poster.post(claimed.url, claimed.body, signatureHeaders(claimed.id, claimed.body, claimed.secret));
+    const result: PostResult = claimed.secret
+      ? await this.poster.post(claimed.url, claimed.body, signatureHeaders(claimed.id, claimed.body, claimed.secret))
+      : { ok: false, error: NO_SECRET };
     if (result.ok) {
       await this.deliveries.delivered(claimed.id, result.statusCode!);
       attempts.inc({ result: 'delivered' });
