@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { testEnv, waitFor } from '@meld/testing';
-import { adminApi } from './support/admin-api';
+import { adminApi, bearerApi } from './support/admin-api';
 
 // Readiness through the gateway, driven as an operator and a data source would: every change
 // (admin API, ingest delete, funds) is followed by a read at once, and the report must
@@ -15,16 +15,9 @@ const BASE = `http://127.0.0.1:${GATEWAY_PORT}`;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
 
-async function call(method: string, path: string, token: string, body?: unknown): Promise<{ status: number; body: Json }> {
-  const res = await fetch(`${BASE}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined };
-}
-const admin = adminApi(BASE) as (method: string, path: string, body?: unknown) => Promise<Json>;
+const call = bearerApi(BASE);
+const adminCall = adminApi(BASE);
+const admin = (method: string, path: string, body?: unknown): Promise<Json> => adminCall(method, path, body);
 
 describe('readiness through the gateway follows every change at once', () => {
   let supervisor: { ready(ms: number): Promise<void>; stop(): Promise<void> };

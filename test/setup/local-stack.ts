@@ -7,3 +7,5 @@ process.env.MELD_OAUTH_ALLOW_PRIVATE_FETCH = '1';
 // Many gateways run at once in a test run (in-process and as processes): each takes a free
 // operations port (ADR 0105) instead of its public port + 100.
 process.env.MELD_OPS_PORT ??= '0';
+// Test webhook receivers listen on loopback (ADR 0156); a test of the refusal sets it to 0.
+process.env.MELD_WEBHOOK_ALLOW_PRIVATE ??= '1';

@@ -59,6 +59,8 @@ function stackEnv(stack, profile) {
   env.MELD_ALLOW_DEV_SECRETS = '1';
   // OAuth client metadata documents may live on this machine (ADR 0149); production leaves it off.
   if (env.MELD_OAUTH_ALLOW_PRIVATE_FETCH === undefined) env.MELD_OAUTH_ALLOW_PRIVATE_FETCH = '1';
+  // Webhook receivers of a developer or a test run on this machine (ADR 0156).
+  env.MELD_WEBHOOK_ALLOW_PRIVATE = process.env.MELD_WEBHOOK_ALLOW_PRIVATE ?? '1';
   return env;
 }
 

@@ -123,6 +123,13 @@ describe('audience count', () => {
     expect(await ok({ root: gold, filterCompliance: { whatsapp: 'opt-in', rcs: 'basic' } })).toMatchObject({ totalHits: 0, compliance: { whatsapp: { reachable: 0 }, rcs: { reachable: 3 } } });
   });
 
+  it("accepts Meld's own SMS event types without a catalogue row (ADR 0157)", async () => {
+    const delivered = { type: 'group_event', eventType: '_sms_delivered', timeframe: { lastDays: 30 }, children: [{ type: 'event_condition', key: '_sms_delivered.senderId', operator: 'is-set', values: [] }] };
+    expect(await ok({ root: delivered })).toEqual({ totalHits: 0 });
+    expect(await ok({ root: { type: 'group', negate: true, children: [{ type: 'group_event', eventType: '_sms_undelivered', children: [] }] } })).toEqual({ totalHits: 7 });
+    expect((await count({ root: { ...delivered, eventType: '_sms_clicked' } })).status).toBe(400);
+  });
+
   it('refuses bad bodies naming the field', async () => {
     const bad = async (body: unknown) => {
       const res = await count(body);

@@ -125,7 +125,9 @@ describe('admin: catalogue, senders, webhooks, users', () => {
   it('sets the SMS status webhook: a generated secret shown once, kept on later updates', async () => {
     const first = await gw.call('PUT', `/organizations/${org}/webhooks/sms-status`, { url: 'https://hooks.example.com/sms' });
     expect(first.status).toBe(200);
-    expect(first.body).toEqual({ entity: { id: expect.any(String), kind: 'sms-status', url: 'https://hooks.example.com/sms', createdAt: expect.any(String) }, metadata: { secret: expect.stringMatching(/^whsec_/) } });
+    expect(first.body).toEqual({ entity: { id: expect.any(String), kind: 'sms-status', url: 'https://hooks.example.com/sms', createdAt: expect.any(String) }, metadata: { secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]+={0,2}$/) } });
+    // A Standard Webhooks secret as the library reads it: a 24-byte key (ADR 0155).
+    expect(Buffer.from(first.body.metadata.secret.slice(6), 'base64')).toHaveLength(24);
     const second = await gw.call('PUT', `/organizations/${org}/webhooks/sms-status`, { url: 'https://hooks.example.com/v2' });
     expect(second.body).toMatchObject({ entity: { id: first.body.entity.id, url: 'https://hooks.example.com/v2' }, metadata: {} });
     const given = await gw.call('PUT', `/organizations/${org}/webhooks/sms-status`, { url: 'https://hooks.example.com/v3', secret: 'a-secret-of-sixteen+' });

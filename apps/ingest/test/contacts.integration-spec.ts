@@ -4,8 +4,7 @@ import { waitFor } from '@meld/testing';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { startIngest } from './app.fixture';
-import { collectTopic } from './kafka.fixture';
-import { type Json, type PrincipalSigner, principalSigner, seedTenancy } from '@meld/fixtures';
+import { type Json, type PrincipalSigner, collectTopic, principalSigner, seedTenancy } from '@meld/fixtures';
 import { PROTOTYPE_NAMES } from '@meld/testing';
 
 describe('contact writes (ingest)', () => {

@@ -3,8 +3,7 @@ import { Topics } from '@meld/contracts';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { startIngest } from './app.fixture';
-import { collectTopic } from './kafka.fixture';
-import { type Json, type PrincipalSigner, principalSigner, seedTenancy } from '@meld/fixtures';
+import { type Json, type PrincipalSigner, collectTopic, principalSigner, seedTenancy } from '@meld/fixtures';
 import { PROTOTYPE_NAMES, waitFor } from '@meld/testing';
 
 const HOUR = 3600_000;

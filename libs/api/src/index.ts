@@ -10,3 +10,7 @@ export * from './project.resource';
 export * from './time';
 export * from './sender.resource';
 export * from './html-page';
+// The listing glue every app's listings share (ADR 0158).
+export * from './list-query/list-docs';
+export * from './list-query/list-page';
+export * from './list-query/list-request';

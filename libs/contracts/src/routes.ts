@@ -124,6 +124,7 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   product('probes.coverage', 'POST', '/v1/project/:project/audience/coverage', 'probes', { scopes: ['PROJECT_AUDIENCE_READ'], rateLimit: 'probes' }),
   // Direct SMS (issue 17, ADR 0152): sending spends the organization's funds, hence the write scope.
   product('sms.direct.send', 'POST', '/v1/project/:project/channel/sms/sms/direct/:sender/:target', 'messaging', { scopes: ['PROJECT_DIRECT_WRITE'] }),
+  product('sms.list', 'GET', '/v1/project/:project/channel/sms/sms', 'messaging', { scopes: ['PROJECT_DIRECT_READ'] }),
   product('sms.read', 'GET', '/v1/project/:project/channel/sms/sms/:smsId', 'messaging', { scopes: ['PROJECT_DIRECT_READ'] }),
   product('probes.volumes', 'POST', '/v1/project/:project/event/volumes', 'probes', { scopes: ['PROJECT_AUDIENCE_READ'], rateLimit: 'probes' }),
 ];

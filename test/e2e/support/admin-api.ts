@@ -13,3 +13,19 @@ export function adminApi(base: string) {
     return (res.status === 204 ? undefined : await res.json()) as Created;
   };
 }
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any;
+
+/** Calls a gateway started by the test with a bearer token; answers the status and the parsed body (never throws on a status). */
+export function bearerApi(base: string) {
+  return async function call(method: string, path: string, token: string, body?: unknown): Promise<{ status: number; body: Json }> {
+    const res = await fetch(`${base}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : undefined };
+  };
+}

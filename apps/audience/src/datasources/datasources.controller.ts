@@ -1,9 +1,7 @@
-import { DataSourceSchema } from '@meld/api';
+import { ApiListOperation, DataSourceSchema, listEnvelope, ListQueryString } from '@meld/api';
 import { CurrentPrincipal, type Principal, projectOf } from '@meld/auth';
 import { Controller, Get, Param } from '@nestjs/common';
 import { ApiParam, ApiTags } from '@nestjs/swagger';
-import { ApiListOperation, listEnvelope } from '../list-query/list-docs';
-import { ListQueryString } from '../list-query/list-request';
 import { DATA_SOURCE_FIELDS } from './datasource-fields';
 import { ListDataSources } from './usecases/list-data-sources/list-data-sources.usecase';
 

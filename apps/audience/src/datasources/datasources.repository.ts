@@ -1,8 +1,8 @@
+import { listPage } from '@meld/api';
 import { DATA_SOURCE, type DataSourceEntity } from '@meld/db';
 import type { ListQuery } from '@meld/filters';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { listPage } from '../list-query/list-page';
 import { DATA_SOURCE_FIELDS } from './datasource-fields';
 
 @Injectable()

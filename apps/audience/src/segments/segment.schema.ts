@@ -1,7 +1,6 @@
-import { entityOnly, timestamp } from '@meld/api';
+import { entityOnly, listEnvelope, timestamp } from '@meld/api';
 import { AUDIENCE_FILTER_VERSION } from '@meld/filters';
 import { z } from 'zod';
-import { listEnvelope } from '../list-query/list-docs';
 
 /** `{version, root}`: the audience filter of system.md §4, checked against the project catalogue when written. */
 export const SegmentFilterSchema = z

@@ -1,11 +1,9 @@
-import { ApiError, ApiErrors, ApiSuccess } from '@meld/api';
+import { ApiError, ApiErrors, ApiListOperation, ApiSuccess, ListQueryString } from '@meld/api';
 import { CurrentPrincipal, type Principal, projectOf } from '@meld/auth';
 import { parseInput } from '@meld/platform';
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { AudienceCountSchema } from '../count/count.schema';
-import { ApiListOperation } from '../list-query/list-docs';
-import { ListQueryString } from '../list-query/list-request';
 import { SEGMENT_FIELDS } from './segment-fields';
 import { CreateSegmentBody, SegmentListSchema, SegmentReadSchema, UpdateSegmentBody } from './segment.schema';
 import { CountSegment } from './usecases/count-segment/count-segment.usecase';

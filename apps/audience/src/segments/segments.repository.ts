@@ -1,9 +1,8 @@
-import { isoWithOffset } from '@meld/api';
+import { isoWithOffset, listPage } from '@meld/api';
 import { DATA_SOURCE } from '@meld/db';
 import type { ListQuery } from '@meld/filters';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { listPage } from '../list-query/list-page';
 import { SEGMENT_FIELDS } from './segment-fields';
 import type { Segment } from './segment.schema';
 

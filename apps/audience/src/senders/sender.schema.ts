@@ -1,5 +1,4 @@
-import { SenderSchema } from '@meld/api';
-import { listEnvelope } from '../list-query/list-docs';
+import { SenderSchema, listEnvelope } from '@meld/api';
 
 export const SenderListSchema = listEnvelope(SenderSchema, 'SenderList');
 

@@ -1,8 +1,7 @@
+import { ApiListOperation, ListQueryString } from '@meld/api';
 import { CurrentPrincipal, type Principal, projectOf } from '@meld/auth';
 import { Controller, Get, Param } from '@nestjs/common';
 import { ApiParam, ApiTags } from '@nestjs/swagger';
-import { ApiListOperation } from '../list-query/list-docs';
-import { ListQueryString } from '../list-query/list-request';
 import { SENDER_FIELDS } from './sender-fields';
 import { SenderListSchema } from './sender.schema';
 import { ListSenders } from './usecases/list-senders/list-senders.usecase';

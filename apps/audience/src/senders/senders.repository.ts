@@ -1,8 +1,8 @@
+import { listPage } from '@meld/api';
 import { DATA_SOURCE } from '@meld/db';
 import type { ListQuery } from '@meld/filters';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { listPage } from '../list-query/list-page';
 import { SENDER_FIELDS } from './sender-fields';
 import type { SenderCountryRow, SenderRow } from './sender.schema';
 

@@ -44,6 +44,10 @@ import { DeleteUser } from './users/usecases/delete-user/delete-user.usecase';
 import { UsersController } from './users/users.controller';
 import { UsersRepository } from './users/users.repository';
 import { SetSmsStatusWebhook } from './webhooks/usecases/set-sms-status-webhook/set-sms-status-webhook.usecase';
+import { ListWebhookDeliveries } from './webhooks/usecases/list-webhook-deliveries/list-webhook-deliveries.usecase';
+import { RetryWebhookDelivery } from './webhooks/usecases/retry-webhook-delivery/retry-webhook-delivery.usecase';
+import { WebhookDeliveriesController } from './webhooks/webhook-deliveries.controller';
+import { WebhookDeliveriesRepository } from './webhooks/webhook-deliveries.repository';
 import { WebhooksController } from './webhooks/webhooks.controller';
 import { WebhooksRepository } from './webhooks/webhooks.repository';
 
@@ -57,6 +61,7 @@ import { WebhooksRepository } from './webhooks/webhooks.repository';
     CatalogueController,
     SendersController,
     WebhooksController,
+    WebhookDeliveriesController,
     UsersController,
     OAuthGrantsController,
     ScopesController,
@@ -75,6 +80,7 @@ import { WebhooksRepository } from './webhooks/webhooks.repository';
     SendersRepository,
     UpdateSender,
     WebhooksRepository,
+    WebhookDeliveriesRepository,
     UsersRepository,
     CreateOrganization,
     GetOrganization,
@@ -93,6 +99,8 @@ import { WebhooksRepository } from './webhooks/webhooks.repository';
     CreateAttribute,
     CreateSender,
     SetSmsStatusWebhook,
+    ListWebhookDeliveries,
+    RetryWebhookDelivery,
     CreateUser,
     DeleteUser,
     OAuthGrantsRepository,

@@ -1,11 +1,13 @@
-import { ApiError, ApiErrors, ApiSuccess } from '@meld/api';
+import { ApiError, ApiErrors, ApiListOperation, ApiSuccess, ListQueryString, listEnvelope } from '@meld/api';
 import { CurrentPrincipal, type Principal, dataModeOf, dataPolicy, projectOf } from '@meld/auth';
 import { parseInput } from '@meld/platform';
 import { Body, Controller, Get, Headers, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiHeader, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { GetSms } from './read/get-sms.usecase';
+import { ListSms } from './read/list-sms.usecase';
+import { SMS_FIELDS } from './read/sms-fields';
 import { SendDirectSms } from './send/send-direct.usecase';
-import { DirectSmsBody, DirectSmsCreated, DirectSmsHeaders, SmsReadResponse } from './sms.schema';
+import { DirectSmsBody, DirectSmsCreated, DirectSmsHeaders, SmsReadEntity, SmsReadResponse } from './sms.schema';
 
 const MAX_IDEMPOTENCY_KEY = 255; // DirectSmsHeaders
 
@@ -16,7 +18,21 @@ export class SmsController {
   constructor(
     private readonly sendDirect: SendDirectSms,
     private readonly getSms: GetSms,
+    private readonly listSms: ListSms,
   ) {}
+
+  @Get()
+  @ApiListOperation({
+    summary: 'List direct SMS (message history)',
+    description: 'Newest first unless `_sort` says otherwise. The text and the number in clear only for tokens whose dataPolicy.mayReadPii is true (else `text` null, number masked); neither is filterable. Needs PROJECT_DIRECT_READ.',
+    resource: SMS_FIELDS,
+    schema: listEnvelope(SmsReadEntity, 'SmsMessagePage'),
+    page: 'a page of messages',
+  })
+  list(@CurrentPrincipal() principal: Principal, @Param('project') projectUid: string, @ListQueryString() queryString: string) {
+    const project = projectOf(principal, projectUid);
+    return this.listSms.execute({ projectId: project.id, queryString, mayReadPii: dataPolicy(dataModeOf(principal), principal).mayReadPii });
+  }
 
   @Get(':smsId')
   @ApiOperation({ summary: 'Read a direct SMS and its status history', description: 'The text and the number in clear only for tokens whose dataPolicy.mayReadPii is true (else `text` null, number masked). Needs PROJECT_DIRECT_READ.' })

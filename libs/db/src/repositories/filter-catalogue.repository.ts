@@ -1,4 +1,4 @@
-import type { AttributeType } from '@meld/contracts';
+import { type AttributeType, SYSTEM_EVENT_TYPES } from '@meld/contracts';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { DATA_SOURCE } from '../db.module';
@@ -14,7 +14,7 @@ export interface FilterCatalogueRows {
 export class FilterCatalogueRepository {
   constructor(@Inject(DATA_SOURCE) private readonly ds: DataSource) {}
 
-  /** Every attribute (internal and disabled ones too: their stored values can be filtered) and every event type with its parameters. */
+  /** Every attribute (internal and disabled ones too: their stored values can be filtered) and every event type with its parameters, Meld's own (`_sms_…`, ADR 0157) included. */
   async catalogue(projectId: string): Promise<FilterCatalogueRows> {
     const [attributes, parameters]: [Array<{ uid: string; type: AttributeType; multivalue: boolean; slot: number | null }>, Array<{ event_type: string; uid: string | null; data_type: string | null; multi_value: number | null }>] =
       await Promise.all([
@@ -26,7 +26,9 @@ export class FilterCatalogueRepository {
           [projectId],
         ),
       ]);
-    const eventTypes = new Map<string, Array<{ uid: string; dataType: string; multiValue: number }>>();
+    const eventTypes = new Map<string, Array<{ uid: string; dataType: string; multiValue: number }>>(
+      SYSTEM_EVENT_TYPES.map((t) => [t.uid, t.parameters.map((p) => ({ uid: p.parameter, dataType: p.dataType, multiValue: 1 }))]),
+    );
     for (const p of parameters) {
       const list = eventTypes.get(p.event_type) ?? [];
       if (p.uid !== null) list.push({ uid: p.uid, dataType: p.data_type ?? 'string', multiValue: p.multi_value ?? 1 });

@@ -1,9 +1,9 @@
-import { envVars, loadConfig, loadStoreConfig } from '@meld/platform';
+import { envVars, loadConfig } from '@meld/platform';
 import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { type Job, Queue, Worker } from 'bullmq';
-import Redis from 'ioredis';
 import { z } from 'zod';
 import { InboundKeywords } from '../../inbound/inbound-keywords';
+import { BullmqConnections } from '../../queue/bullmq-connections';
 import { SmsRepository } from '../sms.repository';
 import { StatusWriter } from '../status/status-writer';
 import { receiptStatus } from '../status/sms-status';
@@ -32,33 +32,23 @@ export class SendQueue implements OnApplicationBootstrap, OnApplicationShutdown 
   private readonly queue: Queue<SendJob>;
   private worker?: Worker<SendJob>;
   private readonly smsc: SmscClient;
-  private readonly redisUrl: string;
   private sweepTimer?: NodeJS.Timeout;
-  /** BullMQ leaves connections it was given open: closed here after the queue and worker. */
-  private readonly connections: Redis[] = [];
+  private readonly connections = new BullmqConnections();
 
   constructor(
     private readonly repo: SmsRepository,
     private readonly status: StatusWriter,
     inbound: InboundKeywords,
   ) {
-    this.redisUrl = loadStoreConfig(['redis']).redisUrl!;
     const { MELD_SMSC_URL } = loadConfig(z.object({ MELD_SMSC_URL: envVars.smscUrl.default('smpp://127.0.0.1:52775') }));
-    // BullMQ blocks on Redis commands, which must never time out (maxRetriesPerRequest null).
-    this.queue = new Queue<SendJob>(SEND_QUEUE, { connection: this.connection() });
+    this.queue = new Queue<SendJob>(SEND_QUEUE, { connection: this.connections.connection() });
     this.queue.on('error', (err) => this.log.warn(`queue: ${err.message}`));
     this.smsc = new SmscClient({ url: MELD_SMSC_URL, onReceipt: (r) => this.onReceipt(r), onInbound: (sms) => inbound.receive(sms) });
   }
 
-  private connection(): Redis {
-    const redis = new Redis(this.redisUrl, { maxRetriesPerRequest: null, retryStrategy: (n) => Math.min(n * 200, 2000) });
-    this.connections.push(redis);
-    return redis;
-  }
-
   onApplicationBootstrap(): void {
     this.smsc.start();
-    this.worker = new Worker<SendJob>(SEND_QUEUE, (job) => this.process(job), { connection: this.connection(), concurrency: 50 });
+    this.worker = new Worker<SendJob>(SEND_QUEUE, (job) => this.process(job), { connection: this.connections.connection(), concurrency: 50 });
     this.worker.on('error', (err) => this.log.warn(`worker: ${err.message}`));
     this.worker.on('failed', (job, err) => void this.onFailed(job, err));
     this.sweepTimer = setInterval(() => void this.sweep().catch((err: Error) => this.log.warn(`sweep: ${err.message}`)), RECOVERY_EVERY_MS);
@@ -69,7 +59,7 @@ export class SendQueue implements OnApplicationBootstrap, OnApplicationShutdown 
     await this.worker?.close();
     await this.smsc.stop();
     await this.queue.close();
-    await Promise.all(this.connections.map((c) => c.quit().catch(() => c.disconnect())));
+    await this.connections.closeAll();
   }
 
   /** Queues a committed message (idempotent: the job id is the SMS id). */

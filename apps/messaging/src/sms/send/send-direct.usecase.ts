@@ -9,7 +9,6 @@ import { linkOrigin, renderTemplate } from '../../links/text-template';
 import { SendQueue } from '../delivery/send-queue';
 import type { DirectSmsResponse } from '../sms.schema';
 import { type SendSettings, SmsRepository, type TargetContact } from '../sms.repository';
-import { SmsOutboxRelay } from '../status/sms-outbox-relay';
 import { StatusWriter } from '../status/status-writer';
 import { smsParts } from '../text/sms-parts';
 import { type Destination, contactDestination, destinationOf } from './destination';
@@ -48,7 +47,6 @@ export class SendDirectSms {
   constructor(
     private readonly repo: SmsRepository,
     private readonly status: StatusWriter,
-    private readonly outbox: SmsOutboxRelay,
     private readonly queue: SendQueue,
     private readonly links: LinksRepository,
     private readonly contacts: MessagingContacts,
@@ -110,7 +108,7 @@ export class SendDirectSms {
         );
         if (!inserted.length) throw new DuplicateKey();
         await this.links.insert(em, cmd.projectId, id, links);
-        const row = { id, project_id: cmd.projectId, organization_id: cmd.organizationId, audience_id: contact.id, status: 'enqueued' as const, messages_count: parts.messagesCount, reserved_funds: String(cost) };
+        const row = { id, project_id: cmd.projectId, organization_id: cmd.organizationId, audience_id: contact.id, sender_id: sender.id, status: 'enqueued' as const, messages_count: parts.messagesCount, reserved_funds: String(cost) };
         await this.status.apply(em, row, { status: 'enqueued' });
       });
     } catch (err) {
@@ -118,7 +116,7 @@ export class SendDirectSms {
       if (err instanceof DuplicateKey) return (await this.replay(cmd.projectId, cmd.idempotencyKey!, requestHash))!;
       throw err;
     }
-    this.outbox.nudge();
+    this.status.committed();
     // After COMMIT: a crash before this add leaves the message `enqueued`, and the sweep queues it.
     await this.queue.add(id).catch(() => undefined);
     return response;

@@ -1,4 +1,4 @@
-import { Topics, smsStatusChange } from '@meld/contracts';
+import { Topics, eventsMessage, smsStatusChange } from '@meld/contracts';
 import { DATA_SOURCE, OutboxPump } from '@meld/db';
 import { createProducer, type Producer } from '@meld/kafka';
 import { KAFKA, type KafkaClient, metricsRegistry } from '@meld/platform';
@@ -6,7 +6,8 @@ import { type BeforeApplicationShutdown, Inject, Injectable, type OnApplicationB
 import type { DataSource } from 'typeorm';
 
 /**
- * Publishes `sms_outbox` to `meld.sms-status.v1` after each status change committed (ADR 0154).
+ * Publishes `sms_outbox` after each status change committed: the change to `meld.sms-status.v1`
+ * (ADR 0154) and its timeline event to `meld.events.v1` (ADR 0157), each row to its `topic`.
  * A table of its own, so messaging never depends on another app's relay running.
  */
 @Injectable()
@@ -18,8 +19,7 @@ export class SmsOutboxRelay implements OnApplicationBootstrap, BeforeApplication
     this.producer = createProducer({ kafka: client.kafka, brokers: client.brokers, clientId: 'meld-messaging', metrics: metricsRegistry });
     this.pump = new OutboxPump(ds, {
       table: 'sms_outbox',
-      topic: Topics.smsStatus,
-      publish: (topic, messages) => this.producer.send(topic, messages, { schema: smsStatusChange }),
+      publish: (topic, messages) => this.producer.send(topic, messages, { schema: topic === Topics.events ? eventsMessage : smsStatusChange }),
       metrics: metricsRegistry,
     });
   }

@@ -1,9 +1,12 @@
-import { type SmsStatusChange, smsStatusChange } from '@meld/contracts';
+import { type SmsStatusChange, Topics, keys, smsStatusChange } from '@meld/contracts';
 import { DATA_SOURCE } from '@meld/db';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
+import { WebhookDeliveries } from '../../webhooks/webhook-deliveries.repository';
+import { WebhookDispatcher } from '../../webhooks/webhook-dispatcher';
 import { NEXT_STATUSES, REFUNDED_STATUSES, type SmsStatus } from './sms-status';
 import { SmsOutboxRelay } from './sms-outbox-relay';
+import { timelineEvent } from './timeline-event';
 
 export interface StatusChange {
   status: SmsStatus;
@@ -17,6 +20,7 @@ export interface StatusRow {
   project_id: string;
   organization_id: string;
   audience_id: string | null;
+  sender_id: string;
   status: SmsStatus;
   messages_count: number;
   reserved_funds: string;
@@ -24,8 +28,9 @@ export interface StatusRow {
 
 /**
  * Every status change of a direct SMS (ADR 0154) in one transaction: the message row, its
- * history row, the `meld.sms-status.v1` outbox row and, for `failed` / `rejected`, the
- * prepaid funds given back. A change the current status does not allow (a late or replayed
+ * history row, the `meld.sms-status.v1` outbox row and its timeline event (ADR 0157), the
+ * organization's webhook delivery
+ * (ADR 0155) and, for `failed` / `rejected`, the prepaid funds given back. A change the current status does not allow (a late or replayed
  * receipt, a job run twice) changes nothing and returns false.
  */
 @Injectable()
@@ -33,20 +38,28 @@ export class StatusWriter {
   constructor(
     @Inject(DATA_SOURCE) private readonly ds: DataSource,
     private readonly outbox: SmsOutboxRelay,
+    private readonly webhooks: WebhookDispatcher,
+    private readonly deliveries: WebhookDeliveries,
   ) {}
 
   async change(smsId: string, change: StatusChange): Promise<boolean> {
     const changed = await this.ds.transaction(async (em) => {
       const [row]: StatusRow[] = await em.query(
-        `SELECT id, project_id, organization_id, audience_id, status, messages_count, reserved_funds::text FROM sms_messages WHERE id = $1 FOR UPDATE`,
+        `SELECT id, project_id, organization_id, audience_id, sender_id, status, messages_count, reserved_funds::text FROM sms_messages WHERE id = $1 FOR UPDATE`,
         [smsId],
       );
       if (!row || !NEXT_STATUSES[row.status].includes(change.status)) return false;
       await this.apply(em, row, change);
       return true;
     });
-    if (changed) this.outbox.nudge();
+    if (changed) this.committed();
     return changed;
+  }
+
+  /** After the COMMIT of changes: their outbox rows and webhook deliveries go out now rather than at the next poll. */
+  committed(): void {
+    this.outbox.nudge();
+    this.webhooks.nudge();
   }
 
   /** Writes an allowed change of a locked row (also the first `enqueued` of a new message). */
@@ -70,6 +83,11 @@ export class StatusWriter {
       at: at.toISOString(),
       ...(change.error ? { error: change.error } : {}),
     });
-    await em.query(`INSERT INTO sms_outbox (key, value) VALUES ($1, $2)`, [`${row.project_id}/${row.id}`, JSON.stringify(message)]);
+    await em.query(`INSERT INTO sms_outbox (topic, key, value) VALUES ($1, $2, $3)`, [Topics.smsStatus, keys.sms(row.project_id, row.id), JSON.stringify(message)]);
+    const event = await timelineEvent(em, row, change, at);
+    if (event) await em.query(`INSERT INTO sms_outbox (topic, key, value) VALUES ($1, $2, $3)`, [event.topic, event.key, JSON.stringify(event.value)]);
+    // The payload of system design §4, in this field order.
+    const report = { id: row.id, status: change.status, audienceId: row.audience_id, messagesCount: row.messages_count, at: message.at, ...(change.error ? { error: change.error } : {}) };
+    await this.deliveries.record(em, { organizationId: row.organization_id, projectId: row.project_id, smsId: row.id, body: JSON.stringify(report) });
   }
 }

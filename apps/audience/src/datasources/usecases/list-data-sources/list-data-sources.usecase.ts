@@ -1,7 +1,5 @@
-import { toDataSourceResource } from '@meld/api';
+import { listQueryOf, pageMetadata, toDataSourceResource } from '@meld/api';
 import { Injectable } from '@nestjs/common';
-import { pageMetadata } from '../../../list-query/list-page';
-import { listQueryOf } from '../../../list-query/list-request';
 import { DATA_SOURCE_FIELDS } from '../../datasource-fields';
 import { DataSourcesRepository } from '../../datasources.repository';
 import type { ListDataSourcesCommand } from './list-data-sources.command';

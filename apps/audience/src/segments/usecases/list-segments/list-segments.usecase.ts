@@ -1,6 +1,5 @@
+import { listQueryOf, pageMetadata } from '@meld/api';
 import { Injectable } from '@nestjs/common';
-import { pageMetadata } from '../../../list-query/list-page';
-import { listQueryOf } from '../../../list-query/list-request';
 import { SEGMENT_FIELDS } from '../../segment-fields';
 import { SegmentsRepository } from '../../segments.repository';
 import type { ListSegmentsCommand } from './list-segments.command';

@@ -1,6 +1,5 @@
+import { listQueryOf, pageMetadata } from '@meld/api';
 import { Injectable } from '@nestjs/common';
-import { pageMetadata } from '../../../list-query/list-page';
-import { listQueryOf } from '../../../list-query/list-request';
 import { SENDER_FIELDS } from '../../sender-fields';
 import { toSenderResource } from '@meld/api';
 import { SendersRepository } from '../../senders.repository';

@@ -1,4 +1,5 @@
-import { ApiError, ApiErrors, ApiSuccess, envelope } from '@meld/api';
+import { ApiError, ApiErrors, ApiSuccess } from '../openapi';
+import { envelope } from '../envelope';
 import { type ListResource, OPERATORS_BY_TYPE, resolveField } from '@meld/filters';
 import { applyDecorators } from '@nestjs/common';
 import { ApiOperation, ApiQuery } from '@nestjs/swagger';

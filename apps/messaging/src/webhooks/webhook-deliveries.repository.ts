@@ -1,0 +1,81 @@
+import { DATA_SOURCE } from '@meld/db';
+import { Inject, Injectable } from '@nestjs/common';
+import type { DataSource, EntityManager } from 'typeorm';
+
+/** A due delivery, claimed by one attempt, with where and how to send it. */
+export interface ClaimedDelivery {
+  id: string;
+  body: string;
+  url: string;
+  /** Null when the webhook has none (the column allows it; the admin API always sets one). */
+  secret: string | null;
+  /** Past the retry window once this attempt fails: it ends `failed`. */
+  lastChance: boolean;
+}
+
+export interface DueDelivery {
+  id: string;
+  attempts: number;
+}
+
+/**
+ * The `webhook_deliveries` table (ADR 0155). A delivery is sent only while it is the
+ * oldest `pending` one of its message, by the one attempt that claimed it (a lease as long as
+ * an attempt may take), and only for the attempt number its job carries, so a stale or
+ * doubled job sends nothing.
+ */
+@Injectable()
+export class WebhookDeliveries {
+  constructor(@Inject(DATA_SOURCE) private readonly ds: DataSource) {}
+
+  /** Inside a status change's transaction: its delivery, if the organization has a webhook. */
+  async record(em: EntityManager, change: { organizationId: string; projectId: string; smsId: string; body: string }): Promise<void> {
+    await em.query(
+      `INSERT INTO webhook_deliveries (organization_id, project_id, sms_id, body)
+       SELECT $1, $2, $3, $4 FROM webhooks WHERE organization_id = $1 AND kind = 'sms-status'`,
+      [change.organizationId, change.projectId, change.smsId, change.body],
+    );
+  }
+
+  /** Deliveries at the head of their message's line whose attempt is due and unclaimed. */
+  due(limit: number): Promise<DueDelivery[]> {
+    return this.ds.query(
+      `SELECT d.id, d.attempts FROM webhook_deliveries d
+        WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND (d.locked_until IS NULL OR d.locked_until < now())
+          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.sms_id = d.sms_id AND e.status = 'pending' AND e.seq < d.seq)
+        ORDER BY d.next_attempt_at LIMIT $1`,
+      [limit],
+    );
+  }
+
+  async claim(id: string, attempt: number, leaseMs: number, retryForMs: number): Promise<ClaimedDelivery | null> {
+    const [rows] = await this.ds.query(
+      `UPDATE webhook_deliveries d SET locked_until = now() + make_interval(secs => $3), updated_at = now()
+         FROM webhooks w
+        WHERE d.id = $1 AND d.attempts = $2 AND d.status = 'pending' AND (d.locked_until IS NULL OR d.locked_until < now())
+          AND w.organization_id = d.organization_id AND w.kind = 'sms-status'
+          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.sms_id = d.sms_id AND e.status = 'pending' AND e.seq < d.seq)
+        RETURNING d.id, d.body, w.url, w.secret, d.retry_from + make_interval(secs => $4) <= now() AS "lastChance"`,
+      [id, attempt, leaseMs / 1000, retryForMs / 1000],
+    );
+    return rows[0] ?? null;
+  }
+
+  async delivered(id: string, statusCode: number): Promise<void> {
+    await this.ds.query(
+      `UPDATE webhook_deliveries SET status = 'delivered', attempts = attempts + 1, last_status_code = $2, last_error = NULL, delivered_at = now(), locked_until = NULL, updated_at = now() WHERE id = $1`,
+      [id, statusCode],
+    );
+  }
+
+  /** A failed attempt: the next one after `delayMs`, or, with `final`, the delivery ends `failed`. */
+  async attemptFailed(id: string, failure: { statusCode?: number; error: string; delayMs: number; final: boolean }): Promise<number> {
+    const [rows] = await this.ds.query(
+      `UPDATE webhook_deliveries SET attempts = attempts + 1, last_status_code = $2, last_error = $3, locked_until = NULL, updated_at = now(),
+              status = CASE WHEN $5 THEN 'failed' ELSE status END, next_attempt_at = now() + make_interval(secs => $4)
+        WHERE id = $1 RETURNING attempts`,
+      [id, failure.statusCode ?? null, failure.error.slice(0, 500), failure.delayMs / 1000, failure.final],
+    );
+    return rows[0]?.attempts ?? 0;
+  }
+}

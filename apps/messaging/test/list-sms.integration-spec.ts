@@ -1,0 +1,91 @@
+import { type Json, principalHeader } from '@meld/fixtures';
+import { waitFor } from '@meld/testing';
+import type { INestApplication } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import { type Smsc, type Tenancy, seedContact, seedSmsTenancy, startMessaging } from './app.fixture';
+
+type SmsTenancy = Tenancy & { sender: { id: string } };
+
+describe('GET /v1/project/:project/channel/sms/sms: message history through the list query filter', () => {
+  let app: INestApplication;
+  let base: string;
+  let db: DataSource;
+  let smsc: Smsc;
+  let t: SmsTenancy;
+  let other: SmsTenancy;
+  const sent: Record<string, { id: string; audienceId: string }> = Object.create(null);
+
+  const send = async (tenancy: SmsTenancy, phone: string) => {
+    const audienceId = await seedContact(db, tenancy.project.id, { _user_id: `u-${phone}`, _phone_mobile: phone });
+    const url = `/v1/project/${tenancy.project.uid}/channel/sms/sms/direct/default/${audienceId}`;
+    const res = await fetch(`${base}${url}`, {
+      method: 'POST',
+      headers: { ...principalHeader(tenancy, { scopes: ['PROJECT_DIRECT_WRITE'] }, { app: 'messaging', method: 'POST', url }), 'content-type': 'application/json' },
+      body: JSON.stringify({ text: `code for ${phone}` }),
+    });
+    expect(res.status).toBe(201);
+    return { id: ((await res.json()) as Json).entity.id as string, audienceId };
+  };
+
+  beforeAll(async () => {
+    ({ app, base, db, smsc } = await startMessaging());
+    t = await seedSmsTenancy(db);
+    other = await seedSmsTenancy(db);
+    for (const phone of ['+447400123441', '+447400123413', '+447400123499']) sent[phone] = await send(t, phone);
+    await send(other, '+447400123442');
+    await waitFor('final statuses', async () => {
+      const rows = await db.query(`SELECT count(*)::int AS n FROM sms_messages WHERE project_id = $1 AND status IN ('delivered', 'undelivered', 'failed')`, [t.project.id]);
+      return rows[0].n === 3 || undefined;
+    }, { timeoutMs: 10_000 });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await smsc?.close();
+  });
+
+  const list = async (query: string, scopes: Json[] = ['PROJECT_DIRECT_READ'], tenancy = t) => {
+    const url = `/v1/project/${tenancy.project.uid}/channel/sms/sms${query ? `?${query}` : ''}`;
+    const res = await fetch(`${base}${url}`, { headers: principalHeader(tenancy, { scopes }, { app: 'messaging', url }) });
+    return { status: res.status, body: (await res.json()) as Json };
+  };
+  const ids = async (query: string) => {
+    const res = await list(query);
+    expect(res.status).toBe(200);
+    return res.body.entity.map((m: Json) => m.id);
+  };
+
+  it("lists the project's messages newest first, with paging metadata, and nothing of another project", async () => {
+    const { body } = await list('');
+    expect(body.entity.map((m: Json) => m.id)).toEqual([sent['+447400123499']!.id, sent['+447400123413']!.id, sent['+447400123441']!.id]);
+    expect(body.metadata).toEqual({ start: 0, limit: 50, count: 3, total: 3 });
+    expect(body.entity[2]).toEqual({
+      id: sent['+447400123441']!.id, status: 'delivered', encoding: 'GSM-7', messagesCount: 1, pricePerSms: 0.04, audienceId: sent['+447400123441']!.audienceId,
+      senderId: t.sender.id, destination: expect.not.stringContaining('7400123441'), text: null, error: null, createdAt: expect.any(String), updatedAt: expect.any(String),
+    });
+  });
+
+  it('filters on status, audienceId, senderId and createdAt; sorts and pages', async () => {
+    expect(await ids('status_eq=delivered')).toEqual([sent['+447400123441']!.id]);
+    expect(await ids('status_in=failed|undelivered&_sort=createdAt:+')).toEqual([sent['+447400123413']!.id, sent['+447400123499']!.id]);
+    expect(await ids(`audienceId_eq=${sent['+447400123413']!.audienceId}`)).toEqual([sent['+447400123413']!.id]);
+    expect(await ids(`senderId_eq=${t.sender.id}&status_ne=failed`)).toHaveLength(2);
+    expect(await ids(`createdAt_gt=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`)).toEqual([]);
+    expect(await ids('createdAt_gte=2020-01-01T00:00:00Z&_start=1&_limit=1')).toEqual([sent['+447400123413']!.id]);
+    const q = encodeURIComponent(JSON.stringify({ filter: [{ field: 'status', operator: 'eq', value: 'undelivered' }] }));
+    expect(await ids(`_q=${q}`)).toEqual([sent['+447400123413']!.id]);
+  });
+
+  it('the text and the number only for tokens that may read PII', async () => {
+    const full = await list('status_eq=delivered', ['PROJECT_DIRECT_READ', 'PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_DATA_BASIC']);
+    expect(full.body.entity[0]).toMatchObject({ text: 'code for +447400123441', destination: '+447400123441' });
+    const plain = (await list('status_eq=delivered')).body.entity[0];
+    expect([plain.text, plain.destination]).toEqual([null, expect.not.stringContaining('7400123441')]);
+  });
+
+  it('400 names a bad parameter: unknown field, the text (not filterable), a bad operator value, _group', async () => {
+    for (const [query, parameter] of [['colour_eq=red', 'colour_eq'], ['text_eq=hello', 'text_eq'], ['createdAt_gt=yesterday', 'createdAt_gt'], ['_group=daily', '_group']]) {
+      const res = await list(query!);
+      expect([query, res.status, res.body.details?.parameter]).toEqual([query, 400, parameter]);
+    }
+  });
+});

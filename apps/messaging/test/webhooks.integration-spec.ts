@@ -1,0 +1,96 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Json } from '@meld/fixtures';
+import { waitFor } from '@meld/testing';
+import { Webhook } from 'standardwebhooks';
+import type { DataSource } from 'typeorm';
+import { startWithWebhook } from './webhook-fixture';
+import type { Received, WebhookReceiver } from './webhook-receiver';
+
+/** Meld-Signature checked with node:crypto alone, as a receiver would (system design §4). */
+function verifyMeldSignature(received: Received, secret: string): boolean {
+  const header = String(received.headers['meld-signature']);
+  const match = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(header);
+  if (!match) return false;
+  const expected = createHmac('sha256', secret).update(`${match[1]}.${received.body}`).digest();
+  return timingSafeEqual(expected, Buffer.from(match[2]!, 'hex')) && Math.abs(Date.now() / 1000 - Number(match[1])) < 300;
+}
+
+describe('delivery-report webhooks (real Postgres, Redis, SMSC simulator, an HTTP receiver)', () => {
+  const secret = `whsec_${randomBytes(24).toString('base64')}`;
+  let fx: Awaited<ReturnType<typeof startWithWebhook>>;
+  let db: DataSource;
+  let receiver: WebhookReceiver;
+  let send: (phone: string) => Promise<string>;
+
+  beforeAll(async () => {
+    fx = await startWithWebhook(secret);
+    ({ db, receiver, send } = fx);
+  });
+  afterAll(() => fx?.close());
+
+  const statusesReported = (smsId: string) => receiver.about(smsId).map((r) => r.json.status);
+  const reportsOf = (smsId: string, count: number) =>
+    waitFor(`${count} reports about ${smsId}`, async () => (receiver.about(smsId).length >= count ? receiver.about(smsId) : undefined), { timeoutMs: 20_000 });
+
+  it.each([
+    ['+447400123423', ['enqueued', 'sent', 'delivered'], undefined],
+    ['+447400123413', ['enqueued', 'sent', 'undelivered'], expect.any(String)],
+    ['+447400123414', ['enqueued', 'sent', 'expired'], undefined],
+    ['+447400123499', ['enqueued', 'failed'], expect.stringContaining('SMSC refused')],
+  ])('reports every status of a message to %s, in order, signed both ways', async (phone, statuses, finalError) => {
+    const smsId = await send(phone);
+    const reports = await reportsOf(smsId, statuses.length);
+    expect(reports.map((r) => r.json.status)).toEqual(statuses);
+    const [audienceId] = (await db.query(`SELECT audience_id FROM sms_messages WHERE id = $1`, [smsId])).map((r: Json) => r.audience_id);
+    const last = reports.at(-1)!;
+    expect(last.json).toEqual({ id: smsId, status: statuses.at(-1), audienceId, messagesCount: 1, at: expect.any(String), ...(finalError ? { error: finalError } : {}) });
+    // Exactly the payload's fields, in the design's order.
+    expect(Object.keys(last.json)).toEqual(['id', 'status', 'audienceId', 'messagesCount', 'at', ...(finalError ? ['error'] : [])]);
+    const standard = new Webhook(secret);
+    for (const report of reports) {
+      expect(verifyMeldSignature(report, secret)).toBe(true);
+      expect(standard.verify(report.body, report.headers as Record<string, string>)).toEqual(report.json);
+      expect(report.headers['content-type']).toBe('application/json');
+    }
+    // One event id per status change, and it is the row's id.
+    const ids = reports.map((r) => r.headers['webhook-id']);
+    expect(new Set(ids).size).toBe(ids.length);
+    const rows = await db.query(`SELECT id::text, status, attempts FROM webhook_deliveries WHERE sms_id = $1 ORDER BY seq`, [smsId]);
+    expect(rows).toEqual(ids.map((id) => ({ id, status: 'delivered', attempts: 1 })));
+  });
+
+  it('a tampered body or another secret does not verify', async () => {
+    const smsId = await send('+447400123424');
+    const [report] = await reportsOf(smsId, 1);
+    const tampered = { ...report!, body: report!.body.replace('enqueued', 'delivered') };
+    expect(verifyMeldSignature(tampered, secret)).toBe(false);
+    expect(() => new Webhook(secret).verify(tampered.body, tampered.headers as Record<string, string>)).toThrow();
+    expect(verifyMeldSignature(report!, `${secret}x`)).toBe(false);
+  });
+
+  it('receiver down for a while, then back: every status of every message arrives, in order per message', async () => {
+    await receiver.stop();
+    const phones = ['+447400123425', '+447400123413', '+447400123499', '+447400123426', '+447400123414'];
+    const ids = await Promise.all(phones.map((p) => send(p)));
+    // The messages reach their final statuses while nobody answers.
+    await waitFor('final statuses', async () => {
+      const rows = await db.query(`SELECT count(*)::int AS n FROM sms_messages WHERE id = ANY($1) AND status NOT IN ('enqueued', 'sent')`, [ids]);
+      return rows[0].n === ids.length || undefined;
+    }, { timeoutMs: 15_000 });
+    const failedAttempts = await db.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE sms_id = ANY($1) AND attempts > 0 AND status = 'pending'`, [ids]);
+    expect(failedAttempts[0].n).toBeGreaterThan(0);
+    await new Promise((r) => setTimeout(r, 3000));
+    await receiver.start();
+    const expected = (phone: string) =>
+      phone.endsWith('99') ? ['enqueued', 'failed'] : ['enqueued', 'sent', phone.endsWith('13') ? 'undelivered' : phone.endsWith('14') ? 'expired' : 'delivered'];
+    for (const [i, id] of ids.entries()) {
+      await reportsOf(id, expected(phones[i]!).length);
+    }
+    // At-least-once: a retry may repeat a report (same webhook-id); the distinct reports are every status, in order.
+    for (const [i, id] of ids.entries()) {
+      const firsts = receiver.about(id).filter((r, n, all) => all.findIndex((o) => o.headers['webhook-id'] === r.headers['webhook-id']) === n);
+      expect(firsts.map((r) => r.json.status)).toEqual(expected(phones[i]!));
+    }
+    expect(statusesReported(ids[0]!)).toEqual(expected(phones[0]!));
+  }, 90_000);
+});

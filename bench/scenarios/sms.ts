@@ -1,0 +1,253 @@
+/**
+ * sms: direct SMS end to end. `POST …/channel/sms/sms/direct/default/{contact}` through the
+ * gateway (enqueued/s), the messaging app's BullMQ worker submitting over its SMPP session to
+ * the SMSC simulator (submitted/s), the receipts processed (delivered/s) and the
+ * delivery-report webhooks received (deliveries/s), then an open loop at half of the peak
+ * delivered rate whose p99 runs from the request to the `delivered` webhook. Baselines in the
+ * same run, on the same box: a bare BullMQ add/process loop and a bare `smpp` submit loop
+ * against the same simulator. Every message must end `delivered` with its webhook: a missing
+ * one is reported as lost.
+ *
+ * The bench starts its own gateway and messaging processes from the built apps
+ * (`npm run build`), a private Kafka broker, the SMSC simulator and a webhook receiver in
+ * this process, on a Postgres database of its own (dropped at the end). MELD_REDIS_URL must
+ * name a Redis database no other messaging app uses (the queue names are fixed).
+ *
+ * Options: --messages N (2000), --connections C (32), --half-seconds S (10), --receipt-delay-ms (100).
+ */
+import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { Queue, Worker } from 'bullmq';
+import Redis from 'ioredis';
+import { Pool } from 'undici';
+import { generatePrincipalKeys } from '../../libs/auth/src';
+import { Topics } from '../../libs/contracts/src';
+import { freePort, startApp, stopApp, waitReady } from '../lib/apps';
+import type { BenchContext, BenchRow, ScenarioResult } from '../lib/context';
+import { closedLoopOver, openLoop } from '../lib/load';
+import { startPrivateKafka } from '../lib/private-kafka';
+import { benchPostgres } from '../lib/postgres-db';
+import { percentile } from '../lib/stats';
+import { createBenchTenant } from '../lib/tenant';
+
+const smpp = require('smpp');
+const { startSmsc } = require(join(__dirname, '../../tools/smsc/simulator'));
+
+/** Arrival times of the delivery reports, by message: the status and when it came. */
+class Receiver {
+  readonly delivered = new Map<string, number>();
+  arrivals: number[] = [];
+  private readonly server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const now = performance.now();
+      const report = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: string; status: string };
+      this.arrivals.push(now);
+      if (report.status === 'delivered' && !this.delivered.has(report.id)) this.delivered.set(report.id, now);
+      res.writeHead(204).end();
+    });
+  });
+
+  async start(): Promise<string> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/sms`;
+  }
+
+  stop(): Promise<void> {
+    this.server.closeAllConnections();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+const rate = (count: number, ms: number) => (ms > 0 ? (count * 1000) / ms : 0);
+const row = (name: string, throughput: number, latencies: number[] = [], baseline?: string): BenchRow => ({
+  name,
+  throughput,
+  p50Ms: latencies.length ? percentile(latencies, 50) : Number.NaN,
+  p99Ms: latencies.length ? percentile(latencies, 99) : Number.NaN,
+  peakRssMb: {},
+  runs: 1,
+  ...(baseline ? { baseline } : {}),
+});
+
+/** A bare BullMQ queue: `n` adds from `workers` callers, a worker of concurrency 50 doing nothing. */
+async function bareBullmq(redisUrl: string, n: number, workers: number, suffix: string) {
+  const connection = () => new Redis(redisUrl, { maxRetriesPerRequest: null });
+  const [qc, wc] = [connection(), connection()];
+  const name = `bench-sms-bare-${suffix}`;
+  const queue = new Queue(name, { connection: qc });
+  let processed = 0;
+  let lastDone = 0;
+  const worker = new Worker(name, async () => undefined, { connection: wc, concurrency: 50 });
+  worker.on('completed', () => {
+    processed++;
+    lastDone = performance.now();
+  });
+  const t0 = performance.now();
+  const adds = await closedLoopOver(workers, n, async (i) => Boolean(await queue.add('job', { i }, { removeOnComplete: true })));
+  while (processed < n) await new Promise((r) => setTimeout(r, 20));
+  await worker.close();
+  await queue.obliterate({ force: true });
+  await queue.close();
+  qc.disconnect();
+  wc.disconnect();
+  return { added: rate(n, adds.elapsedS * 1000), addLatencies: adds.latencies, processed: rate(n, lastDone - t0) };
+}
+
+/** A bare `smpp` session: `n` submit_sm with `window` in flight, and the receipts that follow. */
+async function bareSmpp(port: number, n: number, window: number) {
+  const session = smpp.connect({ url: `smpp://127.0.0.1:${port}` });
+  await new Promise<void>((resolve, reject) => session.bind_transceiver({ system_id: 'bench', password: 'bench' }, (pdu: { command_status: number }) => (pdu.command_status === 0 ? resolve() : reject(new Error('bind refused')))));
+  let receipts = 0;
+  let lastReceipt = 0;
+  session.on('deliver_sm', (pdu: { response(): unknown }) => {
+    session.send(pdu.response());
+    receipts++;
+    lastReceipt = performance.now();
+  });
+  const t0 = performance.now();
+  const submits = await closedLoopOver(window, n, (i) =>
+    new Promise<boolean>((resolve) =>
+      session.submit_sm({ source_addr: 'BENCH', destination_addr: `4474${String(i * 10 + 1).padStart(8, '0')}`, registered_delivery: 1, short_message: 'bench' }, (pdu: { command_status: number }) => resolve(pdu.command_status === 0)),
+    ),
+  );
+  while (receipts < n && performance.now() - t0 < 60_000) await new Promise((r) => setTimeout(r, 20));
+  session.close();
+  return { submitted: rate(n, submits.elapsedS * 1000), latencies: submits.latencies, receipts: rate(receipts, lastReceipt - t0), lost: n - receipts };
+}
+
+export async function run(ctx: BenchContext): Promise<ScenarioResult> {
+  const messages = ctx.args.int('messages', 2000);
+  const connections = ctx.args.int('connections', 32);
+  const halfSeconds = ctx.args.int('half-seconds', 10);
+  const receiptDelayMs = ctx.args.int('receipt-delay-ms', 100);
+  const serverUrl = process.env.MELD_POSTGRES_URL;
+  const redisUrl = process.env.MELD_REDIS_URL;
+  if (!serverUrl || !redisUrl) throw new Error('MELD_POSTGRES_URL / MELD_REDIS_URL not set: run with the stack up');
+
+  const suffix = randomBytes(4).toString('hex');
+  const pg = await benchPostgres(serverUrl, `meld_bench_sms_${suffix}`);
+  const kafka = await startPrivateKafka(ctx.root, [Topics.smsStatus, Topics.events, `${Topics.smsStatus}.dlq`, `${Topics.events}.dlq`], 8, ctx.log);
+  const smsc = await startSmsc({ port: 0, receiptDelayMs });
+  const receiver = new Receiver();
+  const children: Record<string, ChildProcess> = {};
+  try {
+    const tenant = await createBenchTenant(pg.db, { name: `bench-sms-${suffix}`, dataSources: 1, productScopes: ['PROJECT_DIRECT_WRITE'] });
+    const projectId = tenant.project.id;
+    const [sender] = await pg.db.query(`INSERT INTO senders (project_id, channel, alias, name, status) VALUES ($1, 'sms', 'MELD', 'Meld', 'active') RETURNING id`, [projectId]);
+    await pg.db.query(`INSERT INTO sender_countries (sender_id, country, accepted, effective_status, price) VALUES ($1, 'GB', true, 'active', 0.04)`, [sender.id]);
+    await pg.db.query(`UPDATE projects SET locale = 'en_GB', default_sms_sender = $2 WHERE id = $1`, [projectId, sender.id]);
+    await pg.db.query(`INSERT INTO webhooks (organization_id, kind, url, secret) VALUES ($1, 'sms-status', $2, $3)`, [tenant.organizationId, await receiver.start(), `whsec_${randomBytes(24).toString('base64')}`]);
+    // Contacts with a source contact behind each (timeline events go out too); numbers never end in 13, 14 or 99 (the simulator's failures).
+    const total = messages * 4;
+    const contactIds: string[] = (
+      await pg.db.query(
+        `WITH c AS (INSERT INTO audience_contacts (project_id, id, attributes)
+                    SELECT $1, gen_random_uuid(), jsonb_build_object('_user_id', 'u' || i, '_phone_mobile', '+4474' || lpad((i * 10 + 1)::text, 8, '0'))
+                      FROM generate_series(1, $2::int) i RETURNING id, attributes->>'_user_id' AS user_id)
+         INSERT INTO audience_members (project_id, data_source_id, user_id, audience_id) SELECT $1, $3, user_id, id FROM c RETURNING audience_id`,
+        [projectId, total, tenant.dataSources[0]!.id],
+      )
+    ).map((r: { audience_id: string }) => r.audience_id);
+
+    const keys = generatePrincipalKeys();
+    const [gatewayPort, messagingPort] = [await freePort(), await freePort()];
+    const messagingUrl = `http://127.0.0.1:${messagingPort}`;
+    const common = { ...process.env, LOG_LEVEL: 'warn', MELD_PRINCIPAL_PUBLIC_KEY: keys.publicKey, MELD_PRINCIPAL_PRIVATE_KEY: keys.privateKey, MELD_POSTGRES_URL: pg.url, MELD_REDIS_URL: redisUrl };
+    children.messaging = startApp(ctx.root, 'messaging', {
+      ...common, PORT: String(messagingPort), MELD_KAFKA_BROKERS: kafka.brokers.join(','), MELD_SMSC_URL: `smpp://127.0.0.1:${smsc.port}`, MELD_WEBHOOK_ALLOW_PRIVATE: '1',
+    });
+    children.gateway = startApp(ctx.root, 'gateway', {
+      ...common, MELD_PORT: String(gatewayPort), MELD_OPS_PORT: '0', MELD_MESSAGING_URL: messagingUrl,
+      MELD_RATE_LIMITS: JSON.stringify({ standard: { limit: 1_000_000_000 }, large: { limit: 1_000_000_000 } }), MELD_RATE_LIMIT_NAMESPACE: `bench-${suffix}`,
+    });
+    await Promise.all([waitReady(`${messagingUrl}/readyz`), waitReady(`http://127.0.0.1:${gatewayPort}/readyz`)]);
+
+    ctx.log(`baselines: bare BullMQ and bare smpp, ${messages} each`);
+    const bull = await bareBullmq(redisUrl, messages, connections, suffix);
+    const bare = await bareSmpp(smsc.port, messages, connections);
+
+    const pool = new Pool(`http://127.0.0.1:${gatewayPort}`, { connections, keepAliveTimeout: 30_000 });
+    const requestedAt = new Map<string, number>();
+    let next = 0;
+    const send = async () => {
+      const contact = contactIds[next++]!;
+      const t = performance.now();
+      const res = await pool.request({
+        method: 'POST',
+        path: `/v1/project/${tenant.project.uid}/channel/sms/sms/direct/default/${contact}`,
+        headers: { authorization: `Bearer ${tenant.productToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ text: 'Your code is 4821' }),
+      });
+      const body = (await res.body.json()) as { entity?: { id: string } };
+      if (res.statusCode !== 201 || !body.entity) return false;
+      requestedAt.set(body.entity.id, t);
+      return true;
+    };
+    const settle = async (ids: string[], timeoutMs: number) => {
+      const deadline = performance.now() + timeoutMs;
+      while (ids.some((id) => !receiver.delivered.has(id)) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      return ids.filter((id) => !receiver.delivered.has(id)).length;
+    };
+
+    ctx.log(`peak: ${messages} sends from ${connections} connections`);
+    const t0 = performance.now();
+    const peak = await closedLoopOver(connections, messages, () => send());
+    const peakIds = [...requestedAt.keys()];
+    const peakLost = await settle(peakIds, 120_000) + peak.errors;
+    const lastDelivered = Math.max(...peakIds.map((id) => receiver.delivered.get(id) ?? 0));
+    const [times] = await pg.db.query(
+      `SELECT count(*) FILTER (WHERE status = 'sent')::int AS sent, extract(epoch FROM max(at) FILTER (WHERE status = 'sent') - min(at) FILTER (WHERE status = 'enqueued')) * 1000 AS "sentMs",
+              count(*) FILTER (WHERE status = 'delivered')::int AS delivered, extract(epoch FROM max(at) FILTER (WHERE status = 'delivered') - min(at) FILTER (WHERE status = 'enqueued')) * 1000 AS "deliveredMs"
+         FROM sms_status_history WHERE sms_id = ANY($1::uuid[])`,
+      [peakIds],
+    );
+    const webhookRate = rate(receiver.arrivals.length, Math.max(...receiver.arrivals) - Math.min(...receiver.arrivals));
+    const deliveredRate = rate(times.delivered, Number(times.deliveredMs));
+    const endToEnd = rate(messages - peakLost, lastDelivered - t0);
+
+    const halfRate = Math.max(1, Math.floor(deliveredRate / 2));
+    ctx.log(`half of peak: ${halfRate} sends/s for ${halfSeconds} s`);
+    requestedAt.clear();
+    const half = await openLoop(halfRate, halfSeconds, 0, () => send());
+    const halfIds = [...requestedAt.keys()];
+    const halfLost = await settle(halfIds, 60_000) + half.errors;
+    const toDelivered = halfIds.filter((id) => receiver.delivered.has(id)).map((id) => receiver.delivered.get(id)! - requestedAt.get(id)!);
+    await pool.close();
+
+    const lost = peakLost + halfLost;
+    const rows = [
+      row('bare BullMQ add', bull.added, bull.addLatencies),
+      row('bare BullMQ processed', bull.processed),
+      row('bare smpp submit_sm', bare.submitted, bare.latencies),
+      row('bare smpp receipts', bare.receipts),
+      row('Meld enqueued (POST through the gateway, 201)', rate(messages, peak.elapsedS * 1000), peak.latencies, 'bare BullMQ add'),
+      row('Meld submitted (sent)', rate(times.sent, Number(times.sentMs)), [], 'bare smpp submit_sm'),
+      row('Meld delivered (receipt processed)', deliveredRate, [], 'bare smpp receipts'),
+      row('Meld webhook deliveries (every status)', webhookRate),
+      row(`Meld request → delivered webhook at ${halfRate}/s (half of peak delivered)`, halfIds.length / halfSeconds, toDelivered),
+    ];
+    const enqueued = rows[4]!.throughput;
+    return {
+      title: `sms: ${messages} direct SMS at peak from ${connections} connections, then ${halfSeconds} s at half of peak; simulator receipts after ${receiptDelayMs} ms`,
+      units: { throughput: 'messages/s (webhook deliveries/s for that row)', latency: 'request (or add / submit) to its answer; the half-peak row: request to the delivered webhook' },
+      rows,
+      notes: [
+        `goal ≥ 1,000 enqueued/s: ${enqueued.toFixed(0)} ${enqueued >= 1000 ? 'MET' : 'MISSED'}`,
+        `goal ≥ 500 delivered/s: ${deliveredRate.toFixed(0)} ${deliveredRate >= 500 ? 'MET' : 'MISSED'} (end to end, first request to last delivered webhook: ${endToEnd.toFixed(0)}/s)`,
+        `goal no message lost: ${lost === 0 ? 'MET' : `MISSED (${lost} without a delivered webhook)`}; bare smpp receipts missing: ${bare.lost}`,
+        'one machine: bench client, simulator, receiver, gateway, messaging, Postgres, Redis and the broker share its cores',
+      ],
+    };
+  } finally {
+    await Promise.all(Object.values(children).map((c) => stopApp(c)));
+    await receiver.stop();
+    await smsc.close();
+    await kafka.stop();
+    await pg.drop();
+  }
+}
