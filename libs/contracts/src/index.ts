@@ -7,3 +7,4 @@ export * from './routes';
 export * from './contact-keys';
 export * from './dict';
 export * from './consent';
+export * from './request-context';

@@ -18,3 +18,4 @@ export * from './errors/error-body';
 export * from './errors/http-error.filter';
 export * from './errors/parse-input';
 export * from './cpu/cpu-priority';
+export * from './tracing/tracing';
