@@ -1,14 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
-import { testEnv, waitFor } from '@meld/testing';
+import { waitFor } from '@meld/testing';
 import { adminApi, bearerApi } from './support/admin-api';
+import { startSystem, type System } from './support/system';
 
 // Readiness through the gateway, driven as an operator and a data source would: every change
 // (admin API, ingest delete, funds) is followed by a read at once, and the report must
 // already show it (no cache anywhere on the path). The apps run as processes.
-const { startApps } = require(join(__dirname, '../../tools/cli/apps.js'));
-const stack = require(join(__dirname, '../../tools/stack'));
-
 const GATEWAY_PORT = 23080;
 const BASE = `http://127.0.0.1:${GATEWAY_PORT}`;
 
@@ -20,19 +17,11 @@ const adminCall = adminApi(BASE);
 const admin = (method: string, path: string, body?: unknown): Promise<Json> => adminCall(method, path, body);
 
 describe('readiness through the gateway follows every change at once', () => {
-  let supervisor: { ready(ms: number): Promise<void>; stop(): Promise<void> };
-  const brokerName = `readiness-e2e-${process.pid}`;
+  let system: System;
   let p: { org: string; uid: string; sender: string; stream: string; dsToken: string; token: string };
 
   beforeAll(async () => {
-    testEnv();
-    const { brokers } = await stack.startBroker({ name: brokerName });
-    supervisor = startApps({
-      env: { ...process.env, LOG_LEVEL: 'warn', MELD_KAFKA_BROKERS: brokers, MELD_RATE_LIMIT_NAMESPACE: brokerName },
-      gatewayPort: GATEWAY_PORT,
-      logDir: join(__dirname, '../../.stack/logs/e2e-readiness'),
-    });
-    await supervisor.ready(90000);
+    system = await startSystem('readiness', GATEWAY_PORT);
     const tag = randomUUID().slice(0, 8);
     const org = (await admin('POST', '/organizations', { name: `readiness-${tag}`, plan: 'm', prepaid: true, funds: 2 })).entity.id;
     const uid = (await admin('POST', `/organizations/${org}/projects`, { name: `Readiness ${tag}` })).entity.uid;
@@ -44,10 +33,7 @@ describe('readiness through the gateway follows every change at once', () => {
     p = { org, uid, sender, stream: `/v1/project/${uid}/datasource/${ds.entity.id}/stream`, dsToken: ds.metadata.token, token };
   }, 180000);
 
-  afterAll(async () => {
-    await supervisor?.stop();
-    await stack.stopBroker(brokerName);
-  });
+  afterAll(() => system?.stop());
 
   const readiness = async (path = '') => {
     const res = await call('GET', `/v1/project/${p.uid}/readiness${path}`, p.token);

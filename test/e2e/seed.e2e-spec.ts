@@ -2,13 +2,12 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { testEnv, waitFor } from '@meld/testing';
+import { waitFor } from '@meld/testing';
+import { startSystem, type System } from './support/system';
 
 // `meld seed` against the eight apps as processes: the data arrives through the public ingest
 // API, overlapping sources merge, a seed killed mid-way resumes to the same result, and a
 // larger --contacts later adds only the difference.
-const { startApps } = require(join(__dirname, '../../tools/cli/apps.js'));
-const stack = require(join(__dirname, '../../tools/stack'));
 const ROOT = join(__dirname, '../..');
 
 const GATEWAY_PORT = 21080;
@@ -25,24 +24,13 @@ function meld(args: string[]): { done: Promise<{ code: number; out: string }>; k
 }
 
 describe('meld seed through the public ingest API', () => {
-  let supervisor: { ready(ms: number): Promise<void>; stop(): Promise<void> };
-  const brokerName = `seed-e2e-${process.pid}`;
+  let system: System;
   const dir = mkdtempSync(join(tmpdir(), 'meld-seed-'));
 
   beforeAll(async () => {
-    testEnv();
-    const { brokers } = await stack.startBroker({ name: brokerName });
-    supervisor = startApps({
-      env: { ...process.env, LOG_LEVEL: 'warn', MELD_KAFKA_BROKERS: brokers, MELD_RATE_LIMIT_NAMESPACE: brokerName },
-      gatewayPort: GATEWAY_PORT,
-      logDir: join(ROOT, '.stack/logs/e2e-seed'),
-    });
-    await supervisor.ready(90000);
+    system = await startSystem('seed', GATEWAY_PORT);
   }, 180000);
-  afterAll(async () => {
-    await supervisor?.stop();
-    await stack.stopBroker(brokerName);
-  });
+  afterAll(() => system?.stop());
 
   async function count(state: Json, root?: unknown): Promise<number> {
     const admin = { authorization: `Bearer ${process.env.MELD_ADMIN_TOKEN}`, 'content-type': 'application/json' };

@@ -15,7 +15,7 @@ import { adminApi, bearerApi } from './support/admin-api';
 const { startApps } = require(join(__dirname, '../../tools/cli/apps.js'));
 const stack = require(join(__dirname, '../../tools/stack'));
 
-const GATEWAY_PORT = 27080;
+const GATEWAY_PORT = 29680;
 const BASE = `http://127.0.0.1:${GATEWAY_PORT}`;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

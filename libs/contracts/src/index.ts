@@ -8,3 +8,4 @@ export * from './contact-keys';
 export * from './dict';
 export * from './consent';
 export * from './addresses';
+export * from './request-context';

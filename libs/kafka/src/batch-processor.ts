@@ -1,9 +1,10 @@
+import { REQUEST_ID_HEADER } from '@meld/contracts';
 import type { IHeaders } from 'kafkajs';
 import type { ZodType } from 'zod';
 import { backoffDelay, sleep as realSleep, type BackoffOptions } from './backoff';
 import { decodeValue, schemaVersionOf } from './codec';
 import type { DeadLetterRecord, DeadLetterSink } from './dead-letter';
-import type { DeadLetterReason } from './headers';
+import { headerString, type DeadLetterReason } from './headers';
 import { KeyScheduler } from './key-scheduler';
 import { silentLogger, type Logger } from './logger';
 import { isTransientStoreError } from './store-errors';
@@ -11,6 +12,7 @@ import { StorePause } from './store-pause';
 import { OffsetTracker } from './offset-tracker';
 import { outcomeOf, outcomeOfError, type HandlerOutcome } from './outcome';
 import type { Ticker } from './ticker';
+import { inMessageSpan, tracingOn } from './trace-context';
 
 /** A decoded, validated message as a handler sees it. */
 export interface ConsumedMessage<T> {
@@ -127,6 +129,8 @@ export async function processBatch<T>(
   const logger = options.logger ?? silentLogger;
   const sleep = options.sleep ?? realSleep;
   const schema = handler.schema;
+  // Checked once per batch: with tracing off a message costs no span and no context (ADR 0187).
+  const traced = tracingOn();
   const result: BatchResult = {
     processed: 0,
     failedAttempts: 0,
@@ -239,7 +243,7 @@ export async function processBatch<T>(
         if (reason) {
           await options.sink.send(options.deadLetterTopic, [record(raw, reason, errorText(outcome.error), message.attempt)]);
           result.deadLettered[reason]++;
-          logger.warn({ topic, partition, offset: raw.offset, key: message.key, reason, attempts: message.attempt, err: outcome.error.message }, 'message dead-lettered');
+          logger.warn({ topic, partition, offset: raw.offset, key: message.key, reason, attempts: message.attempt, err: outcome.error.message, requestId: headerString(raw.headers, REQUEST_ID_HEADER) }, 'message dead-lettered');
           tracker.complete(i);
           return true;
         }
@@ -253,7 +257,7 @@ export async function processBatch<T>(
         if (givingUp()) return false;
         message = message.withAttempt(message.attempt + 1);
         try {
-          outcome = outcomeOf(await handler.handle(message));
+          outcome = outcomeOf(await (traced ? inMessageSpan(topic, options.group, raw.headers, () => handler.handle(message)) : handler.handle(message)));
         } catch (err) {
           outcome = outcomeOfError(err);
         }
@@ -289,7 +293,7 @@ export async function processBatch<T>(
     const message = new Message<T>(topic, partition, raw, value, 1);
     let returned: ReturnType<MessageHandler<T>>;
     try {
-      returned = handler.handle(message);
+      returned = traced ? inMessageSpan(topic, options.group, raw.headers, () => handler.handle(message)) : handler.handle(message);
     } catch (err) {
       return failed(i, message, outcomeOfError(err));
     }

@@ -22,3 +22,4 @@ export { kafkaHealth, createKafkaHealthCheck, type KafkaHealth, type KafkaHealth
 export { stopOnSignals } from './shutdown';
 export { kafkaMetrics, type KafkaMetrics } from './metrics';
 export { listDeadLetters, replayDeadLetters, deadLetterTopicOf, replayGroupOf, type DeadLetterEntry, type ReplayProgress } from './dead-letter-admin';
+export { traceHeaders, messageContext, inConsumerSpan, tracingOn } from './trace-context';

@@ -8,6 +8,7 @@ import { SCHEMA_VERSION_HEADER } from './headers';
 import { silentLogger } from './logger';
 import { kafkaMetrics } from './metrics';
 import { keyPartitioner } from './partitioner';
+import { traceHeaders } from './trace-context';
 
 export interface OutgoingMessage {
   /** Partition key: Meld keys every topic so one contact's messages stay in order. */
@@ -194,6 +195,8 @@ export function createProducer(options: ProducerOptions): Producer {
       track(async () => {
         if (messages.length === 0) return;
         const version = String(sendOptions.schemaVersion ?? 1);
+        // The caller's trace and request id, read once per call: every message of it has the same cause.
+        const traced = traceHeaders();
         const encoded = new Array<Message>(messages.length);
         for (let i = 0; i < messages.length; i++) {
           const m = messages[i];
@@ -206,7 +209,7 @@ export function createProducer(options: ProducerOptions): Producer {
             value: encodeValue(m.value),
             partition: m.partition,
             // A literal key (not a computed one) keeps the header object on V8's fast path.
-            headers: m.headers ? { ...m.headers, [SCHEMA_VERSION_HEADER]: version } : { 'schema-version': version },
+            headers: m.headers || traced ? { ...traced, ...m.headers, [SCHEMA_VERSION_HEADER]: version } : { 'schema-version': version },
           };
         }
         await produce(topic, encoded);

@@ -1,3 +1,4 @@
+import { SpanStatusCode } from '@opentelemetry/api';
 import type { EachBatchPayload, KafkaMessage } from 'kafkajs';
 import type { ZodType } from 'zod';
 import { DEFAULT_BACKOFF, backoffDelay, pauseDelay, sleep, type BackoffOptions } from './backoff';
@@ -9,6 +10,7 @@ import { asError } from './outcome';
 import { createRunnerCore } from './runner-core';
 import { isTransientStoreError } from './store-errors';
 import { TopicSeries } from './topic-series';
+import { batchSpan, requestIdsOf, tracingOn } from './trace-context';
 
 /** One topic stored in batches: each valid message becomes (at most) one row. */
 export interface SinkHandler<T, R> {
@@ -231,12 +233,20 @@ export function createSinkRunner(options: SinkRunnerOptions): ConsumerRunner {
   const store = async (segment: Segment<unknown>): Promise<void> => {
     const dead = [...segment.rejected];
     if (segment.rows.length > 0) {
+      const headers = segment.sources.map((s) => s.message.headers);
+      const span = tracingOn() ? batchSpan(topic, group, headers) : undefined;
       const error = await withRetries('sink write', segment.rows.length, backoff.maxAttempts, () => handler.write(segment.rows));
+      if (span) {
+        if (error) span.setStatus({ code: SpanStatusCode.ERROR, message: error.message });
+        span.end();
+      }
       if (error) {
         const text = `${error.name}: ${error.message}`;
         for (const s of segment.sources) dead.push(deadLetterRecord(s.partition, s.message, 'retries-exhausted', text, backoff.maxAttempts));
       } else {
         series.processed.inc(segment.rows.length);
+        // One line per write, naming the requests behind it: a write can be followed from its 202 to the store (ADR 0187).
+        logger.info({ group, topic, rows: segment.rows.length, requestIds: requestIdsOf(headers) }, 'sink rows written');
       }
     }
     if (dead.length > 0) await sendDeadLetters(dead);

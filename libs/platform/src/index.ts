@@ -20,3 +20,4 @@ export * from './errors/parse-input';
 export * from './cpu/cpu-priority';
 export * from './outbound/private-address';
 export * from './outbound/guarded-fetch';
+export * from './tracing/tracing';

@@ -4,8 +4,10 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger } from 'nestjs-pino';
 import { logAccess } from '../logging/access-log';
-import { REQUEST_ID_HEADER, requestIdOf } from '../logging/logger.module';
+import { REQUEST_ID_HEADER } from '../logging/logger.module';
 import { instrumentFastify, startDefaultMetrics } from '../metrics/metrics';
+import { nameSpanAfterRoute, tracedRequestId, tracedServerFactory } from '../tracing/http-server';
+import { startTracing } from '../tracing/tracing';
 import { useJsonBodyParser } from './json-body';
 
 export interface BootstrapOptions {
@@ -27,8 +29,15 @@ export interface BootstrapOptions {
 /** Boots one Meld app on Fastify with pino logs, metrics and graceful shutdown on SIGTERM. */
 export async function bootstrapApp(options: BootstrapOptions): Promise<INestApplication> {
   startDefaultMetrics(options.app);
+  const stopTracing = startTracing({ service: options.app });
   const bodyLimit = options.bodyLimit ?? 1024 * 1024;
-  const adapter = new FastifyAdapter({ bodyLimit, trustProxy: options.trustProxy ?? true, keepAliveTimeout: 65_000, genReqId: requestIdOf });
+  const adapter = new FastifyAdapter({
+    bodyLimit,
+    trustProxy: options.trustProxy ?? true,
+    keepAliveTimeout: 65_000,
+    serverFactory: tracedServerFactory,
+    genReqId: tracedRequestId,
+  });
   const app = await NestFactory.create<NestFastifyApplication>(options.module, adapter, { bufferLogs: true });
   app.useLogger(app.get(Logger));
   app.enableShutdownHooks();
@@ -36,7 +45,9 @@ export async function bootstrapApp(options: BootstrapOptions): Promise<INestAppl
   const fastify = app.getHttpAdapter().getInstance();
   fastify.addHook('onRequest', async (request, reply) => {
     reply.header(REQUEST_ID_HEADER, request.id);
+    nameSpanAfterRoute(request.method, request.routeOptions.url);
   });
+  fastify.addHook('onClose', () => stopTracing());
   instrumentFastify(fastify);
   const logger = app.get(Logger);
   logAccess(fastify, logger);

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Transform, pipeline, type Readable } from 'node:stream';
 import { dict } from '@meld/contracts';
+import { context, propagation } from '@opentelemetry/api';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher } from 'undici';
 
@@ -40,6 +41,8 @@ export async function forward(
   const forwardedFor = request.headers['x-forwarded-for'];
   headers['x-forwarded-for'] = forwardedFor ? `${String(forwardedFor)}, ${request.socket.remoteAddress ?? ''}` : (request.socket.remoteAddress ?? '');
   Object.assign(headers, extraHeaders);
+  // With tracing on, the app's span is a child of the gateway's, not of the client's (ADR 0187).
+  propagation.inject(context.active(), headers);
 
   const res = await pool.request({
     method: request.method as Dispatcher.HttpMethod,

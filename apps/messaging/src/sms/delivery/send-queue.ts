@@ -1,3 +1,4 @@
+import { inConsumerSpan, traceHeaders } from '@meld/kafka';
 import { envVars, loadConfig } from '@meld/platform';
 import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { type Job, Queue, Worker } from 'bullmq';
@@ -12,6 +13,8 @@ import { type Receipt, SmscClient, SubmitRefused } from './smsc-client';
 export const SEND_QUEUE = 'meld-sms-send';
 interface SendJob {
   smsId: string;
+  /** The request's `traceparent` and `x-request-id` (ADR 0187); absent for a sweep's re-queue. */
+  trace?: Record<string, string>;
 }
 
 /** Retries of a submit the SMSC could not take (no session, busy): ~4 minutes in all (ADR 0153). */
@@ -48,7 +51,7 @@ export class SendQueue implements OnApplicationBootstrap, OnApplicationShutdown 
 
   onApplicationBootstrap(): void {
     this.smsc.start();
-    this.worker = new Worker<SendJob>(SEND_QUEUE, (job) => this.process(job), { connection: this.connections.connection(), concurrency: 50 });
+    this.worker = new Worker<SendJob>(SEND_QUEUE, (job) => this.traced(job), { connection: this.connections.connection(), concurrency: 50 });
     this.worker.on('error', (err) => this.log.warn(`worker: ${err.message}`));
     this.worker.on('failed', (job, err) => void this.onFailed(job, err));
     this.sweepTimer = setInterval(() => void this.sweep().catch((err: Error) => this.log.warn(`sweep: ${err.message}`)), RECOVERY_EVERY_MS);
@@ -64,7 +67,7 @@ export class SendQueue implements OnApplicationBootstrap, OnApplicationShutdown 
 
   /** Queues a committed message (idempotent: the job id is the SMS id). */
   async add(smsId: string): Promise<void> {
-    await this.queue.add('send', { smsId }, { jobId: smsId, attempts: ATTEMPTS, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: true, removeOnFail: { age: 86_400 } });
+    await this.queue.add('send', { smsId, trace: traceHeaders() }, { jobId: smsId, attempts: ATTEMPTS, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: true, removeOnFail: { age: 86_400 } });
   }
 
   /** Re-queues messages left `enqueued` longer than a sweep period. */
@@ -72,6 +75,12 @@ export class SendQueue implements OnApplicationBootstrap, OnApplicationShutdown 
     const ids = await this.repo.staleEnqueued(olderThanMs);
     for (const id of ids) await this.add(id);
     return ids.length;
+  }
+
+  /** The job under the context of the request that queued it: one trace from the POST to the submit. */
+  private traced(job: Job<SendJob>): Promise<void> {
+    if (!job.data.trace) return this.process(job);
+    return inConsumerSpan(`${SEND_QUEUE} process`, { 'messaging.system': 'bullmq', 'messaging.destination.name': SEND_QUEUE }, job.data.trace, () => this.process(job));
   }
 
   private async process(job: Job<SendJob>): Promise<void> {

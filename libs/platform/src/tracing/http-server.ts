@@ -1,0 +1,44 @@
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import { withRequestId } from '@meld/contracts';
+import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { requestIdOf } from '../logging/logger.module';
+
+const tracer = trace.getTracer('meld-http');
+
+/**
+ * Fastify's `serverFactory`: every request runs under a context holding its request id and a
+ * server span, a child of the caller's `traceparent` (ADR 0187). Here rather than in a Fastify
+ * hook because the request stream is bound too: the body arrives in the socket's async context,
+ * and the handler that runs after it must still see the request's. With tracing off the span is
+ * the API's non-recording one. Fastify takes the same request id (`genReqId` reads `req.id`).
+ */
+export function tracedServerFactory(handler: RequestListener): Server {
+  return createServer((req: IncomingMessage, res: ServerResponse) => {
+    const requestId = requestIdOf(req);
+    (req as { id?: unknown }).id = requestId;
+    const parent = propagation.extract(ROOT_CONTEXT, req.headers);
+    const span = tracer.startSpan(`HTTP ${req.method}`, { kind: SpanKind.SERVER, attributes: { 'http.request.method': req.method ?? '', 'meld.request_id': requestId } }, parent);
+    const ctx = withRequestId(trace.setSpan(parent, span), requestId);
+    if (span.isRecording()) {
+      res.once('close', () => {
+        span.setAttribute('http.response.status_code', res.statusCode);
+        if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+        span.end();
+      });
+    }
+    context.bind(ctx, req);
+    context.with(ctx, () => handler(req, res));
+  });
+}
+
+/** Names the request's span after its route pattern once Fastify knows it (paths hold customers' data). */
+export function nameSpanAfterRoute(method: string, route: string | undefined): void {
+  const span = trace.getActiveSpan();
+  if (span?.isRecording()) span.updateName(`${method} ${route ?? 'unmatched'}`);
+}
+
+/** Fastify's `genReqId`: the id the traced server took (the same rule), so logs and spans agree. */
+export function tracedRequestId(req: IncomingMessage): string {
+  const taken = (req as { id?: unknown }).id;
+  return typeof taken === 'string' ? taken : requestIdOf(req);
+}
