@@ -1,3 +1,4 @@
+import { waitFor } from '@meld/testing';
 import { OpsServer } from '../src/ops/ops-server';
 import { startGateway } from './support/gateway';
 
@@ -11,6 +12,8 @@ describe('gateway: public health is bare, details and metrics are on the operati
     // No internal app runs in this test: the system check is down, which is what shows details.
     gateway = await startGateway({ MELD_OPS_PORT: '0', MELD_AUDIENCE_URL: 'http://127.0.0.1:9' });
     ops = `http://127.0.0.1:${gateway.app.get(OpsServer).port()}`;
+    // Postgres connects in the background: the gateway's own stores must be up before the reports are read.
+    await waitFor('the gateway connected to its stores', async () => (await fetch(`${ops}/readyz`)).status === 200, { timeoutMs: 20000 });
   });
   afterAll(() => gateway?.close());
 
