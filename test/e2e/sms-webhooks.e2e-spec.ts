@@ -93,6 +93,6 @@ describe('direct SMS through the gateway with delivery-report webhooks (every ap
     await waitFor('the _sms_delivered event counted', async () => {
       const res = await call('POST', `/v1/project/${p.uid}/audience/count`, p.token, { root });
       return res.status === 200 && res.body.metadata.totalHits === 1 ? true : undefined;
-    }, { timeoutMs: 30000 });
+    }, { timeoutMs: 60000 });
   }, 120000);
 });
