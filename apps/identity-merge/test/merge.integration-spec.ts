@@ -5,6 +5,7 @@ import { DataSourceEntity, OrganizationEntity, ProjectEntity, createDataSource }
 import { privateDatabase } from '@meld/fixtures';
 import { testEnv } from '@meld/testing';
 import type { DataSource } from 'typeorm';
+import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner';
 import { computeAudience, type DataSourceInfo, type SourceContact } from '../src/merge/merge-core';
 import { MergeRepository, canonicalJson, type ContactId } from '../src/merge/merge.repository';
 
@@ -273,6 +274,29 @@ describe('identity merge on Postgres', () => {
     expect(await repo.mergeContact({ projectId: p.id, dataSourceId: p.crm, userId: 'a' })).toMatchObject({ changed: false });
     expect([await audiences(p.id), await outbox(p.id)]).toEqual(before);
   });
+  it('a step costs a fixed number of SQL round trips (BEGIN and COMMIT included)', async () => {
+    const p = await project();
+    // Every statement TypeORM sends, START TRANSACTION and COMMIT included, goes through this method.
+    const spy = jest.spyOn(PostgresQueryRunner.prototype, 'query');
+    const roundTrips = async (step: () => Promise<unknown>) => {
+      spy.mockClear();
+      await step();
+      return spy.mock.calls.length;
+    };
+    try {
+      const first = await write(p.id, p.crm, 'c1', { _email: 'a@x.com' });
+      // BEGIN, lock, settings, load, holders of its key, its key, its member row, its audience contact, outbox, COMMIT.
+      expect(await roundTrips(() => repo.mergeContact(first))).toBe(10);
+      // The same with a second frontier (c1 and its audience's members) and the stored audience contact read.
+      const bridge = await write(p.id, p.shop, 's1', { _email: 'a@x.com', _phone_mobile: '0611111111' });
+      expect(await roundTrips(() => repo.mergeContact(bridge))).toBe(14);
+      // A replay: BEGIN, lock, settings, load (nothing pending), COMMIT.
+      expect(await roundTrips(() => repo.mergeContact(bridge))).toBe(5);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it('property: random upserts, key changes and deletes over three sources equal a from-scratch merge', async () => {
     const user = fc.constantFrom('u1', 'u2', 'u3', 'u4');
     const op = fc.oneof(
