@@ -6,6 +6,7 @@ import type { DataSource } from 'typeorm';
 import { AudienceOutboxRelay } from './merge/audience-outbox.relay';
 import { CONTACTS_CONSUMER_OPTIONS, ContactsConsumer, contactsConsumerOptions } from './merge/contacts.consumer';
 import { MergeRepository } from './merge/merge.repository';
+import { MergeContacts } from './merge/usecases/merge-contacts/merge-contacts.usecase';
 import { AutomationTriggersConsumer, TRIGGERS_CONSUMER_OPTIONS, triggersConsumerOptions } from './triggers/automation-triggers.consumer';
 import { TriggerMembershipRepository } from './triggers/trigger-membership.repository';
 
@@ -16,11 +17,12 @@ export const appDefinition: MeldAppDefinition = {
   port: APPS['identity-merge'].port,
   stores: APPS['identity-merge'].stores,
   providers: [
+    { provide: MergeRepository, inject: [DATA_SOURCE], useFactory: (ds: DataSource) => new MergeRepository(ds) },
     {
-      provide: MergeRepository,
-      inject: [DATA_SOURCE],
-      useFactory: (ds: DataSource) =>
-        new MergeRepository(ds, { onCap: (projectId, e) => capLogger.warn(`project ${projectId}: ${e.contact} not merged into the audience contact of ${e.into}: ${e.reason}`) }),
+      provide: MergeContacts,
+      inject: [MergeRepository],
+      useFactory: (repository: MergeRepository) =>
+        new MergeContacts(repository, { onCap: (projectId, e) => capLogger.warn(`project ${projectId}: ${e.contact} not merged into the audience contact of ${e.into}: ${e.reason}`) }),
     },
     { provide: CONTACTS_CONSUMER_OPTIONS, useFactory: () => contactsConsumerOptions() },
     { provide: TRIGGERS_CONSUMER_OPTIONS, useFactory: () => triggersConsumerOptions() },

@@ -5,11 +5,13 @@ import { privateDatabase, seedTenancy } from '@meld/fixtures';
 import { testEnv } from '@meld/testing';
 import type { DataSource } from 'typeorm';
 import { MergeRepository } from '../src/merge/merge.repository';
+import { MergeContactsCommand } from '../src/merge/usecases/merge-contacts/merge-contacts.command';
+import { MergeContacts } from '../src/merge/usecases/merge-contacts/merge-contacts.usecase';
 
 /** Consent history and absorbed-id tombstones of the merge step, on the real Postgres. */
 describe('identity merge: consent and tombstones', () => {
   let db: DataSource;
-  let repo: MergeRepository;
+  let merge: MergeContacts;
 
   // Its own database: the suite reads audience_outbox, which other suites' identity-merge apps drain.
   let database: Awaited<ReturnType<typeof privateDatabase>> | undefined;
@@ -18,7 +20,7 @@ describe('identity merge: consent and tombstones', () => {
     database = await privateDatabase(testEnv().postgresUrl, 'identity_merge_consent');
     db = createDataSource({ url: database.url, applicationName: 'identity-merge-consent-test', poolSize: 2 });
     await db.initialize();
-    repo = new MergeRepository(db);
+    merge = new MergeContacts(new MergeRepository(db));
   }, 60000);
   afterAll(async () => {
     await db?.destroy();
@@ -39,7 +41,7 @@ describe('identity merge: consent and tombstones', () => {
        ON CONFLICT (project_id, data_source_id, user_id) DO UPDATE SET attributes = EXCLUDED.attributes, attribute_at = EXCLUDED.attribute_at, version = source_contacts.version + 1`,
       [projectId, dataSourceId, userId, JSON.stringify(attributes), JSON.stringify(Object.fromEntries(Object.keys(attributes).map((k) => [k, at])))],
     );
-    await repo.mergeContact({ projectId, dataSourceId, userId });
+    await merge.execute(MergeContactsCommand.forContact({ projectId, dataSourceId, userId }));
     const [row]: Array<{ audience_id: string }> = await db.query(`SELECT audience_id FROM audience_members WHERE project_id = $1 AND data_source_id = $2 AND user_id = $3`, [
       projectId,
       dataSourceId,

@@ -7,7 +7,10 @@ import { testEnv } from '@meld/testing';
 import type { DataSource } from 'typeorm';
 import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner';
 import { computeAudience, type DataSourceInfo, type SourceContact } from '../src/merge/merge-core';
-import { MergeRepository, canonicalJson, type ContactId } from '../src/merge/merge.repository';
+import { MergeRepository } from '../src/merge/merge.repository';
+import { MergeContactsCommand, type ContactId } from '../src/merge/usecases/merge-contacts/merge-contacts.command';
+import { MergeContacts } from '../src/merge/usecases/merge-contacts/merge-contacts.usecase';
+import { canonicalJson } from '../src/merge/usecases/merge-contacts/step-changes';
 
 type Patch = Record<string, string | number | boolean | null>;
 
@@ -15,6 +18,9 @@ type Patch = Record<string, string | number | boolean | null>;
 describe('identity merge on Postgres', () => {
   let db: DataSource;
   let repo: MergeRepository;
+  let merge: MergeContacts;
+  const mergeContact = (id: ContactId) => merge.execute(MergeContactsCommand.forContact(id));
+  const mergeContacts = (projectId: string, contacts: Array<{ dataSourceId: string; userId: string }>) => merge.execute(MergeContactsCommand.create(projectId, contacts));
   const capLog: string[] = [];
 
   // Its own database: the suite reads audience_outbox, which other suites' identity-merge apps drain.
@@ -24,7 +30,8 @@ describe('identity merge on Postgres', () => {
     database = await privateDatabase(testEnv().postgresUrl, 'identity_merge');
     db = createDataSource({ url: database.url, applicationName: 'identity-merge-test', poolSize: 6 });
     await db.initialize();
-    repo = new MergeRepository(db, { cap: 4, onCap: (_p, e) => capLog.push(e.reason) });
+    repo = new MergeRepository(db);
+    merge = new MergeContacts(repo, { cap: 4, onCap: (_p, e) => capLog.push(e.reason) });
   }, 60000);
   afterAll(async () => {
     await db?.destroy();
@@ -76,7 +83,7 @@ describe('identity merge on Postgres', () => {
 
   async function upsert(projectId: string, dataSourceId: string, userId: string, patch: Patch, at?: string) {
     const id = await write(projectId, dataSourceId, userId, patch, at);
-    return repo.mergeContact(id);
+    return mergeContact(id);
   }
 
   async function audienceOf(projectId: string, dataSourceId: string, userId: string): Promise<string | undefined> {
@@ -156,7 +163,7 @@ describe('identity merge on Postgres', () => {
     await bridgedPair(p);
     const a = await audienceOf(p.id, p.crm, 'c1');
     expect(await audienceOf(p.id, p.shop, 's1')).toBe(a);
-    await repo.mergeContact(await remove(p.id, p.api, 'bridge'));
+    await mergeContact(await remove(p.id, p.api, 'bridge'));
     // c1 keeps a@x.com, s1 keeps b@x.com and the phone: nothing links them any more.
     const s1 = await audienceOf(p.id, p.shop, 's1');
     expect(await audienceOf(p.id, p.crm, 'c1')).toBe(a);
@@ -164,7 +171,7 @@ describe('identity merge on Postgres', () => {
     expect(s1).not.toBe(a);
     expect(await audienceOf(p.id, p.api, 'bridge')).toBeUndefined();
     await expectMatchesScratch(p);
-    await repo.mergeContact(await remove(p.id, p.shop, 's1'));
+    await mergeContact(await remove(p.id, p.shop, 's1'));
     expect((await audiences(p.id)).map((x) => x.id)).toEqual([a]);
     expect((await outbox(p.id)).at(-1)).toMatchObject({ kind: 'tombstone', audienceId: s1 });
     expect(await repo.resolve(p.id, s1!)).toBeNull();
@@ -231,7 +238,7 @@ describe('identity merge on Postgres', () => {
       const y = await write(p.id, p.api, 'y', { _email: 'b@x.com', _phone_mobile: '0633333333' });
       // Odd rounds: each step also merges an unrelated contact (a consumer batch).
       const others = round % 2 ? [await write(p.id, p.crm, 'o1', { _email: 'o1@x.com' }), await write(p.id, p.shop, 'o2', { _email: 'o2@x.com' })] : [];
-      await Promise.all([repo.mergeContacts(p.id, [...others.slice(0, 1), x]), repo.mergeContacts(p.id, [y, ...others.slice(1)])]);
+      await Promise.all([mergeContacts(p.id, [...others.slice(0, 1), x]), mergeContacts(p.id, [y, ...others.slice(1)])]);
       const all = await audiences(p.id);
       expect(all.map((c) => c.ds_contact_ids.length).sort()).toEqual(round % 2 ? [1, 1, 4] : [4]);
       await expectMatchesScratch(p);
@@ -245,7 +252,7 @@ describe('identity merge on Postgres', () => {
     const [a, lone] = [await audienceOf(p.id, p.crm, 'c1'), await audienceOf(p.id, p.crm, 'lone')];
     const seen = (await outbox(p.id)).length;
     // One step: the bridge and the lone contact are deleted, a new contact arrives.
-    const result = await repo.mergeContacts(p.id, [await remove(p.id, p.api, 'bridge'), await remove(p.id, p.crm, 'lone'), await write(p.id, p.crm, 'new', { _email: 'n@x.com' })]);
+    const result = await mergeContacts(p.id, [await remove(p.id, p.api, 'bridge'), await remove(p.id, p.crm, 'lone'), await write(p.id, p.crm, 'new', { _email: 'n@x.com' })]);
     expect(result.changed).toBe(true);
     const s1 = await audienceOf(p.id, p.shop, 's1');
     expect(s1).not.toBe(a);
@@ -258,20 +265,20 @@ describe('identity merge on Postgres', () => {
     expect(step.find((m) => m.kind === 'snapshot' && m.dsContactIds.includes(`${p.crm}/new`))).toMatchObject({ removedDsContactIds: [] });
     await expectMatchesScratch(p);
     // The same step again is a no-op.
-    expect(await repo.mergeContacts(p.id, [{ dataSourceId: p.crm, userId: 'new' }, { dataSourceId: p.shop, userId: 's1' }])).toMatchObject({ changed: false, messages: 0 });
+    expect(await mergeContacts(p.id, [{ dataSourceId: p.crm, userId: 'new' }, { dataSourceId: p.shop, userId: 's1' }])).toMatchObject({ changed: false, messages: 0 });
   });
 
   it('replaying a message changes nothing', async () => {
     const p = await project();
     await upsert(p.id, p.crm, 'a', { _email: 'a@x.com' });
     const id = await write(p.id, p.shop, 'b', { _email: 'a@x.com', _first_name: 'B' });
-    expect((await repo.mergeContact(id)).changed).toBe(true);
+    expect((await mergeContact(id)).changed).toBe(true);
     const before = [await audiences(p.id), await outbox(p.id)];
-    expect(await repo.mergeContact(id)).toMatchObject({ changed: false, messages: 0 });
+    expect(await mergeContact(id)).toMatchObject({ changed: false, messages: 0 });
     // Even without the version fast path the step is a no-op.
     await db.query(`UPDATE audience_members SET applied_version = 0 WHERE project_id = $1`, [p.id]);
-    expect(await repo.mergeContact(id)).toMatchObject({ changed: false, messages: 0 });
-    expect(await repo.mergeContact({ projectId: p.id, dataSourceId: p.crm, userId: 'a' })).toMatchObject({ changed: false });
+    expect(await mergeContact(id)).toMatchObject({ changed: false, messages: 0 });
+    expect(await mergeContact({ projectId: p.id, dataSourceId: p.crm, userId: 'a' })).toMatchObject({ changed: false });
     expect([await audiences(p.id), await outbox(p.id)]).toEqual(before);
   });
   it('a step costs a fixed number of SQL round trips (BEGIN and COMMIT included)', async () => {
@@ -286,12 +293,12 @@ describe('identity merge on Postgres', () => {
     try {
       const first = await write(p.id, p.crm, 'c1', { _email: 'a@x.com' });
       // BEGIN, lock, settings, load, holders of its key, its key, its member row, its audience contact, outbox, COMMIT.
-      expect(await roundTrips(() => repo.mergeContact(first))).toBe(10);
+      expect(await roundTrips(() => mergeContact(first))).toBe(10);
       // The same with a second frontier (c1 and its audience's members) and the stored audience contact read.
       const bridge = await write(p.id, p.shop, 's1', { _email: 'a@x.com', _phone_mobile: '0611111111' });
-      expect(await roundTrips(() => repo.mergeContact(bridge))).toBe(14);
+      expect(await roundTrips(() => mergeContact(bridge))).toBe(14);
       // A replay: BEGIN, lock, settings, load (nothing pending), COMMIT.
-      expect(await roundTrips(() => repo.mergeContact(bridge))).toBe(5);
+      expect(await roundTrips(() => mergeContact(bridge))).toBe(5);
     } finally {
       spy.mockRestore();
     }
@@ -327,7 +334,7 @@ describe('identity merge on Postgres', () => {
           const ds = p[o.source];
           step.push(o.delete ? await remove(p.id, ds, o.user) : await write(p.id, ds, o.user, o.patch));
           if (!cuts.length || cuts.includes(i) || i === ops.length - 1) {
-            await repo.mergeContacts(p.id, step);
+            await mergeContacts(p.id, step);
             step = [];
           }
         }

@@ -5,8 +5,9 @@ import { type BeforeApplicationShutdown, Inject, Injectable, Logger, type OnAppl
 import { Histogram } from 'prom-client';
 import { BackgroundConsumer, type GroupOptions, sessionTimeoutFromEnv } from '../kafka/background-consumer';
 import { AudienceOutboxRelay } from './audience-outbox.relay';
-import { MergeRepository, type MergeStepResult } from './merge.repository';
 import { StepBatcher } from './step-batcher';
+import { MergeContactsCommand } from './usecases/merge-contacts/merge-contacts.command';
+import { MergeContacts, type MergeStepResult } from './usecases/merge-contacts/merge-contacts.usecase';
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -52,13 +53,13 @@ export class ContactsConsumer implements OnApplicationBootstrap, BeforeApplicati
   constructor(
     @Inject(KAFKA) client: KafkaClient,
     @Inject(CONTACTS_CONSUMER_OPTIONS) options: ContactsConsumerOptions,
-    private readonly merge: MergeRepository,
+    private readonly mergeContacts: MergeContacts,
     private readonly relay: AudienceOutboxRelay,
   ) {
     const maxStep = options.maxStepContacts ?? DEFAULT_STEP_CONTACTS;
     const sizes = histogram('meld_merge_step_contacts', 'Source contacts per merge step (first attempts, batched per project)', [1, 5, 20, 50, 100, 200, 500, 1000]);
     const durations = histogram('meld_merge_step_seconds', 'Duration of a merge step (first attempts, batched per project)', [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]);
-    this.batcher = new StepBatcher<MergeStepResult>({ step: (projectId, contacts) => merge.mergeContacts(projectId, contacts) }, maxStep, (_p, n, result, seconds) => {
+    this.batcher = new StepBatcher<MergeStepResult>({ step: (projectId, contacts) => mergeContacts.execute(MergeContactsCommand.create(projectId, contacts)) }, maxStep, (_p, n, result, seconds) => {
       sizes.observe(n);
       durations.observe(seconds);
       if (result.messages > 0) this.relay.nudge();
@@ -92,7 +93,7 @@ export class ContactsConsumer implements OnApplicationBootstrap, BeforeApplicati
       await this.batcher.submit(projectId, { dataSourceId, userId });
       return;
     }
-    const result = await this.merge.mergeContacts(projectId, [{ dataSourceId, userId }]);
+    const result = await this.mergeContacts.execute(MergeContactsCommand.forContact({ projectId, dataSourceId, userId }));
     if (result.messages > 0) this.relay.nudge();
   }
 

@@ -1,7 +1,5 @@
 import { CONSENT_CHANNELS, type ConsentStatus, consentStatus } from '@meld/contracts';
-import type { EntityManager } from 'typeorm';
 import { contactRef, mergeAttributes, type AudienceContact, type DataSourceInfo, type SourceContact } from './merge-core';
-
 
 /**
  * Consent survivorship (ADR 0048): on each channel, an
@@ -59,23 +57,4 @@ export function consentChanges(
     changes.push({ audienceId: audience.id, channel, status, previous, source: `datasource:${winner ?? stepSource}`, sourceAt: times.at(-1) ?? null });
   }
   return changes;
-}
-
-/** Appends the consent history rows of a step, in its transaction. */
-export async function recordConsentChanges(em: EntityManager, projectId: string, changes: readonly ConsentChange[], at: string): Promise<void> {
-  if (!changes.length) return;
-  await em.query(
-    `INSERT INTO consent_changes (project_id, audience_id, channel, status, previous, source, source_at, changed_at)
-     SELECT $1, * FROM unnest($2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::timestamptz[])`,
-    [
-      projectId,
-      changes.map((c) => c.audienceId),
-      changes.map((c) => c.channel),
-      changes.map((c) => c.status),
-      changes.map((c) => c.previous),
-      changes.map((c) => c.source),
-      changes.map((c) => c.sourceAt),
-      changes.map(() => at),
-    ],
-  );
 }

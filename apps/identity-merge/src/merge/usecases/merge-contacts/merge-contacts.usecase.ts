@@ -1,0 +1,71 @@
+import { randomUUID } from 'node:crypto';
+import { applyRestrictiveConsent } from '../../merge-consent';
+import { contactRef, type CapEvent, type MergeOptions } from '../../merge-core';
+import { planMerge } from '../../merge-step';
+import { MergeRepository, type ProjectMergeSettings } from '../../merge.repository';
+import type { MergeContactsCommand } from './merge-contacts.command';
+import { stepChanges } from './step-changes';
+
+export interface MergeStepResult {
+  /** False when the step found nothing to do (replay, stale message). */
+  changed: boolean;
+  messages: number;
+  capEvents: CapEvent[];
+}
+
+export interface MergeContactsOptions {
+  /** Overrides of the project's merge settings (cap, junk values). */
+  cap?: number;
+  junkValues?: readonly string[];
+  /** Where cap events are reported (the app logs them). */
+  onCap?: (projectId: string, event: CapEvent) => void;
+}
+
+const NOTHING: MergeStepResult = { changed: false, messages: 0, capEvents: [] };
+
+/**
+ * A merge step: any number of changed source contacts of one project merged in one transaction
+ * holding the project's merge lock, so two writes bridging the same pair end in one audience
+ * contact. Everything is re-read under the lock; a step that finds nothing changed writes
+ * nothing (replays are no-ops). Its region is the union of the contacts' regions, closed under
+ * shared keys like a one-contact step's, so merging it at once equals merging the contacts one
+ * by one (up to which new contact counts as older). The rules live here, the statements in
+ * MergeRepository (ADR 0226).
+ */
+export class MergeContacts {
+  constructor(
+    private readonly repository: MergeRepository,
+    private readonly options: MergeContactsOptions = {},
+  ) {}
+
+  async execute(command: MergeContactsCommand): Promise<MergeStepResult> {
+    const { projectId } = command;
+    const named = [...new Set(command.contacts.map(contactRef))];
+    if (!named.length) return NOTHING;
+    return this.repository.inProjectStep(projectId, async (store) => {
+      const project = await store.settings();
+      if (!project) return NOTHING;
+      const changed = await store.state.pending(named);
+      if (!changed.length) return NOTHING;
+      const plan = await planMerge(store.state, changed, project.sources, this.mergeOptions(project), () => randomUUID());
+      // Consent survivorship applies before anything is compared or written (ADR 0048).
+      applyRestrictiveConsent(plan.result.audiences, plan.contacts, project.sources);
+      for (const e of plan.result.capEvents) this.options.onCap?.(projectId, e);
+
+      const at = command.now ? command.now.toISOString() : project.at;
+      const stored = await store.storedAudiences([...new Set(plan.previous.values())]);
+      const { writes, consent, messages } = stepChanges({ projectId, plan, stored, changed, at });
+      await store.writeMembers(plan);
+      await store.upsertAudiences(writes);
+      await store.recordConsentChanges(consent, at);
+      await store.recordAbsorbed(plan.result.absorbed);
+      await store.deleteAudiences(plan.result.removed);
+      await store.enqueue(messages);
+      return { changed: messages.length > 0, messages: messages.length, capEvents: plan.result.capEvents };
+    });
+  }
+
+  private mergeOptions(project: ProjectMergeSettings): MergeOptions {
+    return { mergingAttributes: project.mergingAttributes, locale: project.locale, cap: this.options.cap, junkValues: this.options.junkValues };
+  }
+}
