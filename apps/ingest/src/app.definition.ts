@@ -7,6 +7,7 @@ import { SourceContactsRepository } from './contacts/source-contacts.repository'
 import { DeleteContact } from './contacts/usecases/delete-contact/delete-contact.usecase';
 import { WriteContacts } from './contacts/usecases/write-contacts/write-contacts.usecase';
 import { EventsController } from './events/events.controller';
+import { EventDedupPolicy } from './events/dedup/event-dedup.policy';
 import { EventsRepository } from './events/events.repository';
 import { WriteEvents } from './events/usecases/write-events/write-events.usecase';
 import { IngestProducer } from './outbox/ingest-producer';
@@ -27,6 +28,6 @@ export const appDefinition: MeldAppDefinition = {
   providers: [
     StreamRepository, StreamScope, CatalogueRepository, DescribeStream, ListStreamAttributes, ListStreamEventTypes, ListStreamEventParameters,
     SourceContactsRepository, ContactPatches, WriteContacts, DeleteContact, IngestProducer, OutboxRelay,
-    EventsRepository, WriteEvents,
+    EventsRepository, EventDedupPolicy, WriteEvents,
   ],
 };
