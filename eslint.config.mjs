@@ -1,6 +1,26 @@
 import nx from '@nx/eslint-plugin';
 import tseslint from 'typescript-eslint';
 
+/** Test code: specs, everything under a `test/` folder (fixtures of an app, the e2e suites). */
+const TEST_FILES = ['**/*.spec.ts', '**/*.integration-spec.ts', '**/*.e2e-spec.ts', '**/test/**/*.ts'];
+
+/**
+ * The module-boundary rule. Tags are per project, and a project's specs sit beside its code, so
+ * what production code may import is set here per file: `type:test-lib` (libs/testing,
+ * libs/fixtures) only for TEST_FILES and for the test libs themselves.
+ */
+const boundaries = (forTests) => [
+  'error',
+  {
+    allow: [],
+    depConstraints: [
+      { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:lib', ...forTests] },
+      { sourceTag: 'type:lib', onlyDependOnLibsWithTags: ['type:lib', ...forTests] },
+      { sourceTag: 'type:test-lib', onlyDependOnLibsWithTags: ['type:lib', 'type:test-lib'] },
+    ],
+  },
+];
+
 export default [
   { ignores: ['**/dist/**', 'node_modules/**', '.stack/**', '.nx/**', 'coverage/**'] },
   ...tseslint.configs.recommended,
@@ -8,21 +28,23 @@ export default [
     files: ['**/*.ts'],
     plugins: { '@nx': nx },
     rules: {
-      // Apps import libs only, never another app; libs never import apps.
-      '@nx/enforce-module-boundaries': [
-        'error',
-        {
-          allow: [],
-          depConstraints: [
-            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:lib'] },
-            { sourceTag: 'type:lib', onlyDependOnLibsWithTags: ['type:lib'] },
-          ],
-        },
-      ],
+      // Apps import libs only, never another app; libs never import apps; production code never
+      // imports the test-only libs (ADR 0228).
+      '@nx/enforce-module-boundaries': boundaries([]),
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/no-require-imports': 'off',
       '@typescript-eslint/no-unsafe-function-type': 'off',
     },
+  },
+  {
+    files: TEST_FILES,
+    rules: { '@nx/enforce-module-boundaries': boundaries(['type:test-lib']) },
+  },
+  {
+    // The bench measures the apps as a client does: through their APIs and the libs, never by
+    // importing an app's source (ADR 0228).
+    files: ['bench/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/apps/*/**', '**/apps/*'], message: 'the bench imports libs (@meld/*), never app code' }] }] },
   },
   {
     files: ['**/*.js', '**/*.mjs', '**/*.cjs'],

@@ -1,4 +1,4 @@
-import { sampleBound, samplingPlan } from '../../apps/probes/src/shared/sampling';
+import { sampleBound, samplingPlan } from '@meld/clickhouse';
 import { type ClickHouse, join, raw, sql, type Sql } from '../../libs/clickhouse/src';
 
 /**

@@ -21,7 +21,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { generatePrincipalKeys } from '../../libs/auth/src';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { toEventRow } from '../../apps/probes/src/sinks/event-row';
+import { toEventRow } from '@meld/clickhouse';
 import { sql } from '../../libs/clickhouse/src';
 import { Topics, allTopicNames } from '../../libs/contracts/src';
 import { createProducer } from '../../libs/kafka/src';

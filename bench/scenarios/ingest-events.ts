@@ -32,7 +32,7 @@
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { Pool } from 'undici';
-import { toEventRow } from '../../apps/probes/src/sinks/event-row';
+import { toEventRow } from '@meld/clickhouse';
 import { sql } from '../../libs/clickhouse/src';
 import { TOPIC_PARTITIONS, Topics, allTopicNames } from '../../libs/contracts/src';
 import { benchClickHouse } from '../lib/clickhouse-db';
