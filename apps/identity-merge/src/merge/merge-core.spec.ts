@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { computeAudience, contactRef, type DataSourceInfo, type MergeOptions, type MergeResult, type SourceContact } from './merge-core';
-import { MemoryMergeState } from './memory-state';
+import { MemoryMergeState } from '../../test/memory-state';
 import { planMerge } from './merge-step';
 
 const sources = new Map<string, DataSourceInfo>([

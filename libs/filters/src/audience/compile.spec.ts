@@ -3,7 +3,7 @@ import { audienceSelect } from './compile';
 import { AudienceFilterError } from './errors';
 import { AUDIENCE_FILTER_LIMITS } from './limits';
 import { parseAudienceFilter } from './parse';
-import { TEST_CATALOGUE, withoutSlots } from './test-catalogue';
+import { TEST_CATALOGUE, withoutSlots } from '../../test/audience/test-catalogue';
 
 const PROJECT = 'p-1';
 const NOW = new Date('2026-06-15T12:00:00Z');

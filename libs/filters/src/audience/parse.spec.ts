@@ -2,7 +2,7 @@ import { PROTOTYPE_NAMES } from '@meld/testing';
 import { AudienceFilterError } from './errors';
 import { AUDIENCE_FILTER_LIMITS } from './limits';
 import { parseAudienceFilter, parseAudienceFilterVersion } from './parse';
-import { TEST_CATALOGUE } from './test-catalogue';
+import { TEST_CATALOGUE } from '../../test/audience/test-catalogue';
 
 const parse = (root: unknown) => parseAudienceFilter(root, TEST_CATALOGUE);
 const attr = (key: string, operator: string, values?: unknown[]) => ({ type: 'attribute_condition', key, operator, ...(values ? { values } : {}) });

@@ -1,6 +1,6 @@
 import { compileListQuery } from './compile';
 import { parseListQuery } from './parse';
-import { ITEMS } from './test-resource';
+import { ITEMS } from '../../test/list-query/test-resource';
 
 const compile = (query: string, base: unknown[] = ['project-id']) => compileListQuery(parseListQuery(query, ITEMS), ITEMS, base);
 const where = (query: string) => {

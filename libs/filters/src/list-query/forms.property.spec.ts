@@ -4,7 +4,7 @@ import { compileListQuery } from './compile';
 import { type ConditionOperator, GROUP_TOKENS, OPERATORS_BY_TYPE, VALUE_SHAPE } from './operators';
 import { parseListQuery } from './parse';
 import { ListQueryError } from './errors';
-import { ITEMS } from './test-resource';
+import { ITEMS } from '../../test/list-query/test-resource';
 import { joinList } from './url-form';
 
 // The spec's promise: the URL form and `_q` are two spellings of one query. Random queries

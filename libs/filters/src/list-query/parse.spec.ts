@@ -2,7 +2,7 @@ import type { ListQuery } from './ast';
 import { ListQueryError } from './errors';
 import { CONDITION_OPERATORS, OPERATORS_BY_TYPE } from './operators';
 import { parseListQuery } from './parse';
-import { ITEMS } from './test-resource';
+import { ITEMS } from '../../test/list-query/test-resource';
 
 const url = (query: string) => parseListQuery(query, ITEMS);
 const q = (json: unknown) => parseListQuery(new URLSearchParams({ _q: JSON.stringify(json) }), ITEMS);

@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { createClickHouse, ident, migrateClickHouse, sql, type ClickHouse } from '@meld/clickhouse';
 import { testEnv } from '@meld/testing';
 import { AudienceFilterError, audienceSelect, parseAudienceFilter, type FilterCatalogue } from '../../src/audience';
-import { TEST_CATALOGUE } from '../../src/audience/test-catalogue';
+import { TEST_CATALOGUE } from './test-catalogue';
 import { referenceSelect } from './reference';
 import { seedWorld, type World } from './world';
 

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { createClickHouse, migrateClickHouse, sql, type ClickHouse } from '@meld/clickhouse';
 import { testEnv } from '@meld/testing';
 import { audienceSelect, parseAudienceFilter } from '../../src/audience';
-import { TEST_CATALOGUE, withoutSlots } from '../../src/audience/test-catalogue';
+import { TEST_CATALOGUE, withoutSlots } from './test-catalogue';
 import { referenceSelect } from './reference';
 import { seedWorld, type World } from './world';
 

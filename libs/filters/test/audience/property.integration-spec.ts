@@ -15,7 +15,7 @@ import { testEnv } from '@meld/testing';
 import { audienceSelect, parseAudienceFilter } from '../../src/audience';
 import { compileNode } from '../../src/audience/compile';
 import { isoSecondsSql } from '../../src/audience/sql-dates';
-import { TEST_CATALOGUE } from '../../src/audience/test-catalogue';
+import { TEST_CATALOGUE } from './test-catalogue';
 import { filterArbitrary, worldArbitrary } from './arbitraries';
 import { referenceSelect } from './reference';
 import { seedWorlds, type World } from './world';

@@ -1,4 +1,4 @@
-import type { ListResource } from './resource';
+import type { ListResource } from '../../src/list-query/resource';
 
 /**
  * A resource with one field of every kind, for the lib's own tests (unit, property and the

@@ -4,9 +4,9 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { testEnv } from '@meld/testing';
-import { createClickHouse, type ClickHouse } from './client';
-import { DEFAULT_MIGRATIONS_DIR, MigrationChecksumError, MigrationFailedError, migrateClickHouse, pendingClickHouseMigrations, readMigrations, splitStatements } from './migrations';
-import { ident, sql } from './sql';
+import { createClickHouse, type ClickHouse } from '../src/client';
+import { DEFAULT_MIGRATIONS_DIR, MigrationChecksumError, MigrationFailedError, migrateClickHouse, pendingClickHouseMigrations, readMigrations, splitStatements } from '../src/migrations';
+import { ident, sql } from '../src/sql';
 
 const env = testEnv();
 const prefix = `${env.clickhouseDatabase}_mig_${process.pid}_${Date.now().toString(36)}`;

@@ -1,4 +1,4 @@
-import type { FilterCatalogue } from './types';
+import type { FilterCatalogue } from '../../src/audience/types';
 
 /**
  * A catalogue with an attribute and a parameter of every type, for the lib's own tests. Some

@@ -1,7 +1,7 @@
 import { dict } from '@meld/contracts';
-import { contactRef, type AttributeValue, type AudienceContact, type SourceContact } from './merge-core';
-import { keyString, type MergeKey } from './merge-keys';
-import type { MergePlan, MergeStateReader } from './merge-step';
+import { contactRef, type AttributeValue, type AudienceContact, type SourceContact } from '../src/merge/merge-core';
+import { keyString, type MergeKey } from '../src/merge/merge-keys';
+import type { MergePlan, MergeStateReader } from '../src/merge/merge-step';
 
 /**
  * In-memory merge state: the reference implementation of what the Postgres repository

@@ -1,8 +1,8 @@
 import { testEnv } from '@meld/testing';
 import { Client } from 'pg';
-import { compileListQuery } from './compile';
-import { ListQueryError } from './errors';
-import { parseListQuery } from './parse';
+import { compileListQuery } from '../../src/list-query/compile';
+import { ListQueryError } from '../../src/list-query/errors';
+import { parseListQuery } from '../../src/list-query/parse';
 import { ITEMS } from './test-resource';
 
 // Every operator's meaning checked on real Postgres (temporary tables of this session), and

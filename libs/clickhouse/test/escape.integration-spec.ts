@@ -3,8 +3,8 @@
 // Everything lives in a database of its own, dropped at the end.
 import fc from 'fast-check';
 import { testEnv } from '@meld/testing';
-import { createClickHouse, type ClickHouse } from './client';
-import { ident, join, sql } from './sql';
+import { createClickHouse, type ClickHouse } from '../src/client';
+import { ident, join, sql } from '../src/sql';
 
 const env = testEnv();
 const database = `${env.clickhouseDatabase}_escape_${process.pid}_${Date.now().toString(36)}`;
