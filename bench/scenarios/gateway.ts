@@ -226,6 +226,8 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
 
     const med = (key: string, field: keyof Figures) => median(results.get(key)!.map((f) => f[field]));
     const peak = (key: string) => Object.fromEntries(processes.map((p) => [p.name, Math.max(...rss.get(key)!.map((r) => r[p.name] ?? Number.NaN))]));
+    // Only the processes a variant's requests go through (the others idle in the same window).
+    const involved: Record<Target['name'], string[]> = { bare: ['bare'], direct: ['audience'], gateway: ['gateway', 'audience'] };
     const baselineOf: Record<Target['name'], Target | undefined> = { bare: undefined, direct: bare, gateway: direct };
     const rows: BenchRow[] = [];
     for (const route of routes) {
@@ -238,7 +240,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
             throughput: med(key, 'rps'),
             p50Ms: med(key, 'p50'),
             p99Ms: med(key, 'p99'),
-            cpuUsPerOp: median(cpu.get(key)!.map((r) => Object.values(r).reduce((a, b) => a + b, 0))),
+            cpuUsPerOp: median(cpu.get(key)!.map((r) => involved[target.name].reduce((sum, n) => sum + r[n]!, 0))),
             peakRssMb: peak(key),
             baseline: baseline ? keyOf(route, baseline, shape.label) : undefined,
             runs: rounds,
@@ -248,8 +250,6 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     }
     const added = (route: Route, label: string, field: 'p50' | 'p99') => med(keyOf(route, gateway, label), field) - med(keyOf(route, direct, label), field);
     const errors = [...results.values()].flat().reduce((n, f) => n + f.errors, 0);
-    // Only the processes a variant's requests go through (the others idle in the same window).
-    const involved: Record<Target['name'], string[]> = { bare: ['bare'], direct: ['audience'], gateway: ['gateway', 'audience'] };
     const cpuNote = (key: string, target: Target) => involved[target.name].map((n) => `${n} ${median(cpu.get(key)!.map((r) => r[n]!)).toFixed(0)}`).join(', ');
     const big = `c=${connections}`;
     return {
