@@ -76,6 +76,19 @@ describe('rate limiter leases', () => {
     expect(await b.limiter.hit(small)).toMatchObject({ allowed: true, remaining: 2 });
   });
 
+  it('keeps at most maxLeases buckets in memory, still never over the limit', async () => {
+    const redis = new Redis(testEnv().redisUrl, { maxRetriesPerRequest: 0 });
+    clients.push(redis);
+    const limiter = new RateLimiter(redis, limits, `lease-spec-${randomUUID()}`, Date.now, 2);
+    const buckets = ['a', 'b', 'c'].map((s): Bucket => ({ cls: 'large', subject: `org:${s}`, plan: 's' }));
+    const allowed = buckets.map(() => 0);
+    for (let i = 0; i < LIMIT + 30; i++) for (const [n, b] of buckets.entries()) if ((await limiter.hit(b)).allowed) allowed[n]!++;
+    // Worst case, a table always full: each renewal drops the bucket renewed longest ago with its
+    // unspent units, so a bucket may get as little as one request per lease, never more than its limit.
+    for (const n of allowed) expect(n).toBeLessThanOrEqual(LIMIT);
+    expect(Math.min(...allowed)).toBeGreaterThanOrEqual(LIMIT / leaseSize(LIMIT));
+  });
+
   it('a renewal Redis does not answer is RateLimitUnavailable (the caller answers 503)', async () => {
     const redis = new Redis('redis://127.0.0.1:1', { enableOfflineQueue: false, maxRetriesPerRequest: 0, lazyConnect: true, retryStrategy: () => null });
     const limiter = new RateLimiter(redis, limits, 'lease-spec-down');

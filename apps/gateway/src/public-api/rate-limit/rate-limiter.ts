@@ -87,6 +87,8 @@ export class RateLimiter {
     private readonly limits: RateLimits,
     private readonly namespace: string,
     private readonly now: () => number = Date.now,
+    /** Buckets with a lease in memory (bucket keys come from client input, e.g. IPs); past it the oldest renewal is dropped. */
+    private readonly maxLeases = 100_000,
   ) {
     redis.defineCommand('meldRateLimitLease', { numberOfKeys: 1, lua: SCRIPT });
     this.redis = redis as WithScript;
@@ -122,6 +124,10 @@ export class RateLimiter {
       pending = this.redis.meldRateLimitLease(key, windowMs, leaseSize(limit), limit).then(
         ([reserved, resetMs, granted, leftMs]) => {
           this.renewing.delete(key);
+          // Re-inserted, so the table's first entry is the bucket renewed longest ago: the one dropped
+          // when full (its unspent units only make it refuse early; nothing is ever admitted twice).
+          this.leases.delete(key);
+          if (this.leases.size >= this.maxLeases) this.leases.delete(this.leases.keys().next().value!);
           this.leases.set(key, { left: granted, reserved, resetMs, expiresAt: this.now() + leftMs });
         },
         (err: unknown) => {
