@@ -4,13 +4,13 @@
  *             logs) doing the same store work: the floor, the physical limit on this box;
  *   direct    straight to the audience app with a principal signed by the bench;
  *   gateway   through the gateway (bearer → token and project caches → access decision →
- *             Redis rate limit → signed principal → undici to the audience app).
+ *             rate limit (local leases of a Redis counter, ADR 0207) → signed principal → undici to the audience app).
  * Routes: `GET /v1/project/{p}` (two Postgres reads), `GET …/audience/user/{u}` (a contact
  * lookup, one Postgres query) and `POST …/audience/count` (a count with an attribute filter on
  * a small audience: catalogue in Postgres, count in ClickHouse; the floor keeps the catalogue
  * in memory). The bench starts its own gateway, audience and bare processes (`npm run build`
- * first) on free ports against the stack in MELD_*, with rate limits raised so the Redis script
- * runs on every request but never refuses, and creates (then deletes) a plan-xl organization
+ * first) on free ports against the stack in MELD_*, with rate limits raised so every request
+ * is counted (a Redis call per lease of 64) but never refused, and creates (then deletes) a plan-xl organization
  * with one project, a product token, 20 contacts in Postgres and ClickHouse.
  *
  * Two load shapes, rounds rotating the order of the variants: saturation (closed loop,
@@ -264,7 +264,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
         ...routes.flatMap((r) => shapes.flatMap((shape) => targets.map((t) => `CPU µs per request, ${keyOf(r, t, shape.label)}: ${cpuNote(keyOf(r, t, shape.label), t)}`))),
         `per round req/s: ${[...results.entries()].map(([k, v]) => `${k} ${v.map((f) => Math.round(f.rps)).join('/')}`).join('; ')}`,
         `non-200 answers: ${errors}`,
-        'one machine: bench client, gateway, audience, the floor, Postgres, ClickHouse and Redis share its cores; the gateway path costs a second process hop and a Redis round trip per request',
+        'one machine: bench client, gateway, audience, the floor, Postgres, ClickHouse and Redis share its cores; the gateway path costs a second process hop, a signature and a Redis round trip per rate-limit lease',
       ],
       goals: routes.flatMap((r) => [
         { row: keyOf(r, direct, big), minRatio: 0.5 },
