@@ -1,27 +1,38 @@
 /**
- * gateway: `GET /v1/project/{p}` through the gateway (bearer → token and project caches →
- * access decision → Redis rate limit → signed principal → undici to the audience app) vs
- * the same request straight to the audience app with a principal signed by the bench, in
- * the same run. The bench starts its own gateway and audience processes from the built
- * apps (`npm run build`) on free ports against the dev stack, with rate limits raised so
- * the Redis script runs on every request but never refuses, and creates (then deletes) a
- * plan-xl organization with one project and one token.
+ * gateway: three public reads, each measured three ways in the same run (ADR 0206):
+ *   bare      a bare Fastify process (bench/lib/bare-audience.ts: no Nest, no principal, no
+ *             logs) doing the same store work: the floor, the physical limit on this box;
+ *   direct    straight to the audience app with a principal signed by the bench;
+ *   gateway   through the gateway (bearer → token and project caches → access decision →
+ *             rate limit (local leases of a Redis counter, ADR 0207) → signed principal → undici to the audience app).
+ * Routes: `GET /v1/project/{p}` (two Postgres reads), `GET …/audience/user/{u}` (a contact
+ * lookup, one Postgres query) and `POST …/audience/count` (a count with an attribute filter on
+ * a small audience: catalogue in Postgres, count in ClickHouse; the floor keeps the catalogue
+ * in memory). The bench starts its own gateway, audience and bare processes (`npm run build`
+ * first) on free ports against the stack in MELD_*, with rate limits raised so every request
+ * is counted (a Redis call per lease of 64) but never refused, and creates (then deletes) a plan-xl organization
+ * with one project, a product token, 20 contacts in Postgres and ClickHouse.
  *
- * Two load shapes, rounds alternating which variant goes first: saturation (closed loop,
- * --connections 32 concurrent requests: req/s, p50/p99 under load) and unloaded
- * (one request at a time: the latency the gateway adds).
+ * Two load shapes, rounds rotating the order of the variants: saturation (closed loop,
+ * --connections 32 concurrent requests: req/s, p50/p99 under load) and unloaded (one request at
+ * a time: the latency the gateway adds). CPU µs per request is read per process (/proc).
  *
  * Options: --seconds N (5 per round), --rounds R (3), --connections C (32), --warmup S (1),
- * --log-level L (apps' LOG_LEVEL, default warn; `info` adds one access-log line per request
- * in both apps), --profile-gateway DIR (V8 CPU profile of the gateway, written at its exit).
+ * --routes a,b (project,contact,count), --log-level L (apps' LOG_LEVEL, default warn; `info`
+ * adds one access-log line per request in both apps), --profile DIR (V8 CPU profiles of the
+ * gateway and the audience app, written at their exit).
  */
 import type { ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { join } from 'node:path';
 import { Pool } from 'undici';
 import { encodePrincipal, generatePrincipalKeys, issueToken, parsePrivateKey } from '../../libs/auth/src';
-import { defaultAttributionConfig, defaultGeneralConfig } from '../../libs/contracts/src';
-import { OrganizationEntity, ProjectEntity, TokenEntity, createDataSource } from '../../libs/db/src';
-import { freePort, startApp, waitReady } from '../lib/apps';
+import { createClickHouse, sql } from '../../libs/clickhouse/src';
+import { defaultAttributionConfig, defaultGeneralConfig, RESERVED_ATTRIBUTES } from '../../libs/contracts/src';
+import { AttributeEntity, DataSourceEntity, OrganizationEntity, ProjectEntity, TokenEntity, createDataSource } from '../../libs/db/src';
+import { withSlotColumns } from '../../libs/fixtures/src/audience-rows';
+import { freePort, startApp, stopApp, waitReady } from '../lib/apps';
 import { closedLoop } from '../lib/load';
 import type { BenchContext, BenchRow, ScenarioResult } from '../lib/context';
 import { processCpuUs } from '../lib/cpu';
@@ -38,20 +49,27 @@ interface Figures {
   [key: string]: number;
 }
 
-interface Target {
+interface Route {
   name: string;
-  origin: string;
-  headers: () => Record<string, string>;
+  method: 'GET' | 'POST';
+  path: string;
+  body?: string;
 }
 
+interface Target {
+  name: 'bare' | 'direct' | 'gateway';
+  origin: string;
+  headers: (route: Route) => Record<string, string>;
+}
 
-
+const CONTACTS = 20;
+const COUNT_FILTER = JSON.stringify({ root: { type: 'attribute_condition', key: '_first_name', operator: 'matches-string', values: ['Ada'] } });
 
 /** Closed loop: `concurrency` workers each send the next request as soon as the last one is answered. */
-async function load(target: Target, path: string, concurrency: number, seconds: number, warmupSeconds: number): Promise<Figures> {
+async function load(target: Target, route: Route, concurrency: number, seconds: number, warmupSeconds: number): Promise<Figures> {
   const pool = new Pool(target.origin, { connections: concurrency, pipelining: 1, keepAliveTimeout: 30_000 });
   const { latencies, errors, sent, elapsedS } = await closedLoop(concurrency, seconds, warmupSeconds, async () => {
-    const res = await pool.request({ method: 'GET', path, headers: target.headers() });
+    const res = await pool.request({ method: route.method, path: route.path, headers: target.headers(route), body: route.body });
     await res.body.dump();
     return res.statusCode === 200;
   });
@@ -65,12 +83,16 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const connections = ctx.args.int('connections', 32);
   const warmup = ctx.args.int('warmup', 1);
   const logLevel = ctx.args.string('log-level') ?? 'warn';
-  const profileDir = ctx.args.string('profile-gateway');
+  const profileDir = ctx.args.string('profile');
+  const routeNames = (ctx.args.string('routes') ?? 'project,contact,count').split(',');
   const postgresUrl = process.env.MELD_POSTGRES_URL;
-  if (!postgresUrl || !process.env.MELD_REDIS_URL) throw new Error('MELD_POSTGRES_URL / MELD_REDIS_URL not set: run through `meld bench gateway` with the stack up');
+  const chUrl = process.env.MELD_CLICKHOUSE_URL;
+  const chDb = process.env.MELD_CLICKHOUSE_DB;
+  if (!postgresUrl || !process.env.MELD_REDIS_URL || !chUrl || !chDb) throw new Error('MELD_POSTGRES_URL / MELD_REDIS_URL / MELD_CLICKHOUSE_URL / MELD_CLICKHOUSE_DB not set: run through `meld bench gateway` with the stack up');
 
-  // A tenant of its own, removed at the end (cascade deletes the project and token).
+  // A tenant of its own, removed at the end (cascade deletes the project, token and contacts).
   const db = await createDataSource({ url: postgresUrl, applicationName: 'meld-bench', poolSize: 2 }).initialize();
+  const ch = createClickHouse({ url: chUrl, database: chDb });
   const suffix = randomBytes(4).toString('hex');
   const org = await db.getRepository(OrganizationEntity).save({ name: `bench-gateway-${suffix}`, plan: 'xl' });
   const project = await db.getRepository(ProjectEntity).save({
@@ -80,6 +102,8 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     attributionConfig: defaultAttributionConfig(),
     generalConfig: defaultGeneralConfig() as unknown as Record<string, Record<string, unknown>>,
   });
+  await db.getRepository(AttributeEntity).insert(RESERVED_ATTRIBUTES.map((a) => ({ ...a, projectId: project.id, reserved: true })));
+  const dataSource = await db.getRepository(DataSourceEntity).save({ projectId: project.id, uid: 'bench', name: 'Bench' });
   const issued = issueToken('product');
   const token = await db.getRepository(TokenEntity).save({
     organizationId: org.id,
@@ -89,125 +113,170 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     scopes: ['PROJECT_AUDIENCE_READ'],
     projects: [project.uid],
   });
+  // A small audience: in Postgres (identity-merge's tables, read by the lookup) and in ClickHouse (the snapshot the count reads).
+  const contacts: Array<{ id: string }> = await db.query(
+    `WITH c AS (INSERT INTO audience_contacts (project_id, id, attributes, datasources, ds_contact_ids)
+                SELECT $1, gen_random_uuid(), jsonb_build_object('_user_id', 'u' || i, '_first_name', CASE WHEN i % 2 = 0 THEN 'Ada' ELSE 'Grace' END), jsonb_build_array($3::text), jsonb_build_array($3::text || '/u' || i)
+                  FROM generate_series(1, $2::int) i RETURNING id, attributes->>'_user_id' AS user_id)
+     INSERT INTO audience_members (project_id, data_source_id, user_id, audience_id) SELECT $1, $3::uuid, user_id, id FROM c RETURNING audience_id AS id`,
+    [project.id, CONTACTS, dataSource.id],
+  );
+  await ch.insert(
+    'audience_contacts',
+    await withSlotColumns(
+      db,
+      contacts.map((c, i) => ({ project_id: project.id, audience_id: c.id, version: '1', deleted: 0, str_keys: ['_first_name'], str_values: [i % 2 === 0 ? 'Ada' : 'Grace'], num_keys: [], num_values: [], channels: [], updated_at: Math.floor(Date.now() / 1000) })),
+    ),
+  );
 
   const keys = generatePrincipalKeys();
   const signingKey = parsePrivateKey(keys.privateKey);
-  const [gatewayPort, audiencePort] = [await freePort(), await freePort()];
+  const [gatewayPort, audiencePort, barePort] = [await freePort(), await freePort(), await freePort()];
   const audienceUrl = `http://127.0.0.1:${audiencePort}`;
+  const bareUrl = `http://127.0.0.1:${barePort}`;
   const common = { ...process.env, LOG_LEVEL: logLevel, MELD_PRINCIPAL_PUBLIC_KEY: keys.publicKey, MELD_PRINCIPAL_PRIVATE_KEY: keys.privateKey };
+  const profile = (name: string) => (profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}.cpuprofile`] : []);
   const children: Record<string, ChildProcess> = {
-    audience: startApp(ctx.root, 'audience', { ...common, PORT: String(audiencePort) }),
-    gateway: startApp(ctx.root, 'gateway', {
-      ...common,
-      MELD_PORT: String(gatewayPort),
-      MELD_OPS_PORT: '0',
-      MELD_AUDIENCE_URL: audienceUrl,
-      // Counted on every request (the cost is measured), never refused.
-      MELD_RATE_LIMITS: JSON.stringify({ large: { limit: 1_000_000_000 } }),
-      MELD_RATE_LIMIT_NAMESPACE: `bench-${suffix}`,
-    }, profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
+    bare: spawn(process.execPath, ['-r', '@swc-node/register', join(ctx.root, 'bench/lib/bare-audience.ts')], {
+      cwd: ctx.root,
+      env: { ...process.env, PORT: String(barePort), BARE_ORGANIZATION_ID: org.id, BARE_PROJECT_ID: project.id },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    }),
+    audience: startApp(ctx.root, 'audience', { ...common, PORT: String(audiencePort) }, profile('audience')),
+    gateway: startApp(
+      ctx.root,
+      'gateway',
+      {
+        ...common,
+        MELD_PORT: String(gatewayPort),
+        MELD_OPS_PORT: '0',
+        MELD_AUDIENCE_URL: audienceUrl,
+        // Counted on every request (the cost is measured), never refused.
+        MELD_RATE_LIMITS: JSON.stringify({ large: { limit: 1_000_000_000 }, standard: { limit: 1_000_000_000 } }),
+        MELD_RATE_LIMIT_NAMESPACE: `bench-${suffix}`,
+      },
+      profile('gateway'),
+    ),
   };
   try {
-    await Promise.all([waitReady(`${audienceUrl}/readyz`), waitReady(`http://127.0.0.1:${gatewayPort}/readyz`)]);
+    await Promise.all([waitReady(`${audienceUrl}/readyz`), waitReady(`http://127.0.0.1:${gatewayPort}/readyz`), waitReady(`${bareUrl}/v1/project/${project.uid}`)]);
     const processes: WatchedProcess[] = [{ name: 'bench', pid: process.pid }, ...Object.entries(children).map(([name, c]) => ({ name, pid: c.pid! }))];
-    const path = `/v1/project/${project.uid}`;
+    const base = `/v1/project/${project.uid}`;
+    const allRoutes: Route[] = [
+      { name: 'project', method: 'GET', path: base },
+      { name: 'contact', method: 'GET', path: `${base}/audience/user/u1` },
+      { name: 'count', method: 'POST', path: `${base}/audience/count`, body: COUNT_FILTER },
+    ];
+    const routes = allRoutes.filter((r) => routeNames.includes(r.name));
+    const json = (route: Route): Record<string, string> => (route.body ? { 'content-type': 'application/json' } : {});
+    const bare: Target = { name: 'bare', origin: bareUrl, headers: json };
     const direct: Target = {
-      name: 'direct to audience',
+      name: 'direct',
       origin: audienceUrl,
       // Signed per request, as the gateway does: a principal is bound to one request id (ADR 0102).
-      headers: () => {
+      headers: (route) => {
         const requestId = randomUUID();
         const principal = encodePrincipal(
           { kind: 'product', tokenId: token.id, organizationId: org.id, plan: 'xl', scopes: ['PROJECT_AUDIENCE_READ'], project: { id: project.id, uid: project.uid, dataMode: 'normal' }, dataSourceId: null, requestId },
-          { method: 'GET', url: path, app: 'audience' },
+          { method: route.method, url: route.path, app: 'audience' },
           signingKey,
         );
-        return { 'x-meld-principal': principal, 'x-request-id': requestId };
+        return { ...json(route), 'x-meld-principal': principal, 'x-request-id': requestId };
       },
     };
-    const gateway: Target = { name: 'through gateway', origin: `http://127.0.0.1:${gatewayPort}`, headers: () => ({ authorization: `Bearer ${issued.token}` }) };
+    const gateway: Target = { name: 'gateway', origin: `http://127.0.0.1:${gatewayPort}`, headers: (route) => ({ ...json(route), authorization: `Bearer ${issued.token}` }) };
+    const targets = [bare, direct, gateway];
 
-    for (const t of [direct, gateway]) {
-      const res = await fetch(`${t.origin}${path}`, { headers: t.headers() });
-      if (res.status !== 200) throw new Error(`${t.name}: GET ${path} answered ${res.status} ${await res.text()}`);
+    for (const route of routes) {
+      for (const t of targets) {
+        const res = await fetch(`${t.origin}${route.path}`, { method: route.method, headers: t.headers(route), body: route.body });
+        const text = await res.text();
+        if (res.status !== 200) throw new Error(`${t.name}: ${route.method} ${route.path} answered ${res.status} ${text}`);
+        if (route.name === 'count' && !text.includes(`"totalHits":${CONTACTS / 2}`)) throw new Error(`${t.name}: count answered ${text}`);
+      }
     }
-    ctx.log(`gateway :${gatewayPort} → audience :${audiencePort}; ${rounds} rounds × ${seconds} s; ${connections} connections; LOG_LEVEL ${logLevel}`);
+    ctx.log(`gateway :${gatewayPort} → audience :${audiencePort}, bare :${barePort}; ${rounds} rounds × ${seconds} s; ${connections} connections; LOG_LEVEL ${logLevel}`);
 
     const shapes = [
       { label: `c=${connections}`, concurrency: connections },
       { label: 'c=1', concurrency: 1 },
     ];
+    const keyOf = (route: Route, target: Target, label: string) => `${route.name} ${target.name} ${label}`;
     const results = new Map<string, Figures[]>();
-    /** CPU µs per request of each app process, per measurement (robust to other load on the machine, unlike req/s). */
+    /** CPU µs per request of each process, per measurement (robust to other load on the machine, unlike req/s). */
     const cpu = new Map<string, Array<Record<string, number>>>();
     const rss = new Map<string, Array<Record<string, number>>>();
     for (let round = 0; round < rounds; round++) {
-      for (const shape of shapes) {
-        const order = round % 2 === 0 ? [direct, gateway] : [gateway, direct];
-        for (const target of order) {
-          const key = `${target.name} ${shape.label}`;
-          const sampler = new RssSampler(processes).start();
-          const before = Object.fromEntries(Object.entries(children).map(([n, c]) => [n, processCpuUs(c.pid!)]));
-          const f = await load(target, path, shape.concurrency, seconds, warmup);
-          cpu.set(key, [...(cpu.get(key) ?? []), Object.fromEntries(Object.entries(children).map(([n, c]) => [n, (processCpuUs(c.pid!) - before[n]) / f.sent]))]);
-          rss.set(key, [...(rss.get(key) ?? []), sampler.stop()]);
-          results.set(key, [...(results.get(key) ?? []), f]);
-          ctx.log(`round ${round + 1} ${key}: ${f.rps.toFixed(0)} req/s, p50 ${f.p50.toFixed(2)} ms, p99 ${f.p99.toFixed(2)} ms${f.errors ? `, ${f.errors} non-200` : ''}`);
+      for (const route of routes) {
+        for (const shape of shapes) {
+          const order = targets.map((_, i) => targets[(i + round) % targets.length]!);
+          for (const target of order) {
+            const key = keyOf(route, target, shape.label);
+            const sampler = new RssSampler(processes).start();
+            const before = Object.fromEntries(Object.entries(children).map(([n, c]) => [n, processCpuUs(c.pid!)]));
+            const f = await load(target, route, shape.concurrency, seconds, warmup);
+            cpu.set(key, [...(cpu.get(key) ?? []), Object.fromEntries(Object.entries(children).map(([n, c]) => [n, (processCpuUs(c.pid!) - before[n]) / f.sent]))]);
+            rss.set(key, [...(rss.get(key) ?? []), sampler.stop()]);
+            results.set(key, [...(results.get(key) ?? []), f]);
+            ctx.log(`round ${round + 1} ${key}: ${f.rps.toFixed(0)} req/s, p50 ${f.p50.toFixed(2)} ms, p99 ${f.p99.toFixed(2)} ms${f.errors ? `, ${f.errors} non-200` : ''}`);
+          }
         }
       }
     }
 
     const med = (key: string, field: keyof Figures) => median(results.get(key)!.map((f) => f[field]));
     const peak = (key: string) => Object.fromEntries(processes.map((p) => [p.name, Math.max(...rss.get(key)!.map((r) => r[p.name] ?? Number.NaN))]));
+    // Only the processes a variant's requests go through (the others idle in the same window).
+    const involved: Record<Target['name'], string[]> = { bare: ['bare'], direct: ['audience'], gateway: ['gateway', 'audience'] };
+    const baselineOf: Record<Target['name'], Target | undefined> = { bare: undefined, direct: bare, gateway: direct };
     const rows: BenchRow[] = [];
-    for (const shape of shapes) {
-      for (const target of [direct, gateway]) {
-        const key = `${target.name} ${shape.label}`;
-        rows.push({
-          name: key,
-          throughput: med(key, 'rps'),
-          p50Ms: med(key, 'p50'),
-          p99Ms: med(key, 'p99'),
-          cpuUsPerOp: median(cpu.get(key)!.map((r) => Object.values(r).reduce((a, b) => a + b, 0))),
-          peakRssMb: peak(key),
-          baseline: target === gateway ? `${direct.name} ${shape.label}` : undefined,
-          runs: rounds,
-        });
+    for (const route of routes) {
+      for (const shape of shapes) {
+        for (const target of targets) {
+          const key = keyOf(route, target, shape.label);
+          const baseline = baselineOf[target.name];
+          rows.push({
+            name: key,
+            throughput: med(key, 'rps'),
+            p50Ms: med(key, 'p50'),
+            p99Ms: med(key, 'p99'),
+            cpuUsPerOp: median(cpu.get(key)!.map((r) => involved[target.name].reduce((sum, n) => sum + r[n]!, 0))),
+            peakRssMb: peak(key),
+            baseline: baseline ? keyOf(route, baseline, shape.label) : undefined,
+            runs: rounds,
+          });
+        }
       }
     }
-    const added = (label: string, field: 'p50' | 'p99') => med(`${gateway.name} ${label}`, field) - med(`${direct.name} ${label}`, field);
+    const added = (route: Route, label: string, field: 'p50' | 'p99') => med(keyOf(route, gateway, label), field) - med(keyOf(route, direct, label), field);
     const errors = [...results.values()].flat().reduce((n, f) => n + f.errors, 0);
-    const cpuNote = (key: string) => Object.keys(children).map((n) => `${n} ${median(cpu.get(key)!.map((r) => r[n])).toFixed(0)}`).join(', ');
+    const cpuNote = (key: string, target: Target) => involved[target.name].map((n) => `${n} ${median(cpu.get(key)!.map((r) => r[n]!)).toFixed(0)}`).join(', ');
+    const big = `c=${connections}`;
     return {
-      title: `gateway: GET /v1/project/{p} through the gateway vs straight to audience (${connections} connections and 1, ${rounds} rounds × ${seconds} s)`,
-      units: { throughput: 'req/s', latency: 'one request, client side', cpu: 'gateway + audience processes per request (split in the notes)' },
+      title: `gateway: ${routes.map((r) => r.name).join(', ')}: bare Fastify floor vs straight to audience vs through the gateway (${connections} connections and 1, ${rounds} rounds × ${seconds} s)`,
+      units: { throughput: 'req/s', latency: 'one request, client side', cpu: 'CPU µs per request of the processes it crosses, summed (split in the notes); the baseline of direct is bare, of gateway is direct' },
       rows,
       notes: [
-        `latency the gateway adds, unloaded (c=1): p50 +${added('c=1', 'p50').toFixed(2)} ms (goal ≤ 1 ms), p99 +${added('c=1', 'p99').toFixed(2)} ms`,
-        `under load (c=${connections}): p50 +${added(`c=${connections}`, 'p50').toFixed(2)} ms, p99 +${added(`c=${connections}`, 'p99').toFixed(2)} ms (closed loop: latency grows as throughput falls)`,
-        ...shapes.flatMap((shape) => [direct, gateway].map((t) => `CPU µs per request, ${t.name} ${shape.label}: ${cpuNote(`${t.name} ${shape.label}`)}`)),
+        ...routes.map(
+          (r) =>
+            `${r.name}: direct/bare ${(med(keyOf(r, direct, big), 'rps') / med(keyOf(r, bare, big), 'rps')).toFixed(2)} (goal ≥ 0.5), gateway/direct ${(med(keyOf(r, gateway, big), 'rps') / med(keyOf(r, direct, big), 'rps')).toFixed(2)} (goal ≥ 0.8); gateway adds p50 +${added(r, 'c=1', 'p50').toFixed(2)} ms at c=1 (goal ≤ 1 ms), p99 +${added(r, 'c=1', 'p99').toFixed(2)} ms`,
+        ),
+        ...routes.flatMap((r) => shapes.flatMap((shape) => targets.map((t) => `CPU µs per request, ${keyOf(r, t, shape.label)}: ${cpuNote(keyOf(r, t, shape.label), t)}`))),
         `per round req/s: ${[...results.entries()].map(([k, v]) => `${k} ${v.map((f) => Math.round(f.rps)).join('/')}`).join('; ')}`,
         `non-200 answers: ${errors}`,
-        'one machine: bench client, gateway, audience, Postgres and Redis share its cores; the gateway path costs a second process hop and a Redis round trip per request',
+        'one machine: bench client, gateway, audience, the floor, Postgres, ClickHouse and Redis share its cores; the gateway path costs a second process hop, a signature and a Redis round trip per rate-limit lease',
       ],
-      goals: [{ row: `${gateway.name} c=${connections}`, minRatio: 0.7 }],
+      goals: routes.flatMap((r) => [
+        { row: keyOf(r, direct, big), minRatio: 0.5 },
+        { row: keyOf(r, gateway, big), minRatio: 0.8 },
+      ]),
     };
   } finally {
-    await Promise.all(
-      Object.values(children).map(
-        (c) =>
-          new Promise<void>((resolve) => {
-            if (c.exitCode !== null || c.signalCode !== null) return resolve();
-            const kill = setTimeout(() => c.kill('SIGKILL'), 10_000);
-            c.once('exit', () => {
-              clearTimeout(kill);
-              resolve();
-            });
-            c.kill('SIGTERM');
-          }),
-      ),
-    );
+    await Promise.all(Object.values(children).map((c) => stopApp(c)));
+    await db.query(`DELETE FROM audience_members WHERE project_id = $1`, [project.id]);
+    await db.query(`DELETE FROM audience_contacts WHERE project_id = $1`, [project.id]);
     await db.getRepository(OrganizationEntity).delete({ id: org.id });
-    await db.destroy();
+    await ch.command(sql`ALTER TABLE audience_contacts DELETE WHERE project_id = ${project.id}`).catch(() => undefined);
+    await Promise.all([db.destroy(), ch.close()]);
   }
 }

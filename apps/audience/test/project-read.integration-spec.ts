@@ -1,6 +1,7 @@
 import { CHANNEL_GROUPS } from '@meld/contracts';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
+import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner';
 import { ProjectReadSchema } from '../src/project/project-read.schema';
 import { startAudience } from './app.fixture';
 import { type Json, principalHeader, seedTenancy } from '@meld/fixtures';
@@ -71,6 +72,17 @@ describe('GET /v1/project/:project (audience)', () => {
     for (const f of ATTRIBUTION_FIELDS) expect(Number.isInteger(body.entity.attributionConfig[f])).toBe(true);
     expect(ProjectReadSchema.parse(body)).toBeTruthy();
     expect(body.entity).toMatchObject({ id: tenancy.project.id, uid: tenancy.project.uid });
+  });
+
+  it('reads the project and its organization in one Postgres round trip (ADR 0209)', async () => {
+    const spy = jest.spyOn(PostgresQueryRunner.prototype, 'query');
+    try {
+      expect((await read({ scopes: ['PROJECT_AUDIENCE_READ'] })).status).toBe(200);
+      const reads = spy.mock.calls.filter(([sql]) => /\b(projects|organizations)\b/.test(String(sql)));
+      expect(reads).toHaveLength(1);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('reports uniqueAttributes, the organization summary without funds, and the scopes', async () => {

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { type DynamicModule, type INestApplication, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { Logger } from 'nestjs-pino';
+import { Logger, PinoLogger } from 'nestjs-pino';
 import { logAccess } from '../logging/access-log';
 import { REQUEST_ID_HEADER } from '../logging/logger.module';
 import { instrumentFastify, startDefaultMetrics } from '../metrics/metrics';
@@ -50,7 +50,8 @@ export async function bootstrapApp(options: BootstrapOptions): Promise<INestAppl
   fastify.addHook('onClose', () => stopTracing());
   instrumentFastify(fastify);
   const logger = app.get(Logger);
-  logAccess(fastify, logger);
+  // PinoLogger.root is the logger the level applies to, set once the app is initialized.
+  logAccess(fastify, { log: (record, context) => logger.log(record, context), enabled: () => PinoLogger.root?.isLevelEnabled('info') ?? true });
   await options.configure?.(app);
   await app.listen(options.port, options.host);
   logger.log(`${options.app} listening on http://${options.host}:${options.port}`);

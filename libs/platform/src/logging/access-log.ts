@@ -4,7 +4,11 @@ import { urlRedactor } from './redact-url';
 /** Probes and scrapes would drown the log; they stay visible in metrics. */
 const QUIET = /^\/(healthz|readyz|livez|metrics)(\?|$)/;
 
-type Sink = { log(record: object, context: string): void };
+type Sink = {
+  log(record: object, context: string): void;
+  /** Whether an info line would be written now: when not, the line is not even built (ADR 0208). */
+  enabled(): boolean;
+};
 
 /**
  * One line per answered request, from a Fastify hook: the gateway's public routes are plain
@@ -14,7 +18,7 @@ type Sink = { log(record: object, context: string): void };
 export function logAccess(fastify: FastifyInstance, sink: Sink): void {
   const redact = urlRedactor();
   fastify.addHook('onResponse', async (request, reply) => {
-    if (QUIET.test(request.url)) return;
+    if (!sink.enabled() || QUIET.test(request.url)) return;
     // Not under `req`/`res`: pino-http's serializers expect the raw objects there.
     sink.log({ msg: 'request completed', requestId: request.id, method: request.method, url: redact(request.url), statusCode: reply.statusCode, responseTime: Math.round(reply.elapsedTime) }, 'http');
   });

@@ -41,7 +41,7 @@ export interface PublicApiDeps {
 /**
  * The public request pipeline, in this order: client limit (in process, per IP) → bearer →
  * token (cache; a client over its failed-authentication budget gets no lookup) → project
- * and data source (cache) → access decision from the route table → rate limit (Redis) →
+ * and data source (cache) → access decision from the route table → rate limit (Redis, spent through local leases: ADR 0207) →
  * answer (401/403/404/429) or forward with the signed principal. The first two limits cost
  * no store call (ADR 0123); the Redis one runs before any refusal is sent, so every answer
  * carries X-RateLimit-* and refused callers are throttled too.

@@ -3,9 +3,10 @@ import type Redis from 'ioredis';
 import type { LimitClass, RateLimits } from './limits';
 
 /**
- * Fixed window counter, one atomic script per request: INCR the counter of the current
- * window (created with an expiry), return the count and the window end. The window is
- * aligned on Redis's clock (TIME), so every gateway replica agrees on when it resets and
+ * Fixed window counter in Redis, spent through local leases (ADR 0207): one atomic script
+ * reserves up to `want` units of the current window for this replica (never past the limit)
+ * and returns the count reserved so far, the window end and the time left in it. The window
+ * is aligned on Redis's clock (TIME), so every gateway replica agrees on when it resets and
  * `X-RateLimit-Reset` is exact. The counter key carries a hash tag, so the per-window key
  * the script derives lives in the slot of the key it declares (Redis Cluster safe).
  */
@@ -15,10 +16,36 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local window = tonumber(ARGV[1])
 local start = now - (now % window)
 local key = KEYS[1] .. ':' .. start
-local n = redis.call('INCR', key)
-if n == 1 then redis.call('PEXPIRE', key, window + 1000) end
-return {n, start + window}
+local n = tonumber(redis.call('GET', key) or '0')
+local grant = math.min(tonumber(ARGV[2]), tonumber(ARGV[3]) - n)
+if grant > 0 then
+  n = redis.call('INCRBY', key, grant)
+  if n == grant then redis.call('PEXPIRE', key, window + 1000) end
+else
+  grant = 0
+end
+return {n, start + window, grant, start + window - now}
 `;
+
+/**
+ * Units one lease reserves: 1% of the limit (at most 64), so a replica strands at most 1% of
+ * a window's quota (ADR 0207); limits under 200 lease one unit, a Redis call per request as before.
+ */
+export function leaseSize(limit: number): number {
+  return Math.min(64, Math.max(1, Math.floor(limit / 100)));
+}
+
+/** What this replica reserved in one bucket's current window. */
+interface Lease {
+  /** Units reserved and not spent yet. */
+  left: number;
+  /** Units reserved in the window by every replica, as of this lease. */
+  reserved: number;
+  /** Window end, Redis clock (unix ms): what the client is told. */
+  resetMs: number;
+  /** Window end on this process's clock: when the lease lapses. */
+  expiresAt: number;
+}
 
 export interface Bucket {
   cls: LimitClass;
@@ -40,17 +67,30 @@ export interface RateLimitState {
 /** Redis did not answer: the caller refuses the request (503), never lets it through. */
 export class RateLimitUnavailable extends Error {}
 
-type WithScript = Redis & { meldRateLimit(key: string, windowMs: number): Promise<[number, number]> };
+type WithScript = Redis & { meldRateLimitLease(key: string, windowMs: number, want: number, limit: number): Promise<[number, number, number, number]> };
 
+/**
+ * The per-organization, per-data-source and per-IP limits shared by every gateway replica.
+ * Requests spend units of a local lease; Redis is called only to renew it, so a busy bucket
+ * costs one Redis call per lease rather than per request, and a bucket that is used up costs
+ * none until its window ends. Never admits more than the limit in a window; may refuse up to
+ * `leaseSize(limit) - 1` requests early per replica (units another replica holds unspent).
+ */
 export class RateLimiter {
   private readonly redis: WithScript;
+  private readonly leases = new Map<string, Lease>();
+  private readonly renewing = new Map<string, Promise<void>>();
+  private lastSweep = 0;
 
   constructor(
     redis: Redis,
     private readonly limits: RateLimits,
     private readonly namespace: string,
+    private readonly now: () => number = Date.now,
+    /** Buckets with a lease in memory (bucket keys come from client input, e.g. IPs); past it the oldest renewal is dropped. */
+    private readonly maxLeases = 100_000,
   ) {
-    redis.defineCommand('meldRateLimit', { numberOfKeys: 1, lua: SCRIPT });
+    redis.defineCommand('meldRateLimitLease', { numberOfKeys: 1, lua: SCRIPT });
     this.redis = redis as WithScript;
   }
 
@@ -60,17 +100,57 @@ export class RateLimiter {
 
   async hit(bucket: Bucket): Promise<RateLimitState> {
     const { windowMs } = this.limits[bucket.cls];
-    let count: number;
-    let resetMs: number;
-    try {
-      [count, resetMs] = await this.redis.meldRateLimit(`${this.namespace}:rl:{${bucket.cls}:${windowMs}:${bucket.subject}}`, windowMs);
-    } catch (err) {
-      throw new RateLimitUnavailable(`rate limiting unavailable: ${(err as Error).message}`);
-    }
     const limit = this.limitOf(bucket);
-    return { limit, remaining: Math.max(0, limit - count), reset: Math.ceil(resetMs / 1000), window: windowMs / 1000, allowed: count <= limit };
+    const key = `${this.namespace}:rl:{${bucket.cls}:${windowMs}:${bucket.subject}}`;
+    this.sweep();
+    for (;;) {
+      const lease = this.leases.get(key);
+      if (lease && this.now() < lease.expiresAt) {
+        if (lease.left > 0) {
+          lease.left--;
+          return this.state(lease, limit, windowMs, true);
+        }
+        // The window's quota is reserved everywhere: refused without a Redis call until it ends.
+        if (lease.reserved >= limit) return this.state(lease, limit, windowMs, false);
+      }
+      await this.renew(key, windowMs, limit);
+    }
   }
 
+  /** One renewal per bucket at a time: concurrent requests wait for it and share its units. */
+  private renew(key: string, windowMs: number, limit: number): Promise<void> {
+    let pending = this.renewing.get(key);
+    if (!pending) {
+      pending = this.redis.meldRateLimitLease(key, windowMs, leaseSize(limit), limit).then(
+        ([reserved, resetMs, granted, leftMs]) => {
+          this.renewing.delete(key);
+          // Re-inserted, so the table's first entry is the bucket renewed longest ago: the one dropped
+          // when full (its unspent units only make it refuse early; nothing is ever admitted twice).
+          this.leases.delete(key);
+          if (this.leases.size >= this.maxLeases) this.leases.delete(this.leases.keys().next().value!);
+          this.leases.set(key, { left: granted, reserved, resetMs, expiresAt: this.now() + leftMs });
+        },
+        (err: unknown) => {
+          this.renewing.delete(key);
+          throw new RateLimitUnavailable(`rate limiting unavailable: ${(err as Error).message}`);
+        },
+      );
+      this.renewing.set(key, pending);
+    }
+    return pending;
+  }
+
+  /** Drops lapsed leases once a second, so buckets seen once do not accumulate. */
+  private sweep(): void {
+    const now = this.now();
+    if (now - this.lastSweep < 1000) return;
+    this.lastSweep = now;
+    for (const [key, lease] of this.leases) if (now >= lease.expiresAt) this.leases.delete(key);
+  }
+
+  private state(lease: Lease, limit: number, windowMs: number, allowed: boolean): RateLimitState {
+    return { limit, remaining: Math.max(0, limit - lease.reserved + lease.left), reset: Math.ceil(lease.resetMs / 1000), window: windowMs / 1000, allowed };
+  }
   /** What to tell the client when Redis is down: nothing left in a window ending on our own clock. */
   unavailableState(bucket: Pick<Bucket, 'cls' | 'plan'>, now = Date.now()): RateLimitState {
     const { windowMs } = this.limits[bucket.cls];

@@ -10,9 +10,9 @@ export class GetProject {
   constructor(private readonly projects: ProjectRepository) {}
 
   async execute({ organizationId, projectId, scopes }: GetProjectCommand): Promise<ProjectRead> {
-    const project = await this.projects.findProject(organizationId, projectId);
-    const organization = project && (await this.projects.findOrganization(project.organizationId));
-    if (!project || !organization) throw new NotFoundException('project not found');
+    const found = await this.projects.findProjectWithOrganization(organizationId, projectId);
+    if (!found) throw new NotFoundException('project not found');
+    const { project, organization } = found;
     return {
       entity: toProjectResource(project),
       metadata: {
