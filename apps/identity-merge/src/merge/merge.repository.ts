@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { keys as messageKeys, type AudienceChange } from '@meld/contracts';
+import { outboxTrace } from '@meld/db';
 import type { DataSource, EntityManager } from 'typeorm';
 import { applyRestrictiveConsent, consentChanges, recordConsentChanges, type ConsentChange } from './merge-consent';
 import { contactRef, type AudienceContact, type DataSourceInfo, type MergeOptions } from './merge-core';
@@ -325,8 +326,9 @@ export class MergeRepository {
         }
       }
       if (messages.length) {
-        await em.query(`INSERT INTO audience_outbox (key, value) SELECT m.e->>'key', m.e->'value' FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS m(e, n) ORDER BY m.n`, [
+        await em.query(`INSERT INTO audience_outbox (key, value, trace) SELECT m.e->>'key', m.e->'value', $2::jsonb FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS m(e, n) ORDER BY m.n`, [
           JSON.stringify(messages.map((m) => ({ key: messageKeys.audienceContact(projectId, m.audienceId), value: m }))),
+          outboxTrace(),
         ]);
       }
       return { changed: messages.length > 0, messages: messages.length, capEvents: plan.result.capEvents };
