@@ -85,9 +85,29 @@ describe('OutboxPump', () => {
     expect(sends).toEqual([[{ key: 'k7', value: {}, headers: trace }, { key: 'k8', value: {} }]]);
   });
 
+  it('waits its error backoff even when writes keep nudging it (a broker outage must not become a busy loop)', async () => {
+    await write(9);
+    let attempts = 0;
+    const publish = async () => {
+      attempts++;
+      throw new Error('broker down');
+    };
+    const pump = new OutboxPump(ds, { table: 'outbox', publish, metrics: new Registry(), errorBackoffMs: 1000 });
+    pump.start();
+    for (let i = 0; i < 60; i++) {
+      pump.nudge();
+      await pause(20);
+    }
+    await pump.stop();
+    await ds.query(`DELETE FROM outbox`);
+    expect(attempts).toBeGreaterThanOrEqual(1);
+    expect(attempts).toBeLessThanOrEqual(2);
+  });
+
   it('refuses a table name that is not a plain identifier', () => {
     for (const table of ['outbox"; DROP TABLE outbox; --', 'Outbox', 'public.outbox', '']) {
       expect(() => new OutboxPump(ds, { table, publish: async () => undefined, metrics: new Registry() })).toThrow(/not a plain identifier/);
     }
   });
 });
+

@@ -158,9 +158,12 @@ export class OutboxPump {
         }
       } catch (err) {
         this.log.warn(`pass failed, retrying: ${err instanceof Error ? err.message : String(err)}`);
-        wait = backoff;
+        // Nudges do not shorten it: every write of every process nudges, and a broker outage
+        // would otherwise turn into a pass per write (ADR 0212).
+        await this.sleep(backoff, { nudgeable: false });
+        continue;
       }
-      if (published === this.batch && wait !== backoff) continue;
+      if (published === this.batch) continue;
       // Rows are flowing: let the next ones gather before the next pass (ADR 0090, ADR 0212).
       if (published > 0 && this.options.lingerMs && !this.stopped) await new Promise((resolve) => setTimeout(resolve, this.options.lingerMs));
       await this.sleep(wait);
@@ -180,8 +183,9 @@ export class OutboxPump {
     g.lag.labels(table).set(Number(m.lag));
   }
 
-  private sleep(ms: number): Promise<void> {
-    if (this.stopped || this.nudged) {
+  /** Until `ms` passed, the pump stops, or (when `nudgeable`) it is nudged. */
+  private sleep(ms: number, { nudgeable = true } = {}): Promise<void> {
+    if (this.stopped || (nudgeable && this.nudged)) {
       this.nudged = false;
       return Promise.resolve();
     }
@@ -191,6 +195,7 @@ export class OutboxPump {
         resolve();
       }, ms);
       this.wake = () => {
+        if (!nudgeable && !this.stopped) return;
         clearTimeout(timer);
         this.wake = undefined;
         this.nudged = false;
