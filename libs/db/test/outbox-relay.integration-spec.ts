@@ -14,6 +14,8 @@ describe('OutboxRelay', () => {
   let ds: DataSource;
   let writer: DataSource;
   let relay: OutboxRelay;
+  const metrics = new Registry();
+  const listeningMetric = async () => (await metrics.getSingleMetric('meld_outbox_listening')!.get()).values[0]?.value;
   const sent: Array<{ at: number; messages: OutboxMessage[] }> = [];
   const producer: OutboxProducer = { send: async (_topic, messages) => void sent.push({ at: Date.now(), messages: [...messages] }) };
 
@@ -36,7 +38,7 @@ describe('OutboxRelay', () => {
     await ds.query(`CREATE SCHEMA ${schema}`);
     await ds.query(`CREATE TABLE outbox (id bigserial PRIMARY KEY, topic text NOT NULL, key text NOT NULL, value jsonb NOT NULL, trace jsonb, created_at timestamptz NOT NULL DEFAULT now())`);
     await ds.query(`CREATE TRIGGER outbox_notify AFTER INSERT ON outbox FOR EACH STATEMENT EXECUTE FUNCTION public.meld_outbox_notify()`);
-    relay = new OutboxRelay(ds, producer, { table: 'outbox', metrics: new Registry(), safetyPollMs: SAFETY_POLL_MS });
+    relay = new OutboxRelay(ds, producer, { table: 'outbox', metrics, safetyPollMs: SAFETY_POLL_MS });
     relay.onApplicationBootstrap();
     await waitFor('the LISTEN connection', async () => outboxNotificationsOf(ds).listening);
   });
@@ -65,9 +67,11 @@ describe('OutboxRelay', () => {
   it('reconnects a dropped LISTEN connection and is woken again; rows written meanwhile are not left behind', async () => {
     await ds.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1`, [`${app}-listen`]);
     await waitFor('the LISTEN connection dropped', async () => !outboxNotificationsOf(ds).listening, { timeoutMs: 5000, intervalMs: 5 });
+    expect(await listeningMetric()).toBe(0);
     await write('while-down');
     await sentAfter('while-down'); // on reconnect (every pump is woken) or the safety poll
     await waitFor('the LISTEN connection back', async () => outboxNotificationsOf(ds).listening);
+    expect(await listeningMetric()).toBe(1);
     await pause(SAFETY_POLL_MS + 200);
     const committed = await write('after-reconnect');
     const { at } = await sentAfter('after-reconnect');

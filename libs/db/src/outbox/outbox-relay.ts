@@ -1,8 +1,8 @@
 import type { BeforeApplicationShutdown, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import type { Registry } from 'prom-client';
+import { Gauge, type Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
 import type { ZodType } from 'zod';
-import { outboxNotificationsOf } from './outbox-notifications';
+import { type OutboxNotifications, outboxNotificationsOf } from './outbox-notifications';
 import { type OutboxMessage, OutboxPump } from './outbox-pump';
 
 /** What a relay publishes with: libs/kafka's producer (acks -1, in order). */
@@ -30,6 +30,7 @@ export interface OutboxRelayOptions {
 export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly pump: OutboxPump;
   private unsubscribe?: () => Promise<void>;
+  private readonly metrics: Registry;
 
   constructor(
     private readonly ds: DataSource,
@@ -38,6 +39,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     /** Closes a producer of the relay's own; unset when it is shared with writers that close it. */
     private readonly closeProducer?: () => Promise<void>,
   ) {
+    this.metrics = options.metrics;
     const schemas = new Map(options.schemas);
     this.pump = new OutboxPump(ds, {
       ...options,
@@ -46,7 +48,9 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   }
 
   onApplicationBootstrap(): void {
-    this.unsubscribe = outboxNotificationsOf(this.ds).subscribe(this.pump.table, () => this.pump.nudge());
+    const notifications = outboxNotificationsOf(this.ds);
+    this.unsubscribe = notifications.subscribe(this.pump.table, () => this.pump.nudge());
+    exportListening(this.metrics, notifications);
     this.pump.start();
   }
 
@@ -67,4 +71,24 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   async onApplicationShutdown(): Promise<void> {
     await this.closeProducer?.();
   }
+}
+
+const listeners = new WeakMap<Registry, Set<OutboxNotifications>>();
+
+/** `meld_outbox_listening`: 0 while a process's pumps are on their safety poll only (ADR 0212). */
+function exportListening(registry: Registry, notifications: OutboxNotifications): void {
+  let set = listeners.get(registry);
+  if (!set) {
+    const all = new Set<OutboxNotifications>();
+    listeners.set(registry, (set = all));
+    new Gauge({
+      name: 'meld_outbox_listening',
+      help: '1 while the LISTEN connection that wakes the outbox relays is up; 0: rows of other processes wait for the 5 s safety poll',
+      registers: [registry],
+      collect() {
+        this.set([...all].every((n) => n.listening) ? 1 : 0);
+      },
+    });
+  }
+  set.add(notifications);
 }
