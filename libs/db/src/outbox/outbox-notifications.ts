@@ -41,7 +41,7 @@ export class OutboxNotifications {
     };
   }
 
-  /** True while the LISTEN connection is up (tests, and the reconnect logs). */
+  /** True while the LISTEN connection is up (the `meld_outbox_listening` gauge). */
   get listening(): boolean {
     return this.up;
   }

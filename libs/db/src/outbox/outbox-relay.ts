@@ -34,7 +34,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
 
   constructor(
     private readonly ds: DataSource,
-    private readonly producer: OutboxProducer,
+    producer: OutboxProducer,
     options: OutboxRelayOptions,
     /** Closes a producer of the relay's own; unset when it is shared with writers that close it. */
     private readonly closeProducer?: () => Promise<void>,
