@@ -3,7 +3,7 @@ import { DATA_SOURCE } from '@meld/db';
 import type { MeldAppDefinition } from '@meld/platform';
 import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { AudienceOutboxRelay } from './merge/audience-outbox.relay';
+import { audienceOutboxRelay } from './merge/audience-outbox.relay';
 import { CONTACTS_CONSUMER_OPTIONS, ContactsConsumer, contactsConsumerOptions } from './merge/contacts.consumer';
 import { MergeRepository } from './merge/merge.repository';
 import { MergeContacts } from './merge/usecases/merge-contacts/merge-contacts.usecase';
@@ -26,7 +26,7 @@ export const appDefinition: MeldAppDefinition = {
     },
     { provide: CONTACTS_CONSUMER_OPTIONS, useFactory: () => contactsConsumerOptions() },
     { provide: TRIGGERS_CONSUMER_OPTIONS, useFactory: () => triggersConsumerOptions() },
-    AudienceOutboxRelay,
+    audienceOutboxRelay,
     ContactsConsumer,
     TriggerMembershipRepository,
     AutomationTriggersConsumer,

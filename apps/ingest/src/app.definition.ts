@@ -11,7 +11,7 @@ import { EventDedupPolicy } from './events/dedup/event-dedup.policy';
 import { EventsRepository } from './events/events.repository';
 import { WriteEvents } from './events/usecases/write-events/write-events.usecase';
 import { IngestProducer } from './outbox/ingest-producer';
-import { OutboxRelay } from './outbox/outbox-relay';
+import { outboxRelay } from './outbox/outbox-relay';
 import { StreamScope } from './stream/stream-scope';
 import { StreamController } from './stream/stream.controller';
 import { StreamRepository } from './stream/stream.repository';
@@ -27,7 +27,7 @@ export const appDefinition: MeldAppDefinition = {
   controllers: [StreamController, ContactsController, EventsController],
   providers: [
     StreamRepository, StreamScope, CatalogueRepository, DescribeStream, ListStreamAttributes, ListStreamEventTypes, ListStreamEventParameters,
-    SourceContactsRepository, ContactPatches, WriteContacts, DeleteContact, IngestProducer, OutboxRelay,
+    SourceContactsRepository, ContactPatches, WriteContacts, DeleteContact, IngestProducer, outboxRelay,
     EventsRepository, EventDedupPolicy, WriteEvents,
   ],
 };

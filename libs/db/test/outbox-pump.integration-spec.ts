@@ -15,7 +15,7 @@ describe('OutboxPump', () => {
     url.searchParams.set('options', `-c search_path=${schema}`);
     ds = await createDataSource({ url: url.toString(), applicationName: 'outbox-pump-spec' }).initialize();
     await ds.query(`CREATE SCHEMA ${schema}`);
-    await ds.query(`CREATE TABLE ${schema}.outbox (id bigserial PRIMARY KEY, topic text NOT NULL, key text NOT NULL, value jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`);
+    await ds.query(`CREATE TABLE ${schema}.outbox (id bigserial PRIMARY KEY, topic text NOT NULL, key text NOT NULL, value jsonb NOT NULL, trace jsonb, created_at timestamptz NOT NULL DEFAULT now())`);
   });
   afterAll(async () => {
     await ds?.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
@@ -23,34 +23,91 @@ describe('OutboxPump', () => {
   });
 
   const write = (n: number) => ds.query(`INSERT INTO outbox (topic, key, value) VALUES ('t', $1, $2)`, [`k${n}`, JSON.stringify({ n })]);
+  const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-  it('gathers the rows of writes nudging it within its linger into one send, in order', async () => {
+  it('gathers the rows of writes arriving within its linger after a send into one send, in order', async () => {
     const sends: OutboxMessage[][] = [];
-    const pump = new OutboxPump(ds, { table: 'outbox', publish: async (_t, messages) => void sends.push(messages), metrics: new Registry(), idleMs: 100, lingerMs: 400 });
+    const pump = new OutboxPump(ds, { table: 'outbox', publish: async (_t, messages) => void sends.push(messages), metrics: new Registry(), lingerMs: 400 });
     pump.start();
-    await new Promise((r) => setTimeout(r, 100)); // the first (empty) pass, then idle and linger
-    for (let n = 1; n <= 3; n++) {
+    await pause(100); // the first (empty) pass, then asleep
+    for (let n = 1; n <= 4; n++) {
       await write(n);
       pump.nudge();
-      await new Promise((r) => setTimeout(r, 50));
+      await pause(50);
     }
-    await new Promise((r) => setTimeout(r, 800));
+    await pause(800);
     await pump.stop();
-    expect(sends.map((s) => s.map((m) => m.key))).toEqual([['k1', 'k2', 'k3']]);
+    // The first write after idle goes at once (ADR 0212); the next ones wait out the linger together.
+    expect(sends.map((s) => s.map((m) => m.key))).toEqual([['k1'], ['k2', 'k3', 'k4']]);
     expect(Number((await ds.query(`SELECT count(*) AS n FROM outbox`))[0].n)).toBe(0);
   });
 
   it('without a linger publishes each nudged write at once', async () => {
     const sends: OutboxMessage[][] = [];
-    const pump = new OutboxPump(ds, { table: 'outbox', publish: async (_t, messages) => void sends.push(messages), metrics: new Registry(), idleMs: 100 });
+    const pump = new OutboxPump(ds, { table: 'outbox', publish: async (_t, messages) => void sends.push(messages), metrics: new Registry() });
     pump.start();
-    await new Promise((r) => setTimeout(r, 100));
-    for (let n = 4; n <= 5; n++) {
+    await pause(100);
+    for (let n = 5; n <= 6; n++) {
       await write(n);
       pump.nudge();
-      await new Promise((r) => setTimeout(r, 200));
+      await pause(200);
     }
     await pump.stop();
-    expect(sends.map((s) => s.map((m) => m.key))).toEqual([['k4'], ['k5']]);
+    expect(sends.map((s) => s.map((m) => m.key))).toEqual([['k5'], ['k6']]);
+  });
+
+  it('at rest runs no pass until its safety poll, and then one (ADR 0212)', async () => {
+    const pump = new OutboxPump(ds, { table: 'outbox', publish: async () => undefined, metrics: new Registry(), safetyPollMs: 1500 });
+    const passes = jest.spyOn(pump, 'drainOnce');
+    pump.start();
+    await pause(1200);
+    expect(passes).toHaveBeenCalledTimes(1); // the first pass at start
+    await pause(700);
+    expect(passes).toHaveBeenCalledTimes(2);
+    await pump.stop();
+  });
+
+  it('at rest by default stays asleep for seconds (the old 250 ms poll cost a core-percent per pump)', async () => {
+    const pump = new OutboxPump(ds, { table: 'outbox', publish: async () => undefined, metrics: new Registry() });
+    const passes = jest.spyOn(pump, 'drainOnce');
+    pump.start();
+    await pause(2000);
+    await pump.stop();
+    expect(passes).toHaveBeenCalledTimes(1);
+  });
+
+  it('sends the trace a row was written with as its headers', async () => {
+    const sends: OutboxMessage[][] = [];
+    const trace = { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', 'x-request-id': 'req-outbox-1' };
+    await ds.query(`INSERT INTO outbox (topic, key, value, trace) VALUES ('t', 'k7', '{}', $1), ('t', 'k8', '{}', NULL)`, [JSON.stringify(trace)]);
+    const pump = new OutboxPump(ds, { table: 'outbox', publish: async (_t, messages) => void sends.push(messages), metrics: new Registry() });
+    expect(await pump.drainOnce()).toBe(2);
+    expect(sends).toEqual([[{ key: 'k7', value: {}, headers: trace }, { key: 'k8', value: {} }]]);
+  });
+
+  it('waits its error backoff even when writes keep nudging it (a broker outage must not become a busy loop)', async () => {
+    await write(9);
+    let attempts = 0;
+    const publish = async () => {
+      attempts++;
+      throw new Error('broker down');
+    };
+    const pump = new OutboxPump(ds, { table: 'outbox', publish, metrics: new Registry(), errorBackoffMs: 1000 });
+    pump.start();
+    for (let i = 0; i < 60; i++) {
+      pump.nudge();
+      await pause(20);
+    }
+    await pump.stop();
+    await ds.query(`DELETE FROM outbox`);
+    expect(attempts).toBeGreaterThanOrEqual(1);
+    expect(attempts).toBeLessThanOrEqual(2);
+  });
+
+  it('refuses a table name that is not a plain identifier', () => {
+    for (const table of ['outbox"; DROP TABLE outbox; --', 'Outbox', 'public.outbox', '']) {
+      expect(() => new OutboxPump(ds, { table, publish: async () => undefined, metrics: new Registry() })).toThrow(/not a plain identifier/);
+    }
   });
 });
+

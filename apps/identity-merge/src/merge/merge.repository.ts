@@ -1,4 +1,5 @@
 import { keys as messageKeys, type AudienceChange } from '@meld/contracts';
+import { outboxTrace } from '@meld/db';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { ConsentChange } from './merge-consent';
 import { contactRef, type AudienceContact, type DataSourceInfo } from './merge-core';
@@ -235,8 +236,9 @@ export class MergeStepStore {
   /** Queues the step's `meld.audience.v1` messages, in order, for the outbox relay. */
   async enqueue(messages: readonly AudienceChange[]): Promise<void> {
     if (!messages.length) return;
-    await this.em.query(`INSERT INTO audience_outbox (key, value) SELECT m.e->>'key', m.e->'value' FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS m(e, n) ORDER BY m.n`, [
+    await this.em.query(`INSERT INTO audience_outbox (key, value, trace) SELECT m.e->>'key', m.e->'value', $2::jsonb FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS m(e, n) ORDER BY m.n`, [
       JSON.stringify(messages.map((m) => ({ key: messageKeys.audienceContact(this.projectId, m.audienceId), value: m }))),
+      outboxTrace(),
     ]);
   }
 }

@@ -1,5 +1,5 @@
 import { eventsErased, keys, Topics, type EventsErased } from '@meld/contracts';
-import { type ContactWrite, DATA_SOURCE, enqueueContactChanges, upsertSourceContacts } from '@meld/db';
+import { type ContactWrite, DATA_SOURCE, enqueueContactChanges, outboxTrace, upsertSourceContacts } from '@meld/db';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { AttributeRule } from './attribute-rules';
@@ -74,7 +74,7 @@ export class SourceContactsRepository {
     const key = keys.sourceContact(projectId, dataSourceId, userId);
     await enqueueContactChanges(tx, projectId, dataSourceId, [{ schemaVersion: 1, kind: 'delete', projectId, dataSourceId, userId, version, at }]);
     const erase: EventsErased = eventsErased.parse({ schemaVersion: 1, kind: 'erase', projectId, dataSourceId, userId, version, at });
-    await tx.query(`INSERT INTO outbox (topic, key, value) VALUES ($1, $2, $3)`, [Topics.events, key, JSON.stringify(erase)]);
+    await tx.query(`INSERT INTO outbox (topic, key, value, trace) VALUES ($1, $2, $3, $4)`, [Topics.events, key, JSON.stringify(erase), outboxTrace()]);
     return true;
   }
 }

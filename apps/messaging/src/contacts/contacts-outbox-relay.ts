@@ -1,8 +1,5 @@
-import { DATA_SOURCE, OutboxPump } from '@meld/db';
-import { createProducer, type Producer } from '@meld/kafka';
-import { KAFKA, type KafkaClient, metricsRegistry } from '@meld/platform';
-import { type BeforeApplicationShutdown, Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import type { DataSource } from 'typeorm';
+import { OutboxRelay, outboxRelayProvider } from '@meld/db';
+import { KAFKA, metricsRegistry } from '@meld/platform';
 
 /**
  * Drains the shared `outbox` (contact changes and events of the `meld-messaging` data
@@ -10,29 +7,10 @@ import type { DataSource } from 'typeorm';
  * advisory lock lets one pump of the table drain at a time, ingest's or this one, so rows of
  * one key still leave in order.
  */
-@Injectable()
-export class ContactsOutboxRelay implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
-  private readonly producer: Producer;
-  private readonly pump: OutboxPump;
+export class ContactsOutboxRelay extends OutboxRelay {}
 
-  constructor(@Inject(DATA_SOURCE) ds: DataSource, @Inject(KAFKA) client: KafkaClient) {
-    this.producer = createProducer({ kafka: client.kafka, brokers: client.brokers, clientId: 'meld-messaging-contacts', metrics: metricsRegistry });
-    this.pump = new OutboxPump(ds, { table: 'outbox', publish: (topic, messages) => this.producer.send(topic, messages), metrics: metricsRegistry });
-  }
-
-  onApplicationBootstrap(): void {
-    this.pump.start();
-  }
-
-  nudge(): void {
-    this.pump.nudge();
-  }
-
-  beforeApplicationShutdown(): Promise<void> {
-    return this.pump.stop();
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.producer.disconnect();
-  }
-}
+export const contactsOutboxRelay = outboxRelayProvider(ContactsOutboxRelay, {
+  table: 'outbox',
+  producer: { kafka: KAFKA, clientId: 'meld-messaging-contacts' },
+  metrics: metricsRegistry,
+});

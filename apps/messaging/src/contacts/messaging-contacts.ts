@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type ConsentStatus, type EventAccepted, eventAccepted, keys, Topics } from '@meld/contracts';
-import { DATA_SOURCE, upsertSourceContacts } from '@meld/db';
+import { DATA_SOURCE, outboxTrace, upsertSourceContacts } from '@meld/db';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
 import { ContactsOutboxRelay } from './contacts-outbox-relay';
@@ -88,7 +88,7 @@ export class MessagingContacts {
       receivedAt: at,
       parameters,
     });
-    await em.query(`INSERT INTO outbox (topic, key, value) VALUES ($1, $2, $3)`, [Topics.events, keys.sourceContact(projectId, source.dataSourceId, source.userId), JSON.stringify(event)]);
+    await em.query(`INSERT INTO outbox (topic, key, value, trace) VALUES ($1, $2, $3, $4)`, [Topics.events, keys.sourceContact(projectId, source.dataSourceId, source.userId), JSON.stringify(event), outboxTrace()]);
   }
 
   /** The audience contact a source contact merged into, once identity-merge applied it. */

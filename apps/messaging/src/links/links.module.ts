@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { ContactsOutboxRelay } from '../contacts/contacts-outbox-relay';
+import { contactsOutboxRelay } from '../contacts/contacts-outbox-relay';
 import { MessagingContacts } from '../contacts/messaging-contacts';
 import { InboundKeywords } from '../inbound/inbound-keywords';
 import { LinkEvents } from './link-events';
@@ -13,7 +13,7 @@ import { LinksRepository } from './links.repository';
  */
 @Module({
   controllers: [LinksController],
-  providers: [ContactsOutboxRelay, MessagingContacts, LinksRepository, LinkEvents, InboundKeywords],
+  providers: [contactsOutboxRelay, MessagingContacts, LinksRepository, LinkEvents, InboundKeywords],
   exports: [MessagingContacts, LinksRepository, InboundKeywords],
 })
 export class LinksModule {}

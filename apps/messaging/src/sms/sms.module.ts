@@ -6,11 +6,11 @@ import { ListSms } from './read/list-sms.usecase';
 import { SendDirectSms } from './send/send-direct.usecase';
 import { SmsController } from './sms.controller';
 import { SmsRepository } from './sms.repository';
-import { SmsOutboxRelay } from './status/sms-outbox-relay';
+import { smsOutboxRelay } from './status/sms-outbox-relay';
 import { StatusWriter } from './status/status-writer';
 import { WebhookDeliveries } from '../webhooks/webhook-deliveries.repository';
 import { WebhookDispatcher } from '../webhooks/webhook-dispatcher';
 
 /** Direct SMS: the send endpoint, delivery over SMPP through BullMQ, status changes through the outbox and to the organization's webhook. */
-@Module({ imports: [LinksModule], controllers: [SmsController], providers: [SmsRepository, SmsOutboxRelay, StatusWriter, SendQueue, SendDirectSms, GetSms, ListSms, WebhookDeliveries, WebhookDispatcher] })
+@Module({ imports: [LinksModule], controllers: [SmsController], providers: [SmsRepository, smsOutboxRelay, StatusWriter, SendQueue, SendDirectSms, GetSms, ListSms, WebhookDeliveries, WebhookDispatcher] })
 export class SmsModule {}

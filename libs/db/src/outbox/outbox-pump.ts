@@ -5,26 +5,42 @@ import type { DataSource } from 'typeorm';
 export interface OutboxMessage {
   key: string;
   value: unknown;
+  /** The trace context the row was written under (ADR 0213): `traceparent`, `x-request-id`. */
+  headers?: Record<string, string>;
 }
 
 export interface OutboxPumpOptions {
-  /** Outbox table: `id bigserial, key, value jsonb, created_at` (+ `topic` when `topic` is not fixed). */
-  table: 'outbox' | 'audience_outbox' | 'sms_outbox';
+  /**
+   * Outbox table, named by the app that owns it: `id bigserial, key, value jsonb, trace jsonb,
+   * created_at` (+ `topic` when `topic` is not fixed). A plain identifier, as it is spliced into SQL.
+   */
+  table: string;
   /** The one topic of a single-topic outbox; otherwise each row's `topic` column. */
   topic?: string;
   /** Sends in order and resolves after the broker acked (acks -1). */
   publish(topic: string, messages: OutboxMessage[]): Promise<void>;
   metrics: Registry;
   batch?: number;
-  idleMs?: number;
   /**
-   * How long a pass that found less than a full batch waits before the next, even when nudged
-   * (default 0). Gathers the rows of many small writes into one send, so a consumer that
-   * takes a fetch per produce request (the development broker) gets bigger batches.
+   * The safety poll (default 5 s): the pump is woken by `nudge()` (its process's writes, and
+   * every process's through LISTEN/NOTIFY, ADR 0212); this pass only catches a lost wake-up.
+   */
+  safetyPollMs?: number;
+  /**
+   * How long a pass that published less than a full batch waits before the next (default 0).
+   * Gathers the rows of many small writes into one send, so a consumer that takes a fetch per
+   * produce request (the development broker) gets bigger batches. A pass woken from idle runs
+   * at once (ADR 0212): the first write after a quiet spell is not delayed.
    */
   lingerMs?: number;
   errorBackoffMs?: number;
 }
+
+/** A table name is spliced into SQL: only plain lower-case identifiers are accepted. */
+const TABLE_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** How often a pump whose DataSource is still connecting looks again. */
+const CONNECTING_POLL_MS = 250;
 
 const gauges = new WeakMap<Registry, { depth: Gauge; lag: Gauge }>();
 function gaugesOf(registry: Registry) {
@@ -39,13 +55,21 @@ function gaugesOf(registry: Registry) {
   return g;
 }
 
+interface OutboxRow {
+  id: string;
+  topic?: string;
+  key: string;
+  value: unknown;
+  trace: Record<string, string> | null;
+}
+
 /**
  * Drains a transactional outbox into Kafka (docs/design-data-path.md): oldest rows first,
  * published with acks -1 and deleted in the same transaction after the ack, so a crash
  * anywhere republishes (at-least-once; consumers drop versions they applied) and never
  * loses a row. One pump per table drains at a time across replicas (a transaction-level
  * advisory lock), so messages of one key leave in id order; `FOR UPDATE SKIP LOCKED`
- * never blocks writers. Polls, and runs at once after a full batch or a `nudge()`.
+ * never blocks writers. Sleeps until nudged (or the safety poll), runs at once after a full batch.
  */
 export class OutboxPump {
   private readonly log: Logger;
@@ -60,8 +84,13 @@ export class OutboxPump {
     private readonly ds: DataSource,
     private readonly options: OutboxPumpOptions,
   ) {
+    if (!TABLE_NAME.test(options.table)) throw new Error(`outbox table ${JSON.stringify(options.table)} is not a plain identifier`);
     this.log = new Logger(`outbox:${options.table}`);
     this.batch = options.batch ?? 500;
+  }
+
+  get table(): string {
+    return this.options.table;
   }
 
   start(): void {
@@ -92,15 +121,15 @@ export class OutboxPump {
         await qr.rollbackTransaction();
         return 0;
       }
-      const rows: { id: string; topic?: string; key: string; value: unknown }[] = await qr.query(
-        `SELECT id, ${topic ? '' : 'topic, '}key, value FROM "${table}" ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
+      const rows: OutboxRow[] = await qr.query(
+        `SELECT id, ${topic ? '' : 'topic, '}key, value, trace FROM "${table}" ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
         [this.batch],
       );
       // Consecutive rows of one topic go in one send, in id order.
       for (let i = 0; i < rows.length; ) {
         const t = topic ?? rows[i].topic!;
         const run: OutboxMessage[] = [];
-        for (; i < rows.length && (topic ?? rows[i].topic) === t; i++) run.push({ key: rows[i].key, value: rows[i].value });
+        for (; i < rows.length && (topic ?? rows[i].topic) === t; i++) run.push(messageOf(rows[i]));
         await this.options.publish(t, run);
       }
       if (rows.length) await qr.query(`DELETE FROM "${table}" WHERE id = ANY($1::bigint[])`, [rows.map((r) => r.id)]);
@@ -115,24 +144,29 @@ export class OutboxPump {
   }
 
   private async run(): Promise<void> {
-    const idle = this.options.idleMs ?? 250;
+    const safetyPoll = this.options.safetyPollMs ?? 5000;
     const backoff = this.options.errorBackoffMs ?? 1000;
     while (!this.stopped) {
       let published = 0;
-      let wait = idle;
+      let wait = safetyPoll;
       try {
         if (this.ds.isInitialized) {
           published = await this.drainOnce();
           await this.updateMetrics();
+        } else {
+          wait = CONNECTING_POLL_MS;
         }
       } catch (err) {
         this.log.warn(`pass failed, retrying: ${err instanceof Error ? err.message : String(err)}`);
-        wait = backoff;
+        // Nudges do not shorten it: every write of every process nudges, and a broker outage
+        // would otherwise turn into a pass per write (ADR 0212).
+        await this.sleep(backoff, { nudgeable: false });
+        continue;
       }
-      if (published < this.batch || wait === backoff) {
-        await this.sleep(wait);
-        if (this.options.lingerMs && !this.stopped) await new Promise((resolve) => setTimeout(resolve, this.options.lingerMs));
-      }
+      if (published === this.batch) continue;
+      // Rows are flowing: let the next ones gather before the next pass (ADR 0090, ADR 0212).
+      if (published > 0 && this.options.lingerMs && !this.stopped) await new Promise((resolve) => setTimeout(resolve, this.options.lingerMs));
+      await this.sleep(wait);
     }
   }
 
@@ -149,8 +183,9 @@ export class OutboxPump {
     g.lag.labels(table).set(Number(m.lag));
   }
 
-  private sleep(ms: number): Promise<void> {
-    if (this.stopped || this.nudged) {
+  /** Until `ms` passed, the pump stops, or (when `nudgeable`) it is nudged. */
+  private sleep(ms: number, { nudgeable = true } = {}): Promise<void> {
+    if (this.stopped || (nudgeable && this.nudged)) {
       this.nudged = false;
       return Promise.resolve();
     }
@@ -160,6 +195,7 @@ export class OutboxPump {
         resolve();
       }, ms);
       this.wake = () => {
+        if (!nudgeable && !this.stopped) return;
         clearTimeout(timer);
         this.wake = undefined;
         this.nudged = false;
@@ -167,4 +203,8 @@ export class OutboxPump {
       };
     });
   }
+}
+
+function messageOf(row: OutboxRow): OutboxMessage {
+  return row.trace ? { key: row.key, value: row.value, headers: row.trace } : { key: row.key, value: row.value };
 }

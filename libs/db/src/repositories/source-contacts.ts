@@ -1,5 +1,6 @@
 import { type ContactChange, contactChange, dict, keys, Topics } from '@meld/contracts';
 import type { EntityManager } from 'typeorm';
+import { outboxTrace } from '../outbox/outbox-trace';
 
 type Scalar = string | number | boolean;
 export type SourceAttributeValue = Scalar | Scalar[];
@@ -115,8 +116,8 @@ export async function enqueueContactChanges(tx: EntityManager, projectId: string
   // array parameter in JavaScript, JSON.stringify of the whole is native (identity-merge's
   // profile had that escaping among its top costs).
   await tx.query(
-    `INSERT INTO outbox (topic, key, value)
-     SELECT $1, m.e->>'key', m.e->'value' FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS m(e, n) ORDER BY m.n`,
-    [Topics.contacts, JSON.stringify(messages.map((m) => ({ key: keys.sourceContact(projectId, dataSourceId, m.userId), value: m })))],
+    `INSERT INTO outbox (topic, key, value, trace)
+     SELECT $1, m.e->>'key', m.e->'value', $3::jsonb FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS m(e, n) ORDER BY m.n`,
+    [Topics.contacts, JSON.stringify(messages.map((m) => ({ key: keys.sourceContact(projectId, dataSourceId, m.userId), value: m }))), outboxTrace()],
   );
 }

@@ -1,5 +1,5 @@
 import { type SmsStatusChange, Topics, keys, smsStatusChange } from '@meld/contracts';
-import { DATA_SOURCE } from '@meld/db';
+import { DATA_SOURCE, outboxTrace } from '@meld/db';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
 import { WebhookDeliveries } from '../../webhooks/webhook-deliveries.repository';
@@ -83,9 +83,10 @@ export class StatusWriter {
       at: at.toISOString(),
       ...(change.error ? { error: change.error } : {}),
     });
-    await em.query(`INSERT INTO sms_outbox (topic, key, value) VALUES ($1, $2, $3)`, [Topics.smsStatus, keys.sms(row.project_id, row.id), JSON.stringify(message)]);
+    const trace = outboxTrace();
+    await em.query(`INSERT INTO sms_outbox (topic, key, value, trace) VALUES ($1, $2, $3, $4)`, [Topics.smsStatus, keys.sms(row.project_id, row.id), JSON.stringify(message), trace]);
     const event = await timelineEvent(em, row, change, at);
-    if (event) await em.query(`INSERT INTO sms_outbox (topic, key, value) VALUES ($1, $2, $3)`, [event.topic, event.key, JSON.stringify(event.value)]);
+    if (event) await em.query(`INSERT INTO sms_outbox (topic, key, value, trace) VALUES ($1, $2, $3, $4)`, [event.topic, event.key, JSON.stringify(event.value), trace]);
     // The payload of system design §4, in this field order.
     const report = { id: row.id, status: change.status, audienceId: row.audience_id, messagesCount: row.messages_count, at: message.at, ...(change.error ? { error: change.error } : {}) };
     await this.deliveries.record(em, { organizationId: row.organization_id, projectId: row.project_id, smsId: row.id, body: JSON.stringify(report) });
