@@ -1,5 +1,5 @@
 import { SpanStatusCode } from '@opentelemetry/api';
-import type { EachBatchPayload, KafkaMessage } from 'kafkajs';
+import type { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
 import type { ZodType } from 'zod';
 import { DEFAULT_BACKOFF, backoffDelay, pauseDelay, sleep, type BackoffOptions } from './backoff';
 import { decodeValue } from './codec';
@@ -103,7 +103,7 @@ export function createSinkRunner(options: SinkRunnerOptions): ConsumerRunner {
   const backoff: BackoffOptions = { ...DEFAULT_BACKOFF, ...options.backoff };
   const deadLetterTopic = handler.deadLetterTopic ?? defaultDeadLetterTopic(topic);
   const core = createRunnerCore(options);
-  const { consumer, logger, group } = core;
+  const { logger, group } = core;
   const series = new TopicSeries(core.metrics, group).of(topic);
 
   let open = new Segment<unknown>();
@@ -120,11 +120,13 @@ export function createSinkRunner(options: SinkRunnerOptions): ConsumerRunner {
   /** This member's partitions of the topic; undefined until the first join. */
   let assigned: Set<number> | undefined;
 
-  consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
-    assigned = new Set(payload.memberAssignment[topic] ?? []);
-    // A partition that moved is the new owner's to commit.
-    for (const p of uncommitted.keys()) if (!assigned.has(p)) uncommitted.delete(p);
-  });
+  const onGroupJoin = (consumer: Consumer): void => {
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      assigned = new Set(payload.memberAssignment[topic] ?? []);
+      // A partition that moved is the new owner's to commit.
+      for (const p of uncommitted.keys()) if (!assigned.has(p)) uncommitted.delete(p);
+    });
+  };
 
   const wakeWaiters = (): void => {
     const waiters = progress;
@@ -263,7 +265,7 @@ export function createSinkRunner(options: SinkRunnerOptions): ConsumerRunner {
     const entries = [...uncommitted].filter(([p]) => !assigned || assigned.has(p));
     if (entries.length === 0) return;
     try {
-      await consumer.commitOffsets(entries.map(([partition, offset]) => ({ topic, partition, offset: (BigInt(offset) + 1n).toString() })));
+      await core.consumer.commitOffsets(entries.map(([partition, offset]) => ({ topic, partition, offset: (BigInt(offset) + 1n).toString() })));
       for (const [p, o] of entries) if (uncommitted.get(p) === o) uncommitted.delete(p);
     } catch (err) {
       // Stored anyway: the next commit carries these offsets, or a redelivery rewrites the rows.
@@ -340,7 +342,7 @@ export function createSinkRunner(options: SinkRunnerOptions): ConsumerRunner {
   /** Stores and commits what was taken before leaving the group, within stopTimeoutMs. */
   const flushBeforeLeave = async (): Promise<void> => {
     leaving = true;
-    consumer.pause([{ topic }]);
+    core.consumer.pause([{ topic }]);
     const deadline = Date.now() + stopTimeoutMs;
     const waitProgress = () => Promise.race([new Promise<void>((resolve) => progress.push(resolve)), sleep(Math.max(0, Math.min(100, deadline - Date.now())))]);
     while (batchesInProgress > 0 && Date.now() < deadline) await waitProgress();
@@ -361,7 +363,7 @@ export function createSinkRunner(options: SinkRunnerOptions): ConsumerRunner {
         // Taking a batch is synchronous CPU work: more partitions at once would only interleave it.
         partitionsConsumedConcurrently: options.partitionsConsumedConcurrently ?? 1,
         eachBatch,
-      }),
+      }, onGroupJoin),
     stop: () =>
       core.stop({
         beforeLeave: flushBeforeLeave,
@@ -371,6 +373,8 @@ export function createSinkRunner(options: SinkRunnerOptions): ConsumerRunner {
         },
       }),
     isHealthy: () => core.isHealthy() && !broken,
-    consumer,
+    get consumer() {
+      return core.consumer;
+    },
   };
 }
