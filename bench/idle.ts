@@ -8,6 +8,7 @@
  * `--profile-dir` adds a V8 CPU profile per app (written when the apps stop) to see where
  * the idle time goes.
  */
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { allTopicNames } from '../libs/contracts/src';
 import appTable from '../libs/contracts/src/apps.json';
@@ -15,6 +16,12 @@ import { Args } from './lib/args';
 import { processCpuUs } from './lib/cpu';
 import { startMeldApps } from './lib/meld-apps';
 import { startPrivateKafka } from './lib/private-kafka';
+
+/** Times the process was woken (voluntary context switches): timers and sockets, whatever the box's load. */
+function wakeups(pid: number): number {
+  const m = /voluntary_ctxt_switches:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) : Number.NaN;
+}
 
 async function main(): Promise<void> {
   const args = new Args(process.argv.slice(2));
@@ -30,11 +37,15 @@ async function main(): Promise<void> {
     log(`apps ready; settling ${settle} s, then measuring ${seconds} s`);
     await new Promise((r) => setTimeout(r, settle * 1000));
     const watched = [...apps.processes, { name: 'kafka-dev-broker', pid: kafka.pid }];
-    const before = watched.map((p) => processCpuUs(p.pid));
+    const before = watched.map((p) => ({ cpu: processCpuUs(p.pid), wakeups: wakeups(p.pid) }));
     await new Promise((r) => setTimeout(r, seconds * 1000));
-    const rows = watched.map((p, i) => ({ name: p.name, pct: ((processCpuUs(p.pid) - before[i]) / (seconds * 1e6)) * 100 }));
+    const rows = watched.map((p, i) => ({
+      name: p.name,
+      pct: ((processCpuUs(p.pid) - before[i].cpu) / (seconds * 1e6)) * 100,
+      wakeupsPerS: (wakeups(p.pid) - before[i].wakeups) / seconds,
+    }));
     const apps_ = rows.filter((r) => r.name !== 'kafka-dev-broker');
-    for (const r of rows) process.stdout.write(`${r.name.padEnd(18)} ${r.pct.toFixed(2)}% of one core\n`);
+    for (const r of rows) process.stdout.write(`${r.name.padEnd(18)} ${r.pct.toFixed(2)}% of one core, ${r.wakeupsPerS.toFixed(0)} wakeups/s\n`);
     process.stdout.write(`${'apps total'.padEnd(18)} ${apps_.reduce((s, r) => s + r.pct, 0).toFixed(2)}% of one core\n`);
   } finally {
     await apps.stop();

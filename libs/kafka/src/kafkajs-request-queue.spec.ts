@@ -5,6 +5,8 @@ const RequestQueue = require('kafkajs/src/network/requestQueue') as new (o: obje
 
 interface KafkajsRequestQueue {
   throttleCheckTimeoutId: NodeJS.Timeout | null;
+  requestTimeoutIntervalId?: NodeJS.Timeout & { _repeat: number | null };
+  scheduleRequestTimeoutCheck(): void;
   checkPendingRequests(): void;
   maybeThrottle(ms: number): void;
   push(request: { entry: { correlationId: number; apiKey: number; apiName: string; apiVersion: number; resolve: () => void; reject: () => void }; expectResponse: boolean; sendRequest: () => void }): void;
@@ -15,8 +17,8 @@ const silent = { debug: () => undefined, info: () => undefined, warn: () => unde
 
 const queues: KafkajsRequestQueue[] = [];
 
-function queue(): KafkajsRequestQueue {
-  const q = new RequestQueue({ maxInFlightRequests: null, requestTimeout: 30_000, enforceRequestTimeout: false, clientId: 'spec', broker: 'spec:9092', logger: silent });
+function queue(enforceRequestTimeout = false): KafkajsRequestQueue {
+  const q = new RequestQueue({ maxInFlightRequests: null, requestTimeout: 30_000, enforceRequestTimeout, clientId: 'spec', broker: 'spec:9092', logger: silent });
   queues.push(q);
   return q;
 }
@@ -53,5 +55,11 @@ describe('kafkajs request queue (patched)', () => {
     // Nothing left to do: the queue goes back to sleep.
     await new Promise((r) => setTimeout(r, 20));
     expect(q.throttleCheckTimeoutId).toBeNull();
+  });
+
+  it('checks for timed-out requests once a second, not every 100 ms', () => {
+    const q = queue(true);
+    q.scheduleRequestTimeoutCheck();
+    expect(q.requestTimeoutIntervalId?._repeat).toBe(1000);
   });
 });
