@@ -1,9 +1,8 @@
 import { Topics, automationTrigger, eventsMessage, isEventsErased, keys, type AutomationTrigger, type EventAccepted, type EventsMessage } from '@meld/contracts';
-import { DeadLetterError, RetriableError, createProducer, topicHandler, type ConsumedMessage, type Producer } from '@meld/kafka';
-import { KAFKA, type KafkaClient, metricsRegistry } from '@meld/platform';
+import { DeadLetterError, RetriableError, createConsumerRunner, createProducer, topicHandler, type ConsumedMessage, type Producer } from '@meld/kafka';
+import { BackgroundConsumer, type GroupOptions, KAFKA, type KafkaClient, hostedRunnerOptions, metricsRegistry, sessionTimeoutFromEnv } from '@meld/platform';
 import { type BeforeApplicationShutdown, Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { Counter } from 'prom-client';
-import { BackgroundConsumer, type GroupOptions, sessionTimeoutFromEnv } from '../kafka/background-consumer';
 import { UUID } from '../merge/contacts.consumer';
 import { decideTrigger } from './trigger-decision';
 import { TriggerMembershipRepository } from './trigger-membership.repository';
@@ -59,15 +58,18 @@ export class AutomationTriggersConsumer implements OnApplicationBootstrap, Befor
     private readonly membership: TriggerMembershipRepository,
   ) {
     this.producer = createProducer({ kafka: client.kafka, brokers: client.brokers, clientId: 'meld-identity-merge-triggers', metrics: metricsRegistry });
+    const runnerOptions = hostedRunnerOptions({ ...options, client, clientId: 'meld-identity-merge-triggers', logger: this.logger });
     this.consumer = new BackgroundConsumer({
-      ...options,
-      client,
-      clientId: 'meld-identity-merge-triggers',
+      name: options.groupId,
       logger: this.logger,
-      producer: this.producer,
-      // A long budget for store outages; waiting for the merge is bounded by mergeWaitMs.
-      backoff: { maxAttempts: 1000, initialDelayMs: 200, maxDelayMs: 2000 },
-      handler: topicHandler({ topic: Topics.events, schema: eventsMessage, handle: (m) => this.handle(m) }),
+      create: () =>
+        createConsumerRunner({
+          ...runnerOptions,
+          producer: this.producer,
+          // A long budget for store outages; waiting for the merge is bounded by mergeWaitMs.
+          backoff: { maxAttempts: 1000, initialDelayMs: 200, maxDelayMs: 2000 },
+          handlers: [topicHandler({ topic: Topics.events, schema: eventsMessage, handle: (m) => this.handle(m) })],
+        }),
     });
   }
 
