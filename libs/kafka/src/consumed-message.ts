@@ -4,10 +4,6 @@ import type { ConsumedMessage, RawMessage } from './batch-processor';
 
 const EMPTY_HEADERS: IHeaders = Object.freeze({}) as IHeaders;
 
-function isPromise<V>(value: unknown): value is Promise<V> {
-  return typeof (value as { then?: unknown } | null | undefined)?.then === 'function';
-}
-
 /**
  * A class rather than an object literal: one hidden class for every message (V8 keeps the
  * handler's property reads monomorphic), and the schema version is parsed only if read.
