@@ -1,3 +1,4 @@
+import type { TopicOutput } from '@meld/contracts';
 import type { IHeaders, Kafka, Message, Producer as KafkaProducer } from 'kafkajs';
 import type { Registry } from 'prom-client';
 import type { ZodType } from 'zod';
@@ -65,6 +66,11 @@ export interface Producer {
    * consumers deduplicate.
    */
   send(topic: string, messages: readonly OutgoingMessage[], options?: SendOptions): Promise<void>;
+  /**
+   * send() through a typed output of libs/contracts: its topic, validated against its schema,
+   * each value keyed by its key (ADR 0218).
+   */
+  publish<T>(output: TopicOutput<T>, values: readonly T[], options?: Pick<SendOptions, 'schemaVersion'>): Promise<void>;
   /** Sends already-encoded kafkajs messages (the dead-letter path, which must keep the original bytes). */
   sendRaw(topic: string, messages: Message[]): Promise<void>;
   /** Waits for sends in progress, then closes the connections. */
@@ -120,6 +126,14 @@ class MeldProducer implements Producer {
       if (messages.length === 0) return;
       await this.produce(topic, encodeMessages(topic, messages, sendOptions));
     });
+  }
+
+  publish<T>(output: TopicOutput<T>, values: readonly T[], options: Pick<SendOptions, 'schemaVersion'> = {}): Promise<void> {
+    return this.send(
+      output.topic,
+      values.map((value) => ({ key: output.key(value), value })),
+      { ...options, schema: output.schema },
+    );
   }
 
   sendRaw(topic: string, messages: Message[]): Promise<void> {

@@ -1,4 +1,4 @@
-import { Topics, automationTrigger, eventsMessage, isEventsErased, keys, type AutomationTrigger, type EventAccepted, type EventsMessage } from '@meld/contracts';
+import { Outputs, Topics, eventsMessage, isEventsErased, type AutomationTrigger, type EventAccepted, type EventsMessage } from '@meld/contracts';
 import { DeadLetterError, RetriableError, createConsumerRunner, createProducer, topicHandler, type ConsumedMessage, type Producer } from '@meld/kafka';
 import { BackgroundConsumer, type GroupOptions, KAFKA, type KafkaClient, hostedRunnerOptions, metricsRegistry, sessionTimeoutFromEnv } from '@meld/platform';
 import { type BeforeApplicationShutdown, Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
@@ -105,7 +105,7 @@ export class AutomationTriggersConsumer implements OnApplicationBootstrap, Befor
       receivedAt: e.receivedAt,
       parameters: e.parameters,
     };
-    await this.producer.send(Topics.automationTriggers, [{ key: keys.audienceContact(e.projectId, decision.audienceId), value: trigger }], { schema: automationTrigger });
+    await this.producer.publish(Outputs.automationTriggers, [trigger]);
     if (decision.stale) this.logger.warn(`trigger of event ${e.eventId} published with audience ${decision.audienceId}: the merge was still behind the contact ${this.options.mergeWaitMs} ms after its write`);
     this.outcomes.inc({ outcome: decision.stale ? 'published_stale' : 'published' });
   }
