@@ -119,7 +119,7 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
 
   return {
     start: () =>
-      core.start([...handlers.keys()], {
+      core.start([...handlers.keys()], [...processOptionsByTopic.values()].map((o) => o.deadLetterTopic), {
         // Offsets are resolved by processBatch as messages finish, never ahead of them.
         eachBatchAutoResolve: false,
         // kafkajs commits the resolved offsets once a second, and when a batch throws, on a

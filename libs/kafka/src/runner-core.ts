@@ -1,5 +1,5 @@
 import type { Consumer, ConsumerRunConfig, Kafka } from 'kafkajs';
-import { fetchWaitFor } from './broker-kind';
+import { inspectCluster } from './broker-kind';
 import { createKafkaClient } from './client';
 import type { ConsumerRunnerOptions } from './consumer-runner';
 import { deadLetterMessage, type DeadLetterSink } from './dead-letter';
@@ -21,10 +21,11 @@ export interface RunnerCore {
   /** Writes dead letters through the runner's producer (acks -1). */
   readonly deadLetters: DeadLetterSink;
   /**
-   * Connects, subscribes and runs; resolves once the group is joined and partitions assigned.
-   * `listen` gets the consumer before it connects (group events).
+   * Checks that `topics` and `deadLetterTopics` exist (not on the development broker), then
+   * connects, subscribes to `topics` and runs; resolves once the group is joined and partitions
+   * assigned. `listen` gets the consumer before it connects (group events).
    */
-  start(topics: string[], run: ConsumerRunConfig, listen?: (consumer: Consumer) => void): Promise<void>;
+  start(topics: string[], deadLetterTopics: string[], run: ConsumerRunConfig, listen?: (consumer: Consumer) => void): Promise<void>;
   /**
    * Stops once: `beforeLeave` runs while the consumer is still in the group (a sink stores and
    * commits what it holds), then kafkajs finishes the batch in progress, leaves the group and
@@ -83,11 +84,13 @@ export function createRunnerCore(options: RunnerCoreOptions): RunnerCore {
       return state;
     },
     isHealthy: () => healthy && state !== 'stopped',
-    async start(topics, run, listen) {
+    async start(topics, deadLetterTopics, run, listen) {
       if (state !== 'new') throw new Error(`consumer runner already ${state}`);
       state = 'starting';
+      const cluster = await inspectCluster(kafka, [...topics, ...deadLetterTopics]);
+      if (cluster.missing.length > 0) throw new Error(`Kafka topics missing: ${cluster.missing.join(', ')} (create them with \`meld topics\`)`);
       await producer.connect();
-      const c = (consumer = createConsumer(options.maxWaitTimeInMs ?? (await fetchWaitFor(kafka))));
+      const c = (consumer = createConsumer(options.maxWaitTimeInMs ?? cluster.fetchWaitMs));
       listen?.(c);
       await c.connect();
       await c.subscribe({ topics, fromBeginning: options.fromBeginning ?? true });

@@ -85,6 +85,7 @@ export function createSinkRunner(options: SinkRunnerOptions): ConsumerRunner {
 class SinkRunner implements ConsumerRunner {
   private readonly core: RunnerCore;
   private readonly topic: string;
+  private readonly deadLetterTopic: string;
   private readonly progress = new Progress();
   private readonly commits: OffsetCommits;
   private readonly taker: SegmentTaker;
@@ -100,6 +101,7 @@ class SinkRunner implements ConsumerRunner {
     const handler = options.sink;
     const maxRows = options.maxRows ?? 10_000;
     this.topic = handler.topic;
+    this.deadLetterTopic = handler.deadLetterTopic ?? defaultDeadLetterTopic(this.topic);
     this.maxPendingRows = options.maxPendingRows ?? 3 * maxRows;
     this.stopTimeoutMs = options.stopTimeoutMs ?? 30_000;
     this.core = createRunnerCore(options);
@@ -111,7 +113,7 @@ class SinkRunner implements ConsumerRunner {
     this.writer = new SinkWriter(
       {
         ...ctx,
-        deadLetterTopic: handler.deadLetterTopic ?? defaultDeadLetterTopic(this.topic),
+        deadLetterTopic: this.deadLetterTopic,
         deadLetters: this.core.deadLetters,
         write: (rows) => handler.write(rows),
       },
@@ -130,6 +132,7 @@ class SinkRunner implements ConsumerRunner {
   start(): Promise<void> {
     return this.core.start(
       [this.topic],
+      [this.deadLetterTopic],
       {
         // Offsets are resolved as batches are taken (the fetch position) and committed by the writer.
         eachBatchAutoResolve: false,
