@@ -2,7 +2,8 @@ import { REQUEST_ID_HEADER } from '@meld/contracts';
 import type { IHeaders } from 'kafkajs';
 import type { ZodType } from 'zod';
 import { backoffDelay, sleep as realSleep, type BackoffOptions } from './backoff';
-import { decodeValue, schemaVersionOf } from './codec';
+import { decodeValue } from './codec';
+import { Message } from './consumed-message';
 import type { DeadLetterRecord, DeadLetterSink } from './dead-letter';
 import { headerString, type DeadLetterReason } from './headers';
 import { KeyScheduler } from './key-scheduler';
@@ -118,251 +119,306 @@ export interface BatchResult {
  * (kafka benchmark, single runs: the runner's extra consume CPU over plain kafkajs fell
  * from ~2.1 to ~0.7 µs per message with this change).
  */
-export async function processBatch<T>(
-  batch: BatchInput,
-  handler: TopicHandler<T>,
-  control: BatchControl,
-  options: ProcessOptions,
-): Promise<BatchResult> {
-  const { topic, partition, messages } = batch;
-  const n = messages.length;
-  const logger = options.logger ?? silentLogger;
-  const sleep = options.sleep ?? realSleep;
-  const schema = handler.schema;
+export function processBatch<T>(batch: BatchInput, handler: TopicHandler<T>, control: BatchControl, options: ProcessOptions): Promise<BatchResult> {
+  return new BatchRun(batch, handler, control, options).run();
+}
+
+/** One partition batch being processed: the state processBatch's steps share. */
+class BatchRun<T> {
+  private readonly messages: readonly RawMessage[];
+  private readonly logger: Logger;
+  private readonly sleep: (ms: number) => Promise<void>;
   // Checked once per batch: with tracing off a message costs no span and no context (ADR 0187).
-  const traced = tracingOn();
-  const result: BatchResult = {
+  private readonly traced = tracingOn();
+  private readonly result: BatchResult = {
     processed: 0,
     failedAttempts: 0,
     deadLettered: { invalid: 0, rejected: 0, 'retries-exhausted': 0 },
     completed: 0,
     aborted: false,
   };
-  if (n === 0) return result;
+  private readonly tracker: OffsetTracker;
+  private readonly pause: StorePause;
+  private readonly isTransient: (error: Error) => boolean;
+  /** Invalid messages, set aside: done once the dead-letter topic has them (one produce call per batch). */
+  private readonly invalid: Array<{ index: number; record: DeadLetterRecord }> = [];
+  private resolvedIndex = -1;
+  private heartbeatError: unknown;
+  private sinceStaleCheck = 0;
 
-  const tracker = new OffsetTracker(n);
-  let resolvedIndex = -1;
-  const resolveProgress = (): void => {
-    const idx = tracker.committableIndex;
-    if (idx > resolvedIndex) {
-      control.resolveOffset(messages[idx].offset);
-      resolvedIndex = idx;
-    }
-  };
-
-  const record = (raw: RawMessage, reason: DeadLetterReason, error: string, attempts: number): DeadLetterRecord => ({
-    topic,
-    partition,
-    offset: raw.offset,
-    key: raw.key,
-    value: raw.value,
-    headers: raw.headers,
-    reason,
-    error,
-    attempts,
-  });
-
-  // A heartbeat timer keeps the group membership alive through slow handlers and backoffs,
-  // and publishes progress so a crash mid-batch does not redo finished work.
-  let heartbeatError: unknown;
-  const tick = (): void => {
-    resolveProgress();
-    control.heartbeat().catch((err: unknown) => {
-      heartbeatError ??= err;
-      result.aborted = 'heartbeat';
-    });
-  };
-  let stopTicking: () => void;
-  if (options.ticker) stopTicking = options.ticker.register(tick);
-  else {
-    const timer = setInterval(tick, options.heartbeatIntervalMs);
-    stopTicking = () => clearInterval(timer);
+  constructor(
+    private readonly batch: BatchInput,
+    private readonly handler: TopicHandler<T>,
+    private readonly control: BatchControl,
+    private readonly options: ProcessOptions,
+  ) {
+    this.messages = batch.messages;
+    this.logger = options.logger ?? silentLogger;
+    this.sleep = options.sleep ?? realSleep;
+    this.tracker = new OffsetTracker(batch.messages.length);
+    this.isTransient = options.isTransient ?? isTransientStoreError;
+    this.pause = this.storePause();
   }
 
-  // kafkajs's isStale() builds a JSON key per call (~0.5 µs: the biggest per-message cost in
-  // the runner's first profile). A batch turns stale only when other code runs (a rebalance, a seek),
-  // so checking after every await and every STALE_CHECK_EVERY synchronous messages is enough.
-  let sinceStaleCheck = 0;
-  const shouldContinue = (afterAwait = false): boolean => {
-    if (result.aborted) return false;
-    if (afterAwait || ++sinceStaleCheck >= STALE_CHECK_EVERY) {
-      sinceStaleCheck = 0;
-      if (control.isStale()) result.aborted = 'stale';
+  async run(): Promise<BatchResult> {
+    if (this.messages.length === 0) return this.result;
+    const stopTicking = this.startTicking();
+    const scheduler = new KeyScheduler<number>(
+      this.options.concurrency,
+      (i) => this.processOne(i),
+      (i) => this.keyOf(i),
+      () => this.shouldContinue(true),
+    );
+    let failure: unknown;
+    try {
+      await this.dispatch(scheduler);
+      if (this.invalid.length > 0 && !scheduler.failed && !this.result.aborted) await this.deadLetterInvalid();
+    } catch (err) {
+      failure = err;
     }
-    return !result.aborted;
-  };
+    // Whatever happened, nothing keeps running behind the caller's back.
+    try {
+      await scheduler.drain();
+    } catch (err) {
+      failure ??= err;
+    }
+    stopTicking();
+    // A stale batch belongs to a partition that moved or was seeked: its offsets are not ours to resolve.
+    if (this.result.aborted !== 'stale') this.resolveProgress();
+    this.result.completed = this.tracker.contiguous;
+    if (failure !== undefined) throw failure;
+    if (this.heartbeatError !== undefined) throw this.heartbeatError;
+    return this.result;
+  }
 
-  const done = (i: number): true => {
-    result.processed++;
-    tracker.complete(i);
-    return true;
-  };
+  /** Hands the messages to the scheduler in offset order until done or aborted. */
+  private async dispatch(scheduler: KeyScheduler<number>): Promise<void> {
+    let waited = false;
+    for (let i = 0; i < this.messages.length; i++) {
+      // Lost the group or the partition: leave the rest to whoever owns it now.
+      if (scheduler.failed || !this.shouldContinue(waited)) break;
+      // The store is down: dispatch nothing new until the probe gets an answer.
+      const paused = this.pause.paused;
+      if (paused) {
+        await paused;
+        if (this.givingUp() || !this.shouldContinue(true)) break;
+      }
+      const wait = scheduler.submit(i);
+      waited = wait !== undefined;
+      if (waited) await wait;
+    }
+  }
 
-  const pause = new StorePause({
-    initialDelayMs: options.backoff.initialDelayMs,
-    maxDelayMs: options.backoff.maxDelayMs,
-    sleep,
-    random: options.random ?? Math.random,
-    onPause: (error) => {
-      options.onPause?.(true);
-      logger.warn({ topic, partition, group: options.group, err: error.message }, 'store unavailable: partition paused, retrying until it answers');
-    },
-    onResume: (pausedMs, probes) => {
-      options.onPause?.(false);
-      logger.warn({ topic, partition, group: options.group, pausedMs, probes }, 'store answered: partition resumed');
-    },
-  });
-  const isTransient = options.isTransient ?? isTransientStoreError;
-  /** True once the batch must give up (stale, group lost, runner stopping); sets `aborted` for stopping. */
-  const givingUp = (): boolean => {
-    if (!result.aborted && options.stopping?.()) result.aborted = 'stopping';
-    return result.aborted !== false;
-  };
+  /** Bad messages: to the dead-letter topic in one produce call, then they count as done. */
+  private async deadLetterInvalid(): Promise<void> {
+    const { topic, partition } = this.batch;
+    await this.options.sink.send(
+      this.options.deadLetterTopic,
+      this.invalid.map((x) => x.record),
+    );
+    for (const x of this.invalid) this.tracker.complete(x.index);
+    this.result.deadLettered.invalid = this.invalid.length;
+    this.logger.warn({ topic, partition, count: this.invalid.length, firstError: this.invalid[0].record.error }, 'invalid messages dead-lettered');
+  }
+
+  private resolveProgress(): void {
+    const idx = this.tracker.committableIndex;
+    if (idx > this.resolvedIndex) {
+      this.control.resolveOffset(this.messages[idx].offset);
+      this.resolvedIndex = idx;
+    }
+  }
 
   /**
-   * The slow path. A transient store error pauses the batch and retries for as long as the
-   * store is down, never dead-letters (ADR 0111); any other failure is retried with backoff
-   * up to maxAttempts, then dead-lettered.
+   * A heartbeat timer keeps the group membership alive through slow handlers and backoffs,
+   * and publishes progress so a crash mid-batch does not redo finished work.
    */
-  const failed = async (i: number, first: Message<T>, firstOutcome: HandlerOutcome): Promise<boolean> => {
-    const raw = messages[i];
-    const token = {};
-    let message = first;
-    let outcome = firstOutcome;
-    let failures = 0;
-    try {
-      for (;;) {
-        if (outcome.kind === 'ok') return done(i);
-        result.failedAttempts++;
-        const transient = outcome.kind === 'retry' && isTransient(outcome.error);
-        // Any other answer means the store is up again: a pause this message probed ends.
-        if (!transient) pause.answered(token);
-        let reason: DeadLetterReason | undefined;
-        if (outcome.kind === 'dead-letter') reason = 'rejected';
-        else if (!transient && ++failures >= options.backoff.maxAttempts) reason = 'retries-exhausted';
-        if (reason) {
-          await options.sink.send(options.deadLetterTopic, [record(raw, reason, errorText(outcome.error), message.attempt)]);
-          result.deadLettered[reason]++;
-          logger.warn({ topic, partition, offset: raw.offset, key: message.key, reason, attempts: message.attempt, err: outcome.error.message, requestId: headerString(raw.headers, REQUEST_ID_HEADER) }, 'message dead-lettered');
-          tracker.complete(i);
-          return true;
-        }
-        if (givingUp()) return false;
-        if (transient) await pause.beforeRetry(token, outcome.error);
-        else {
-          const delay = backoffDelay(failures, options.backoff, options.random);
-          logger.debug({ topic, partition, offset: raw.offset, attempt: message.attempt, delay, err: outcome.error.message }, 'handler failed, retrying');
-          await sleep(delay);
-        }
-        if (givingUp()) return false;
-        message = message.withAttempt(message.attempt + 1);
-        try {
-          outcome = outcomeOf(await (traced ? inMessageSpan(topic, options.group, raw.headers, () => handler.handle(message)) : handler.handle(message)));
-        } catch (err) {
-          outcome = outcomeOfError(err);
-        }
-      }
-    } finally {
-      // Done, dead-lettered or given up: a pause this message probed is over for the others.
-      pause.answered(token);
+  private startTicking(): () => void {
+    const tick = (): void => {
+      this.resolveProgress();
+      this.control.heartbeat().catch((err: unknown) => {
+        this.heartbeatError ??= err;
+        this.result.aborted = 'heartbeat';
+      });
+    };
+    if (this.options.ticker) return this.options.ticker.register(tick);
+    const timer = setInterval(tick, this.options.heartbeatIntervalMs);
+    return () => clearInterval(timer);
+  }
+
+  /**
+   * kafkajs's isStale() builds a JSON key per call (~0.5 µs: the biggest per-message cost in
+   * the runner's first profile). A batch turns stale only when other code runs (a rebalance, a
+   * seek), so checking after every await and every STALE_CHECK_EVERY synchronous messages is enough.
+   */
+  private shouldContinue(afterAwait = false): boolean {
+    if (this.result.aborted) return false;
+    if (afterAwait || ++this.sinceStaleCheck >= STALE_CHECK_EVERY) {
+      this.sinceStaleCheck = 0;
+      if (this.control.isStale()) this.result.aborted = 'stale';
     }
-  };
+    return !this.result.aborted;
+  }
+
+  /** True once the batch must give up (stale, group lost, runner stopping); sets `aborted` for stopping. */
+  private givingUp(): boolean {
+    if (!this.result.aborted && this.options.stopping?.()) this.result.aborted = 'stopping';
+    return this.result.aborted !== false;
+  }
+
+  private done(i: number): true {
+    this.result.processed++;
+    this.tracker.complete(i);
+    return true;
+  }
+
+  private storePause(): StorePause {
+    const { topic, partition } = this.batch;
+    const { options, logger } = this;
+    return new StorePause({
+      initialDelayMs: options.backoff.initialDelayMs,
+      maxDelayMs: options.backoff.maxDelayMs,
+      sleep: this.sleep,
+      random: options.random ?? Math.random,
+      onPause: (error) => {
+        options.onPause?.(true);
+        logger.warn({ topic, partition, group: options.group, err: error.message }, 'store unavailable: partition paused, retrying until it answers');
+      },
+      onResume: (pausedMs, probes) => {
+        options.onPause?.(false);
+        logger.warn({ topic, partition, group: options.group, pausedMs, probes }, 'store answered: partition resumed');
+      },
+    });
+  }
+
+  private record(raw: RawMessage, reason: DeadLetterReason, error: string, attempts: number): DeadLetterRecord {
+    const { topic, partition } = this.batch;
+    return { topic, partition, offset: raw.offset, key: raw.key, value: raw.value, headers: raw.headers, reason, error, attempts };
+  }
+
+  /** Keys are decoded only for scheduling when some key has asynchronous work in flight. */
+  private keyOf(i: number): string | null {
+    const key = this.messages[i].key;
+    return key === null ? null : key.toString('utf8');
+  }
+
+  /** The value of a message, or INVALID when it was set aside for the dead-letter topic. */
+  private decode(i: number): T | typeof INVALID {
+    const raw = this.messages[i];
+    // The common case inline (no result object); decodeValue explains a failure.
+    const parsed = raw.value === null ? undefined : parseJson(raw.value);
+    const checked = parsed === NOT_JSON || parsed === undefined ? undefined : this.handler.schema.safeParse(parsed);
+    if (checked?.success) return checked.data;
+    const decoded = decodeValue(raw.value, this.handler.schema);
+    if (decoded.ok) return decoded.value;
+    this.invalid.push({ index: i, record: this.record(raw, 'invalid', decoded.error, 0) });
+    return INVALID;
+  }
+
+  private invoke(message: Message<T>, raw: RawMessage): ReturnType<MessageHandler<T>> {
+    return this.traced ? inMessageSpan(this.batch.topic, this.options.group, raw.headers, () => this.handler.handle(message)) : this.handler.handle(message);
+  }
 
   /**
    * Decodes, validates and handles one message: true when done, false when it stopped
    * unfinished (batch aborted). Synchronous while the handler is: a handler that returns
    * without a promise costs no microtask, which keeps the runner near plain kafkajs speed.
    */
-  const invalid: Array<{ index: number; record: DeadLetterRecord }> = [];
-  const processOne = (i: number): boolean | Promise<boolean> => {
-    const raw = messages[i];
-    let value: T;
-    // The common case inline (no result object); decodeValue explains a failure.
-    const parsed = raw.value === null ? undefined : parseJson(raw.value);
-    const checked = parsed === NOT_JSON || parsed === undefined ? undefined : schema.safeParse(parsed);
-    if (checked?.success) value = checked.data;
-    else {
-      const decoded = decodeValue(raw.value, schema);
-      if (!decoded.ok) {
-        // Set aside: done once the dead-letter topic has it (one produce call per batch).
-        invalid.push({ index: i, record: record(raw, 'invalid', decoded.error, 0) });
-        return true;
-      }
-      value = decoded.value;
-    }
-    const message = new Message<T>(topic, partition, raw, value, 1);
+  private processOne(i: number): boolean | Promise<boolean> {
+    const raw = this.messages[i];
+    const value = this.decode(i);
+    if (value === INVALID) return true;
+    const message = new Message<T>(this.batch.topic, this.batch.partition, raw, value, 1);
     let returned: ReturnType<MessageHandler<T>>;
     try {
-      returned = traced ? inMessageSpan(topic, options.group, raw.headers, () => handler.handle(message)) : handler.handle(message);
+      returned = this.invoke(message, raw);
     } catch (err) {
-      return failed(i, message, outcomeOfError(err));
+      return this.failed(i, message, outcomeOfError(err));
     }
-    if (returned === undefined) return done(i); // the usual synchronous success
+    if (returned === undefined) return this.done(i); // the usual synchronous success
     if (isPromise<HandlerOutcome | void>(returned)) {
       return returned.then(
         (r) => {
           const outcome = outcomeOf(r);
-          return outcome.kind === 'ok' ? done(i) : failed(i, message, outcome);
+          return outcome.kind === 'ok' ? this.done(i) : this.failed(i, message, outcome);
         },
-        (err: unknown) => failed(i, message, outcomeOfError(err)),
+        (err: unknown) => this.failed(i, message, outcomeOfError(err)),
       );
     }
     const outcome = outcomeOf(returned);
-    return outcome.kind === 'ok' ? done(i) : failed(i, message, outcome);
-  };
+    return outcome.kind === 'ok' ? this.done(i) : this.failed(i, message, outcome);
+  }
 
-  // Keys are decoded only for scheduling when some key has asynchronous work in flight.
-  const keyOf = (i: number): string | null => {
-    const key = messages[i].key;
-    return key === null ? null : key.toString('utf8');
-  };
-
-  const scheduler = new KeyScheduler<number>(options.concurrency, processOne, keyOf, () => shouldContinue(true));
-  let failure: unknown;
-  try {
-    let waited = false;
-    for (let i = 0; i < n; i++) {
-      // Lost the group or the partition: leave the rest to whoever owns it now.
-      if (scheduler.failed || !shouldContinue(waited)) break;
-      // The store is down: dispatch nothing new until the probe gets an answer.
-      const paused = pause.paused;
-      if (paused) {
-        await paused;
-        if (givingUp() || !shouldContinue(true)) break;
+  /**
+   * The slow path. A transient store error pauses the batch and retries for as long as the
+   * store is down, never dead-letters (ADR 0111); any other failure is retried with backoff
+   * up to maxAttempts, then dead-lettered.
+   */
+  private async failed(i: number, first: Message<T>, firstOutcome: HandlerOutcome): Promise<boolean> {
+    const raw = this.messages[i];
+    const token = {};
+    let message = first;
+    let outcome = firstOutcome;
+    let failures = 0;
+    try {
+      for (;;) {
+        if (outcome.kind === 'ok') return this.done(i);
+        this.result.failedAttempts++;
+        const transient = outcome.kind === 'retry' && this.isTransient(outcome.error);
+        // Any other answer means the store is up again: a pause this message probed ends.
+        if (!transient) this.pause.answered(token);
+        if (!transient) failures++;
+        const reason = this.deadLetterReason(outcome, transient, failures);
+        if (reason) return await this.deadLetter(i, message, reason, outcome.error);
+        if (this.givingUp()) return false;
+        await this.waitBeforeRetry(token, raw, message, outcome.error, transient, failures);
+        if (this.givingUp()) return false;
+        message = message.withAttempt(message.attempt + 1);
+        outcome = await this.retry(message, raw);
       }
-      const wait = scheduler.submit(i);
-      waited = wait !== undefined;
-      if (waited) await wait;
+    } finally {
+      // Done, dead-lettered or given up: a pause this message probed is over for the others.
+      this.pause.answered(token);
     }
-    // Bad messages: to the dead-letter topic in one produce call, then they count as done.
-    if (invalid.length > 0 && !scheduler.failed && !result.aborted) {
-      await options.sink.send(
-        options.deadLetterTopic,
-        invalid.map((x) => x.record),
-      );
-      for (const x of invalid) tracker.complete(x.index);
-      result.deadLettered.invalid = invalid.length;
-      logger.warn({ topic, partition, count: invalid.length, firstError: invalid[0].record.error }, 'invalid messages dead-lettered');
+  }
+
+  private deadLetterReason(outcome: HandlerOutcome, transient: boolean, failures: number): DeadLetterReason | undefined {
+    if (outcome.kind === 'dead-letter') return 'rejected';
+    if (!transient && failures >= this.options.backoff.maxAttempts) return 'retries-exhausted';
+    return undefined;
+  }
+
+  private async deadLetter(i: number, message: Message<T>, reason: DeadLetterReason, error: Error): Promise<true> {
+    const { topic, partition } = this.batch;
+    const raw = this.messages[i];
+    await this.options.sink.send(this.options.deadLetterTopic, [this.record(raw, reason, errorText(error), message.attempt)]);
+    this.result.deadLettered[reason]++;
+    this.logger.warn(
+      { topic, partition, offset: raw.offset, key: message.key, reason, attempts: message.attempt, err: error.message, requestId: headerString(raw.headers, REQUEST_ID_HEADER) },
+      'message dead-lettered',
+    );
+    this.tracker.complete(i);
+    return true;
+  }
+
+  private async waitBeforeRetry(token: object, raw: RawMessage, message: Message<T>, error: Error, transient: boolean, failures: number): Promise<void> {
+    if (transient) return this.pause.beforeRetry(token, error);
+    const delay = backoffDelay(failures, this.options.backoff, this.options.random);
+    this.logger.debug({ topic: this.batch.topic, partition: this.batch.partition, offset: raw.offset, attempt: message.attempt, delay, err: error.message }, 'handler failed, retrying');
+    await this.sleep(delay);
+  }
+
+  private async retry(message: Message<T>, raw: RawMessage): Promise<HandlerOutcome> {
+    try {
+      return outcomeOf(await this.invoke(message, raw));
+    } catch (err) {
+      return outcomeOfError(err);
     }
-  } catch (err) {
-    failure = err;
   }
-  // Whatever happened, nothing keeps running behind the caller's back.
-  try {
-    await scheduler.drain();
-  } catch (err) {
-    failure ??= err;
-  }
-  stopTicking();
-  // A stale batch belongs to a partition that moved or was seeked: its offsets are not ours to resolve.
-  if (result.aborted !== 'stale') resolveProgress();
-  result.completed = tracker.contiguous;
-  if (failure !== undefined) throw failure;
-  if (heartbeatError !== undefined) throw heartbeatError;
-  return result;
 }
 
 const NOT_JSON = Symbol('not JSON');
+const INVALID = Symbol('invalid message');
 
 function parseJson(bytes: Buffer): unknown {
   try {
@@ -375,53 +431,8 @@ function parseJson(bytes: Buffer): unknown {
 /** Synchronous messages between two isStale() checks. */
 const STALE_CHECK_EVERY = 64;
 
-const EMPTY_HEADERS: IHeaders = Object.freeze({}) as IHeaders;
-
 function isPromise<V>(value: unknown): value is Promise<V> {
   return typeof (value as { then?: unknown } | null | undefined)?.then === 'function';
-}
-
-/**
- * A class rather than an object literal: one hidden class for every message (V8 keeps the
- * handler's property reads monomorphic), and the schema version is parsed only if read.
- */
-class Message<T> implements ConsumedMessage<T> {
-  private decodedKey: string | null | undefined = undefined;
-  private version: number | undefined | null = null;
-
-  constructor(
-    readonly topic: string,
-    readonly partition: number,
-    private readonly raw: RawMessage,
-    readonly value: T,
-    readonly attempt: number,
-  ) {}
-
-  get offset(): string {
-    return this.raw.offset;
-  }
-
-  get headers(): IHeaders {
-    return this.raw.headers ?? EMPTY_HEADERS;
-  }
-
-  get timestamp(): string {
-    return this.raw.timestamp;
-  }
-
-  get key(): string | null {
-    if (this.decodedKey === undefined) this.decodedKey = this.raw.key === null ? null : this.raw.key.toString('utf8');
-    return this.decodedKey;
-  }
-
-  get schemaVersion(): number | undefined {
-    if (this.version === null) this.version = schemaVersionOf(this.raw.headers);
-    return this.version;
-  }
-
-  withAttempt(attempt: number): Message<T> {
-    return new Message(this.topic, this.partition, this.raw, this.value, attempt);
-  }
 }
 
 /** `Name: message`; the stack stays in the logs, a header only needs to say what went wrong. */

@@ -48,10 +48,11 @@ export interface ConsumerRunnerOptions extends KafkaConnectionOptions {
   /** kafkajs fetch sizing, for the bench and unusual topics. */
   maxBytesPerPartition?: number;
   /**
-   * How long a fetch may wait for data. Default 100 ms, not kafkajs's 5 s: the development
-   * broker (librdkafka's mock) holds every fetch for the full wait even when messages arrive
-   * meanwhile (measured: 5 s → ~4.3 s per hop, 100 ms → ~10 ms), and stop() waits for the
-   * fetch in flight. On real Kafka the cost is one empty fetch per 100 ms per broker when idle.
+   * How long a fetch may wait for data. Default: asked of the cluster at start (broker-kind.ts,
+   * ADR 0216): 1 s on Kafka, which answers as soon as data arrives; 100 ms on the development
+   * broker (librdkafka's mock), which holds every fetch for the full wait even when messages
+   * arrive meanwhile (measured: 5 s → ~4.3 s per hop, 100 ms → ~10 ms). stop() waits for the
+   * fetch in flight.
    */
   maxWaitTimeInMs?: number;
   /** How often resolved offsets are committed (default 1 s). */
@@ -65,7 +66,7 @@ export interface ConsumerRunner {
   stop(): Promise<void>;
   /** False once kafkajs crashed without restarting; readiness probes report it. */
   isHealthy(): boolean;
-  /** The underlying kafkajs consumer, for instrumentation events. */
+  /** The underlying kafkajs consumer, for instrumentation events; created by start(). */
   readonly consumer: Consumer;
 }
 
@@ -118,7 +119,7 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
 
   return {
     start: () =>
-      core.start([...handlers.keys()], {
+      core.start([...handlers.keys()], [...processOptionsByTopic.values()].map((o) => o.deadLetterTopic), {
         // Offsets are resolved by processBatch as messages finish, never ahead of them.
         eachBatchAutoResolve: false,
         // kafkajs commits the resolved offsets once a second, and when a batch throws, on a
@@ -133,6 +134,8 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
       }),
     stop: () => core.stop({ afterStop: () => ticker.close() }),
     isHealthy: core.isHealthy,
-    consumer: core.consumer,
+    get consumer() {
+      return core.consumer;
+    },
   };
 }

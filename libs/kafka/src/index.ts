@@ -1,6 +1,7 @@
 // Public API of @meld/kafka: the producer, the consumer runner (PostHog's ingestion shape),
 // topic bootstrap and the readiness check. Everything else in src/ is internal.
 export { createKafkaClient, parseBrokers, type KafkaConnectionOptions } from './client';
+export { isDevelopmentBroker, inspectCluster, FETCH_WAIT_MS, type ClusterFacts } from './broker-kind';
 export { silentLogger, type Logger, type KafkaLogLevel } from './logger';
 export { createProducer, type Producer, type ProducerOptions, type OutgoingMessage, type SendOptions } from './producer';
 export { createConsumerRunner, type ConsumerRunner, type ConsumerRunnerOptions } from './consumer-runner';

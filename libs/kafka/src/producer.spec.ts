@@ -1,5 +1,7 @@
+import type { TopicName } from '@meld/contracts';
 import type { Kafka, Message, ProducerBatch, ProducerRecord } from 'kafkajs';
 import { Registry } from 'prom-client';
+import { z } from 'zod';
 import { createProducer } from './producer';
 
 /** What the producer asked kafkajs for: one entry per produce request. */
@@ -109,5 +111,37 @@ describe('producer grouping', () => {
     await first;
     expect((await results).map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect(requests.slice(2).map((r) => r.map((t) => t.topic))).toEqual([['t1'], ['bad'], ['t1']]);
+  });
+});
+
+describe('publish through a typed output', () => {
+  const output = { topic: 'meld.things.v1' as TopicName, schema: z.object({ projectId: z.string(), thingId: z.string() }), key: (v: { projectId: string; thingId: string }) => `${v.projectId}/${v.thingId}` };
+
+  function recordingKafka() {
+    const sent: ProducerRecord[] = [];
+    const kafka = {
+      producer: () => ({
+        connect: async () => undefined,
+        disconnect: async () => undefined,
+        send: async (record: ProducerRecord) => void sent.push(record),
+      }),
+    } as unknown as Kafka;
+    return { kafka, sent };
+  }
+
+  it("sends to the output's topic, keyed by the output's key", async () => {
+    const { kafka, sent } = recordingKafka();
+    const producer = createProducer({ kafka, brokers: 'unused:9092', clientId: 'spec', metrics: new Registry() });
+    await producer.publish(output, [{ projectId: 'p1', thingId: 't1' }]);
+    expect(sent).toHaveLength(1);
+    expect(sent[0].topic).toBe('meld.things.v1');
+    expect(sent[0].messages.map((m) => m.key)).toEqual(['p1/t1']);
+  });
+
+  it("refuses a value that does not match the output's schema, sending nothing", async () => {
+    const { kafka, sent } = recordingKafka();
+    const producer = createProducer({ kafka, brokers: 'unused:9092', clientId: 'spec', metrics: new Registry() });
+    await expect(producer.publish(output, [{ projectId: 'p1' } as never])).rejects.toThrow('message 0 for meld.things.v1 does not match its schema');
+    expect(sent).toHaveLength(0);
   });
 });

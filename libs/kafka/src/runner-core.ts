@@ -1,4 +1,5 @@
 import type { Consumer, ConsumerRunConfig, Kafka } from 'kafkajs';
+import { inspectCluster } from './broker-kind';
 import { createKafkaClient } from './client';
 import type { ConsumerRunnerOptions } from './consumer-runner';
 import { deadLetterMessage, type DeadLetterSink } from './dead-letter';
@@ -11,6 +12,7 @@ export type RunnerCoreOptions = Omit<ConsumerRunnerOptions, 'handlers' | 'concur
 
 export interface RunnerCore {
   readonly kafka: Kafka;
+  /** The kafkajs consumer; created by start(), once the fetch wait is known. */
   readonly consumer: Consumer;
   readonly logger: Logger;
   readonly group: string;
@@ -18,8 +20,12 @@ export interface RunnerCore {
   readonly heartbeatIntervalMs: number;
   /** Writes dead letters through the runner's producer (acks -1). */
   readonly deadLetters: DeadLetterSink;
-  /** Connects, subscribes and runs; resolves once the group is joined and partitions assigned. */
-  start(topics: string[], run: ConsumerRunConfig): Promise<void>;
+  /**
+   * Checks that `topics` and `deadLetterTopics` exist (not on the development broker), then
+   * connects, subscribes to `topics` and runs; resolves once the group is joined and partitions
+   * assigned. `listen` gets the consumer before it connects (group events).
+   */
+  start(topics: string[], deadLetterTopics: string[], run: ConsumerRunConfig, listen?: (consumer: Consumer) => void): Promise<void>;
   /**
    * Stops once: `beforeLeave` runs while the consumer is still in the group (a sink stores and
    * commits what it holds), then kafkajs finishes the batch in progress, leaves the group and
@@ -40,29 +46,35 @@ export function createRunnerCore(options: RunnerCoreOptions): RunnerCore {
   const producer: Producer = options.producer ?? createProducer({ ...options, kafka, metrics: options.metrics });
   const heartbeatIntervalMs = options.heartbeatIntervalMs ?? 3_000;
 
-  const consumer = kafka.consumer({
-    groupId: group,
-    sessionTimeout: options.sessionTimeoutMs ?? 30_000,
-    heartbeatInterval: heartbeatIntervalMs,
-    maxBytesPerPartition: options.maxBytesPerPartition,
-    maxWaitTimeInMs: options.maxWaitTimeInMs ?? 100,
-    // Never create a topic by subscribing to it: startup checks topics exist (ensureTopics).
-    allowAutoTopicCreation: false,
-  });
+  let consumer: Consumer | undefined;
+  const createConsumer = (maxWaitTimeInMs: number): Consumer => {
+    const c = kafka.consumer({
+      groupId: group,
+      sessionTimeout: options.sessionTimeoutMs ?? 30_000,
+      heartbeatInterval: heartbeatIntervalMs,
+      maxBytesPerPartition: options.maxBytesPerPartition,
+      maxWaitTimeInMs,
+      // Never create a topic by subscribing to it: startup checks topics exist (ensureTopics).
+      allowAutoTopicCreation: false,
+    });
+    c.on(c.events.CRASH, ({ payload }) => {
+      logger.error({ err: payload.error.message, group, restart: payload.restart }, 'kafka consumer crashed');
+      if (!payload.restart) healthy = false;
+    });
+    return c;
+  };
 
   let healthy = true;
   let state: RunnerCore['state'] = 'new';
   let stopping: Promise<void> | undefined;
   const signalHandlers: Array<[NodeJS.Signals, () => void]> = [];
 
-  consumer.on(consumer.events.CRASH, ({ payload }) => {
-    logger.error({ err: payload.error.message, group, restart: payload.restart }, 'kafka consumer crashed');
-    if (!payload.restart) healthy = false;
-  });
-
   const core: RunnerCore = {
     kafka,
-    consumer,
+    get consumer() {
+      if (!consumer) throw new Error('the kafka consumer is created by start()');
+      return consumer;
+    },
     logger,
     group,
     metrics,
@@ -72,14 +84,18 @@ export function createRunnerCore(options: RunnerCoreOptions): RunnerCore {
       return state;
     },
     isHealthy: () => healthy && state !== 'stopped',
-    async start(topics, run) {
+    async start(topics, deadLetterTopics, run, listen) {
       if (state !== 'new') throw new Error(`consumer runner already ${state}`);
       state = 'starting';
+      const cluster = await inspectCluster(kafka, [...topics, ...deadLetterTopics]);
+      if (cluster.missing.length > 0) throw new Error(`Kafka topics missing: ${cluster.missing.join(', ')} (create them with \`meld topics\`)`);
       await producer.connect();
-      await consumer.connect();
-      await consumer.subscribe({ topics, fromBeginning: options.fromBeginning ?? true });
+      const c = (consumer = createConsumer(options.maxWaitTimeInMs ?? cluster.fetchWaitMs));
+      listen?.(c);
+      await c.connect();
+      await c.subscribe({ topics, fromBeginning: options.fromBeginning ?? true });
       // run() resolves once kafkajs has joined the group and synced its assignment.
-      await consumer.run(run);
+      await c.run(run);
       state = 'running';
       for (const signal of options.stopOnSignals ?? []) {
         const onSignal = (): void => {
@@ -102,7 +118,7 @@ export function createRunnerCore(options: RunnerCoreOptions): RunnerCore {
         for (const [signal, fn] of signalHandlers) process.removeListener(signal, fn);
         if (wasRunning && hooks.beforeLeave) await hooks.beforeLeave();
         // disconnect() = stop (kafkajs waits for the batch in progress) + leave the group + close sockets.
-        await consumer.disconnect();
+        await consumer?.disconnect();
         hooks.afterStop?.();
         if (ownsProducer) await producer.disconnect();
         state = 'stopped';

@@ -1,7 +1,7 @@
 import { createServer, type Socket } from 'node:net';
 import { Kafka, logLevel } from 'kafkajs';
 import { allTopicNames } from '@meld/contracts';
-import { createKafkaHealthCheck, ensureTopics, kafkaHealth, missingTopics } from '../src';
+import { createKafkaHealthCheck, ensureTopics, isDevelopmentBroker, kafkaHealth, missingTopics } from '../src';
 import { testBrokers, uniqueId } from './kafka-test-env';
 
 const brokers = testBrokers();
@@ -86,5 +86,12 @@ describe('kafka health', () => {
     await new Promise((resolve) => server.close(resolve));
     expect(health.ok).toBe(false);
     expect(took).toBeLessThan(1000);
+  });
+});
+
+describe('isDevelopmentBroker against the test broker', () => {
+  it('recognises the development broker the tests run on (librdkafka mock cluster)', async () => {
+    const kafka = new Kafka({ brokers, clientId: 'test', logLevel: logLevel.NOTHING });
+    expect(await isDevelopmentBroker(kafka)).toBe(true);
   });
 });

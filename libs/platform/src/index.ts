@@ -21,3 +21,4 @@ export * from './cpu/cpu-priority';
 export * from './outbound/private-address';
 export * from './outbound/guarded-fetch';
 export * from './tracing/tracing';
+export * from './consumers';

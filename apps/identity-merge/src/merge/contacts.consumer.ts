@@ -1,9 +1,8 @@
 import { Topics, contactChange, type ContactChange } from '@meld/contracts';
-import { DeadLetterError, topicHandler, type ConsumedMessage } from '@meld/kafka';
-import { KAFKA, type KafkaClient, metricsRegistry } from '@meld/platform';
+import { DeadLetterError, createConsumerRunner, topicHandler, type ConsumedMessage } from '@meld/kafka';
+import { BackgroundConsumer, type GroupOptions, KAFKA, type KafkaClient, hostedRunnerOptions, metricsRegistry, sessionTimeoutFromEnv } from '@meld/platform';
 import { type BeforeApplicationShutdown, Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { Histogram } from 'prom-client';
-import { BackgroundConsumer, type GroupOptions, sessionTimeoutFromEnv } from '../kafka/background-consumer';
 import { AudienceOutboxRelay } from './audience-outbox.relay';
 import { StepBatcher } from './step-batcher';
 import { MergeContactsCommand } from './usecases/merge-contacts/merge-contacts.command';
@@ -64,19 +63,23 @@ export class ContactsConsumer implements OnApplicationBootstrap, BeforeApplicati
       durations.observe(seconds);
       if (result.messages > 0) this.relay.nudge();
     });
+    const logger = new Logger('ContactsConsumer');
+    const runnerOptions = hostedRunnerOptions({ ...options, client, clientId: 'meld-identity-merge', logger });
     this.consumer = new BackgroundConsumer({
-      ...options,
-      client,
-      clientId: 'meld-identity-merge',
-      logger: new Logger('ContactsConsumer'),
-      // Keys in flight per partition batch: what one step can take (the runner's default 16
-      // would cap steps at 16 contacts per partition batch).
-      concurrency: maxStep,
-      // Every partition batch of a fetch at once, so they feed the same steps: the runner's
-      // default of 2 gave steps of ~19 contacts on the development broker, whose fetches return
-      // one produce request per partition (~17 of the relay's messages over 30 partitions).
-      partitionsConsumedConcurrently: PARTITIONS_AT_ONCE,
-      handler: topicHandler({ topic: Topics.contacts, schema: contactChange, handle: (m) => this.handle(m) }),
+      name: options.groupId,
+      logger,
+      create: () =>
+        createConsumerRunner({
+          ...runnerOptions,
+          // Keys in flight per partition batch: what one step can take (the runner's default 16
+          // would cap steps at 16 contacts per partition batch).
+          concurrency: maxStep,
+          // Every partition batch of a fetch at once, so they feed the same steps: the runner's
+          // default of 2 gave steps of ~19 contacts on the development broker, whose fetches return
+          // one produce request per partition (~17 of the relay's messages over 30 partitions).
+          partitionsConsumedConcurrently: PARTITIONS_AT_ONCE,
+          handlers: [topicHandler({ topic: Topics.contacts, schema: contactChange, handle: (m) => this.handle(m) })],
+        }),
     });
   }
 

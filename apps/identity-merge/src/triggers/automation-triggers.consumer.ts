@@ -1,9 +1,8 @@
-import { Topics, automationTrigger, eventsMessage, isEventsErased, keys, type AutomationTrigger, type EventAccepted, type EventsMessage } from '@meld/contracts';
-import { DeadLetterError, RetriableError, createProducer, topicHandler, type ConsumedMessage, type Producer } from '@meld/kafka';
-import { KAFKA, type KafkaClient, metricsRegistry } from '@meld/platform';
+import { Outputs, Topics, eventsMessage, isEventsErased, type AutomationTrigger, type EventAccepted, type EventsMessage } from '@meld/contracts';
+import { DeadLetterError, RetriableError, createConsumerRunner, createProducer, topicHandler, type ConsumedMessage, type Producer } from '@meld/kafka';
+import { BackgroundConsumer, type GroupOptions, KAFKA, type KafkaClient, hostedRunnerOptions, metricsRegistry, sessionTimeoutFromEnv } from '@meld/platform';
 import { type BeforeApplicationShutdown, Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { Counter } from 'prom-client';
-import { BackgroundConsumer, type GroupOptions, sessionTimeoutFromEnv } from '../kafka/background-consumer';
 import { UUID } from '../merge/contacts.consumer';
 import { decideTrigger } from './trigger-decision';
 import { TriggerMembershipRepository } from './trigger-membership.repository';
@@ -59,15 +58,18 @@ export class AutomationTriggersConsumer implements OnApplicationBootstrap, Befor
     private readonly membership: TriggerMembershipRepository,
   ) {
     this.producer = createProducer({ kafka: client.kafka, brokers: client.brokers, clientId: 'meld-identity-merge-triggers', metrics: metricsRegistry });
+    const runnerOptions = hostedRunnerOptions({ ...options, client, clientId: 'meld-identity-merge-triggers', logger: this.logger });
     this.consumer = new BackgroundConsumer({
-      ...options,
-      client,
-      clientId: 'meld-identity-merge-triggers',
+      name: options.groupId,
       logger: this.logger,
-      producer: this.producer,
-      // A long budget for store outages; waiting for the merge is bounded by mergeWaitMs.
-      backoff: { maxAttempts: 1000, initialDelayMs: 200, maxDelayMs: 2000 },
-      handler: topicHandler({ topic: Topics.events, schema: eventsMessage, handle: (m) => this.handle(m) }),
+      create: () =>
+        createConsumerRunner({
+          ...runnerOptions,
+          producer: this.producer,
+          // A long budget for store outages; waiting for the merge is bounded by mergeWaitMs.
+          backoff: { maxAttempts: 1000, initialDelayMs: 200, maxDelayMs: 2000 },
+          handlers: [topicHandler({ topic: Topics.events, schema: eventsMessage, handle: (m) => this.handle(m) })],
+        }),
     });
   }
 
@@ -103,7 +105,7 @@ export class AutomationTriggersConsumer implements OnApplicationBootstrap, Befor
       receivedAt: e.receivedAt,
       parameters: e.parameters,
     };
-    await this.producer.send(Topics.automationTriggers, [{ key: keys.audienceContact(e.projectId, decision.audienceId), value: trigger }], { schema: automationTrigger });
+    await this.producer.publish(Outputs.automationTriggers, [trigger]);
     if (decision.stale) this.logger.warn(`trigger of event ${e.eventId} published with audience ${decision.audienceId}: the merge was still behind the contact ${this.options.mergeWaitMs} ms after its write`);
     this.outcomes.inc({ outcome: decision.stale ? 'published_stale' : 'published' });
   }

@@ -22,3 +22,4 @@ export const topicSchemas = {
 } satisfies Record<string, z.ZodType>;
 export type SchemaTopic = keyof typeof topicSchemas;
 export type TopicMessage<T extends SchemaTopic> = z.infer<(typeof topicSchemas)[T]>;
+export * from './outputs';
