@@ -1,6 +1,7 @@
 import { DATA_SOURCE } from '@meld/db';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
+import { numberedRows } from '../batching/numbered-rows';
 
 /** A due delivery, claimed by one attempt, with where and how to send it. */
 export interface ClaimedDelivery {
@@ -28,12 +29,16 @@ export interface DueDelivery {
 export class WebhookDeliveries {
   constructor(@Inject(DATA_SOURCE) private readonly ds: DataSource) {}
 
-  /** Inside a status change's transaction: its delivery, if the organization has a webhook. */
-  async record(em: EntityManager, change: { organizationId: string; projectId: string; smsId: string; body: string }): Promise<void> {
+  /** Inside the status changes' transaction: a delivery per change whose organization has a webhook, `seq` in the changes' order. */
+  async record(em: EntityManager, changes: ReadonlyArray<{ organizationId: string; projectId: string; smsId: string; body: string }>): Promise<void> {
+    if (!changes.length) return;
     await em.query(
       `INSERT INTO webhook_deliveries (organization_id, project_id, sms_id, body)
-       SELECT $1, $2, $3, $4 FROM webhooks WHERE organization_id = $1 AND kind = 'sms-status'`,
-      [change.organizationId, change.projectId, change.smsId, change.body],
+       SELECT v."organizationId", v."projectId", v."smsId", v.body
+         FROM jsonb_to_recordset($1::jsonb) AS v("organizationId" uuid, "projectId" uuid, "smsId" uuid, body text, n int)
+         JOIN webhooks w ON w.organization_id = v."organizationId" AND w.kind = 'sms-status'
+        ORDER BY v.n`,
+      [numberedRows(changes)],
     );
   }
 
