@@ -83,4 +83,14 @@ export class WebhookDeliveries {
     );
     return rows[0]?.attempts ?? 0;
   }
+
+  /** Deletes up to `limit` deliveries delivered longer than `retentionMs` ago; pending and failed ones stay (ADR 0203). */
+  async pruneDelivered(retentionMs: number, limit: number): Promise<number> {
+    const [, deleted] = await this.ds.query(
+      `DELETE FROM webhook_deliveries WHERE id IN (
+         SELECT id FROM webhook_deliveries WHERE status = 'delivered' AND delivered_at < now() - make_interval(secs => $1) LIMIT $2)`,
+      [retentionMs / 1000, limit],
+    );
+    return deleted;
+  }
 }

@@ -19,6 +19,9 @@ const POLL_EVERY_MS = 2000;
 /** Reports are always signed; the column allows no secret, so an attempt says what to fix. */
 const NO_SECRET = 'the webhook has no secret: set one with PUT /admin/v1/organizations/{org}/webhooks/sms-status';
 const DUE_BATCH = 500;
+/** Delivered rows past their retention are deleted this often, this many per statement (ADR 0203). */
+const PRUNE_EVERY_MS = 10 * 60_000;
+const PRUNE_BATCH = 5000;
 const attempts = new Counter({
   name: 'meld_messaging_webhook_attempts_total',
   help: 'Delivery-report webhook attempts by result (delivered, retry, failed)',
@@ -43,6 +46,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   private readonly poster = new WebhookPoster(this.config);
   private worker?: Worker<AttemptJob>;
   private timer?: NodeJS.Timeout;
+  private pruneTimer?: NodeJS.Timeout;
   private pumping?: Promise<void>;
   private again = false;
   private stopped = false;
@@ -56,12 +60,24 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     this.worker.on('error', (err) => this.log.warn(`worker: ${err.message}`));
     this.worker.on('failed', (_job, err) => this.log.warn(`attempt job: ${err.message}`));
     this.timer = setInterval(() => this.nudge(), POLL_EVERY_MS);
+    this.pruneTimer = setInterval(() => void this.prune().catch((err: Error) => this.log.warn(`prune: ${err.message}`)), PRUNE_EVERY_MS);
+  }
+
+  /** Deletes the deliveries delivered longer ago than the retention; answers how many. */
+  async prune(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const deleted = await this.deliveries.pruneDelivered(this.config.deliveredRetentionMs, PRUNE_BATCH);
+      total += deleted;
+      if (deleted < PRUNE_BATCH || this.stopped) return total;
+    }
   }
 
   /** Attempts and the pump stop before any store closes (their last writes still land). */
   async beforeApplicationShutdown(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
+    clearInterval(this.pruneTimer);
     await this.worker?.close();
     await this.pumping;
   }
