@@ -2,9 +2,10 @@ import { metricsRegistry } from '@meld/platform';
 import { type BeforeApplicationShutdown, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { type Job, Queue, Worker } from 'bullmq';
 import { Counter } from 'prom-client';
+import { MicroBatcher, ok } from '../batching/micro-batcher';
 import { BullmqConnections } from '../queue/bullmq-connections';
 import { loadWebhookConfig, retryDelayMs, type WebhookConfig } from './webhook-config';
-import { WebhookDeliveries } from './webhook-deliveries.repository';
+import { type ClaimedDelivery, WebhookDeliveries } from './webhook-deliveries.repository';
 import { type PostResult, WebhookPoster } from './webhook-poster';
 import { signatureHeaders } from './webhook-signature';
 
@@ -22,6 +23,8 @@ const DUE_BATCH = 500;
 /** Delivered rows past their retention are deleted this often, this many per statement (ADR 0203). */
 const PRUNE_EVERY_MS = 10 * 60_000;
 const PRUNE_BATCH = 5000;
+/** Claims and completions of attempts running together share one statement (ADR 0202). */
+const WRITE_BATCH = { maxBatch: 200, maxInFlight: 2 };
 const attempts = new Counter({
   name: 'meld_messaging_webhook_attempts_total',
   help: 'Delivery-report webhook attempts by result (delivered, retry, failed)',
@@ -50,6 +53,20 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   private pumping?: Promise<void>;
   private again = false;
   private stopped = false;
+  private readonly claims = new MicroBatcher<{ id: string; attempt: number }, ClaimedDelivery | null>({
+    ...WRITE_BATCH,
+    run: async (attempts) => {
+      const claimed = await this.deliveries.claim(attempts, this.config.timeoutMs + 5000, this.config.retryForMs);
+      return attempts.map((a) => ok(claimed.get(a.id) ?? null));
+    },
+  });
+  private readonly completions = new MicroBatcher<{ id: string; statusCode: number }, void>({
+    ...WRITE_BATCH,
+    run: async (deliveries) => {
+      await this.deliveries.delivered(deliveries);
+      return deliveries.map(() => ok(undefined));
+    },
+  });
 
   constructor(private readonly deliveries: WebhookDeliveries) {
     this.queue.on('error', (err) => this.log.warn(`queue: ${err.message}`));
@@ -120,13 +137,13 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
 
   private async attempt(job: Job<AttemptJob>): Promise<void> {
     const { deliveryId, attempt } = job.data;
-    const claimed = await this.deliveries.claim(deliveryId, attempt, this.config.timeoutMs + 5000, this.config.retryForMs);
+    const claimed = await this.claims.submit({ id: deliveryId, attempt });
     if (!claimed) return;
     const result: PostResult = claimed.secret
       ? await this.poster.post(claimed.url, claimed.body, signatureHeaders(claimed.id, claimed.body, claimed.secret))
       : { ok: false, error: NO_SECRET };
     if (result.ok) {
-      await this.deliveries.delivered(claimed.id, result.statusCode!);
+      await this.completions.submit({ id: claimed.id, statusCode: result.statusCode! });
       attempts.inc({ result: 'delivered' });
       this.nudge();
       return;
