@@ -23,6 +23,13 @@ const DUE_BATCH = 500;
 /** Delivered rows past their retention are deleted this often, this many per statement (ADR 0203). */
 const PRUNE_EVERY_MS = 10 * 60_000;
 const PRUNE_BATCH = 5000;
+/**
+ * A pass does not add again an attempt this process queued less than this long ago (ADR
+ * 0202): every pass used to re-add every due delivery still waiting in the queue. After it,
+ * the attempt is added again (a no-op while its job exists), which still recovers a job
+ * Redis lost.
+ */
+const REQUEUE_AFTER_MS = 30_000;
 /** Claims and completions of attempts running together share one statement (ADR 0202). */
 const WRITE_BATCH = { maxBatch: 200, maxInFlight: 2 };
 const attempts = new Counter({
@@ -53,6 +60,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   private pumping?: Promise<void>;
   private again = false;
   private stopped = false;
+  /** Job ids this process queued, with when they become due; another replica's worker may run them, so entries also expire. */
+  private readonly queued = new Map<string, number>();
   private readonly claims = new MicroBatcher<{ id: string; attempt: number }, ClaimedDelivery | null>({
     ...WRITE_BATCH,
     run: async (attempts) => {
@@ -125,7 +134,12 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
 
   private async pump(): Promise<void> {
     const due = await this.deliveries.due(DUE_BATCH);
-    if (due.length) await this.queue.addBulk(due.map((d) => this.job(d.id, d.attempts)));
+    const now = Date.now();
+    for (const [jobId, dueAt] of this.queued) if (now - dueAt > REQUEUE_AFTER_MS) this.queued.delete(jobId);
+    const jobs = due.map((d) => this.job(d.id, d.attempts)).filter((j) => !this.queued.has(j.opts.jobId));
+    if (!jobs.length) return;
+    await this.queue.addBulk(jobs);
+    for (const j of jobs) this.queued.set(j.opts.jobId, now);
   }
 
   private job(deliveryId: string, attempt: number, delay = 0) {
@@ -137,6 +151,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
 
   private async attempt(job: Job<AttemptJob>): Promise<void> {
     const { deliveryId, attempt } = job.data;
+    if (job.id) this.queued.delete(job.id);
     const claimed = await this.claims.submit({ id: deliveryId, attempt });
     if (!claimed) return;
     const result: PostResult = claimed.secret
@@ -159,5 +174,6 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     attempts.inc({ result: 'retry' });
     const { name, data, opts } = this.job(claimed.id, made, delayMs);
     await this.queue.add(name, data, opts);
+    this.queued.set(opts.jobId, Date.now() + delayMs);
   }
 }
