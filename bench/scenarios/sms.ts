@@ -13,17 +13,19 @@
  * this process, on a Postgres database of its own (dropped at the end). MELD_REDIS_URL must
  * name a Redis database no other messaging app uses (the queue names are fixed).
  *
- * Options: --messages N (2000), --connections C (32), --half-seconds S (10), --receipt-delay-ms (100).
+ * Options: --messages N (2000), --connections C (32), --half-seconds S (10), --receipt-delay-ms (100),
+ * --direct 1 (POST straight to the messaging app with a principal signed here, as the gateway
+ * signs it: the gateway's share of the request cost is the difference between the two runs).
  */
 import type { ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Queue, Worker } from 'bullmq';
 import Redis from 'ioredis';
 import { Pool } from 'undici';
-import { generatePrincipalKeys } from '../../libs/auth/src';
+import { encodePrincipal, generatePrincipalKeys, parsePrivateKey } from '../../libs/auth/src';
 import { Topics } from '../../libs/contracts/src';
 import { freePort, startApp, stopApp, waitReady } from '../lib/apps';
 import type { BenchContext, BenchRow, ScenarioResult } from '../lib/context';
@@ -125,6 +127,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const connections = ctx.args.int('connections', 32);
   const halfSeconds = ctx.args.int('half-seconds', 10);
   const receiptDelayMs = ctx.args.int('receipt-delay-ms', 100);
+  const direct = ctx.args.int('direct', 0) === 1;
   const serverUrl = process.env.MELD_POSTGRES_URL;
   const redisUrl = process.env.MELD_REDIS_URL;
   if (!serverUrl || !redisUrl) throw new Error('MELD_POSTGRES_URL / MELD_REDIS_URL not set: run with the stack up');
@@ -171,16 +174,29 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     const bull = await bareBullmq(redisUrl, messages, connections, suffix);
     const bare = await bareSmpp(smsc.port, messages, connections);
 
-    const pool = new Pool(`http://127.0.0.1:${gatewayPort}`, { connections, keepAliveTimeout: 30_000 });
+    const pool = new Pool(direct ? messagingUrl : `http://127.0.0.1:${gatewayPort}`, { connections, keepAliveTimeout: 30_000 });
+    const signingKey = parsePrivateKey(keys.privateKey);
+    /** What the gateway adds to a request it forwards (ADR 0102); with --direct the bench signs it itself. */
+    const principal = (path: string): Record<string, string> => {
+      if (!direct) return { authorization: `Bearer ${tenant.productToken}` };
+      const requestId = randomUUID();
+      const header = encodePrincipal(
+        { kind: 'product', tokenId: null, organizationId: tenant.organizationId, plan: 'xl', scopes: ['PROJECT_DIRECT_WRITE'], project: { id: projectId, uid: tenant.project.uid, dataMode: 'normal' }, dataSourceId: null, requestId },
+        { method: 'POST', url: path, app: 'messaging' },
+        signingKey,
+      );
+      return { 'x-meld-principal': header, 'x-request-id': requestId };
+    };
     const requestedAt = new Map<string, number>();
     let next = 0;
     const send = async () => {
       const contact = contactIds[next++]!;
+      const path = `/v1/project/${tenant.project.uid}/channel/sms/sms/direct/default/${contact}`;
       const t = performance.now();
       const res = await pool.request({
         method: 'POST',
-        path: `/v1/project/${tenant.project.uid}/channel/sms/sms/direct/default/${contact}`,
-        headers: { authorization: `Bearer ${tenant.productToken}`, 'content-type': 'application/json' },
+        path,
+        headers: { ...principal(path), 'content-type': 'application/json' },
         body: JSON.stringify({ text: 'Your code is 4821' }),
       });
       const body = (await res.body.json()) as { entity?: { id: string } };
@@ -225,7 +241,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
       row('bare BullMQ processed', bull.processed),
       row('bare smpp submit_sm', bare.submitted, bare.latencies),
       row('bare smpp receipts', bare.receipts),
-      row('Meld enqueued (POST through the gateway, 201)', rate(messages, peak.elapsedS * 1000), peak.latencies, 'bare BullMQ add'),
+      row(`Meld enqueued (POST ${direct ? 'straight to messaging' : 'through the gateway'}, 201)`, rate(messages, peak.elapsedS * 1000), peak.latencies, 'bare BullMQ add'),
       row('Meld submitted (sent)', rate(times.sent, Number(times.sentMs)), [], 'bare smpp submit_sm'),
       row('Meld delivered (receipt processed)', deliveredRate, [], 'bare smpp receipts'),
       row('Meld webhook deliveries (every status)', webhookRate),
@@ -233,7 +249,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     ];
     const enqueued = rows[4]!.throughput;
     return {
-      title: `sms: ${messages} direct SMS at peak from ${connections} connections, then ${halfSeconds} s at half of peak; simulator receipts after ${receiptDelayMs} ms`,
+      title: `sms${direct ? ' (straight to messaging)' : ''}: ${messages} direct SMS at peak from ${connections} connections, then ${halfSeconds} s at half of peak; simulator receipts after ${receiptDelayMs} ms`,
       units: { throughput: 'messages/s (webhook deliveries/s for that row)', latency: 'request (or add / submit) to its answer; the half-peak row: request to the delivered webhook' },
       rows,
       notes: [

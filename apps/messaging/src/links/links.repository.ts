@@ -23,12 +23,14 @@ const LINK_COLUMNS = `l.code, l.project_id AS "projectId", l.sms_id AS "smsId", 
 export class LinksRepository {
   constructor(@Inject(DATA_SOURCE) private readonly ds: DataSource) {}
 
-  /** Stores the links of a message in its send transaction (after the message row). */
-  async insert(em: EntityManager, projectId: string, smsId: string, links: readonly TemplateLink[]): Promise<void> {
-    if (!links.length) return;
+  /** Stores the links of new messages in their send transaction (after the message rows). */
+  async insert(em: EntityManager, messages: ReadonlyArray<{ projectId: string; smsId: string; links: readonly TemplateLink[] }>): Promise<void> {
+    const rows = messages.flatMap(({ projectId, smsId, links }) => links.map((l) => ({ ...l, projectId, smsId })));
+    if (!rows.length) return;
     await em.query(
-      `INSERT INTO sms_links (code, kind, project_id, sms_id, url) SELECT l.code, l.kind, $1, $2, l.url FROM jsonb_to_recordset($3::jsonb) AS l(code text, kind text, url text)`,
-      [projectId, smsId, JSON.stringify(links)],
+      `INSERT INTO sms_links (code, kind, project_id, sms_id, url)
+       SELECT l.code, l.kind, l."projectId", l."smsId", l.url FROM jsonb_to_recordset($1::jsonb) AS l(code text, kind text, "projectId" uuid, "smsId" uuid, url text)`,
+      [JSON.stringify(rows)],
     );
   }
 

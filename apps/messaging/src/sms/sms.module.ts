@@ -3,6 +3,7 @@ import { LinksModule } from '../links/links.module';
 import { SendQueue } from './delivery/send-queue';
 import { GetSms } from './read/get-sms.usecase';
 import { ListSms } from './read/list-sms.usecase';
+import { SendBatch } from './send/send-batch';
 import { SendDirectSms } from './send/send-direct.usecase';
 import { SmsController } from './sms.controller';
 import { SmsRepository } from './sms.repository';
@@ -12,5 +13,5 @@ import { WebhookDeliveries } from '../webhooks/webhook-deliveries.repository';
 import { WebhookDispatcher } from '../webhooks/webhook-dispatcher';
 
 /** Direct SMS: the send endpoint, delivery over SMPP through BullMQ, status changes through the outbox and to the organization's webhook. */
-@Module({ imports: [LinksModule], controllers: [SmsController], providers: [SmsRepository, smsOutboxRelay, StatusWriter, SendQueue, SendDirectSms, GetSms, ListSms, WebhookDeliveries, WebhookDispatcher] })
+@Module({ imports: [LinksModule], controllers: [SmsController], providers: [SmsRepository, smsOutboxRelay, StatusWriter, SendQueue, SendBatch, SendDirectSms, GetSms, ListSms, WebhookDeliveries, WebhookDispatcher] })
 export class SmsModule {}

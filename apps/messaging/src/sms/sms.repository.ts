@@ -26,6 +26,28 @@ export interface SenderCountryRow {
   price: string;
 }
 
+export interface SenderCountryRows {
+  [country: string]: SenderCountryRow | undefined;
+}
+
+export interface SendSender extends SenderRow {
+  countries: SenderCountryRows;
+}
+
+export interface FirstAnswer {
+  requestHash: string;
+  response: unknown;
+}
+
+export interface SendContext extends SendSettings {
+  sender: SendSender | null;
+  contact: TargetContact | null;
+  firstAnswer: FirstAnswer | null;
+}
+
+/** A uuid no row has: a sender id that is not a uuid finds nothing. */
+const NO_ID = '00000000-0000-0000-0000-000000000000';
+
 export interface TargetContact {
   id: string;
   attributes: Record<string, unknown>;
@@ -51,38 +73,29 @@ export const isUuid = (value: string): boolean => UUID.test(value);
 export class SmsRepository {
   constructor(@Inject(DATA_SOURCE) readonly ds: DataSource) {}
 
-  async sendSettings(projectId: string): Promise<SendSettings | null> {
+  /**
+   * Everything a send reads before its transaction, in one statement (ADR 0201): the
+   * project's settings, the sender (`senderId`, or the project default when null) with its
+   * countries, the target contact when `target` is an id (absorbed ids resolve to their
+   * survivor), and the first answer stored under the Idempotency-Key. Null: no such project.
+   */
+  async sendContext(projectId: string, senderId: string | null, target: string, idempotencyKey: string | null): Promise<SendContext | null> {
+    if (senderId !== null && !isUuid(senderId)) senderId = NO_ID;
     const [row] = await this.ds.query(
       `SELECT p.locale, p.default_sms_sender AS "defaultSmsSender",
               COALESCE((p.general_config #>> '{channelSms,autoCreateContactsOnOutbounds}')::boolean, false) AS "autoCreateContacts",
-              o.prepaid, p.short_tracking_domain AS "shortTrackingDomain", p.unsubscribe_tracking_domain AS "unsubscribeTrackingDomain"
+              o.prepaid, p.short_tracking_domain AS "shortTrackingDomain", p.unsubscribe_tracking_domain AS "unsubscribeTrackingDomain",
+              (SELECT jsonb_build_object('id', s.id, 'alias', s.alias, 'status', s.status,
+                      'countries', COALESCE((SELECT jsonb_object_agg(sc.country, jsonb_build_object('accepted', sc.accepted, 'effectiveStatus', sc.effective_status, 'price', sc.price::text))
+                                               FROM sender_countries sc WHERE sc.sender_id = s.id), '{}'::jsonb))
+                 FROM senders s WHERE s.project_id = p.id AND s.channel = 'sms' AND s.id::text = COALESCE($2, p.default_sms_sender)) AS sender,
+              (SELECT jsonb_build_object('id', c.id, 'attributes', c.attributes) FROM audience_contacts c
+                WHERE $3::uuid IS NOT NULL AND c.project_id = p.id
+                  AND c.id = COALESCE((SELECT survivor_id FROM audience_aliases WHERE project_id = p.id AND absorbed_id = $3::uuid), $3::uuid)) AS contact,
+              (SELECT jsonb_build_object('requestHash', m.request_hash, 'response', m.response) FROM sms_messages m
+                WHERE $4::text IS NOT NULL AND m.project_id = p.id AND m.idempotency_key = $4) AS "firstAnswer"
          FROM projects p JOIN organizations o ON o.id = p.organization_id WHERE p.id = $1`,
-      [projectId],
-    );
-    return row ?? null;
-  }
-
-  async smsSender(projectId: string, senderId: string): Promise<SenderRow | null> {
-    if (!isUuid(senderId)) return null;
-    const [row] = await this.ds.query(`SELECT id, alias, status FROM senders WHERE project_id = $1 AND id = $2 AND channel = 'sms'`, [projectId, senderId]);
-    return row ?? null;
-  }
-
-  async senderCountry(senderId: string, country: string): Promise<SenderCountryRow | null> {
-    const [row] = await this.ds.query(
-      `SELECT accepted, effective_status AS "effectiveStatus", price::text AS price FROM sender_countries WHERE sender_id = $1 AND country = $2`,
-      [senderId, country],
-    );
-    return row ?? null;
-  }
-
-  /** An audience contact by id; an id absorbed by a merge resolves to the contact that absorbed it. */
-  async contactById(projectId: string, audienceId: string): Promise<TargetContact | null> {
-    if (!isUuid(audienceId)) return null;
-    const [row] = await this.ds.query(
-      `SELECT c.id, c.attributes FROM audience_contacts c
-        WHERE c.project_id = $1 AND c.id = COALESCE((SELECT survivor_id FROM audience_aliases WHERE project_id = $1 AND absorbed_id = $2), $2)`,
-      [projectId, audienceId],
+      [projectId, senderId, isUuid(target) ? target : null, idempotencyKey],
     );
     return row ?? null;
   }
@@ -111,23 +124,31 @@ export class SmsRepository {
     return row ?? null;
   }
 
-  async forSubmit(smsId: string): Promise<SubmitRow | null> {
-    const [row] = await this.ds.query(
+  /** What the worker needs of each message, by id (one statement for the jobs running together, ADR 0201). */
+  async forSubmit(smsIds: readonly string[]): Promise<Map<string, SubmitRow>> {
+    const rows: Array<Omit<SubmitRow, 'optedOut'> & { attributes: Record<string, unknown> | null }> = await this.ds.query(
       `SELECT m.id, m.status, s.alias AS source, m.destination, m.text, m.encoding, m.messages_count AS "messagesCount", c.attributes
          FROM sms_messages m JOIN senders s ON s.id = m.sender_id
          LEFT JOIN audience_contacts c ON c.project_id = m.project_id AND c.id = m.audience_id
-        WHERE m.id = $1`,
-      [smsId],
+        WHERE m.id = ANY($1::uuid[])`,
+      [smsIds],
     );
-    if (!row) return null;
-    const consent: ConsentStatus = row.attributes ? consentOf(row.attributes, 'sms') : null;
-    const { attributes: _attributes, ...rest } = row;
-    return { ...rest, optedOut: consent === 'opt-out' };
+    return new Map(
+      rows.map(({ attributes, ...rest }) => {
+        const consent: ConsentStatus = attributes ? consentOf(attributes, 'sms') : null;
+        return [rest.id, { ...rest, optedOut: consent === 'opt-out' }];
+      }),
+    );
   }
 
-  async idBySmscId(smscMessageId: string): Promise<string | null> {
-    const [row] = await this.ds.query(`SELECT id FROM sms_messages WHERE smsc_message_id = $1 ORDER BY created_at DESC LIMIT 1`, [smscMessageId]);
-    return row?.id ?? null;
+  /** Message ids by SMSC id (the newest message when an id repeats). */
+  async idsBySmscId(smscMessageIds: readonly string[]): Promise<Map<string, string>> {
+    const rows: Array<{ smscId: string; id: string }> = await this.ds.query(
+      `SELECT DISTINCT ON (smsc_message_id) smsc_message_id AS "smscId", id FROM sms_messages
+        WHERE smsc_message_id = ANY($1::text[]) ORDER BY smsc_message_id, created_at DESC`,
+      [smscMessageIds],
+    );
+    return new Map(rows.map((r) => [r.smscId, r.id]));
   }
 
   async staleEnqueued(olderThanMs: number, limit = 500): Promise<string[]> {

@@ -1,6 +1,7 @@
 import { DATA_SOURCE } from '@meld/db';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
+import { numberedRows } from '../batching/numbered-rows';
 
 /** A due delivery, claimed by one attempt, with where and how to send it. */
 export interface ClaimedDelivery {
@@ -28,12 +29,16 @@ export interface DueDelivery {
 export class WebhookDeliveries {
   constructor(@Inject(DATA_SOURCE) private readonly ds: DataSource) {}
 
-  /** Inside a status change's transaction: its delivery, if the organization has a webhook. */
-  async record(em: EntityManager, change: { organizationId: string; projectId: string; smsId: string; body: string }): Promise<void> {
+  /** Inside the status changes' transaction: a delivery per change whose organization has a webhook, `seq` in the changes' order. */
+  async record(em: EntityManager, changes: ReadonlyArray<{ organizationId: string; projectId: string; smsId: string; body: string }>): Promise<void> {
+    if (!changes.length) return;
     await em.query(
       `INSERT INTO webhook_deliveries (organization_id, project_id, sms_id, body)
-       SELECT $1, $2, $3, $4 FROM webhooks WHERE organization_id = $1 AND kind = 'sms-status'`,
-      [change.organizationId, change.projectId, change.smsId, change.body],
+       SELECT v."organizationId", v."projectId", v."smsId", v.body
+         FROM jsonb_to_recordset($1::jsonb) AS v("organizationId" uuid, "projectId" uuid, "smsId" uuid, body text, n int)
+         JOIN webhooks w ON w.organization_id = v."organizationId" AND w.kind = 'sms-status'
+        ORDER BY v.n`,
+      [numberedRows(changes)],
     );
   }
 
@@ -48,23 +53,31 @@ export class WebhookDeliveries {
     );
   }
 
-  async claim(id: string, attempt: number, leaseMs: number, retryForMs: number): Promise<ClaimedDelivery | null> {
-    const [rows] = await this.ds.query(
+  /**
+   * Claims the attempts whose delivery is still pending at that attempt number, unclaimed and
+   * at the head of its message's line; the others (stale, doubled, or behind an earlier
+   * pending one) are not in the answer. One statement for the attempts running together (ADR 0202).
+   */
+  async claim(attempts: ReadonlyArray<{ id: string; attempt: number }>, leaseMs: number, retryForMs: number): Promise<Map<string, ClaimedDelivery>> {
+    const [rows]: [ClaimedDelivery[], number] = await this.ds.query(
       `UPDATE webhook_deliveries d SET locked_until = now() + make_interval(secs => $3), updated_at = now()
-         FROM webhooks w
-        WHERE d.id = $1 AND d.attempts = $2 AND d.status = 'pending' AND (d.locked_until IS NULL OR d.locked_until < now())
+         FROM webhooks w, unnest($1::uuid[], $2::int[]) AS c(id, attempt)
+        WHERE d.id = c.id AND d.attempts = c.attempt AND d.status = 'pending' AND (d.locked_until IS NULL OR d.locked_until < now())
           AND w.organization_id = d.organization_id AND w.kind = 'sms-status'
           AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.sms_id = d.sms_id AND e.status = 'pending' AND e.seq < d.seq)
         RETURNING d.id, d.body, w.url, w.secret, d.retry_from + make_interval(secs => $4) <= now() AS "lastChance"`,
-      [id, attempt, leaseMs / 1000, retryForMs / 1000],
+      [attempts.map((a) => a.id), attempts.map((a) => a.attempt), leaseMs / 1000, retryForMs / 1000],
     );
-    return rows[0] ?? null;
+    return new Map(rows.map((r) => [r.id, r]));
   }
 
-  async delivered(id: string, statusCode: number): Promise<void> {
+  /** Deliveries their receivers accepted, with the status code each answered. */
+  async delivered(deliveries: ReadonlyArray<{ id: string; statusCode: number }>): Promise<void> {
     await this.ds.query(
-      `UPDATE webhook_deliveries SET status = 'delivered', attempts = attempts + 1, last_status_code = $2, last_error = NULL, delivered_at = now(), locked_until = NULL, updated_at = now() WHERE id = $1`,
-      [id, statusCode],
+      `UPDATE webhook_deliveries d SET status = 'delivered', attempts = d.attempts + 1, last_status_code = v.code, last_error = NULL, delivered_at = now(),
+              locked_until = NULL, updated_at = now()
+         FROM unnest($1::uuid[], $2::int[]) AS v(id, code) WHERE d.id = v.id`,
+      [deliveries.map((d) => d.id), deliveries.map((d) => d.statusCode)],
     );
   }
 
@@ -77,5 +90,15 @@ export class WebhookDeliveries {
       [id, failure.statusCode ?? null, failure.error.slice(0, 500), failure.delayMs / 1000, failure.final],
     );
     return rows[0]?.attempts ?? 0;
+  }
+
+  /** Deletes up to `limit` deliveries delivered longer than `retentionMs` ago; pending and failed ones stay (ADR 0203). */
+  async pruneDelivered(retentionMs: number, limit: number): Promise<number> {
+    const [, deleted] = await this.ds.query(
+      `DELETE FROM webhook_deliveries WHERE id IN (
+         SELECT id FROM webhook_deliveries WHERE status = 'delivered' AND delivered_at < now() - make_interval(secs => $1) LIMIT $2)`,
+      [retentionMs / 1000, limit],
+    );
+    return deleted;
   }
 }

@@ -2,9 +2,10 @@ import { metricsRegistry } from '@meld/platform';
 import { type BeforeApplicationShutdown, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { type Job, Queue, Worker } from 'bullmq';
 import { Counter } from 'prom-client';
+import { MicroBatcher, ok } from '../batching/micro-batcher';
 import { BullmqConnections } from '../queue/bullmq-connections';
 import { loadWebhookConfig, retryDelayMs, type WebhookConfig } from './webhook-config';
-import { WebhookDeliveries } from './webhook-deliveries.repository';
+import { type ClaimedDelivery, WebhookDeliveries } from './webhook-deliveries.repository';
 import { type PostResult, WebhookPoster } from './webhook-poster';
 import { signatureHeaders } from './webhook-signature';
 
@@ -19,6 +20,18 @@ const POLL_EVERY_MS = 2000;
 /** Reports are always signed; the column allows no secret, so an attempt says what to fix. */
 const NO_SECRET = 'the webhook has no secret: set one with PUT /admin/v1/organizations/{org}/webhooks/sms-status';
 const DUE_BATCH = 500;
+/** Delivered rows past their retention are deleted this often, this many per statement (ADR 0203). */
+const PRUNE_EVERY_MS = 10 * 60_000;
+const PRUNE_BATCH = 5000;
+/**
+ * A pass does not add again an attempt this process queued less than this long ago (ADR
+ * 0202): every pass used to re-add every due delivery still waiting in the queue. After it,
+ * the attempt is added again (a no-op while its job exists), which still recovers a job
+ * Redis lost.
+ */
+const REQUEUE_AFTER_MS = 30_000;
+/** Claims and completions of attempts running together share one statement (ADR 0202). */
+const WRITE_BATCH = { maxBatch: 200, maxInFlight: 2 };
 const attempts = new Counter({
   name: 'meld_messaging_webhook_attempts_total',
   help: 'Delivery-report webhook attempts by result (delivered, retry, failed)',
@@ -43,9 +56,26 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   private readonly poster = new WebhookPoster(this.config);
   private worker?: Worker<AttemptJob>;
   private timer?: NodeJS.Timeout;
+  private pruneTimer?: NodeJS.Timeout;
   private pumping?: Promise<void>;
   private again = false;
   private stopped = false;
+  /** Job ids this process queued, with when they become due; another replica's worker may run them, so entries also expire. */
+  private readonly queued = new Map<string, number>();
+  private readonly claims = new MicroBatcher<{ id: string; attempt: number }, ClaimedDelivery | null>({
+    ...WRITE_BATCH,
+    run: async (attempts) => {
+      const claimed = await this.deliveries.claim(attempts, this.config.timeoutMs + 5000, this.config.retryForMs);
+      return attempts.map((a) => ok(claimed.get(a.id) ?? null));
+    },
+  });
+  private readonly completions = new MicroBatcher<{ id: string; statusCode: number }, void>({
+    ...WRITE_BATCH,
+    run: async (deliveries) => {
+      await this.deliveries.delivered(deliveries);
+      return deliveries.map(() => ok(undefined));
+    },
+  });
 
   constructor(private readonly deliveries: WebhookDeliveries) {
     this.queue.on('error', (err) => this.log.warn(`queue: ${err.message}`));
@@ -56,12 +86,24 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     this.worker.on('error', (err) => this.log.warn(`worker: ${err.message}`));
     this.worker.on('failed', (_job, err) => this.log.warn(`attempt job: ${err.message}`));
     this.timer = setInterval(() => this.nudge(), POLL_EVERY_MS);
+    this.pruneTimer = setInterval(() => void this.prune().catch((err: Error) => this.log.warn(`prune: ${err.message}`)), PRUNE_EVERY_MS);
+  }
+
+  /** Deletes the deliveries delivered longer ago than the retention; answers how many. */
+  async prune(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const deleted = await this.deliveries.pruneDelivered(this.config.deliveredRetentionMs, PRUNE_BATCH);
+      total += deleted;
+      if (deleted < PRUNE_BATCH || this.stopped) return total;
+    }
   }
 
   /** Attempts and the pump stop before any store closes (their last writes still land). */
   async beforeApplicationShutdown(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
+    clearInterval(this.pruneTimer);
     await this.worker?.close();
     await this.pumping;
   }
@@ -92,7 +134,12 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
 
   private async pump(): Promise<void> {
     const due = await this.deliveries.due(DUE_BATCH);
-    if (due.length) await this.queue.addBulk(due.map((d) => this.job(d.id, d.attempts)));
+    const now = Date.now();
+    for (const [jobId, dueAt] of this.queued) if (now - dueAt > REQUEUE_AFTER_MS) this.queued.delete(jobId);
+    const jobs = due.map((d) => this.job(d.id, d.attempts)).filter((j) => !this.queued.has(j.opts.jobId));
+    if (!jobs.length) return;
+    await this.queue.addBulk(jobs);
+    for (const j of jobs) this.queued.set(j.opts.jobId, now);
   }
 
   private job(deliveryId: string, attempt: number, delay = 0) {
@@ -104,13 +151,14 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
 
   private async attempt(job: Job<AttemptJob>): Promise<void> {
     const { deliveryId, attempt } = job.data;
-    const claimed = await this.deliveries.claim(deliveryId, attempt, this.config.timeoutMs + 5000, this.config.retryForMs);
+    if (job.id) this.queued.delete(job.id);
+    const claimed = await this.claims.submit({ id: deliveryId, attempt });
     if (!claimed) return;
     const result: PostResult = claimed.secret
       ? await this.poster.post(claimed.url, claimed.body, signatureHeaders(claimed.id, claimed.body, claimed.secret))
       : { ok: false, error: NO_SECRET };
     if (result.ok) {
-      await this.deliveries.delivered(claimed.id, result.statusCode!);
+      await this.completions.submit({ id: claimed.id, statusCode: result.statusCode! });
       attempts.inc({ result: 'delivered' });
       this.nudge();
       return;
@@ -126,5 +174,6 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     attempts.inc({ result: 'retry' });
     const { name, data, opts } = this.job(claimed.id, made, delayMs);
     await this.queue.add(name, data, opts);
+    this.queued.set(opts.jobId, Date.now() + delayMs);
   }
 }

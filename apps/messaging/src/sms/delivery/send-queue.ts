@@ -1,17 +1,18 @@
-import { inConsumerSpan, traceHeaders } from '@meld/kafka';
+import { inConsumerSpan } from '@meld/kafka';
 import { envVars, loadConfig } from '@meld/platform';
-import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { type BeforeApplicationShutdown, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { type Job, Queue, Worker } from 'bullmq';
 import { z } from 'zod';
+import { MicroBatcher, ok } from '../../batching/micro-batcher';
 import { InboundKeywords } from '../../inbound/inbound-keywords';
 import { BullmqConnections } from '../../queue/bullmq-connections';
-import { SmsRepository } from '../sms.repository';
+import { SmsRepository, type SubmitRow } from '../sms.repository';
 import { StatusWriter } from '../status/status-writer';
 import { receiptStatus } from '../status/sms-status';
 import { type Receipt, SmscClient, SubmitRefused } from './smsc-client';
 
 export const SEND_QUEUE = 'meld-sms-send';
-interface SendJob {
+export interface SendJob {
   smsId: string;
   /** The request's `traceparent` and `x-request-id` (ADR 0187); absent for a sweep's re-queue. */
   trace?: Record<string, string>;
@@ -20,6 +21,8 @@ interface SendJob {
 /** Retries of a submit the SMSC could not take (no session, busy): ~4 minutes in all (ADR 0153). */
 const ATTEMPTS = 8;
 const RECOVERY_EVERY_MS = 30_000;
+/** Reads of jobs (and of receipts) arriving together share one statement (ADR 0202). */
+const READ_BATCH = { maxBatch: 200, maxInFlight: 2 };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -30,13 +33,27 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * add, or Redis lost it) is queued again by a periodic sweep.
  */
 @Injectable()
-export class SendQueue implements OnApplicationBootstrap, OnApplicationShutdown {
+export class SendQueue implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly log = new Logger('sms-send');
   private readonly queue: Queue<SendJob>;
   private worker?: Worker<SendJob>;
   private readonly smsc: SmscClient;
   private sweepTimer?: NodeJS.Timeout;
   private readonly connections = new BullmqConnections();
+  private readonly submitRows = new MicroBatcher<string, SubmitRow | null>({
+    ...READ_BATCH,
+    run: async (ids) => {
+      const rows = await this.repo.forSubmit(ids);
+      return ids.map((id) => ok(rows.get(id) ?? null));
+    },
+  });
+  private readonly smsIds = new MicroBatcher<string, string | null>({
+    ...READ_BATCH,
+    run: async (smscIds) => {
+      const ids = await this.repo.idsBySmscId(smscIds);
+      return smscIds.map((smscId) => ok(ids.get(smscId) ?? null));
+    },
+  });
 
   constructor(
     private readonly repo: SmsRepository,
@@ -57,23 +74,34 @@ export class SendQueue implements OnApplicationBootstrap, OnApplicationShutdown 
     this.sweepTimer = setInterval(() => void this.sweep().catch((err: Error) => this.log.warn(`sweep: ${err.message}`)), RECOVERY_EVERY_MS);
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /** The worker and the session stop while the database is still open: a running job still records its status. */
+  async beforeApplicationShutdown(): Promise<void> {
     clearInterval(this.sweepTimer);
     await this.worker?.close();
     await this.smsc.stop();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
     await this.queue.close();
     await this.connections.closeAll();
   }
 
-  /** Queues a committed message (idempotent: the job id is the SMS id). */
-  async add(smsId: string): Promise<void> {
-    await this.queue.add('send', { smsId, trace: traceHeaders() }, { jobId: smsId, attempts: ATTEMPTS, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: true, removeOnFail: { age: 86_400 } });
+  /** Queues committed messages in one Redis round trip (idempotent: a job id is its SMS id). */
+  async addMany(jobs: readonly SendJob[]): Promise<void> {
+    if (!jobs.length) return;
+    await this.queue.addBulk(
+      jobs.map((data) => ({
+        name: 'send',
+        data,
+        opts: { jobId: data.smsId, attempts: ATTEMPTS, backoff: { type: 'exponential' as const, delay: 1000 }, removeOnComplete: true, removeOnFail: { age: 86_400 } },
+      })),
+    );
   }
 
   /** Re-queues messages left `enqueued` longer than a sweep period. */
   async sweep(olderThanMs = RECOVERY_EVERY_MS): Promise<number> {
     const ids = await this.repo.staleEnqueued(olderThanMs);
-    for (const id of ids) await this.add(id);
+    await this.addMany(ids.map((smsId) => ({ smsId })));
     return ids.length;
   }
 
@@ -84,7 +112,7 @@ export class SendQueue implements OnApplicationBootstrap, OnApplicationShutdown 
   }
 
   private async process(job: Job<SendJob>): Promise<void> {
-    const sms = await this.repo.forSubmit(job.data.smsId);
+    const sms = await this.submitRows.submit(job.data.smsId);
     if (!sms || sms.status !== 'enqueued') return;
     // Consent can change between the request and the job (system design §4): refuse late, as `rejected`.
     if (sms.optedOut) {
@@ -119,7 +147,7 @@ export class SendQueue implements OnApplicationBootstrap, OnApplicationShutdown 
     const status = receiptStatus(receipt.stat);
     if (!status) return;
     for (let attempt = 0; ; attempt++) {
-      const smsId = await this.repo.idBySmscId(receipt.messageId);
+      const smsId = await this.smsIds.submit(receipt.messageId);
       if (smsId) {
         await this.status.change(smsId, { status, ...(receipt.error ? { error: receipt.error } : {}) });
         return;

@@ -88,6 +88,8 @@ export class SmscClient {
   private readonly windowWaiters: Array<() => void> = [];
   private readonly pending = new Set<(err: Error) => void>();
   private readonly boundWaiters = new Set<() => void>();
+  /** Receipts and inbound messages being stored: stop() lets them finish and be answered. */
+  private readonly handling = new Set<Promise<unknown>>();
 
   constructor(private readonly options: SmscOptions) {}
 
@@ -103,6 +105,7 @@ export class SmscClient {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.reconnectTimer);
+    while (this.handling.size) await Promise.allSettled([...this.handling]);
     const session = this.session;
     this.session = null;
     this.bound = false;
@@ -216,6 +219,8 @@ export class SmscClient {
     // A receipt we cannot read is acknowledged and dropped; only a non-receipt is a mobile-originated message.
     if (!receipt && (pdu.esm_class & 0x04) !== 0) return void session.send(pdu.response());
     const stored = receipt ? this.options.onReceipt(receipt) : this.options.onInbound(inboundOf(pdu));
+    this.handling.add(stored);
+    void stored.finally(() => this.handling.delete(stored)).catch(() => undefined);
     stored.then(
       () => session.send(pdu.response()),
       (err: Error) => {

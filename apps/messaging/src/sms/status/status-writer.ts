@@ -2,11 +2,13 @@ import { type SmsStatusChange, Topics, keys, smsStatusChange } from '@meld/contr
 import { DATA_SOURCE, outboxTrace } from '@meld/db';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
+import { MicroBatcher, ok } from '../../batching/micro-batcher';
+import { numberedRows } from '../../batching/numbered-rows';
 import { WebhookDeliveries } from '../../webhooks/webhook-deliveries.repository';
 import { WebhookDispatcher } from '../../webhooks/webhook-dispatcher';
 import { NEXT_STATUSES, REFUNDED_STATUSES, type SmsStatus } from './sms-status';
 import { SmsOutboxRelay } from './sms-outbox-relay';
-import { timelineEvent } from './timeline-event';
+import { timelineEvents } from './timeline-event';
 
 export interface StatusChange {
   status: SmsStatus;
@@ -26,15 +28,39 @@ export interface StatusRow {
   reserved_funds: string;
 }
 
+/** One allowed change of one message, with when it happened. */
+export interface StatusEntry {
+  row: StatusRow;
+  change: StatusChange;
+  at: Date;
+}
+
+interface PendingChange {
+  smsId: string;
+  change: StatusChange;
+  at: Date;
+}
+
+/** Changes written per transaction at most, and transactions at once (ADR 0202). */
+const MAX_BATCH = 200;
+const MAX_IN_FLIGHT = 2;
+
 /**
- * Every status change of a direct SMS (ADR 0154) in one transaction: the message row, its
- * history row, the `meld.sms-status.v1` outbox row and its timeline event (ADR 0157), the
- * organization's webhook delivery
- * (ADR 0155) and, for `failed` / `rejected`, the prepaid funds given back. A change the current status does not allow (a late or replayed
- * receipt, a job run twice) changes nothing and returns false.
+ * Every status change of a direct SMS (ADR 0154): the message row, its history row, the
+ * `meld.sms-status.v1` outbox row and its timeline event (ADR 0157), the organization's
+ * webhook delivery (ADR 0155) and, for `failed` / `rejected`, the prepaid funds given back.
+ * Changes arriving together share one transaction with one statement per table (ADR 0202),
+ * each still answered only after its COMMIT. A change the current status does not allow (a
+ * late or replayed receipt, a job run twice) changes nothing and answers false.
  */
 @Injectable()
 export class StatusWriter {
+  private readonly batcher = new MicroBatcher<PendingChange, boolean>({
+    run: (items) => this.changeBatch(items),
+    maxBatch: MAX_BATCH,
+    maxInFlight: MAX_IN_FLIGHT,
+  });
+
   constructor(
     @Inject(DATA_SOURCE) private readonly ds: DataSource,
     private readonly outbox: SmsOutboxRelay,
@@ -42,18 +68,8 @@ export class StatusWriter {
     private readonly deliveries: WebhookDeliveries,
   ) {}
 
-  async change(smsId: string, change: StatusChange): Promise<boolean> {
-    const changed = await this.ds.transaction(async (em) => {
-      const [row]: StatusRow[] = await em.query(
-        `SELECT id, project_id, organization_id, audience_id, sender_id, status, messages_count, reserved_funds::text FROM sms_messages WHERE id = $1 FOR UPDATE`,
-        [smsId],
-      );
-      if (!row || !NEXT_STATUSES[row.status].includes(change.status)) return false;
-      await this.apply(em, row, change);
-      return true;
-    });
-    if (changed) this.committed();
-    return changed;
+  change(smsId: string, change: StatusChange): Promise<boolean> {
+    return this.batcher.submit({ smsId, change, at: new Date() });
   }
 
   /** After the COMMIT of changes: their outbox rows and webhook deliveries go out now rather than at the next poll. */
@@ -62,33 +78,106 @@ export class StatusWriter {
     this.webhooks.nudge();
   }
 
-  /** Writes an allowed change of a locked row (also the first `enqueued` of a new message). */
-  async apply(em: EntityManager, row: StatusRow, change: StatusChange, at = new Date()): Promise<void> {
-    const refund = REFUNDED_STATUSES.has(change.status) && Number(row.reserved_funds) > 0;
-    await em.query(
-      `UPDATE sms_messages SET status = $2, error = $3, smsc_message_id = COALESCE($4, smsc_message_id), updated_at = $5,
-              reserved_funds = CASE WHEN $6 THEN 0 ELSE reserved_funds END
-        WHERE id = $1`,
-      [row.id, change.status, change.error ?? null, change.smscMessageId ?? null, at, refund],
-    );
-    if (refund) await em.query(`UPDATE organizations SET funds = funds + $2::numeric WHERE id = $1`, [row.organization_id, row.reserved_funds]);
-    await em.query(`INSERT INTO sms_status_history (sms_id, status, error, at) VALUES ($1, $2, $3, $4)`, [row.id, change.status, change.error ?? null, at]);
-    const message: SmsStatusChange = smsStatusChange.parse({
-      schemaVersion: 1,
-      projectId: row.project_id,
-      smsId: row.id,
-      audienceId: row.audience_id,
-      status: change.status,
-      messagesCount: row.messages_count,
-      at: at.toISOString(),
-      ...(change.error ? { error: change.error } : {}),
+  private async changeBatch(items: readonly PendingChange[]) {
+    const changed = await this.ds.transaction(async (em) => {
+      // Locked in id order, so two batches (or two processes) never wait on each other in a cycle.
+      const rows: StatusRow[] = await em.query(
+        `SELECT id, project_id, organization_id, audience_id, sender_id, status, messages_count, reserved_funds::text
+           FROM sms_messages WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`,
+        [[...new Set(items.map((i) => i.smsId))]],
+      );
+      const current = new Map(rows.map((r) => [r.id, r]));
+      const entries: StatusEntry[] = [];
+      const answers = items.map(({ smsId, change, at }) => {
+        const row = current.get(smsId);
+        if (!row || !NEXT_STATUSES[row.status].includes(change.status)) return false;
+        entries.push({ row, change, at });
+        // A second change of the same message in this batch is checked against this one.
+        current.set(smsId, { ...row, status: change.status, reserved_funds: REFUNDED_STATUSES.has(change.status) ? '0' : row.reserved_funds });
+        return true;
+      });
+      if (entries.length) await this.applyChanges(em, entries);
+      return answers;
     });
-    const trace = outboxTrace();
-    await em.query(`INSERT INTO sms_outbox (topic, key, value, trace) VALUES ($1, $2, $3, $4)`, [Topics.smsStatus, keys.sms(row.project_id, row.id), JSON.stringify(message), trace]);
-    const event = await timelineEvent(em, row, change, at);
-    if (event) await em.query(`INSERT INTO sms_outbox (topic, key, value, trace) VALUES ($1, $2, $3, $4)`, [event.topic, event.key, JSON.stringify(event.value), trace]);
-    // The payload of system design §4, in this field order.
-    const report = { id: row.id, status: change.status, audienceId: row.audience_id, messagesCount: row.messages_count, at: message.at, ...(change.error ? { error: change.error } : {}) };
-    await this.deliveries.record(em, { organizationId: row.organization_id, projectId: row.project_id, smsId: row.id, body: JSON.stringify(report) });
+    if (changed.includes(true)) this.committed();
+    return changed.map((c) => ok(c));
+  }
+
+  /** Writes allowed changes of locked rows: the rows, the refunds, then what every change writes. */
+  private async applyChanges(em: EntityManager, entries: readonly StatusEntry[]): Promise<void> {
+    const updates = entries.map(({ row, change, at }) => ({
+      id: row.id,
+      status: change.status,
+      error: change.error ?? null,
+      smsc: change.smscMessageId ?? null,
+      at: at.toISOString(),
+      refund: REFUNDED_STATUSES.has(change.status) && Number(row.reserved_funds) > 0,
+      organization: row.organization_id,
+      amount: row.reserved_funds,
+    }));
+    // One row per message: its last change, keeping an SMSC id an earlier change of the batch set.
+    const last = new Map<string, (typeof updates)[number]>();
+    for (const u of updates) {
+      const before = last.get(u.id);
+      last.set(u.id, { ...u, smsc: u.smsc ?? before?.smsc ?? null, refund: u.refund || Boolean(before?.refund) });
+    }
+    await em.query(
+      `UPDATE sms_messages m SET status = v.status, error = v.error, smsc_message_id = COALESCE(v.smsc, m.smsc_message_id), updated_at = v.at,
+              reserved_funds = CASE WHEN v.refund THEN 0 ELSE m.reserved_funds END
+         FROM jsonb_to_recordset($1::jsonb) AS v(id uuid, status text, error text, smsc text, at timestamptz, refund boolean)
+        WHERE m.id = v.id`,
+      [JSON.stringify([...last.values()])],
+    );
+    const refunds = updates.filter((u) => u.refund);
+    if (refunds.length) {
+      await em.query(
+        `UPDATE organizations o SET funds = o.funds + r.total
+           FROM (SELECT organization, sum(amount) AS total FROM jsonb_to_recordset($1::jsonb) AS v(organization uuid, amount numeric) GROUP BY organization) r
+          WHERE o.id = r.organization`,
+        [JSON.stringify(refunds)],
+      );
+    }
+    await this.record(em, entries);
+  }
+
+  /**
+   * What every change writes (also the first `enqueued` of new messages, whose rows the send
+   * just inserted): history, `meld.sms-status.v1` and timeline outbox rows, webhook deliveries,
+   * each table in one statement, rows in the entries' order.
+   */
+  async record(em: EntityManager, entries: readonly StatusEntry[]): Promise<void> {
+    await em.query(
+      `INSERT INTO sms_status_history (sms_id, status, error, at)
+       SELECT v.sms_id, v.status, v.error, v.at FROM jsonb_to_recordset($1::jsonb) AS v(sms_id uuid, status text, error text, at timestamptz, n int)
+        ORDER BY v.n`,
+      [numberedRows(entries.map(({ row, change, at }) => ({ sms_id: row.id, status: change.status, error: change.error ?? null, at: at.toISOString() })))],
+    );
+    const events = await timelineEvents(em, entries);
+    const outbox: Array<{ topic: string; key: string; value: unknown }> = [];
+    const reports: Array<{ organizationId: string; projectId: string; smsId: string; body: string }> = [];
+    entries.forEach(({ row, change, at }, i) => {
+      const message: SmsStatusChange = smsStatusChange.parse({
+        schemaVersion: 1,
+        projectId: row.project_id,
+        smsId: row.id,
+        audienceId: row.audience_id,
+        status: change.status,
+        messagesCount: row.messages_count,
+        at: at.toISOString(),
+        ...(change.error ? { error: change.error } : {}),
+      });
+      outbox.push({ topic: Topics.smsStatus, key: keys.sms(row.project_id, row.id), value: message });
+      const event = events[i];
+      if (event) outbox.push(event);
+      // The payload of system design §4, in this field order.
+      const report = { id: row.id, status: change.status, audienceId: row.audience_id, messagesCount: row.messages_count, at: message.at, ...(change.error ? { error: change.error } : {}) };
+      reports.push({ organizationId: row.organization_id, projectId: row.project_id, smsId: row.id, body: JSON.stringify(report) });
+    });
+    await em.query(
+      `INSERT INTO sms_outbox (topic, key, value, trace)
+       SELECT v.topic, v.key, v.value, $2::jsonb FROM jsonb_to_recordset($1::jsonb) AS v(topic text, key text, value jsonb, n int) ORDER BY v.n`,
+      [numberedRows(outbox), outboxTrace()],
+    );
+    await this.deliveries.record(em, reports);
   }
 }

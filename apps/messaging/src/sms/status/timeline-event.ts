@@ -1,34 +1,48 @@
 import { type EventAccepted, Topics, eventAccepted, keys, smsStatusEventType } from '@meld/contracts';
 import type { EntityManager } from 'typeorm';
-import type { StatusChange, StatusRow } from './status-writer';
+import type { StatusEntry } from './status-writer';
+
+export interface TimelineEvent {
+  topic: string;
+  key: string;
+  value: EventAccepted;
+}
 
 /**
- * The `meld.events.v1` message that puts a status change on the contact's timeline
- * (ADR 0157), or null: `enqueued`, a message without an audience contact, or a contact with
- * no source contact yet. Events live on source contacts (ClickHouse `events` is keyed by
- * data source and user), so the event goes to the contact's oldest member; the membership
- * that resolves it to the audience contact follows merges. The event id is derived from the
- * message and the status, so a replayed change is the same event.
+ * The `meld.events.v1` messages that put status changes on their contacts' timelines
+ * (ADR 0157), one per entry, in the entries' order, or null for `enqueued`, a message without
+ * an audience contact, or a contact with no source contact yet. Events live on source
+ * contacts (ClickHouse `events` is keyed by data source and user), so an event goes to the
+ * contact's oldest member; the membership that resolves it to the audience contact follows
+ * merges. The event id is derived from the message and the status, so a replayed change is
+ * the same event. One query finds the members of all the entries' contacts (ADR 0202).
  */
-export async function timelineEvent(em: EntityManager, row: StatusRow, change: StatusChange, at: Date): Promise<{ topic: string; key: string; value: EventAccepted } | null> {
-  const eventType = smsStatusEventType(change.status);
-  if (!eventType || !row.audience_id) return null;
-  const [member]: Array<{ dataSourceId: string; userId: string }> = await em.query(
-    `SELECT data_source_id AS "dataSourceId", user_id AS "userId" FROM audience_members WHERE project_id = $1 AND audience_id = $2 ORDER BY seq LIMIT 1`,
-    [row.project_id, row.audience_id],
+export async function timelineEvents(em: EntityManager, entries: readonly StatusEntry[]): Promise<Array<TimelineEvent | null>> {
+  const wanted = entries.filter(({ row, change }) => row.audience_id && smsStatusEventType(change.status));
+  if (!wanted.length) return entries.map(() => null);
+  const members: Array<{ projectId: string; audienceId: string; dataSourceId: string; userId: string }> = await em.query(
+    `SELECT DISTINCT ON (m.project_id, m.audience_id) m.project_id AS "projectId", m.audience_id AS "audienceId", m.data_source_id AS "dataSourceId", m.user_id AS "userId"
+       FROM audience_members m JOIN unnest($1::uuid[], $2::uuid[]) AS w(project_id, audience_id) ON m.project_id = w.project_id AND m.audience_id = w.audience_id
+      ORDER BY m.project_id, m.audience_id, m.seq`,
+    [wanted.map((e) => e.row.project_id), wanted.map((e) => e.row.audience_id)],
   );
-  if (!member) return null;
-  const value = eventAccepted.parse({
-    schemaVersion: 1,
-    projectId: row.project_id,
-    dataSourceId: member.dataSourceId,
-    userId: member.userId,
-    eventId: `${eventType}:${row.id}`,
-    eventType,
-    eventDate: at.toISOString(),
-    receivedAt: at.toISOString(),
-    parameters: { smsId: row.id, senderId: row.sender_id, messagesCount: row.messages_count, ...(change.error ? { error: change.error } : {}) },
-    automation: false,
+  const memberOf = new Map(members.map((m) => [`${m.projectId}/${m.audienceId}`, m]));
+  return entries.map(({ row, change, at }) => {
+    const eventType = smsStatusEventType(change.status);
+    const member = row.audience_id ? memberOf.get(`${row.project_id}/${row.audience_id}`) : undefined;
+    if (!eventType || !member) return null;
+    const value = eventAccepted.parse({
+      schemaVersion: 1,
+      projectId: row.project_id,
+      dataSourceId: member.dataSourceId,
+      userId: member.userId,
+      eventId: `${eventType}:${row.id}`,
+      eventType,
+      eventDate: at.toISOString(),
+      receivedAt: at.toISOString(),
+      parameters: { smsId: row.id, senderId: row.sender_id, messagesCount: row.messages_count, ...(change.error ? { error: change.error } : {}) },
+      automation: false,
+    });
+    return { topic: Topics.events, key: keys.sourceContact(row.project_id, member.dataSourceId, member.userId), value };
   });
-  return { topic: Topics.events, key: keys.sourceContact(row.project_id, member.dataSourceId, member.userId), value };
 }

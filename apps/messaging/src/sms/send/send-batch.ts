@@ -1,0 +1,157 @@
+import { DATA_SOURCE } from '@meld/db';
+import { traceHeaders } from '@meld/kafka';
+import { Inject, Injectable } from '@nestjs/common';
+import type { DataSource, EntityManager } from 'typeorm';
+import { type BatchOutcome, MicroBatcher, failed, ok } from '../../batching/micro-batcher';
+import { numberedRows } from '../../batching/numbered-rows';
+import { LinksRepository } from '../../links/links.repository';
+import type { TemplateLink } from '../../links/text-template';
+import { SendQueue } from '../delivery/send-queue';
+import type { SmsEncoding } from '../text/sms-parts';
+import { StatusWriter } from '../status/status-writer';
+import { fromUnits, toUnits } from './money';
+import { refuse } from './refusal';
+
+/** A message a request has checked and wants stored. */
+export interface NewSms {
+  id: string;
+  projectId: string;
+  organizationId: string;
+  senderId: string;
+  audienceId: string | null;
+  destination: string;
+  country: string;
+  text: string;
+  encoding: SmsEncoding;
+  messagesCount: number;
+  pricePerSms: number;
+  idempotencyKey: string | null;
+  requestHash: string;
+  response: unknown;
+  /** Prepaid funds to reserve, in ten-thousandths (0: not prepaid). */
+  cost: bigint;
+  links: readonly TemplateLink[];
+}
+
+/** `stored`: committed and queued; `duplicate`: a twin with the same Idempotency-Key was stored first. */
+export type StoreResult = 'stored' | 'duplicate';
+
+interface Pending extends NewSms {
+  trace?: Record<string, string>;
+}
+
+/** Sends stored per transaction at most, and transactions at once (ADR 0202). */
+const MAX_BATCH = 200;
+const MAX_IN_FLIGHT = 3;
+
+/**
+ * Stores the messages of concurrent send requests in one transaction (group commit, ADR
+ * 0202): the prepaid organizations' rows locked once, funds checked exactly per message in
+ * arrival order (never below zero), the messages, links, history, outbox and webhook rows
+ * each in one multi-row statement, then one `addBulk` to the send queue. Every request is
+ * answered only after the COMMIT that holds its rows.
+ */
+@Injectable()
+export class SendBatch {
+  private readonly batcher = new MicroBatcher<Pending, StoreResult>({ run: (items) => this.run(items), maxBatch: MAX_BATCH, maxInFlight: MAX_IN_FLIGHT });
+
+  constructor(
+    @Inject(DATA_SOURCE) private readonly ds: DataSource,
+    private readonly links: LinksRepository,
+    private readonly status: StatusWriter,
+    private readonly queue: SendQueue,
+  ) {}
+
+  /** Resolves once the message is committed (or its twin was); rejects with the 422 of too few funds. */
+  store(sms: NewSms): Promise<StoreResult> {
+    // Taken here, in the request's context: the job continues the request's trace (ADR 0187).
+    return this.batcher.submit({ ...sms, trace: traceHeaders() });
+  }
+
+  private async run(items: readonly Pending[]): Promise<Array<BatchOutcome<StoreResult>>> {
+    const outcomes = await this.ds.transaction(async (em) => {
+      const results = await this.reserve(em, items);
+      const candidates = items.filter((_, i) => results[i]!.ok);
+      const stored = await this.insert(em, candidates);
+      items.forEach((sms, i) => {
+        if (results[i]!.ok && !stored.has(sms.id)) results[i] = ok('duplicate');
+      });
+      const kept = candidates.filter((sms) => stored.has(sms.id));
+      await this.charge(em, kept);
+      await this.links.insert(em, kept.map((sms) => ({ projectId: sms.projectId, smsId: sms.id, links: sms.links })));
+      const at = new Date();
+      await this.status.record(
+        em,
+        kept.map((sms) => ({
+          row: { id: sms.id, project_id: sms.projectId, organization_id: sms.organizationId, audience_id: sms.audienceId, sender_id: sms.senderId, status: 'enqueued', messages_count: sms.messagesCount, reserved_funds: fromUnits(sms.cost) },
+          change: { status: 'enqueued' },
+          at,
+        })),
+      );
+      return { results, kept };
+    });
+    if (outcomes.kept.length) {
+      this.status.committed();
+      // After COMMIT: a crash before this add leaves the messages `enqueued`, and the sweep queues them.
+      await this.queue.addMany(outcomes.kept.map((sms) => ({ smsId: sms.id, trace: sms.trace }))).catch(() => undefined);
+    }
+    return outcomes.results;
+  }
+
+  /** Locks the prepaid organizations (in id order) and refuses, in arrival order, what their funds cannot cover. */
+  private async reserve(em: EntityManager, items: readonly Pending[]): Promise<Array<BatchOutcome<StoreResult>>> {
+    const results: Array<BatchOutcome<StoreResult>> = items.map(() => ok('stored'));
+    const charged = [...new Set(items.filter((sms) => sms.cost > 0n).map((sms) => sms.organizationId))];
+    if (!charged.length) return results;
+    const rows: Array<{ id: string; funds: string }> = await em.query(`SELECT id, funds::text FROM organizations WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`, [charged]);
+    const left = new Map(rows.map((r) => [r.id, toUnits(r.funds)]));
+    items.forEach((sms, i) => {
+      if (sms.cost === 0n) return;
+      const funds = left.get(sms.organizationId) ?? 0n;
+      if (sms.cost > funds) results[i] = failed(refuse('insufficient_funds', 'not enough funds for this SMS', { cost: Number(fromUnits(sms.cost)) }));
+      else left.set(sms.organizationId, funds - sms.cost);
+    });
+    return results;
+  }
+
+  /**
+   * The message rows; a row whose Idempotency-Key is taken is skipped (a concurrent twin blocks
+   * here until its transaction ends). Rows go in key order so two batches never wait on each
+   * other's keys in a cycle.
+   */
+  private async insert(em: EntityManager, items: readonly Pending[]): Promise<Set<string>> {
+    if (!items.length) return new Set();
+    const ordered = [...items].sort((a, b) => `${a.projectId}/${a.idempotencyKey ?? ''}`.localeCompare(`${b.projectId}/${b.idempotencyKey ?? ''}`));
+    const rows: Array<{ id: string }> = await em.query(
+      `INSERT INTO sms_messages (id, project_id, organization_id, sender_id, audience_id, destination, country, text, encoding, messages_count, price_per_sms,
+                                 idempotency_key, request_hash, response, reserved_funds)
+       SELECT v.id, v.project_id, v.organization_id, v.sender_id, v.audience_id, v.destination, v.country, v.text, v.encoding, v.messages_count, v.price_per_sms,
+              v.idempotency_key, v.request_hash, v.response, v.reserved_funds
+         FROM jsonb_to_recordset($1::jsonb) AS v(id uuid, project_id uuid, organization_id uuid, sender_id uuid, audience_id uuid, destination text, country text,
+              text text, encoding text, messages_count int, price_per_sms numeric, idempotency_key text, request_hash text, response jsonb, reserved_funds numeric, n int)
+        ORDER BY v.n
+       ON CONFLICT (project_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING RETURNING id`,
+      [
+        numberedRows(
+          ordered.map((sms) => ({
+            id: sms.id, project_id: sms.projectId, organization_id: sms.organizationId, sender_id: sms.senderId, audience_id: sms.audienceId, destination: sms.destination,
+            country: sms.country, text: sms.text, encoding: sms.encoding, messages_count: sms.messagesCount, price_per_sms: sms.pricePerSms, idempotency_key: sms.idempotencyKey,
+            request_hash: sms.requestHash, response: sms.response, reserved_funds: fromUnits(sms.cost),
+          })),
+        ),
+      ],
+    );
+    return new Set(rows.map((r) => r.id));
+  }
+
+  /** Takes the stored messages' costs from their (locked) organizations. */
+  private async charge(em: EntityManager, kept: readonly Pending[]): Promise<void> {
+    const totals = new Map<string, bigint>();
+    for (const sms of kept) if (sms.cost > 0n) totals.set(sms.organizationId, (totals.get(sms.organizationId) ?? 0n) + sms.cost);
+    if (!totals.size) return;
+    await em.query(
+      `UPDATE organizations o SET funds = o.funds - t.total FROM unnest($1::uuid[], $2::numeric[]) AS t(id, total) WHERE o.id = t.id`,
+      [[...totals.keys()], [...totals.values()].map(fromUnits)],
+    );
+  }
+}
