@@ -5,6 +5,7 @@ import { seedTenancy, type Json } from '@meld/fixtures';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { ProbeClock } from '../src/shared/probe-clock';
+import { ProbeReads } from '../src/shared/probe-reads';
 import { VolumesSchema } from '../src/volumes/volumes.schema';
 import { eventRow, insertContacts, memberRow, probeHeaders, startProbes } from './probes.fixture';
 
@@ -87,8 +88,14 @@ describe('event volumes', () => {
   });
 
   it('returns an id parameter with its name parameter, each id with its name (rule 13), exact under 10,000 contacts', async () => {
+    const reads = jest.spyOn(app.get(ProbeReads), 'rows');
     const { status, body } = await volumes({ event: 'purchase' });
     expect(status).toBe(200);
+    expect(body.metadata.cached).toBe(false);
+    // Values, totals and names come from one read of the sampled events (ADR 0222).
+    const eventReads = reads.mock.calls.filter(([query]) => String(query).includes('param_values') && String(query).includes('ANY INNER JOIN'));
+    reads.mockRestore();
+    expect(eventReads).toHaveLength(1);
     VolumesSchema.parse(body);
     const e = body.metadata.event;
     expect(e).toMatchObject({ uid: 'purchase', count: 3, sampling: { applied: false, fraction: 1, buckets: 100, scaled: false, minReliableCount: 30, unit: 'contacts', scanned: 3, population: 3 } });
