@@ -45,9 +45,19 @@ function select(population: Population, columns: Sql[], sample?: Sql): Sql {
  * sample's distinct count scaled up (ADR 0162).
  */
 export function distinctQuery(population: Population, attributes: readonly ProfiledAttribute[], withFigures?: { extremes: boolean }): Sql {
-  const columns = [sql`count() AS contacts`, ...attributes.map((a, i) => sql`uniqCombinedArray(${storedValues(a).values}) AS ${raw(`d${i}`)}`)];
+  const columns = [sql`count() AS contacts`, ...attributes.map((a, i) => sql`${distinctValues(a)} AS ${raw(`d${i}`)}`)];
   if (withFigures) columns.push(...figureColumns(attributes, withFigures.extremes));
   return select(population, columns);
+}
+
+/**
+ * The sketch of one attribute's values. A single value is sketched as a column under its presence
+ * condition: the same hashes as the one-element array, so the same estimate, without building an
+ * array per contact (ADR 0224: about half the time of the full read at 1M contacts).
+ */
+function distinctValues(a: ProfiledAttribute): Sql {
+  const stored = storedValues(a);
+  return a.multivalue ? sql`uniqCombinedArray(${stored.values})` : sql`uniqCombinedIf(${stored.value}, ${stored.present})`;
 }
 
 /** Over the sample (or everyone): contacts scanned, filled per attribute, avg (and min / max when unsampled) of numbers. */
