@@ -73,8 +73,15 @@ describe('event volumes', () => {
   const type = (body: Json, uid: string) => body.metadata.eventTypes.find((e: Json) => e.uid === uid);
 
   it('lists every declared type with its exact count in its window; nothing received reads as 0, false, null (rule 12)', async () => {
+    const population = jest.spyOn(app.get(ProbeReads), 'row');
     const { status, body } = await volumes({});
     expect(status).toBe(200);
+    // The project audience is a plain scan of the collapsing snapshot, not a FINAL merge (ADR 0223).
+    const reads = population.mock.calls.map(([query]) => String(query));
+    population.mockRestore();
+    expect(reads).toHaveLength(1);
+    expect(reads[0]).toContain('FROM audience_snapshot');
+    expect(reads[0]).not.toContain('FINAL');
     VolumesSchema.parse(body);
     const m = body.metadata;
     expect(m.window).toMatchObject({ days: 90, requestedDays: 90, band: 'under 10,000 contacts: 90 days', clamped: false, clampedBy: null, planLookBackDays: 90 });

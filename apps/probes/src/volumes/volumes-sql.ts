@@ -18,8 +18,16 @@ export interface EventScope {
   dataSourceIds?: readonly string[];
 }
 
-/** Over the current contacts (of the root, if any): how many, and how many fall in each sampled band's buckets. */
+/**
+ * Over the current contacts (of the root, if any): how many, and how many fall in each sampled
+ * band's buckets. Without a root, a plain scan of the collapsing snapshot summing `sign` (ADR
+ * 0223), where the filter compiler would merge audience_contacts with FINAL.
+ */
 export function populationQuery(projectId: string, root: AudienceFilterNode | undefined, now: Date): Sql {
+  if (!root) {
+    const bands = SAMPLED_BUCKETS.map((b) => sql`sumIf(sign, audience_hash < ${sampleBound(b)}) AS ${raw(`s${b}`)}`);
+    return sql`SELECT ${join([sql`sum(sign) AS contacts`, ...bands])} FROM audience_snapshot WHERE project_id = ${projectId} AND deleted = 0`;
+  }
   // audience_hash is MATERIALIZED: not among the columns of the filter compiler's branches.
   const bands = SAMPLED_BUCKETS.map((b) => sql`countIf(cityHash64(audience_id) < ${sampleBound(b)}) AS ${raw(`s${b}`)}`);
   return audienceSelect({ projectId, root, now, columns: join([sql`count() AS contacts`, ...bands]) });
