@@ -45,7 +45,11 @@ export class AudienceSnapshotWriter {
   /** The stored state of each contact: its newest version whose rows do not cancel out. */
   private async storedStates(rows: readonly AudienceContactRow[]): Promise<Map<string, AudienceContactRow>> {
     const byProject = new Map<string, string[]>();
-    for (const r of rows) byProject.set(r.project_id, [...(byProject.get(r.project_id) ?? []), r.audience_id]);
+    for (const r of rows) {
+      const ids = byProject.get(r.project_id);
+      if (ids) ids.push(r.audience_id);
+      else byProject.set(r.project_id, [r.audience_id]);
+    }
     const clauses = [...byProject].map(
       ([projectId, ids]) => sql`(project_id = ${projectId} AND audience_hash IN (${join(ids.map((id) => sql`cityHash64(${id})`))}) AND audience_id IN (${join(ids)}))`,
     );
