@@ -1,12 +1,14 @@
 import { join, raw, sql, type Sql } from '@meld/clickhouse';
 import { type AudienceFilterNode, attributeSql, audienceSelect, latestMembership, slotOf, type AudienceValueKind } from '@meld/filters';
+import { liveSnapshot } from '../shared/live-snapshot';
 import type { ProfiledAttribute } from './profiled-attributes';
 
 /**
- * The ClickHouse reads of a coverage probe. Every one goes through the audience filter compiler
- * (`audienceSelect`: FINAL snapshot, the `root`, the hash-range branches), with the data-source
- * membership and the sample as extra row conditions. Columns are named by the attribute's position
- * (`f3`, `d3`), never by its uid.
+ * The ClickHouse reads of a coverage probe: with a `root`, through the audience filter compiler
+ * (`audienceSelect`: FINAL snapshot, the root, the hash-range branches); without one, a plain scan
+ * of the current rows of the collapsing snapshot (ADR 0223). The data-source membership and the
+ * sample are extra row conditions. Columns are named by the attribute's position (`f3`, `d3`),
+ * never by its uid.
  */
 
 export interface Population {
@@ -28,6 +30,8 @@ export function storedValues(a: ProfiledAttribute) {
 
 function select(population: Population, columns: Sql[], sample?: Sql): Sql {
   const conditions = [population.where, sample].filter((c): c is Sql => c !== undefined);
+  // Without a root, the current rows of the collapsing snapshot: no FINAL merge (ADR 0223).
+  if (!population.root) return sql`SELECT ${join(columns)} FROM ${liveSnapshot(population.projectId, conditions)}`;
   return audienceSelect({
     projectId: population.projectId,
     root: population.root,
