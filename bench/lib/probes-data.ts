@@ -70,7 +70,8 @@ export async function declareAttributes(db: DataSource, projectId: string, attri
 
 /**
  * Contacts a0 … a(N−1) of `projectId`, as the probes sink writes them (arrays, slot columns and
- * masks), with the noise a real snapshot holds: 5% stale versions in an older part, 1% tombstones.
+ * masks), with the noise a real snapshot holds: 5% stale versions in an older part, 1% tombstones;
+ * and audience_snapshot, the collapsing twin, as the sink writes it (ADR 0223).
  */
 export async function seedContacts(ch: ClickHouse, projectId: string, dataSourceId: string, attributes: readonly BenchAttribute[], contacts: number, now: number): Promise<void> {
   const kinds = { str: attributes.filter((a) => a.type === 'string'), num: attributes.filter((a) => a.type === 'number') };
@@ -83,19 +84,28 @@ export async function seedContacts(ch: ClickHouse, projectId: string, dataSource
     const bits = list.filter((a) => slotted.includes(a)).map((a) => sql`notEmpty(${column(a)}) * ${2 ** a.slot!}`);
     return bits.length ? sql`toUInt32(${join(bits, ' + ')})` : sql`toUInt32(0)`;
   };
-  const rows = (version: number, salt: number, where: Sql) => {
+  // `sign` only for audience_snapshot, the collapsing twin (ADR 0223).
+  const rows = (version: number, salt: number, where: Sql, sign?: 1 | -1) => {
     const perAttribute = attributes.map((a, i) => sql`${valuesOf(a, i, salt)} AS ${column(a)}`);
     return sql`
-      INSERT INTO audience_contacts (project_id, audience_id, version, deleted, str_keys, str_values, num_keys, num_values, channels, updated_at${slotColumns.length ? sql`, ${join(slotColumns)}` : raw('')}, str_slots, num_slots)
+      INSERT INTO ${raw(sign ? 'audience_snapshot' : 'audience_contacts')} (project_id, audience_id, version, deleted, str_keys, str_values, num_keys, num_values, channels, updated_at${slotColumns.length ? sql`, ${join(slotColumns)}` : raw('')}, str_slots, num_slots${raw(sign ? ', sign' : '')})
       SELECT ${projectId}, concat('a', toString(number)), toUInt64(${version}), toUInt8(0), ${keys(kinds.str)}, ${values(kinds.str, sql`emptyArrayString()`)}, ${keys(kinds.num)}, ${values(kinds.num, sql`emptyArrayFloat64()`)},
-             ['sms'], toDateTime(${now})${slotted.length ? sql`, ${join(slotted.map((a) => sql`${column(a)}[1]`))}` : raw('')}, ${mask(kinds.str)}, ${mask(kinds.num)}
+             ['sms'], toDateTime(${now})${slotted.length ? sql`, ${join(slotted.map((a) => sql`${column(a)}[1]`))}` : raw('')}, ${mask(kinds.str)}, ${mask(kinds.num)}${sign ? sql`, toInt8(${sign})` : raw('')}
       FROM (SELECT number, ${join(perAttribute)} FROM numbers(${contacts}) WHERE ${where})`;
   };
+  const tombstones = (table: string, sign?: 1) => sql`
+    INSERT INTO ${raw(table)} (project_id, audience_id, version, deleted, str_keys, str_values, num_keys, num_values, channels, updated_at${raw(sign ? ', sign' : '')})
+    SELECT ${projectId}, concat('a', toString(number)), 3, 1, [], [], [], [], [], toDateTime(${now})${sign ? sql`, toInt8(${sign})` : raw('')} FROM numbers(${contacts}) WHERE number % 100 = 7`;
   await ch.command(rows(1, 1000, sql`number % 20 = 0`));
   await ch.command(rows(2, 0, sql`1`));
-  await ch.command(sql`
-    INSERT INTO audience_contacts (project_id, audience_id, version, deleted, str_keys, str_values, num_keys, num_values, channels, updated_at)
-    SELECT ${projectId}, concat('a', toString(number)), 3, 1, [], [], [], [], [], toDateTime(${now}) FROM numbers(${contacts}) WHERE number % 100 = 7`);
+  await ch.command(tombstones('audience_contacts'));
+  // The same history as the sink writes it to the snapshot, one insert (part) per step: the stale
+  // states, their cancellation with the current ones, then the deletions cancelling those.
+  await ch.command(rows(1, 1000, sql`number % 20 = 0`, 1));
+  await ch.command(rows(1, 1000, sql`number % 20 = 0`, -1));
+  await ch.command(rows(2, 0, sql`1`, 1));
+  await ch.command(rows(2, 0, sql`number % 100 = 7`, -1));
+  await ch.command(tombstones('audience_snapshot', 1));
   // One source contact u<n> of the data source per audience contact a<n>.
   await ch.command(sql`
     INSERT INTO audience_membership (project_id, data_source_id, user_id, audience_id, version, deleted)

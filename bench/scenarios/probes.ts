@@ -154,8 +154,16 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
       { name: `volumes cold with event "${PROBED_EVENT}", gateway`, baseline: 'volumes + event: plain ClickHouse queries', run: cold('event/volumes', { event: PROBED_EVENT }) },
     ];
     const times = new Map<string, number[]>(variants.map((v) => [v.name, []]));
+    // On a loaded shared machine a cold call can outlast the gateway's 30 s upstream timeout: kept as
+    // a figure (its elapsed time, at least 30 s) and counted, instead of ending the run.
+    const timeouts = new Map<string, number>();
+    const tolerant = (v: Variant) => () =>
+      v.run().catch((e: Error) => {
+        if (!/: 504 /.test(e.message)) throw e;
+        timeouts.set(v.name, (timeouts.get(v.name) ?? 0) + 1);
+      });
     for (let round = 0; round < rounds; round++) {
-      for (const v of round % 2 === 0 ? variants : [...variants].reverse()) times.get(v.name)!.push(await timed(v.run));
+      for (const v of round % 2 === 0 ? variants : [...variants].reverse()) times.get(v.name)!.push(await timed(tolerant(v)));
       ctx.log(`round ${round + 1}/${rounds}: ${variants.map((v) => `${v.name.split(',')[0]} ${times.get(v.name)!.at(-1)!.toFixed(0)} ms`).join('; ')}`);
     }
     await post('audience/coverage', {});
@@ -178,6 +186,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
       rows,
       notes: [
         ...variants.filter((v) => v.baseline).map((v) => goal(v.name)),
+        ...[...timeouts].map(([name, n]) => `${name}: ${n} of ${rounds} calls timed out at the gateway (30 s), counted at their elapsed time`),
         `coverage cached p99 ${cachedP99.toFixed(2)} ms (goal ≤ 20 ${cachedP99 <= 20 ? 'MET' : 'MISSED'}), ${cached.errors} answers not from the cache`,
         ...accuracyNotes(accuracy),
         `coverage: ${coverageFirst.metadata.attributes.length} attributes profiled (the bench's and the project's visible reserved ones), sampling ${JSON.stringify(coverageFirst.metadata.sampling)}`,

@@ -6,6 +6,7 @@ import type { DataSource } from 'typeorm';
 import { CoverageSchema } from '../src/coverage/coverage.schema';
 import { MAX_PROFILED_ATTRIBUTES } from '../src/coverage/profiled-attributes';
 import { TOP_VALUES_OMITTED } from '../src/coverage/top-values-policy';
+import { ProbeReads } from '../src/shared/probe-reads';
 import { addAttributes, type Contact, insertContacts, probeHeaders, startProbes } from './probes.fixture';
 
 /**
@@ -173,6 +174,32 @@ describe('audience coverage (unsampled)', () => {
     expect(bad.status).toBe(400);
     const pii = await coverage({ root: { type: 'attribute_condition', key: '_email', operator: 'matches-string', values: ['c1@example.com'] } });
     expect(pii.status).toBe(403);
+  });
+
+  it('profiles without a root from the current rows of the collapsing snapshot, no FINAL: a changed contact counts once, with its new value (ADR 0223)', async () => {
+    const other = await seedTenancy(db, 'coverage-changes');
+    const [a, b] = [randomUUID(), randomUUID()];
+    await insertContacts(ch, db, other.project.id, [
+      [a, { str: { loyalty_tier: 'silver' }, version: 1 }],
+      [b, { str: { loyalty_tier: 'silver' }, version: 1 }],
+    ]);
+    // a changes and b is deleted: each writes a −1 copy of its stored state beside the new one.
+    await insertContacts(ch, db, other.project.id, [
+      [a, { str: { loyalty_tier: 'gold' }, version: 2 }],
+      [b, { deleted: 1, version: 2 }],
+    ]);
+    const reads = app.get(ProbeReads);
+    const [row, rows] = [jest.spyOn(reads, 'row'), jest.spyOn(reads, 'rows')];
+    const res = await fetch(`${base}/v1/project/${other.project.uid}/audience/coverage`, { method: 'POST', headers: probeHeaders(other), body: JSON.stringify({ attributes: ['loyalty_tier'] }) });
+    const body = (await res.json()) as Json;
+    const queries = [...row.mock.calls, ...rows.mock.calls].map(([query]) => String(query));
+    row.mockRestore();
+    rows.mockRestore();
+    expect(res.status).toBe(200);
+    expect(queries.length).toBeGreaterThan(1);
+    for (const query of queries) expect(query).not.toContain('FINAL');
+    expect(body.metadata.denominator.count).toBe(1);
+    expect(entry(body, 'loyalty_tier')).toMatchObject({ filled: 1, distinctValues: 1, topValues: [{ value: 'gold', count: 1, observedCount: 1 }], topValuesOther: 0 });
   });
 
   it('caps the attributes profiled and names the ones left out', async () => {

@@ -8,6 +8,7 @@ import type { MeldAppDefinition } from '@meld/platform';
 import { testEnv } from '@meld/testing';
 import type { DataSource } from 'typeorm';
 import { CoverageModule } from '../src/coverage/coverage.module';
+import { AudienceSnapshotWriter } from '../src/sinks/audience-snapshot.writer';
 import { RetentionModule } from '../src/retention/retention.module';
 import { VolumesModule } from '../src/volumes/volumes.module';
 
@@ -45,9 +46,11 @@ export function contactRow(projectId: string, audienceId: string, c: Contact) {
   };
 }
 
+/** Contacts into audience_contacts and its collapsing twin, as the probes audience sink writes them (ADR 0223). */
 export async function insertContacts(ch: ClickHouse, db: DataSource, projectId: string, contacts: ReadonlyArray<readonly [string, Contact]>) {
   for (let i = 0; i < contacts.length; i += 10_000) {
-    await ch.insert('audience_contacts', await withSlotColumns(db, contacts.slice(i, i + 10_000).map(([id, c]) => contactRow(projectId, id, c))));
+    const rows = await withSlotColumns(db, contacts.slice(i, i + 10_000).map(([id, c]) => contactRow(projectId, id, c)));
+    await Promise.all([ch.insert('audience_contacts', rows), new AudienceSnapshotWriter(ch).write(rows)]);
   }
 }
 

@@ -5,6 +5,7 @@ import { seedTenancy, type Json } from '@meld/fixtures';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { ProbeClock } from '../src/shared/probe-clock';
+import { ProbeReads } from '../src/shared/probe-reads';
 import { VolumesSchema } from '../src/volumes/volumes.schema';
 import { eventRow, insertContacts, memberRow, probeHeaders, startProbes } from './probes.fixture';
 
@@ -72,8 +73,15 @@ describe('event volumes', () => {
   const type = (body: Json, uid: string) => body.metadata.eventTypes.find((e: Json) => e.uid === uid);
 
   it('lists every declared type with its exact count in its window; nothing received reads as 0, false, null (rule 12)', async () => {
+    const population = jest.spyOn(app.get(ProbeReads), 'row');
     const { status, body } = await volumes({});
     expect(status).toBe(200);
+    // The project audience is a plain scan of the collapsing snapshot, not a FINAL merge (ADR 0223).
+    const reads = population.mock.calls.map(([query]) => String(query));
+    population.mockRestore();
+    expect(reads).toHaveLength(1);
+    expect(reads[0]).toContain('FROM audience_snapshot');
+    expect(reads[0]).not.toContain('FINAL');
     VolumesSchema.parse(body);
     const m = body.metadata;
     expect(m.window).toMatchObject({ days: 90, requestedDays: 90, band: 'under 10,000 contacts: 90 days', clamped: false, clampedBy: null, planLookBackDays: 90 });
@@ -87,8 +95,14 @@ describe('event volumes', () => {
   });
 
   it('returns an id parameter with its name parameter, each id with its name (rule 13), exact under 10,000 contacts', async () => {
+    const reads = jest.spyOn(app.get(ProbeReads), 'rows');
     const { status, body } = await volumes({ event: 'purchase' });
     expect(status).toBe(200);
+    expect(body.metadata.cached).toBe(false);
+    // Values, totals and names come from one read of the sampled events (ADR 0222).
+    const eventReads = reads.mock.calls.filter(([query]) => String(query).includes('param_values') && String(query).includes('ANY INNER JOIN'));
+    reads.mockRestore();
+    expect(eventReads).toHaveLength(1);
     VolumesSchema.parse(body);
     const e = body.metadata.event;
     expect(e).toMatchObject({ uid: 'purchase', count: 3, sampling: { applied: false, fraction: 1, buckets: 100, scaled: false, minReliableCount: 30, unit: 'contacts', scanned: 3, population: 3 } });

@@ -1,12 +1,14 @@
 import { join, raw, sql, type Sql } from '@meld/clickhouse';
 import { type AudienceFilterNode, attributeSql, audienceSelect, latestMembership, slotOf, type AudienceValueKind } from '@meld/filters';
+import { liveSnapshot } from '../shared/live-snapshot';
 import type { ProfiledAttribute } from './profiled-attributes';
 
 /**
- * The ClickHouse reads of a coverage probe. Every one goes through the audience filter compiler
- * (`audienceSelect`: FINAL snapshot, the `root`, the hash-range branches), with the data-source
- * membership and the sample as extra row conditions. Columns are named by the attribute's position
- * (`f3`, `d3`), never by its uid.
+ * The ClickHouse reads of a coverage probe: with a `root`, through the audience filter compiler
+ * (`audienceSelect`: FINAL snapshot, the root, the hash-range branches); without one, a plain scan
+ * of the current rows of the collapsing snapshot (ADR 0223). The data-source membership and the
+ * sample are extra row conditions. Columns are named by the attribute's position (`f3`, `d3`),
+ * never by its uid.
  */
 
 export interface Population {
@@ -28,6 +30,8 @@ export function storedValues(a: ProfiledAttribute) {
 
 function select(population: Population, columns: Sql[], sample?: Sql): Sql {
   const conditions = [population.where, sample].filter((c): c is Sql => c !== undefined);
+  // Without a root, the current rows of the collapsing snapshot: no FINAL merge (ADR 0223).
+  if (!population.root) return sql`SELECT ${join(columns)} FROM ${liveSnapshot(population.projectId, conditions)}`;
   return audienceSelect({
     projectId: population.projectId,
     root: population.root,
@@ -45,9 +49,19 @@ function select(population: Population, columns: Sql[], sample?: Sql): Sql {
  * sample's distinct count scaled up (ADR 0162).
  */
 export function distinctQuery(population: Population, attributes: readonly ProfiledAttribute[], withFigures?: { extremes: boolean }): Sql {
-  const columns = [sql`count() AS contacts`, ...attributes.map((a, i) => sql`uniqCombinedArray(${storedValues(a).values}) AS ${raw(`d${i}`)}`)];
+  const columns = [sql`count() AS contacts`, ...attributes.map((a, i) => sql`${distinctValues(a)} AS ${raw(`d${i}`)}`)];
   if (withFigures) columns.push(...figureColumns(attributes, withFigures.extremes));
   return select(population, columns);
+}
+
+/**
+ * The sketch of one attribute's values. A single value is sketched as a column under its presence
+ * condition: the same hashes as the one-element array, so the same estimate, without building an
+ * array per contact (ADR 0224: about half the time of the full read at 1M contacts).
+ */
+function distinctValues(a: ProfiledAttribute): Sql {
+  const stored = storedValues(a);
+  return a.multivalue ? sql`uniqCombinedArray(${stored.values})` : sql`uniqCombinedIf(${stored.value}, ${stored.present})`;
 }
 
 /** Over the sample (or everyone): contacts scanned, filled per attribute, avg (and min / max when unsampled) of numbers. */

@@ -6,12 +6,23 @@ describe('estimators (ADR 0162)', () => {
     expect(wilsonInterval(7, 10, 10, false)).toEqual([0.7, 0.7]);
   });
 
-  it('projects a sampled share on the denominator with the normal half-width and finite-population correction', () => {
+  it('projects a sampled share on the denominator with the far side of the Wilson interval, finite-population corrected (ADR 0221)', () => {
     const e = estimateShare(300, 1000, 10_000, true);
     expect(e.count).toBe(3000);
-    const textbook = Z95 * Math.sqrt((0.3 * 0.7) / 1000) * Math.sqrt(1 - 0.1);
-    expect(e.shareError).toBeCloseTo(textbook, 10);
-    expect(e.countError).toBe(Math.ceil(textbook * 10_000));
+    const [low, high] = wilsonInterval(300, 1000, 10_000, true);
+    expect(e.shareError).toBeCloseTo(Math.max(0.3 - low, high - 0.3), 12);
+    expect(e.countError).toBe(Math.ceil(e.shareError * 10_000));
+    // For a common value it is the normal half-width to within a few percent.
+    const normal = Z95 * Math.sqrt((0.3 * 0.7) / 1000) * Math.sqrt(1 - 0.1);
+    expect(e.shareError).toBeGreaterThanOrEqual(normal);
+    expect(e.shareError).toBeLessThan(normal * 1.03);
+  });
+
+  it('widens the half-width of a value observed a few times on the side away from 0, where the normal one falls short', () => {
+    const e = estimateShare(4, 30_000, 200_000, true);
+    const normal = Z95 * Math.sqrt(((4 / 30_000) * (1 - 4 / 30_000)) / 30_000) * Math.sqrt(1 - 0.15);
+    expect(e.shareError).toBeGreaterThan(normal * 1.5);
+    expect(e.shareError).toBeLessThan(normal * 3);
   });
 
   it('keeps a Wilson interval inside [0, 1] and wide enough at 0 observed', () => {
@@ -38,7 +49,8 @@ describe('estimators (ADR 0162)', () => {
     // The same 400 events spread over 400 contacts: far narrower, and close to the binomial on contacts.
     const spread = estimateTotal(400, 400, 1000, 10_000, true);
     expect(spread.countError * 5).toBeLessThan(clustered.countError);
-    expect(spread.countError).toBeGreaterThanOrEqual(estimateShare(400, 1000, 10_000, true).countError);
-    expect(spread.countError).toBeLessThan(estimateShare(400, 1000, 10_000, true).countError * 1.01);
+    const binomialOnContacts = Math.ceil(Z95 * 10_000 * Math.sqrt((0.4 * 0.6 * 0.9) / 1000));
+    expect(spread.countError).toBeGreaterThanOrEqual(binomialOnContacts);
+    expect(spread.countError).toBeLessThan(binomialOnContacts * 1.01);
   });
 });

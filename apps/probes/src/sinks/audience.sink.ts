@@ -3,6 +3,7 @@ import { Topics, audienceChange, type AudienceChange } from '@meld/contracts';
 import { DeadLetterError, topicHandler, type ConsumedMessage, type TopicHandler } from '@meld/kafka';
 import type { DataSource } from 'typeorm';
 import { type AudienceContactRow, attributeKeys, snapshotRow, tombstoneRow } from './audience-contact-row';
+import { AudienceSnapshotWriter } from './audience-snapshot.writer';
 import { InsertBuffer } from './insert-buffer';
 import { type MembershipChange, type MembershipRow, messageRows, removalRows } from './membership';
 import { MembershipRepository } from './membership.repository';
@@ -17,7 +18,8 @@ import type { SinkOptions } from './sink-options';
 const MAX_LEGACY_READS = 8;
 
 /**
- * `meld.audience.v1` → ClickHouse `audience_membership` and `audience_contacts`.
+ * `meld.audience.v1` → ClickHouse `audience_membership`, `audience_contacts` and
+ * `audience_snapshot` (the collapsing twin of audience_contacts, AudienceSnapshotWriter).
  *
  * Both tables keep the highest version per key and are read with argMax / FINAL, so the order
  * in which rows are inserted does not matter: the rows of all messages in flight go into one
@@ -42,7 +44,11 @@ export class AudienceSink {
     this.projects = new ProjectContextCache(db);
     this.membership = new MembershipRepository(ch);
     this.memberRows = new InsertBuffer<MembershipRow>((rows) => this.membership.insert(rows), options);
-    this.contactRows = new InsertBuffer<AudienceContactRow>((rows) => ch.insert('audience_contacts', rows), options);
+    const snapshot = new AudienceSnapshotWriter(ch);
+    // audience_contacts (FINAL reads: the count compiler) and its collapsing twin (the probes' plain scans, ADR 0223).
+    this.contactRows = new InsertBuffer<AudienceContactRow>(async (rows) => {
+      await Promise.all([ch.insert('audience_contacts', rows), snapshot.write(rows)]);
+    }, options);
   }
 
   handler(): TopicHandler<unknown> {

@@ -9,7 +9,7 @@ import type { SamplingPlan } from '../shared/sampling';
 import type { ProbeReads } from '../shared/probe-reads';
 import { pairParameters } from './parameter-pairs';
 import type { EventParameterEntry } from './volumes.schema';
-import { type ListedParameter, namesOfIdsQuery, parameterTotalsQuery, parameterValuesQuery } from './volumes-sql';
+import { type ListedParameter, parameterValuesQuery } from './volumes-sql';
 
 export const PARAMETER_VALUES_LIMIT = 10;
 
@@ -28,8 +28,9 @@ export interface ParameterSample {
   piiAccess: ContactDataView;
 }
 
-type ValueRow = { parameter: string; value: string; events: string; squares: string; contacts: string };
-type TotalRow = { parameter: string; events: string; distinct: string };
+/** One listed value: value as text, its events, Σn², contacts, the commonest name with it and whether any name was seen. */
+type TopValue = [value: string, events: string, squares: string, contacts: string, name: string, named: number];
+type ParameterRow = { parameter: string; events: string; distinct: string; top: TopValue[] };
 
 /** Why a parameter's values are not listed before anything is read: rule 7's name rules (an id paired with a name is listed: rule 13) and the data mode. */
 function omittedBeforeReading(p: DeclaredParameter, paired: boolean, piiAccess: ContactDataView): string | undefined {
@@ -63,59 +64,53 @@ export async function eventParameters(reads: ProbeReads, events: Sql, declared: 
   });
   if (!listed.length) return entries;
 
-  const [rows, totals] = await Promise.all([reads.rows<ValueRow>(parameterValuesQuery(events, listed, PARAMETER_VALUES_LIMIT)), reads.rows<TotalRow>(parameterTotalsQuery(events, listed))]);
+  const partners = namePartners(listed, nameOf, declared);
+  const rows = await reads.rows<ParameterRow>(parameterValuesQuery(events, listed, PARAMETER_VALUES_LIMIT, partners));
   const sampled = m.plan.applied;
   const total = (sum: number, squares: number) => estimateTotal(sum, squares, m.scanned, m.population, sampled);
-  const texts = new Map<number, string[]>();
+  const byIndex = new Map(rows.map((r) => [Number(r.parameter), r]));
   for (const { index } of listed) {
-    entries[index].values = [];
-    texts.set(index, []);
-  }
-  for (const r of rows) {
-    const index = Number(r.parameter);
-    const [events, contacts] = [Number(r.events), Number(r.contacts)];
-    const e = total(events, Number(r.squares));
+    const row = byIndex.get(index);
     const type = { type: declared[index].dataType as AttributeType };
-    entries[index].values!.push({ value: decodeValue(type, r.value, m.piiAccess), count: e.count, observedCount: events, observedContacts: contacts, approximate: sampled, reliable: !sampled || contacts >= m.plan.minReliableCount, countError: e.countError });
-    texts.get(index)!.push(r.value);
-  }
-  const totalsByIndex = new Map(totals.map((t) => [Number(t.parameter), t]));
-  for (const { index } of listed) {
-    const t = totalsByIndex.get(index);
-    const observed = Number(t?.events ?? 0);
-    const distinct = Number(t?.distinct ?? 0);
-    const listedObserved = entries[index].values!.reduce((s, v) => s + v.observedCount, 0);
-    // Only the count: the error of a remainder would need per-contact sums of every unlisted value.
-    entries[index].other = total(Math.max(0, observed - listedObserved), 0).count;
-    entries[index].truncated = distinct > entries[index].values!.length;
+    const partner = partners.get(index);
+    const nameType = partner && { type: declared[partner.index].dataType as AttributeType };
+    const values: NonNullable<EventParameterEntry['values']> = (row?.top ?? []).map(([value, eventsText, squares, contactsText, name, named]) => {
+      const [observed, contacts] = [Number(eventsText), Number(contactsText)];
+      const e = total(observed, Number(squares));
+      return {
+        value: decodeValue(type, value, m.piiAccess),
+        ...(nameType ? { name: Number(named) ? decodeValue(nameType, name, m.piiAccess) : null } : {}),
+        count: e.count,
+        observedCount: observed,
+        observedContacts: contacts,
+        approximate: sampled,
+        reliable: !sampled || contacts >= m.plan.minReliableCount,
+        countError: e.countError,
+      };
+    });
+    const distinct = Number(row?.distinct ?? 0);
     if (distinct > MAX_DISTINCT_FOR_TOP_VALUES) {
-      delete entries[index].values;
-      delete entries[index].other;
-      delete entries[index].truncated;
       entries[index].valuesOmitted = TOP_VALUES_OMITTED.tooManyDistinct;
+      continue;
     }
+    const listedObserved = values.reduce((s, v) => s + v.observedCount, 0);
+    entries[index].values = values;
+    // Only the count: the error of a remainder would need per-contact sums of every unlisted value.
+    entries[index].other = total(Math.max(0, Number(row?.events ?? 0) - listedObserved), 0).count;
+    entries[index].truncated = distinct > values.length;
   }
-  await addNames(reads, events, listed, entries, texts, nameOf, declared, m.piiAccess);
   return entries;
 }
 
-/** Beside each listed id value, the name value most often seen with it (probe rule 13). */
-async function addNames(reads: ProbeReads, events: Sql, listed: ListedParameter[], entries: EventParameterEntry[], texts: Map<number, string[]>, nameOf: Map<string, string>, declared: readonly DeclaredParameter[], piiAccess: ContactDataView) {
-  const byUid = new Map(listed.map((l) => [l.uid, l]));
-  const declaredByUid = new Map(declared.map((d, index) => [d.parameter, { d, index }]));
-  await Promise.all(
-    listed.map(async (id) => {
-      const nameUid = nameOf.get(id.uid);
-      const ids = texts.get(id.index) ?? [];
-      if (nameUid === undefined || !entries[id.index].values || ids.length === 0) return;
-      const name = byUid.get(nameUid) ?? { index: declaredByUid.get(nameUid)!.index, uid: nameUid, kind: valueKindOf(declaredByUid.get(nameUid)!.d.dataType as AttributeType) };
-      const rows = await reads.rows<{ id: string; name: string }>(namesOfIdsQuery(events, id, name, ids));
-      const names = new Map(rows.map((r) => [r.id, r.name]));
-      const type = { type: declaredByUid.get(nameUid)!.d.dataType as AttributeType };
-      entries[id.index].values!.forEach((v, i) => {
-        const text = names.get(ids[i]);
-        v.name = text === undefined ? null : decodeValue(type, text, piiAccess);
-      });
-    }),
-  );
+/** The name parameter of each listed id parameter that has one (probe rule 13), listed or not: its values are read for the names only. */
+function namePartners(listed: readonly ListedParameter[], nameOf: Map<string, string>, declared: readonly DeclaredParameter[]): Map<number, ListedParameter> {
+  const indexOf = new Map(declared.map((d, index) => [d.parameter, index]));
+  const partners = new Map<number, ListedParameter>();
+  for (const id of listed) {
+    const uid = nameOf.get(id.uid);
+    if (uid === undefined) continue;
+    const index = indexOf.get(uid)!;
+    partners.set(id.index, { index, uid, kind: valueKindOf(declared[index].dataType as AttributeType) });
+  }
+  return partners;
 }

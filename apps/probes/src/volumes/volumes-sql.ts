@@ -18,8 +18,16 @@ export interface EventScope {
   dataSourceIds?: readonly string[];
 }
 
-/** Over the current contacts (of the root, if any): how many, and how many fall in each sampled band's buckets. */
+/**
+ * Over the current contacts (of the root, if any): how many, and how many fall in each sampled
+ * band's buckets. Without a root, a plain scan of the collapsing snapshot summing `sign` (ADR
+ * 0223), where the filter compiler would merge audience_contacts with FINAL.
+ */
 export function populationQuery(projectId: string, root: AudienceFilterNode | undefined, now: Date): Sql {
+  if (!root) {
+    const bands = SAMPLED_BUCKETS.map((b) => sql`sumIf(sign, audience_hash < ${sampleBound(b)}) AS ${raw(`s${b}`)}`);
+    return sql`SELECT ${join([sql`sum(sign) AS contacts`, ...bands])} FROM audience_snapshot WHERE project_id = ${projectId} AND deleted = 0`;
+  }
   // audience_hash is MATERIALIZED: not among the columns of the filter compiler's branches.
   const bands = SAMPLED_BUCKETS.map((b) => sql`countIf(cityHash64(audience_id) < ${sampleBound(b)}) AS ${raw(`s${b}`)}`);
   return audienceSelect({ projectId, root, now, columns: join([sql`count() AS contacts`, ...bands]) });
@@ -69,24 +77,29 @@ export function sampledEvents(scope: EventScope, buckets: number | undefined, co
 
 const textValues = (p: Pick<ListedParameter, 'uid' | 'kind'>) => sql`arrayMap(v -> toString(v), arrayDistinct(${paramValues(p.uid, p.kind)}))`;
 
-/** Per sampled contact, parameter and value: the contact's events carrying it. */
-function perContact(events: Sql, parameters: readonly ListedParameter[]): Sql {
-  const pairs = parameters.map((p) => sql`arrayMap(v -> (toUInt16(${p.index}), v), ${textValues(p)})`);
-  return sql`SELECT aid, pair.1 AS parameter, pair.2 AS value, uniqExact(event_id) AS n FROM (SELECT aid, event_id, arrayJoin(arrayConcat(${join(pairs)})) AS pair FROM (${events})) GROUP BY aid, parameter, value`;
-}
-
-/** The `limit` commonest values per parameter: events carrying them (Σn), Σn² and the contacts holding them, for the clustered error bars. */
-export function parameterValuesQuery(events: Sql, parameters: readonly ListedParameter[], limit: number): Sql {
-  return sql`SELECT parameter, value, sum(n) AS events, sum(n * n) AS squares, count() AS contacts FROM (${perContact(events, parameters)}) GROUP BY parameter, value ORDER BY parameter, events DESC, value LIMIT ${limit} BY parameter`;
-}
-
-/** Per parameter: (event, value) occurrences and distinct values over the sampled events. */
-export function parameterTotalsQuery(events: Sql, parameters: readonly ListedParameter[]): Sql {
-  return sql`SELECT parameter, sum(n) AS events, uniqExact(value) AS distinct FROM (${perContact(events, parameters)}) GROUP BY parameter`;
-}
-
-/** The commonest name value seen with each listed id value (probe rule 13). */
-export function namesOfIdsQuery(events: Sql, id: ListedParameter, name: ListedParameter, ids: readonly string[]): Sql {
-  const inner = sql`SELECT arrayJoin(${textValues(id)}) AS id, ${textValues(name)} AS names FROM (${events})`;
-  return sql`SELECT id, name, count() AS c FROM (SELECT id, arrayJoin(names) AS name FROM (${inner}) WHERE has([${join(ids)}], id)) GROUP BY id, name ORDER BY id, c DESC, name LIMIT 1 BY id`;
+/**
+ * Everything the parameter values need from the sampled events, in one read of them (ADR 0222):
+ * per parameter, the (event, value) occurrences, the distinct values, and the `limit` commonest
+ * values with their events (Σn over contacts), Σn², the contacts holding them (the clustered
+ * error bars) and, for an id parameter given its name parameter, the name most often seen with
+ * the value (probe rule 13; ties to the smallest name).
+ *
+ * Each event spreads into (parameter, value, names of the event) triples, names empty unless the
+ * parameter is an id with a name partner; grouped by contact then by value. 18.16's sumMap takes
+ * numeric keys only, so names are counted by cityHash64 and read back from the distinct names.
+ */
+export function parameterValuesQuery(events: Sql, parameters: readonly ListedParameter[], limit: number, nameOf: ReadonlyMap<number, Pick<ListedParameter, 'uid' | 'kind'>> = new Map()): Sql {
+  const triples = parameters.map((p) => {
+    const name = nameOf.get(p.index);
+    return sql`arrayMap(v -> (toUInt16(${p.index}), v, ${name ? textValues(name) : sql`emptyArrayString()`}), ${textValues(p)})`;
+  });
+  const spread = sql`SELECT aid, event_id, arrayJoin(arrayConcat(${join(triples)})) AS triple FROM (${events})`;
+  const perContact = sql`SELECT aid, triple.1 AS parameter, triple.2 AS value, uniqExact(event_id) AS n, sumMap(arrayMap(x -> cityHash64(x), triple.3), arrayMap(x -> toUInt64(1), triple.3)) AS seen, groupUniqArrayArray(triple.3) AS names FROM (${spread}) GROUP BY aid, parameter, value`;
+  const perValue = sql`SELECT parameter, value, sum(n) AS value_events, sum(n * n) AS squares, count() AS contacts, sumMap(tupleElement(seen, 1), tupleElement(seen, 2)) AS seen_all, groupUniqArrayArray(names) AS names_all FROM (${perContact}) GROUP BY parameter, value`;
+  // sumMap's keys come sorted, so the names sorted by the same hash line up with its counts. Lambdas
+  // here use only their own arguments: 18.16 loses a subquery column a lambda captures.
+  const named = sql`SELECT parameter, value, value_events, squares, contacts, notEmpty(names_all) AS named,
+    arrayMap((s, c) -> (s, c), arraySort(s -> cityHash64(s), names_all), arrayResize(tupleElement(seen_all, 2), length(names_all))) AS counted,
+    if(named, tupleElement(arraySort(x -> (-x.2, x.1), counted)[1], 1), '') AS name FROM (${perValue})`;
+  return sql`SELECT parameter, sum(value_events) AS events, count() AS distinct, arraySlice(arraySort(x -> (-x.2, x.1), groupArray((value, value_events, squares, contacts, name, named))), 1, ${limit}) AS top FROM (${named}) GROUP BY parameter`;
 }

@@ -1,0 +1,14 @@
+import { join, sql, type Sql } from '@meld/clickhouse';
+
+/**
+ * The current contacts of a project as rows of the collapsing snapshot (ADR 0223), for a plain
+ * scan: the +1 rows of states not deleted whose −1 (written when the next state or the deletion
+ * came) is not there. A −1 and its +1 leave together when a merge collapses them, so the set of
+ * −1 rows, small (the changes merges have not caught up with), names exactly the stale states.
+ * Every aggregate then reads one row per current contact, as under FINAL, without its merge.
+ */
+export function liveSnapshot(projectId: string, conditions: readonly Sql[] = []): Sql {
+  const cancelled = sql`SELECT audience_id, version FROM audience_snapshot WHERE project_id = ${projectId} AND sign = -1`;
+  const where = [sql`project_id = ${projectId}`, sql`deleted = 0`, sql`sign = 1`, sql`(audience_id, version) NOT IN (${cancelled})`, ...conditions.map((c) => sql`(${c})`)];
+  return sql`audience_snapshot WHERE ${join(where, ' AND ')}`;
+}

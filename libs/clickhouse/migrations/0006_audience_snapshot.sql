@@ -1,0 +1,95 @@
+-- The audience snapshot as a VersionedCollapsingMergeTree(sign, version) (ADR 0223): a plain scan
+-- summing `sign` answers what audience_contacts answers with FINAL, without FINAL's one merge
+-- stream. Written by the probes audience sink beside audience_contacts: a +1 row per state, and
+-- with the next state (or the deletion) a -1 copy of the stored one, read back before the write.
+-- A deletion is a state of its own (deleted = 1, +1) so that its version stays known: a redelivered
+-- older snapshot then finds a newer stored state and is skipped. Reads keep deleted = 0 and sum
+-- sign: a contact counts once whatever merges have or have not collapsed.
+-- Same columns as audience_contacts (0003, 0005) plus sign, same key and sampling.
+CREATE TABLE IF NOT EXISTS {database}.audience_snapshot (
+  project_id String,
+  audience_id String,
+  audience_hash UInt64 MATERIALIZED cityHash64(audience_id),
+  version UInt64,
+  deleted UInt8,
+  str_keys Array(String),
+  str_values Array(String),
+  num_keys Array(String),
+  num_values Array(Float64),
+  channels Array(String),
+  updated_at DateTime,
+  s0 String,
+  s1 String,
+  s2 String,
+  s3 String,
+  s4 String,
+  s5 String,
+  s6 String,
+  s7 String,
+  s8 String,
+  s9 String,
+  s10 String,
+  s11 String,
+  s12 String,
+  s13 String,
+  s14 String,
+  s15 String,
+  s16 String,
+  s17 String,
+  s18 String,
+  s19 String,
+  s20 String,
+  s21 String,
+  s22 String,
+  s23 String,
+  s24 String,
+  s25 String,
+  s26 String,
+  s27 String,
+  s28 String,
+  s29 String,
+  s30 String,
+  s31 String,
+  n0 Float64,
+  n1 Float64,
+  n2 Float64,
+  n3 Float64,
+  n4 Float64,
+  n5 Float64,
+  n6 Float64,
+  n7 Float64,
+  n8 Float64,
+  n9 Float64,
+  n10 Float64,
+  n11 Float64,
+  n12 Float64,
+  n13 Float64,
+  n14 Float64,
+  n15 Float64,
+  n16 Float64,
+  n17 Float64,
+  n18 Float64,
+  n19 Float64,
+  n20 Float64,
+  n21 Float64,
+  n22 Float64,
+  n23 Float64,
+  n24 Float64,
+  n25 Float64,
+  n26 Float64,
+  n27 Float64,
+  n28 Float64,
+  n29 Float64,
+  n30 Float64,
+  n31 Float64,
+  str_slots UInt32,
+  num_slots UInt32,
+  sign Int8
+) ENGINE = VersionedCollapsingMergeTree(sign, version)
+ORDER BY (project_id, audience_hash, audience_id)
+SAMPLE BY audience_hash;
+-- Backfill: the current state of every contact (tombstones too) as a +1 row. Contacts already in
+-- the table (a rerun after a half-way failure, or written by the sink meanwhile) are skipped.
+INSERT INTO {database}.audience_snapshot (project_id, audience_id, version, deleted, str_keys, str_values, num_keys, num_values, channels, updated_at, s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18, s19, s20, s21, s22, s23, s24, s25, s26, s27, s28, s29, s30, s31, n0, n1, n2, n3, n4, n5, n6, n7, n8, n9, n10, n11, n12, n13, n14, n15, n16, n17, n18, n19, n20, n21, n22, n23, n24, n25, n26, n27, n28, n29, n30, n31, str_slots, num_slots, sign)
+SELECT project_id, audience_id, version, deleted, str_keys, str_values, num_keys, num_values, channels, updated_at, s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18, s19, s20, s21, s22, s23, s24, s25, s26, s27, s28, s29, s30, s31, n0, n1, n2, n3, n4, n5, n6, n7, n8, n9, n10, n11, n12, n13, n14, n15, n16, n17, n18, n19, n20, n21, n22, n23, n24, n25, n26, n27, n28, n29, n30, n31, str_slots, num_slots, toInt8(1) FROM {database}.audience_contacts FINAL
+WHERE (project_id, audience_id) NOT IN (SELECT project_id, audience_id FROM {database}.audience_snapshot);
