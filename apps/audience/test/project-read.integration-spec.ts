@@ -74,14 +74,17 @@ describe('GET /v1/project/:project (audience)', () => {
     expect(body.entity).toMatchObject({ id: tenancy.project.id, uid: tenancy.project.uid });
   });
 
-  it('reads the project and its organization in one Postgres round trip (ADR 0209)', async () => {
-    const spy = jest.spyOn(PostgresQueryRunner.prototype, 'query');
+  it('reads the project and its organization in one Postgres round trip (ADR 0209), straight from the pool (ADR 0233)', async () => {
+    const pool = jest.spyOn((db.driver as unknown as { master: { query: (sql: string) => unknown } }).master, 'query');
+    const runner = jest.spyOn(PostgresQueryRunner.prototype, 'query');
     try {
       expect((await read({ scopes: ['PROJECT_AUDIENCE_READ'] })).status).toBe(200);
-      const reads = spy.mock.calls.filter(([sql]) => /\b(projects|organizations)\b/.test(String(sql)));
+      const reads = pool.mock.calls.filter(([sql]) => /\b(projects|organizations)\b/.test(String(sql)));
       expect(reads).toHaveLength(1);
+      expect(runner).not.toHaveBeenCalled();
     } finally {
-      spy.mockRestore();
+      pool.mockRestore();
+      runner.mockRestore();
     }
   });
 
