@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import { CHANNEL_GROUPS } from '@meld/contracts';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
@@ -85,6 +86,16 @@ describe('GET /v1/project/:project (audience)', () => {
     } finally {
       pool.mockRestore();
       runner.mockRestore();
+    }
+  });
+
+  it('verifies the principal with the public key parsed at start-up, never a key parsed per request (ADR 0210)', async () => {
+    const parsed = jest.spyOn(crypto, 'createPublicKey');
+    try {
+      expect((await read({ scopes: ['PROJECT_AUDIENCE_READ'] })).status).toBe(200);
+      expect(parsed).not.toHaveBeenCalled();
+    } finally {
+      parsed.mockRestore();
     }
   });
 
