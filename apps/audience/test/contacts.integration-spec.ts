@@ -3,6 +3,7 @@ import type { DataMode, Scope } from '@meld/contracts';
 import { type Json, seedTenancy, signedPrincipal } from '@meld/fixtures';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
+import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner';
 import { ContactReadSchema } from '../src/contacts/contact-read.schema';
 import { startAudience } from './app.fixture';
 
@@ -96,6 +97,19 @@ describe('contact reads (audience): search by phone, by email, read by user id',
         entity: { id: jane.id, _user_id: 'u-jane', ...JANE, _datasources: [t.dataSource.id], _ds_contact_ids: [`${t.dataSource.id}/u-jane`] },
         metadata: { matches: 1 },
       });
+    });
+
+    it('reads straight from the pool, no TypeORM query runner (ADR 0233)', async () => {
+      const pool = jest.spyOn((db.driver as unknown as { master: { query: (sql: string) => unknown } }).master, 'query');
+      const runner = jest.spyOn(PostgresQueryRunner.prototype, 'query');
+      try {
+        expect((await get(`search/phone/%2B33612345678`, as(t, FULL))).status).toBe(200);
+        expect(pool).toHaveBeenCalledTimes(2); // the project's locale, then the contact
+        expect(runner).not.toHaveBeenCalled();
+      } finally {
+        pool.mockRestore();
+        runner.mockRestore();
+      }
     });
 
     it('parses national formats with the project locale country (fr_FR) and finds through the merge keys', async () => {

@@ -155,6 +155,36 @@ describe('audience count', () => {
     expect(operator.body.details.allowed).toContain('matches-string');
   });
 
+  describe('the filter catalogue (ADR 0232)', () => {
+    /** Runs `work` and returns how many catalogue queries it cost (the attributes read is one per catalogue load). */
+    const catalogueReads = async (work: () => Promise<unknown>) => {
+      const spy = jest.spyOn(db, 'query');
+      try {
+        await work();
+        return spy.mock.calls.filter(([text]) => /FROM attributes WHERE project_id/.test(String(text))).length;
+      } finally {
+        spy.mockRestore();
+      }
+    };
+
+    it('the second count reads it from memory', async () => {
+      await ok({ root: gold });
+      expect(await catalogueReads(() => ok({ root: gold }))).toBe(0);
+      expect(await catalogueReads(() => ok({ root: gold, filterCompliance: { sms: 'basic' } }))).toBe(0);
+    });
+
+    it('an attribute declared after the catalogue was cached is filterable at once (one reload), an unknown one still 400', async () => {
+      await ok({ root: gold });
+      const uid = `tier_${randomUUID().slice(0, 8)}`;
+      await db.getRepository(AttributeEntity).insert({ projectId: tenancy.project.id, uid, label: 'Tier', type: 'string' });
+      const fresh = { type: 'attribute_condition', key: uid, operator: 'is-set', values: [] };
+      expect(await catalogueReads(async () => expect(await ok({ root: fresh })).toEqual({ totalHits: 0 }))).toBe(1);
+      expect(await catalogueReads(() => ok({ root: fresh }))).toBe(0);
+      const unknown = { type: 'attribute_condition', key: 'never_declared', operator: 'is-set', values: [] };
+      expect(await catalogueReads(async () => expect((await count({ root: unknown })).status).toBe(400))).toBe(1);
+    });
+  });
+
   it('needs the PII right to filter on an email or phone attribute', async () => {
     const byEmail = { root: { type: 'group', children: [gold, { type: 'attribute_condition', key: '_email', operator: 'matches-string', values: ['c1@x.com'] }] } };
     const refused = await count(byEmail);

@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import { CHANNEL_GROUPS } from '@meld/contracts';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
@@ -74,14 +75,27 @@ describe('GET /v1/project/:project (audience)', () => {
     expect(body.entity).toMatchObject({ id: tenancy.project.id, uid: tenancy.project.uid });
   });
 
-  it('reads the project and its organization in one Postgres round trip (ADR 0209)', async () => {
-    const spy = jest.spyOn(PostgresQueryRunner.prototype, 'query');
+  it('reads the project and its organization in one Postgres round trip (ADR 0209), straight from the pool (ADR 0233)', async () => {
+    const pool = jest.spyOn((db.driver as unknown as { master: { query: (sql: string) => unknown } }).master, 'query');
+    const runner = jest.spyOn(PostgresQueryRunner.prototype, 'query');
     try {
       expect((await read({ scopes: ['PROJECT_AUDIENCE_READ'] })).status).toBe(200);
-      const reads = spy.mock.calls.filter(([sql]) => /\b(projects|organizations)\b/.test(String(sql)));
+      const reads = pool.mock.calls.filter(([sql]) => /\b(projects|organizations)\b/.test(String(sql)));
       expect(reads).toHaveLength(1);
+      expect(runner).not.toHaveBeenCalled();
     } finally {
-      spy.mockRestore();
+      pool.mockRestore();
+      runner.mockRestore();
+    }
+  });
+
+  it('verifies the principal with the public key parsed at start-up, never a key parsed per request (ADR 0210)', async () => {
+    const parsed = jest.spyOn(crypto, 'createPublicKey');
+    try {
+      expect((await read({ scopes: ['PROJECT_AUDIENCE_READ'] })).status).toBe(200);
+      expect(parsed).not.toHaveBeenCalled();
+    } finally {
+      parsed.mockRestore();
     }
   });
 

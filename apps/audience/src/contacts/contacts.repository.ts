@@ -1,6 +1,7 @@
 import { DATA_SOURCE } from '@meld/db';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
+import { poolRead } from '../shared/pool-read';
 
 /** An audience contact row as identity-merge wrote it, with the number of contacts the look-up matched. */
 export interface ContactRow {
@@ -28,7 +29,7 @@ export class ContactsRepository {
   constructor(@Inject(DATA_SOURCE) private readonly ds: DataSource) {}
 
   async projectLocale(organizationId: string, projectId: string): Promise<string | null> {
-    const rows: Array<{ locale: string }> = await this.ds.query(`SELECT locale FROM projects WHERE id = $1 AND organization_id = $2`, [projectId, organizationId]);
+    const rows = await poolRead<{ locale: string }>(this.ds, `SELECT locale FROM projects WHERE id = $1 AND organization_id = $2`, [projectId, organizationId]);
     return rows[0]?.locale ?? null;
   }
 
@@ -43,7 +44,8 @@ export class ContactsRepository {
             // The expressions of the migration's indexes (IDX_audience_contacts_email / _phone).
             lookup.by === 'email' ? `lower(c.attributes->>'_email') = $2` : `c.attributes->>'_phone_mobile' = $2`,
           ];
-    const rows: ContactRow[] = await this.ds.query(
+    const rows = await poolRead<ContactRow>(
+      this.ds,
       `WITH ids AS (${members} UNION SELECT c.id FROM audience_contacts c WHERE c.project_id = $1 AND ${attribute})
        SELECT c.id, c.attributes, c.datasources, c.ds_contact_ids, count(*) OVER ()::int AS matches
          FROM audience_contacts c JOIN ids ON ids.id = c.id

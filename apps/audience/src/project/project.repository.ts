@@ -1,6 +1,7 @@
 import { DATA_SOURCE, OrganizationEntity, ProjectEntity } from '@meld/db';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
+import { poolRead } from '../shared/pool-read';
 import { EntityColumns } from './entity-row';
 
 @Injectable()
@@ -12,7 +13,7 @@ export class ProjectRepository {
   /** The project of one organization with that organization: a row of another tenant is never returned. */
   async findProjectWithOrganization(organizationId: string, projectId: string): Promise<{ project: ProjectEntity; organization: OrganizationEntity } | null> {
     const { sql, project, organization } = this.query();
-    const [row]: Array<Record<string, unknown>> = await this.ds.query(sql, [projectId, organizationId]);
+    const [row] = await poolRead<Record<string, unknown>>(this.ds, sql, [projectId, organizationId]);
     return row ? { project: project.read(row), organization: organization.read(row) } : null;
   }
 

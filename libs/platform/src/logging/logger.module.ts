@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { REQUEST_ID_HEADER } from '@meld/contracts';
+import { activeRequestId, REQUEST_ID_HEADER } from '@meld/contracts';
 import { LoggerModule } from 'nestjs-pino';
+import type { DestinationStream } from 'pino';
+import type { Options } from 'pino-http';
 import { urlRedactor } from './redact-url';
 
 export { REQUEST_ID_HEADER };
@@ -16,23 +18,27 @@ export function requestIdOf(req: IncomingMessage): string {
   return typeof given === 'string' && REQUEST_ID_PATTERN.test(given) ? given : randomUUID();
 }
 
-/** Structured JSON logs (pino) with the app name and the request id on every line; URLs redacted (ADR 0104). */
-export function loggerModule(app: string, level: string) {
+/**
+ * Structured JSON logs (pino) with the app name and the request id on every line; URLs redacted
+ * (ADR 0104). Lines go to stdout unless a test passes its own `destination`.
+ */
+export function loggerModule(app: string, level: string, destination?: DestinationStream) {
   const redactUrl = urlRedactor();
-  return LoggerModule.forRoot({
-    pinoHttp: {
-      // Fastify (through middie) hands pino-http the raw request carrying Fastify's id.
-      genReqId: (req) => (req as IncomingMessage & { id?: string }).id ?? requestIdOf(req),
-      level,
-      base: { app },
-      customAttributeKeys: { reqId: 'requestId' },
-      redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-meld-principal"]'],
-      // Fastify's onResponse hook writes the access log (access-log.ts); this one would double it.
-      autoLogging: false,
-      serializers: {
-        req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: redactUrl(req.url) }),
-        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-      },
+  const options: Options = {
+    level,
+    base: { app },
+    // The request id comes from the request's context (ADR 0187), which the traced server sets
+    // before any handler runs; no per-request child logger, so no middleware engine (ADR 0231).
+    mixin: () => {
+      const requestId = activeRequestId();
+      return requestId === undefined ? {} : { requestId };
     },
-  });
+    redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-meld-principal"]'],
+    serializers: {
+      req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: redactUrl(req.url) }),
+      res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+    },
+  };
+  // No routes: pino-http's middleware would only build the child logger the mixin replaces.
+  return LoggerModule.forRoot({ pinoHttp: destination ? [options, destination] : options, forRoutes: [] });
 }

@@ -1,11 +1,11 @@
 import { maySearchByPii } from '@meld/auth';
 import { join, sql, type Sql } from '@meld/clickhouse';
-import { type AudienceFilterNode, AudienceFilterError, parseAudienceFilter, parseAudienceFilterVersion, piiConditionPath } from '@meld/filters';
+import { type AudienceFilterNode, AudienceFilterError, type FilterCatalogue, parseAudienceFilter, parseAudienceFilterVersion, piiConditionPath } from '@meld/filters';
 import { parseInput } from '@meld/platform';
 import { BadRequestException, ForbiddenException, Injectable } from '@nestjs/common';
 import { type ChannelCompliance, type ComplianceChannel, type ComplianceMode, FilterComplianceSchema, channelColumns, channelFigures, complianceCondition, consentColumns } from '../../compliance';
 import { CountRepository, countAll } from '../../count.repository';
-import { FilterCatalogueRepository } from '../../filter-catalogue.repository';
+import { FilterCatalogueCache } from '../../filter-catalogue.cache';
 import type { CountAudienceCommand } from './count-audience.command';
 
 export type { CountAudienceCommand } from './count-audience.command';
@@ -28,7 +28,7 @@ export interface CountAudienceResult {
 export class CountAudienceUseCase {
   constructor(
     private readonly repository: CountRepository,
-    private readonly catalogues: FilterCatalogueRepository,
+    private readonly catalogues: FilterCatalogueCache,
   ) {}
 
   async execute(command: CountAudienceCommand): Promise<CountAudienceResult> {
@@ -37,9 +37,9 @@ export class CountAudienceUseCase {
     const channels = Object.entries(compliance).filter(([, m]) => m !== undefined) as Array<[ComplianceChannel, ComplianceMode]>;
     let root: AudienceFilterNode | undefined;
     // The catalogue names the slot columns of filtered attributes and of the consents.
-    const catalogue = command.root !== undefined || channels.length ? (command.catalogue ?? (await this.catalogues.catalogue(command.projectId))) : undefined;
+    let catalogue: FilterCatalogue | undefined = command.root !== undefined || channels.length ? (command.catalogue ?? (await this.catalogues.cached(command.projectId))) : undefined;
     if (command.root !== undefined && catalogue) {
-      root = await filterErrorsAs400(() => parseAudienceFilter(command.root, catalogue, command.rootPath));
+      ({ root, catalogue } = await this.parseRoot(command, catalogue));
       if (command.principal && !maySearchByPii(command.principal)) {
         const path = piiConditionPath(root, catalogue, command.rootPath);
         if (path) {
@@ -62,6 +62,23 @@ export class CountAudienceUseCase {
       totalHits: Number(row.hits ?? 0),
       compliance: Object.fromEntries(channels.map(([ch, m]) => [ch, channelFigures(ch, m, row, matching)])),
     };
+  }
+
+  /**
+   * The root checked against the catalogue; a refusal by the cached catalogue is only final after
+   * one new read, so a name declared since it was cached is never refused (ADR 0232).
+   */
+  private async parseRoot(command: CountAudienceCommand, cached: FilterCatalogue): Promise<{ root: AudienceFilterNode; catalogue: FilterCatalogue }> {
+    const parse = (catalogue: FilterCatalogue) => parseAudienceFilter(command.root, catalogue, command.rootPath);
+    if (!command.catalogue) {
+      try {
+        return { root: parse(cached), catalogue: cached };
+      } catch (err) {
+        if (!(err instanceof AudienceFilterError)) throw err;
+      }
+    }
+    const catalogue = command.catalogue ?? (await this.catalogues.reload(command.projectId));
+    return { root: await filterErrorsAs400(() => parse(catalogue)), catalogue };
   }
 }
 

@@ -1,0 +1,41 @@
+import type { FilterCatalogueRows } from '@meld/db';
+import { Injectable } from '@nestjs/common';
+import { FilterCatalogueRepository } from './filter-catalogue.repository';
+
+/** How long a cached catalogue is trusted for what a filter naming known names cannot reveal: a type changed, a name removed (ADR 0232). */
+export const CATALOGUE_TTL_MS = 10_000;
+/** Projects kept; the one read longest ago is dropped first (keys are project ids from the URL). */
+const MAX_PROJECTS = 1_000;
+
+type Entry = { readAt: number; rows: Promise<FilterCatalogueRows> };
+
+/** A project's filter catalogue, as `FilterCatalogueRepository` reads it, held in memory per project (ADR 0232). */
+@Injectable()
+export class FilterCatalogueCache {
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(private readonly repository: FilterCatalogueRepository) {}
+
+  /** The cached catalogue (read at most `CATALOGUE_TTL_MS` ago), or a new read. */
+  cached(projectId: string, now = Date.now()): Promise<FilterCatalogueRows> {
+    const entry = this.entries.get(projectId);
+    if (entry && now - entry.readAt < CATALOGUE_TTL_MS) return entry.rows;
+    return this.reload(projectId, now);
+  }
+
+  /**
+   * A new read, which later `cached` calls share; a failed read is not kept. Never an older read
+   * still running: it may predate a declaration the caller relies on.
+   */
+  reload(projectId: string, now = Date.now()): Promise<FilterCatalogueRows> {
+    const rows = this.repository.catalogue(projectId);
+    const fresh: Entry = { readAt: now, rows };
+    this.entries.delete(projectId);
+    if (this.entries.size >= MAX_PROJECTS) this.entries.delete(this.entries.keys().next().value as string);
+    this.entries.set(projectId, fresh);
+    rows.catch(() => {
+      if (this.entries.get(projectId) === fresh) this.entries.delete(projectId);
+    });
+    return rows;
+  }
+}
