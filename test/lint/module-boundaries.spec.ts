@@ -44,7 +44,7 @@ describe('Nx module boundaries', () => {
 
 describe('the bench', () => {
   it('refuses an import of app code (ADR 0228)', () => {
-    const code = "import { toEventRow } from '../../apps/probes/src/sinks/event-row';\nexport const x = toEventRow;\n";
+    const code = "import { toEventRow } from '../../apps/probes/src/sinks/events.sink';\nexport const x = toEventRow;\n";
     expect(lintErrors('bench/scenarios/x.ts', code, 'no-restricted-imports')).toHaveLength(1);
     expect(lintErrors('bench/scenarios/x.ts', "import { toEventRow } from '@meld/clickhouse';\nexport const x = toEventRow;\n", 'no-restricted-imports')).toEqual([]);
   });

@@ -1,6 +1,6 @@
 import { derivedPiiValue, type ContactDataView } from '@meld/auth';
+import { sampleQualifier, type SamplingPlan } from '@meld/clickhouse';
 import { estimateShare, round, wilsonInterval } from '../shared/estimators';
-import { sampleQualifier, type SamplingPlan } from '../shared/sampling';
 import type { ProfiledAttribute } from './profiled-attributes';
 import { TOP_VALUES_OMITTED, type OmittedReason } from './top-values-policy';
 

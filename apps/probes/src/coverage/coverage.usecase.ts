@@ -1,7 +1,7 @@
 import { contactDataView, type Principal } from '@meld/auth';
+import { sampleCondition, sampleQualifier, samplingPlan } from '@meld/clickhouse';
 import { BadRequestException, Injectable } from '@nestjs/common';
 import { ProbeRootParser } from '../shared/probe-root';
-import { sampleQualifier, samplingPlan, sampleCondition } from '../shared/sampling';
 import { CoverageContextRepository } from './coverage-context.repository';
 import { type DataSourceRow, ProjectDataSources, resolveDataSource } from '../shared/data-sources';
 import { type AttributeFigures, coverageEntry } from './coverage-entry';

@@ -1,7 +1,6 @@
-import { type ClickHouse, join, sql } from '@meld/clickhouse';
+import { type ClickHouse, type EventRow, join, sql, toEventRow } from '@meld/clickhouse';
 import { Topics, eventsMessage, isEventsErased, type EventsErased, type EventsMessage } from '@meld/contracts';
 import { createSinkRunner, sinkHandler, type ConsumerRunner, type SinkHandler, type SinkRunnerOptions } from '@meld/kafka';
-import { type EventRow, toEventRow } from './event-row';
 import type { SinkOptions } from './sink-options';
 
 /** What one `meld.events.v1` message asks of ClickHouse: store an event, or forget a deleted contact's events. */

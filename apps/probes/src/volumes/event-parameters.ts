@@ -1,11 +1,10 @@
 import type { ContactDataView } from '@meld/auth';
-import type { Sql } from '@meld/clickhouse';
+import type { SamplingPlan, Sql } from '@meld/clickhouse';
 import type { AttributeType } from '@meld/contracts';
 import { decodeValue } from '../coverage/coverage-entry';
 import { valueKindOf } from '../coverage/coverage-sql';
 import { MAX_DISTINCT_FOR_TOP_VALUES, TOP_VALUES_OMITTED, nameReason } from '../coverage/top-values-policy';
 import { estimateTotal } from '../shared/estimators';
-import type { SamplingPlan } from '../shared/sampling';
 import type { ProbeReads } from '../shared/probe-reads';
 import { pairParameters } from './parameter-pairs';
 import type { EventParameterEntry } from './volumes.schema';

@@ -1,6 +1,5 @@
-import { join, raw, sql, type Sql } from '@meld/clickhouse';
+import { join, raw, SAMPLED_BUCKETS, sampleBound, sql, type Sql } from '@meld/clickhouse';
 import { audienceSelect, type AudienceFilterNode, latestMembership, paramValues, type AudienceValueKind } from '@meld/filters';
-import { SAMPLED_BUCKETS, sampleBound } from '../shared/sampling';
 
 /**
  * The ClickHouse reads of the event-volumes probe (ADR 0166). Events are counted deduplicated by

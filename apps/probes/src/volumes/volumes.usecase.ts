@@ -1,11 +1,11 @@
 import { contactDataView, type Principal } from '@meld/auth';
+import { sampleQualifier, samplingPlan, type SamplingPlan } from '@meld/clickhouse';
 import { CatalogueRepository } from '@meld/db';
 import type { AudienceFilterNode } from '@meld/filters';
 import { BadRequestException, Injectable } from '@nestjs/common';
 import { ProjectDataSources, resolveDataSource } from '../shared/data-sources';
 import { ProbeReads } from '../shared/probe-reads';
 import { ProbeRootParser } from '../shared/probe-root';
-import { sampleQualifier, samplingPlan, type SamplingPlan } from '../shared/sampling';
 import { eventParameters } from './event-parameters';
 import type { ComputedVolumes, VolumesInput } from './volumes.schema';
 import { type EventScope, populationQuery, rootContacts, sampledEvents, volumesQuery } from './volumes-sql';

@@ -1,4 +1,4 @@
-import { TtlCache } from '../src/public-api/access/ttl-cache';
+import { TtlCache } from './ttl-cache';
 
 describe('TtlCache', () => {
   it('expires entries after the TTL and evicts the least recently used past the size', () => {

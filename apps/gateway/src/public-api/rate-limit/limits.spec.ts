@@ -1,4 +1,4 @@
-import { DEFAULT_RATE_LIMITS, resolveRateLimits } from '../src/public-api/rate-limit/limits';
+import { DEFAULT_RATE_LIMITS, resolveRateLimits } from './limits';
 
 describe('rate-limit configuration', () => {
   it('defaults to the per-plan, per-minute figures of the design', () => {

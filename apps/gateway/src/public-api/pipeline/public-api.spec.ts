@@ -1,7 +1,6 @@
 import type { TokenRecord } from '@meld/auth';
 import { PUBLIC_ROUTES } from '@meld/contracts';
-import { tokenIdOf } from '../src/public-api/access/cache-invalidation';
-import { NOT_FOUND_ROUTE, bucketFor } from '../src/public-api/pipeline/public-api';
+import { NOT_FOUND_ROUTE, bucketFor } from './public-api';
 
 const route = (id: string) => PUBLIC_ROUTES.find((r) => r.id === id)!;
 const token: TokenRecord = { id: 't', kind: 'product', organizationId: 'o1', plan: 'm', scopes: [], projects: ['*'], dataSourceId: null };
@@ -22,13 +21,5 @@ describe('what a request is counted against', () => {
     expect(bucketFor(route('stream.read'), token, { ok: true, scopes: [] }, ds, 'ip')).toEqual({ cls: 'ingest', subject: 'ds:d1:stream.read', plan: 'm' });
     expect(bucketFor(route('stream.specs.attributes'), token, { ok: true, scopes: [] }, ds, 'ip').subject).toBe('ds:d1:stream.specs.attributes');
     expect(bucketFor(route('stream.read'), token, { ok: false, status: 404, message: '' }, ds, 'ip')).toEqual({ cls: 'ingest', subject: 'org:o1', plan: 'm' });
-  });
-});
-
-describe('revocation message', () => {
-  it('is the bare token id, or JSON carrying it', () => {
-    expect(tokenIdOf(' abc \n')).toBe('abc');
-    expect(tokenIdOf('{"id":"abc"}')).toBe('abc');
-    expect(tokenIdOf('{"tokenId":"abc"}')).toBe('abc');
   });
 });
