@@ -281,6 +281,16 @@ describe('identity merge on Postgres', () => {
     expect(await mergeContact({ projectId: p.id, dataSourceId: p.crm, userId: 'a' })).toMatchObject({ changed: false });
     expect([await audiences(p.id), await outbox(p.id)]).toEqual(before);
   });
+  it('a message that breaks the meld.audience.v1 contract fails the step and reaches no outbox row', async () => {
+    const p = await project();
+    const at = new Date().toISOString();
+    const good: AudienceChange = { schemaVersion: 1, kind: 'tombstone', projectId: p.id, audienceId: randomUUID(), version: 1, at };
+    const bad = { ...good, audienceId: randomUUID(), version: -1 } as AudienceChange;
+    await expect(repo.inProjectStep(p.id, (store) => store.enqueue([good, bad]))).rejects.toThrow(/version/);
+    const rows: Array<{ n: string }> = await db.query(`SELECT count(*) AS n FROM audience_outbox WHERE value->>'projectId' = $1`, [p.id]);
+    expect(Number(rows[0].n)).toBe(0);
+  });
+
   it('a step costs a fixed number of SQL round trips (BEGIN and COMMIT included)', async () => {
     const p = await project();
     // Every statement TypeORM sends, START TRANSACTION and COMMIT included, goes through this method.

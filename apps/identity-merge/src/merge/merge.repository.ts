@@ -1,4 +1,4 @@
-import { keys as messageKeys, type AudienceChange } from '@meld/contracts';
+import { type AudienceChange, Outputs } from '@meld/contracts';
 import { outboxTrace } from '@meld/db';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { ConsentChange } from './merge-consent';
@@ -236,8 +236,12 @@ export class MergeStepStore {
   /** Queues the step's `meld.audience.v1` messages, in order, for the outbox relay. */
   async enqueue(messages: readonly AudienceChange[]): Promise<void> {
     if (!messages.length) return;
+    const { schema, key } = Outputs.audience;
+    // A bad message fails the step (its transaction rolls back, the input is retried or
+    // dead-lettered) instead of reaching the relay and the consumers, as ingest's outbox does.
+    for (const m of messages) schema.parse(m);
     await this.em.query(`INSERT INTO audience_outbox (key, value, trace) SELECT m.e->>'key', m.e->'value', $2::jsonb FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS m(e, n) ORDER BY m.n`, [
-      JSON.stringify(messages.map((m) => ({ key: messageKeys.audienceContact(this.projectId, m.audienceId), value: m }))),
+      JSON.stringify(messages.map((m) => ({ key: key(m), value: m }))),
       outboxTrace(),
     ]);
   }
