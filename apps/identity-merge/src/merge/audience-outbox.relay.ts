@@ -1,4 +1,4 @@
-import { Topics, audienceChange } from '@meld/contracts';
+import { Outputs } from '@meld/contracts';
 import { OutboxRelay, outboxRelayProvider } from '@meld/db';
 import { KAFKA, metricsRegistry } from '@meld/platform';
 
@@ -10,8 +10,8 @@ export class AudienceOutboxRelay extends OutboxRelay {}
 
 export const audienceOutboxRelay = outboxRelayProvider(AudienceOutboxRelay, {
   table: 'audience_outbox',
-  topic: Topics.audience,
-  schemas: [[Topics.audience, audienceChange]],
+  topic: Outputs.audience.topic,
+  outputs: [Outputs.audience],
   producer: { kafka: KAFKA, clientId: 'meld-identity-merge' },
   metrics: metricsRegistry,
 });

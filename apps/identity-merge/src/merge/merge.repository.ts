@@ -238,7 +238,7 @@ export class MergeStepStore {
     if (!messages.length) return;
     const { schema, key } = Outputs.audience;
     // A bad message fails the step (its transaction rolls back, the input is retried or
-    // dead-lettered) instead of reaching the relay and the consumers, as ingest's outbox does.
+    // dead-lettered, ADR 0236) instead of reaching the relay and the consumers, as ingest's outbox does.
     for (const m of messages) schema.parse(m);
     await this.em.query(`INSERT INTO audience_outbox (key, value, trace) SELECT m.e->>'key', m.e->'value', $2::jsonb FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS m(e, n) ORDER BY m.n`, [
       JSON.stringify(messages.map((m) => ({ key: key(m), value: m }))),

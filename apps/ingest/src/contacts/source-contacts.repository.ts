@@ -1,4 +1,4 @@
-import { eventsErased, keys, Topics, type EventsErased } from '@meld/contracts';
+import { Outputs, type EventsErased } from '@meld/contracts';
 import { type ContactWrite, DATA_SOURCE, enqueueContactChanges, outboxTrace, upsertSourceContacts } from '@meld/db';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
@@ -71,10 +71,11 @@ export class SourceContactsRepository {
     );
     if (rows.length === 0) return false;
     const version = Number(rows[0].version);
-    const key = keys.sourceContact(projectId, dataSourceId, userId);
-    await enqueueContactChanges(tx, projectId, dataSourceId, [{ schemaVersion: 1, kind: 'delete', projectId, dataSourceId, userId, version, at }]);
-    const erase: EventsErased = eventsErased.parse({ schemaVersion: 1, kind: 'erase', projectId, dataSourceId, userId, version, at });
-    await tx.query(`INSERT INTO outbox (topic, key, value, trace) VALUES ($1, $2, $3, $4)`, [Topics.events, key, JSON.stringify(erase), outboxTrace()]);
+    await enqueueContactChanges(tx, [{ schemaVersion: 1, kind: 'delete', projectId, dataSourceId, userId, version, at }]);
+    const { topic, schema, key } = Outputs.events;
+    const erase: EventsErased = { schemaVersion: 1, kind: 'erase', projectId, dataSourceId, userId, version, at };
+    schema.parse(erase);
+    await tx.query(`INSERT INTO outbox (topic, key, value, trace) VALUES ($1, $2, $3, $4)`, [topic, key(erase), JSON.stringify(erase), outboxTrace()]);
     return true;
   }
 }

@@ -1,3 +1,4 @@
+import type { TopicOutput } from '@meld/contracts';
 import { createProducer, type OutgoingMessage, type Producer, type SendOptions } from '@meld/kafka';
 import { KAFKA, type KafkaClient, loadConfig, metricsRegistry } from '@meld/platform';
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
@@ -15,8 +16,14 @@ export class IngestProducer implements OnApplicationShutdown {
     this.producer = createProducer({ kafka: client.kafka, brokers: client.brokers, clientId: 'meld-ingest', metrics: metricsRegistry, lingerMs: ingestLingerMs() });
   }
 
+  /** The outbox relay's path: rows already keyed, with their trace headers (ADR 0213). */
   send(topic: string, messages: readonly OutgoingMessage[], options?: SendOptions): Promise<void> {
     return this.producer.send(topic, messages, options);
+  }
+
+  /** Writers' path: a typed output of contracts, validated and keyed by it (ADR 0218, ADR 0236). */
+  publish<T>(output: TopicOutput<T>, values: readonly T[]): Promise<void> {
+    return this.producer.publish(output, values);
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -1,3 +1,4 @@
+import type { TopicOutput } from '@meld/contracts';
 import type { BeforeApplicationShutdown, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { Gauge, type Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
@@ -15,8 +16,11 @@ export interface OutboxRelayOptions {
   table: string;
   /** The one topic of a single-topic outbox; otherwise each row's `topic` column. */
   topic?: string;
-  /** Each topic's message schema, checked before sending; a topic not named is sent as written (checked by its writer). */
-  schemas?: Iterable<readonly [string, ZodType<unknown>]>;
+  /**
+   * The contracts' outputs (libs/contracts `Outputs`) of the topics whose rows are checked against
+   * their schema before sending (ADR 0236); a topic not named is sent as written (checked by its writer).
+   */
+  outputs?: Iterable<Pick<TopicOutput<unknown>, 'topic' | 'schema'>>;
   lingerMs?: number;
   safetyPollMs?: number;
   metrics: Registry;
@@ -40,7 +44,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     private readonly closeProducer?: () => Promise<void>,
   ) {
     this.metrics = options.metrics;
-    const schemas = new Map(options.schemas);
+    const schemas = new Map<string, ZodType<unknown>>([...(options.outputs ?? [])].map((o) => [o.topic, o.schema]));
     this.pump = new OutboxPump(ds, {
       ...options,
       publish: (topic, messages) => producer.send(topic, messages, { schema: schemas.get(topic) }),

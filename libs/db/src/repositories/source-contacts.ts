@@ -1,4 +1,4 @@
-import { type ContactChange, contactChange, dict, keys, Topics } from '@meld/contracts';
+import { type ContactChange, dict, Outputs } from '@meld/contracts';
 import type { EntityManager } from 'typeorm';
 import { outboxTrace } from '../outbox/outbox-trace';
 
@@ -105,19 +105,20 @@ export async function upsertSourceContacts(tx: EntityManager, projectId: string,
     for (const name of s.cleared) patch[name] = null;
     return { schemaVersion: 1, kind: 'upsert', projectId, dataSourceId, userId, version: s.version + 1, at: writtenAt, patch };
   });
-  await enqueueContactChanges(tx, projectId, dataSourceId, messages);
+  await enqueueContactChanges(tx, messages);
 }
 
 /** Queues `meld.contacts.v1` messages in the writer's transaction, in order. */
-export async function enqueueContactChanges(tx: EntityManager, projectId: string, dataSourceId: string, messages: readonly ContactChange[]): Promise<void> {
+export async function enqueueContactChanges(tx: EntityManager, messages: readonly ContactChange[]): Promise<void> {
   if (messages.length === 0) return;
-  for (const m of messages) contactChange.parse(m); // a bad message must fail the write, not the relay
+  const { topic, schema, key } = Outputs.contacts;
+  for (const m of messages) schema.parse(m); // a bad message must fail the write, not the relay
   // One JSON parameter rather than a jsonb[]: pg escapes every quote of every element of an
   // array parameter in JavaScript, JSON.stringify of the whole is native (identity-merge's
   // profile had that escaping among its top costs).
   await tx.query(
     `INSERT INTO outbox (topic, key, value, trace)
      SELECT $1, m.e->>'key', m.e->'value', $3::jsonb FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS m(e, n) ORDER BY m.n`,
-    [Topics.contacts, JSON.stringify(messages.map((m) => ({ key: keys.sourceContact(projectId, dataSourceId, m.userId), value: m }))), outboxTrace()],
+    [topic, JSON.stringify(messages.map((m) => ({ key: key(m), value: m }))), outboxTrace()],
   );
 }

@@ -1,4 +1,4 @@
-import { Topics, eventsMessage, smsStatusChange } from '@meld/contracts';
+import { Outputs } from '@meld/contracts';
 import { OutboxRelay, outboxRelayProvider } from '@meld/db';
 import { KAFKA, metricsRegistry } from '@meld/platform';
 
@@ -11,10 +11,7 @@ export class SmsOutboxRelay extends OutboxRelay {}
 
 export const smsOutboxRelay = outboxRelayProvider(SmsOutboxRelay, {
   table: 'sms_outbox',
-  schemas: [
-    [Topics.smsStatus, smsStatusChange],
-    [Topics.events, eventsMessage],
-  ],
+  outputs: [Outputs.smsStatus, Outputs.events],
   producer: { kafka: KAFKA, clientId: 'meld-messaging' },
   metrics: metricsRegistry,
 });

@@ -1,4 +1,4 @@
-import { type EventAccepted, eventAccepted, keys, Topics } from '@meld/contracts';
+import { type EventAccepted, Outputs } from '@meld/contracts';
 import { Injectable } from '@nestjs/common';
 import { ContactPatches } from '../../../contacts/contact-patches';
 import { type ContactWrite, SourceContactsRepository } from '../../../contacts/source-contacts.repository';
@@ -100,12 +100,12 @@ export class WriteEvents {
 
   /** The events to `meld.events.v1`, resolved once Kafka acked them. */
   private produce(command: WriteCommand, events: ParsedEvent[]): Promise<void> {
-    return timed('produce', () => this.producer.send(Topics.events, events.map((e) => eventMessage(command, e)), { schema: eventAccepted }));
+    return timed('produce', () => this.producer.publish(Outputs.events, events.map((e) => eventMessage(command, e))));
   }
 }
 
-function eventMessage({ projectId, dataSourceId, receivedAt }: WriteCommand, e: ParsedEvent) {
-  const value: EventAccepted = {
+function eventMessage({ projectId, dataSourceId, receivedAt }: WriteCommand, e: ParsedEvent): EventAccepted {
+  return {
     schemaVersion: 1,
     projectId,
     dataSourceId,
@@ -120,7 +120,6 @@ function eventMessage({ projectId, dataSourceId, receivedAt }: WriteCommand, e: 
     // identity-merge publishes the trigger once it knows the audience contact.
     ...(e.eventType.automation && insideAutomationWindow(e.eventDate, receivedAt) ? { automation: true } : {}),
   };
-  return { key: keys.sourceContact(projectId, dataSourceId, e.userId), value };
 }
 
 function stripUserId(data: Record<string, unknown>): EventAccepted['userData'] {
