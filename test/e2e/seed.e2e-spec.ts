@@ -49,10 +49,13 @@ describe('meld seed through the public ingest API', () => {
     const cut = JSON.parse(readFileSync(stateFile, 'utf8'));
     expect(cut.contactsDone).toBeLessThan(3000);
 
-    const resumed = await meld(['seed', '--contacts', '3000', '--events', '4000', '--state', stateFile, '--json']).done;
+    // A small --max-ahead makes the seed wait for identity-merge on the way (ADR 0241).
+    const resumed = await meld(['seed', '--contacts', '3000', '--events', '4000', '--max-ahead', '1000', '--state', stateFile, '--json']).done;
     expect([resumed.code, resumed.out]).toEqual([0, expect.stringContaining('"project"')]);
     const summary = JSON.parse(resumed.out.slice(resumed.out.indexOf('{')));
     expect(summary).toMatchObject({ project: cut.projectUid, contacts: { done: 3000, failed: 0 }, events: { done: 4000, failed: 0 } });
+    // The seed itself waited until every person written was merged and every event stored.
+    expect([summary.merged, summary.eventsStored]).toEqual([3000, 4000]);
     const state = JSON.parse(readFileSync(stateFile, 'utf8'));
     // 3000 contacts, 30% of them in both sources: about 3900 source contacts merge into 3000.
     await waitFor('3000 merged audience contacts', async () => (await count(state)) === 3000, { timeoutMs: 60000, intervalMs: 500 });
@@ -61,7 +64,8 @@ describe('meld seed through the public ingest API', () => {
 
     const more = await meld(['seed', '--contacts', '3500', '--events', '4000', '--state', stateFile, '--json']).done;
     expect(more.code).toBe(0);
-    expect(JSON.parse(more.out.slice(more.out.indexOf('{'))).contacts.done).toBe(3500);
+    const extended = JSON.parse(more.out.slice(more.out.indexOf('{')));
+    expect([extended.contacts.done, extended.merged, extended.eventsStored]).toEqual([3500, 3500, 4000]);
     await waitFor('3500 merged audience contacts', async () => (await count(state)) === 3500, { timeoutMs: 60000, intervalMs: 500 });
   }, 240000);
 
