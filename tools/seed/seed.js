@@ -187,7 +187,7 @@ async function seed({ contacts, events, sources, concurrency = 8, maxAhead = 200
     }
     return bySource;
   });
-  const eventsStored = merged < state.contactsDone ? undefined : await arrival('storing', arrived.events, state.eventsDone);
+  const eventsStored = merged < state.contactsDone ? null : await arrival('storing', arrived.events, state.eventsDone);
   const seconds = (Date.now() - started) / 1000;
   return {
     project: state.projectUid,
@@ -199,7 +199,7 @@ async function seed({ contacts, events, sources, concurrency = 8, maxAhead = 200
     eventsStored,
     missing: [
       ...(merged < state.contactsDone ? [shortfall('people', merged, state.contactsDone, stallSeconds)] : []),
-      ...(eventsStored < state.eventsDone ? [shortfall('events', eventsStored, state.eventsDone, stallSeconds)] : []),
+      ...(eventsStored !== null && eventsStored < state.eventsDone ? [shortfall('events', eventsStored, state.eventsDone, stallSeconds)] : []),
     ],
     seconds: Math.round(seconds * 10) / 10,
     stateFile,

@@ -69,7 +69,7 @@ async function run(args) {
         `contacts     ${summary.contacts.done.toLocaleString('en')} sent, ${summary.contacts.accepted.toLocaleString('en')} accepted, ${summary.contacts.failed} refused`,
         `events       ${summary.events.done.toLocaleString('en')} sent, ${summary.events.accepted.toLocaleString('en')} accepted, ${summary.events.failed} refused`,
         `merged       ${summary.merged.toLocaleString('en')} people in the audience`,
-        `eventsStored ${summary.eventsStored === undefined ? 'not read (people are missing)' : `${summary.eventsStored.toLocaleString('en')} events in the event store`}`,
+        `eventsStored ${summary.eventsStored === null ? 'not read (people are missing)' : `${summary.eventsStored.toLocaleString('en')} events in the event store`}`,
         `time         ${summary.seconds} s  (${Math.round((summary.contacts.done + summary.events.done) / Math.max(summary.seconds, 0.001)).toLocaleString('en')} items/s this run)`,
         `state        ${path.relative(process.cwd(), summary.stateFile)} (run again to resume or extend; --new for a new project)`,
       ].join('\n'),
