@@ -1,7 +1,8 @@
 'use strict';
 // What has arrived of a seed, read through the product API (ADR 0241): people merged (the
 // exact audience count) and events stored (the exact per-type counts of the event-volumes
-// probe). A read that fails resolves to undefined: the seed then just waits longer.
+// probe). Busy answers are retried (http.js); any other failure stops the seed with its reason,
+// so a refused read is never mistaken for data that did not arrive.
 const { expectOk } = require('../cli/commands/admin');
 const { postJson } = require('./http');
 
@@ -16,12 +17,9 @@ async function arrivals(client, { organizationId, projectUid }) {
   const token = minted.metadata.token;
   const api = `${client.base}/v1/project/${projectUid}`;
   const read = async (path, body, pick) => {
-    try {
-      const { status, json } = await postJson(`${api}/${path}`, token, body);
-      return status === 200 ? pick(json.metadata) : undefined;
-    } catch {
-      return undefined;
-    }
+    const { status, json } = await postJson(`${api}/${path}`, token, body);
+    if (status !== 200) throw new Error(`meld seed: POST /v1/project/${projectUid}/${path} answered ${status}: ${json.message ?? 'no message'}`);
+    return pick(json.metadata);
   };
   return {
     people: () => read('audience/count', {}, (m) => m.totalHits),

@@ -16,8 +16,8 @@ function paceStep({ end, confirmed, maxAhead, readAgeMs, readEveryMs }) {
 }
 
 /**
- * Keeps sends within `maxAhead` of `read()` (an exact count, or undefined when the read
- * failed); `onWait(ahead)` reports each wait, `onWait(0)` its end. One read at a time,
+ * Keeps sends within `maxAhead` of `read()` (an exact count; a read that throws ends the wait
+ * with its error); `onWait(ahead)` reports each wait, `onWait(0)` its end. One read at a time,
  * shared by every worker. A wait during which the count does not move for `stallMs` throws
  * `stalled(ahead)`'s error: what is missing will not arrive (dropped, or the stack is down).
  */

@@ -35,6 +35,11 @@ describe('meld seed: pacing', () => {
     await expect(pace.before(1000)).rejects.toThrow(/only 300 of 1,000 people are merged into the audience \(700 missing\)/);
   });
 
+  it('a read that fails stops the wait with its reason, not a stall', async () => {
+    const pace = pacer({ read: async () => Promise.reject(new Error('count answered 403')), maxAhead: 100, readEveryMs: 0, stallMs: 60_000, stalled: () => new Error('stalled'), sleepMs: 1 });
+    await expect(pace.before(1000)).rejects.toThrow('count answered 403');
+  });
+
   it('the final wait ends at the expected count, or after a stall with what it reached', async () => {
     const seen: number[] = [];
     let n = 0;
