@@ -59,9 +59,12 @@ async function run(args) {
   };
   if (values.new) require('node:fs').rmSync(options.stateFile, { force: true });
   const summary = await require('../../seed/seed').seed({ ...options, log: values.json ? () => undefined : console.log });
-  for (const message of summary.missing) console.error(message);
-  if (values.json) console.log(JSON.stringify(summary, null, 2));
-  else
+  // What is missing is said last to a person, and before the JSON (found by its first brace) to a machine.
+  const warn = () => summary.missing.forEach((message) => console.error(message));
+  if (values.json) {
+    warn();
+    console.log(JSON.stringify(summary, null, 2));
+  } else {
     console.log(
       [
         '',
@@ -74,6 +77,8 @@ async function run(args) {
         `state        ${path.relative(process.cwd(), summary.stateFile)} (run again to resume or extend; --new for a new project)`,
       ].join('\n'),
     );
+    warn();
+  }
   return summary.contacts.failed + summary.events.failed > 0 || summary.missing.length > 0 ? 1 : 0;
 }
 
