@@ -1,7 +1,9 @@
 'use strict';
 // `meld seed`: fills a project with realistic contacts and events through the public ingest
 // API of the running gateway (the same path a customer's integration takes), with a live
-// progress bar, resumable from a state file, and a summary at the end.
+// progress bar, resumable from a state file, and a summary at the end. It never runs further
+// ahead of what the product API says arrived than --max-ahead, and succeeds only once every
+// person written is merged and every event stored (ADR 0241).
 const fs = require('node:fs');
 const path = require('node:path');
 const { adminClient, expectOk } = require('../cli/commands/admin');
