@@ -1,13 +1,14 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, readFileSync, existsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitFor } from '@meld/testing';
 import { startSystem, type System } from './support/system';
 
 // `meld seed` against the eight apps as processes: the data arrives through the public ingest
-// API, overlapping sources merge, a seed killed mid-way resumes to the same result, and a
-// larger --contacts later adds only the difference.
+// API, overlapping sources merge, a seed killed mid-way resumes to the same result, a
+// larger --contacts later adds only the difference, and the seed only succeeds once every
+// person written is merged and every event stored (ADR 0241).
 const ROOT = join(__dirname, '../..');
 
 const GATEWAY_PORT = 21080;
@@ -49,10 +50,13 @@ describe('meld seed through the public ingest API', () => {
     const cut = JSON.parse(readFileSync(stateFile, 'utf8'));
     expect(cut.contactsDone).toBeLessThan(3000);
 
-    const resumed = await meld(['seed', '--contacts', '3000', '--events', '4000', '--state', stateFile, '--json']).done;
+    // A small --max-ahead makes the seed wait for identity-merge on the way (ADR 0241).
+    const resumed = await meld(['seed', '--contacts', '3000', '--events', '4000', '--max-ahead', '1000', '--state', stateFile, '--json']).done;
     expect([resumed.code, resumed.out]).toEqual([0, expect.stringContaining('"project"')]);
     const summary = JSON.parse(resumed.out.slice(resumed.out.indexOf('{')));
     expect(summary).toMatchObject({ project: cut.projectUid, contacts: { done: 3000, failed: 0 }, events: { done: 4000, failed: 0 } });
+    // The seed itself waited until every person written was merged and every event stored.
+    expect([summary.merged, summary.eventsStored]).toEqual([3000, 4000]);
     const state = JSON.parse(readFileSync(stateFile, 'utf8'));
     // 3000 contacts, 30% of them in both sources: about 3900 source contacts merge into 3000.
     await waitFor('3000 merged audience contacts', async () => (await count(state)) === 3000, { timeoutMs: 60000, intervalMs: 500 });
@@ -61,8 +65,18 @@ describe('meld seed through the public ingest API', () => {
 
     const more = await meld(['seed', '--contacts', '3500', '--events', '4000', '--state', stateFile, '--json']).done;
     expect(more.code).toBe(0);
-    expect(JSON.parse(more.out.slice(more.out.indexOf('{'))).contacts.done).toBe(3500);
+    const extended = JSON.parse(more.out.slice(more.out.indexOf('{')));
+    expect([extended.contacts.done, extended.merged, extended.eventsStored]).toEqual([3500, 3500, 4000]);
     await waitFor('3500 merged audience contacts', async () => (await count(state)) === 3500, { timeoutMs: 60000, intervalMs: 500 });
+
+    // People written but lost on the way (as the dev broker drops them): the state claims 100
+    // more than were sent, so they never merge; the seed says so and fails instead of succeeding.
+    writeFileSync(stateFile, JSON.stringify({ ...JSON.parse(readFileSync(stateFile, 'utf8')), contactsDone: 3600 }));
+    const lost = await meld(['seed', '--contacts', '3600', '--events', '4000', '--stall-seconds', '2', '--state', stateFile, '--json']).done;
+    expect(lost.code).toBe(1);
+    expect(lost.out).toContain('only 3,500 of 3,600 people are merged into the audience (100 missing)');
+    expect(lost.out).toContain('keeps only 5 MB');
+    expect(JSON.parse(lost.out.slice(lost.out.indexOf('{')))).toMatchObject({ merged: 3500, eventsStored: null });
   }, 240000);
 
   it('--help prints help and does nothing; an unknown flag is an error', async () => {

@@ -60,7 +60,7 @@ describe('direct SMS through the gateway with delivery-report webhooks (every ap
     const token = (await admin('POST', `/organizations/${org}/tokens`, { scopes: ['PROJECT_DIRECT_WRITE', 'PROJECT_DIRECT_READ', 'PROJECT_AUDIENCE_READ'], projects: [uid] })).metadata.token;
     const stream = `/v1/project/${uid}/datasource/${ds.entity.id}/stream`;
     expect((await call('POST', `${stream}/contacts`, ds.metadata.token, [{ _user_id: 'sms-1', _phone_mobile: '+447400123461' }])).status).toBe(202);
-    await waitFor('the contact merged', async () => (await call('GET', `/v1/project/${uid}/audience/user/sms-1`, token)).status === 200 || undefined, { timeoutMs: 30000 });
+    await waitFor('the contact merged', async () => (await call('GET', `/v1/project/${uid}/audience/user/sms-1`, token)).status === 200 || undefined, { timeoutMs: 60000 });
     p = { org, uid, token, secret: hook.metadata.secret };
   }, 180000);
 

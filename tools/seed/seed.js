@@ -1,11 +1,17 @@
 'use strict';
 // `meld seed`: fills a project with realistic contacts and events through the public ingest
 // API of the running gateway (the same path a customer's integration takes), with a live
-// progress bar, resumable from a state file, and a summary at the end.
+// progress bar, resumable from a state file, and a summary at the end. It never runs further
+// ahead of what the product API says arrived than --max-ahead, and succeeds only once every
+// person written is merged and every event stored (ADR 0241).
 const fs = require('node:fs');
 const path = require('node:path');
 const { adminClient, expectOk } = require('../cli/commands/admin');
 const { contact, event, sourcesOf, EVENT_TYPES, ATTRIBUTES } = require('./generator');
+const { arrivals } = require('./arrivals');
+const { postJson } = require('./http');
+const { pacer, settle } = require('./pacing');
+const { shortfall, stalledError } = require('./shortfall');
 
 const BATCH = 100; // the ingest API's largest batch
 
@@ -45,12 +51,16 @@ async function pump({ from, to, concurrency, send, onProgress, onDone }) {
   let next = from;
   const finished = new Map(); // batch start → end, completed out of order
   let prefix = from;
+  let failed = false;
   const worker = async () => {
-    while (next < to) {
+    while (next < to && !failed) {
       const start = next;
       const end = Math.min(to, start + BATCH);
       next = end;
-      const outcome = await send(start, end);
+      const outcome = await send(start, end).catch((err) => {
+        failed = true;
+        throw err;
+      });
       onProgress(end - start, outcome);
       finished.set(start, end);
       while (finished.has(prefix)) {
@@ -64,32 +74,18 @@ async function pump({ from, to, concurrency, send, onProgress, onDone }) {
   await Promise.all(Array.from({ length: concurrency }, worker));
 }
 
-async function post(url, token, body, attempt = 0) {
-  let res;
-  try {
-    res = await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(30000) });
-  } catch (err) {
-    if (attempt >= 8) throw err;
-    await new Promise((r) => setTimeout(r, 200 * 2 ** attempt));
-    return post(url, token, body, attempt + 1);
-  }
-  if (res.status === 429 || res.status >= 500) {
-    await res.body?.cancel();
-    if (attempt >= 8) throw new Error(`${url} answered ${res.status} ${attempt + 1} times`);
-    const reset = Number(res.headers.get('x-ratelimit-reset'));
-    await new Promise((r) => setTimeout(r, res.status === 429 && reset > 0 ? Math.min(reset * 1000, 60000) : 200 * 2 ** attempt));
-    return post(url, token, body, attempt + 1);
-  }
-  const json = await res.json().catch(() => ({}));
-  if (res.status !== 202 && res.status !== 422) throw new Error(`${url} answered ${res.status}: ${JSON.stringify(json).slice(0, 500)}`);
+/** One ingest batch: its counts of accepted and refused items (a 422 refuses some or all of them). */
+async function post(url, token, body) {
+  const { status, json } = await postJson(url, token, body);
+  if (status !== 202 && status !== 422) throw new Error(`${url} answered ${status}: ${JSON.stringify(json).slice(0, 500)}`);
   return { successful: json.entity?.successful ?? 0, failed: json.entity?.failed ?? 0 };
 }
 
 function progressBar(enabled) {
-  if (!enabled) return { start() {}, increment() {}, stop() {} };
+  if (!enabled) return { start() {}, increment() {}, update() {}, stop() {} };
   const cliProgress = require('cli-progress');
   return new cliProgress.SingleBar(
-    { format: '  {phase} |{bar}| {percentage}% {value}/{total} · {rate}/s · eta {eta_formatted}', barsize: 30, hideCursor: true, etaBuffer: 50 },
+    { format: '  {phase} |{bar}| {percentage}% {value}/{total} · {rate}/s · eta {eta_formatted}{note}', barsize: 30, hideCursor: true, etaBuffer: 50 },
     cliProgress.Presets.shades_classic,
   );
 }
@@ -99,7 +95,7 @@ function progressBar(enabled) {
  * run cut off at any point continues where it stopped; raising --contacts or --events on a
  * later run adds the difference.
  */
-async function seed({ contacts, events, sources, concurrency = 8, stateFile, progress = true, log = console.log, env = process.env }) {
+async function seed({ contacts, events, sources, concurrency = 8, maxAhead = 20000, stallSeconds = 120, stateFile, progress = true, log = console.log, env = process.env }) {
   const client = adminClient(env);
   const base = client.base;
   let state = fs.existsSync(stateFile) ? JSON.parse(fs.readFileSync(stateFile, 'utf8')) : null;
@@ -120,11 +116,20 @@ async function seed({ contacts, events, sources, concurrency = 8, stateFile, pro
   log(`seeding project ${state.projectUid} on ${base} (${sources} data sources; state in ${path.relative(process.cwd(), stateFile)})`);
   const stream = (ds, kind) => `${base}/v1/project/${state.projectUid}/datasource/${ds.id}/stream/${kind}`;
   const started = Date.now();
+  const arrived = await arrivals(client, state);
+  const stallMs = stallSeconds * 1000;
+  // Events are read less often: their count scans the event store (ADR 0242).
+  const paces = {
+    contacts: pacer({ read: arrived.people, maxAhead, readEveryMs: 1000, stallMs, stalled: stalledError('people', stallSeconds) }),
+    events: pacer({ read: arrived.events, maxAhead, readEveryMs: 3000, stallMs, stalled: stalledError('events', stallSeconds) }),
+  };
+  const label = { contacts: 'merged', events: 'stored' };
 
   const phase = async (name, target, doneKey, batchFor) => {
     if (state[doneKey] >= target) return;
     const bar = progressBar(progress);
-    bar.start(target, state[doneKey], { phase: name.padEnd(8), rate: 0 });
+    bar.start(target, state[doneKey], { phase: name.padEnd(8), rate: 0, note: '' });
+    const waiting = (ahead) => bar.update({ note: ahead > 0 ? ` · waiting: ${ahead.toLocaleString('en')} ahead of ${label[name]} (--max-ahead ${maxAhead})` : '' });
     const t0 = Date.now();
     let sent = 0;
     await pump({
@@ -132,6 +137,7 @@ async function seed({ contacts, events, sources, concurrency = 8, stateFile, pro
       to: target,
       concurrency,
       send: async (start, end) => {
+        await paces[name].before(end, waiting);
         const bySource = batchFor(start, end);
         const outcomes = await Promise.all([...bySource.entries()].map(([k, items]) => post(stream(state.sources[k], name), state.sources[k].token, items)));
         return outcomes.reduce((a, o) => ({ successful: a.successful + o.successful, failed: a.failed + o.failed }), { successful: 0, failed: 0 });
@@ -150,6 +156,15 @@ async function seed({ contacts, events, sources, concurrency = 8, stateFile, pro
     bar.stop();
   };
 
+  /** Waits (bounded by --stall-seconds without progress) until `expected` arrived; the count reached. */
+  const arrival = async (phaseName, read, expected) => {
+    const bar = progressBar(progress);
+    bar.start(expected, 0, { phase: phaseName.padEnd(8), rate: 0, note: '' });
+    const reached = await settle({ read, expected, stallMs, onRead: (n) => bar.update(Math.min(n, expected)) });
+    bar.stop();
+    return reached;
+  };
+
   await phase('contacts', contacts, 'contactsDone', (start, end) => {
     const bySource = new Map();
     for (let i = start; i < end; i++) {
@@ -160,8 +175,12 @@ async function seed({ contacts, events, sources, concurrency = 8, stateFile, pro
     }
     return bySource;
   });
+  // Every person written is merged before events are sent: the event count reaches events through merged contacts.
+  const merged = await arrival('merging', arrived.people, state.contactsDone);
+  // People missing make the event count unreachable too (and events would only add to the backlog).
+  const eventsTarget = merged < state.contactsDone ? state.eventsDone : events;
   const population = Math.max(1, Math.max(contacts, state.contactsDone));
-  await phase('events', events, 'eventsDone', (start, end) => {
+  await phase('events', eventsTarget, 'eventsDone', (start, end) => {
     const bySource = new Map();
     for (let j = start; j < end; j++) {
       const { source, item } = event(j, population, sources, state.now);
@@ -170,17 +189,23 @@ async function seed({ contacts, events, sources, concurrency = 8, stateFile, pro
     }
     return bySource;
   });
+  const eventsStored = merged < state.contactsDone ? null : await arrival('storing', arrived.events, state.eventsDone);
   const seconds = (Date.now() - started) / 1000;
-  const summary = {
+  return {
     project: state.projectUid,
     organization: state.organizationId,
     dataSources: state.sources.map((s) => s.id),
     contacts: { target: contacts, done: state.contactsDone, ...pair(state, 'contacts') },
     events: { target: events, done: state.eventsDone, ...pair(state, 'events') },
+    merged,
+    eventsStored,
+    missing: [
+      ...(merged < state.contactsDone ? [shortfall('people', merged, state.contactsDone, stallSeconds)] : []),
+      ...(eventsStored !== null && eventsStored < state.eventsDone ? [shortfall('events', eventsStored, state.eventsDone, stallSeconds)] : []),
+    ],
     seconds: Math.round(seconds * 10) / 10,
     stateFile,
   };
-  return summary;
 }
 const pair = (state, k) => ({ accepted: state.accepted[k], failed: state.failed[k] });
 

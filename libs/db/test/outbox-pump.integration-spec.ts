@@ -38,7 +38,12 @@ describe('OutboxPump', () => {
     await pause(800);
     await pump.stop();
     // The first write after idle goes at once (ADR 0212); the next ones wait out the linger together.
-    expect(sends.map((s) => s.map((m) => m.key))).toEqual([['k1'], ['k2', 'k3', 'k4']]);
+    // On a loaded machine k2 can be committed before that first pass reads, so k1's send may carry
+    // it too: what must hold is order, k1 not held back, and the rest gathered into one send.
+    const keys = sends.map((s) => s.map((m) => m.key));
+    expect(keys.flat()).toEqual(['k1', 'k2', 'k3', 'k4']);
+    expect(keys[0][0]).toBe('k1');
+    expect(keys).toHaveLength(2);
     expect(Number((await ds.query(`SELECT count(*) AS n FROM outbox`))[0].n)).toBe(0);
   });
 
