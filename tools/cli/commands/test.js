@@ -60,24 +60,32 @@ async function run(args = []) {
         ['type check (tsc)', 'npx', ['tsc', '-p', 'tsconfig.json', '--noEmit']],
       ].map(([title, cmd, cmdArgs]) => check(title, cmd, cmdArgs, env));
 
-  const results = path.join(stackDir, 'test-results.json');
-  fs.rmSync(results, { force: true });
-  const done = step('jest (unit, integration, e2e)');
-  const jest = spawnSync('npx', ['jest', '--ci', '--maxWorkers=2', '--json', `--outputFile=${results}`, ...jestArgs], { cwd: root, stdio: 'inherit', env });
-  done();
-
+  // Two phases: e2e suites each run a whole system (its own broker) on the shared test
+  // databases, so one system's outbox relays, woken by every write's NOTIFY (ADR 0212), would
+  // publish another's rows to the wrong broker. They run one at a time, after the rest.
+  const phases = [
+    ['jest (unit, integration)', ['--maxWorkers=2', '--testPathIgnorePatterns', '/node_modules/', '/dist/', '\\.e2e-spec\\.ts$']],
+    ['jest (e2e, one system at a time)', ['--runInBand', '--testMatch', '**/*.e2e-spec.ts']],
+  ];
   let passed = checks.filter(Boolean).length;
   let failed = checks.length - passed;
   let skipped = 0;
-  if (fs.existsSync(results)) {
-    const r = JSON.parse(fs.readFileSync(results, 'utf8'));
-    passed += r.numPassedTests;
-    failed += r.numFailedTests + (r.numRuntimeErrorTestSuites || 0);
-    skipped += r.numPendingTests + r.numTodoTests;
-  } else {
-    failed += 1;
+  for (const [title, phaseArgs] of phases) {
+    const results = path.join(stackDir, 'test-results.json');
+    fs.rmSync(results, { force: true });
+    const done = step(title);
+    const jest = spawnSync('npx', ['jest', '--ci', '--passWithNoTests', ...phaseArgs, '--json', `--outputFile=${results}`, ...jestArgs], { cwd: root, stdio: 'inherit', env });
+    done();
+    if (fs.existsSync(results)) {
+      const r = JSON.parse(fs.readFileSync(results, 'utf8'));
+      passed += r.numPassedTests;
+      failed += r.numFailedTests + (r.numRuntimeErrorTestSuites || 0);
+      skipped += r.numPendingTests + r.numTodoTests;
+      if (jest.status !== 0 && r.numFailedTests + (r.numRuntimeErrorTestSuites || 0) === 0) failed += 1;
+    } else {
+      failed += 1;
+    }
   }
-  if (jest.status !== 0 && failed === 0) failed = 1;
   const minutes = ((Date.now() - started) / 60000).toFixed(1);
   console.log(`\nnpm test finished in ${minutes} min (counts include the lint and type-check steps)`);
   console.log(`tests: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
