@@ -1,19 +1,8 @@
-import { SenderSchema, listEnvelope } from '@meld/api';
+import { SenderSchema, listEnvelope, type SenderCountryFields, type SenderFields } from '@meld/api';
 
 export const SenderListSchema = listEnvelope(SenderSchema, 'SenderList');
 
-export interface SenderRow {
-  id: string;
-  channel: 'sms' | 'rcs';
-  alias: string;
-  name: string;
-  status: string;
-  createdAt: Date;
-}
-export interface SenderCountryRow {
-  senderId: string;
-  country: string;
-  accepted: boolean;
-  effectiveStatus: string;
-  price: string;
-}
+/** A senders row as the repository reads it: the fields the public shape is built from (libs/api). */
+export type SenderRow = SenderFields;
+/** A sender_countries row; raw SQL returns `numeric` as a string. */
+export type SenderCountryRow = SenderCountryFields & { senderId: string; price: string };
