@@ -77,6 +77,13 @@ describe('meld seed through the public ingest API', () => {
     expect(lost.out).toContain('only 3,500 of 3,600 people are merged into the audience (100 missing)');
     expect(lost.out).toContain('keeps only 5 MB');
     expect(JSON.parse(lost.out.slice(lost.out.indexOf('{')))).toMatchObject({ merged: 3500, eventsStored: null });
+
+    // Every read token a run minted is revoked, by the run itself (even the one that failed) or,
+    // for the run killed mid-way, by the next run.
+    const listed = (await (await fetch(`${BASE}/admin/v1/organizations/${state.organizationId}/tokens`, { headers: { authorization: `Bearer ${process.env.MELD_ADMIN_TOKEN}` } })).json()) as Json;
+    const seedTokens = (listed.entity as Json[]).filter((t) => t.label === 'meld seed');
+    expect(seedTokens.length).toBe(4);
+    expect(seedTokens.filter((t) => t.revokedAt === null)).toEqual([]);
   }, 240000);
 
   it('--help prints help and does nothing; an unknown flag is an error', async () => {

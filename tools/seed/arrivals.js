@@ -11,9 +11,18 @@ const EVERYONE = { type: 'group', operator: 'and', children: [] };
 /** The longest look-back (plan xl); the seed's events are at most 90 days old. */
 const WINDOW_DAYS = 365;
 
-/** A read-only product token for the seed's project, minted per run (not kept in the state file). */
+const LABEL = 'meld seed';
+
+/**
+ * A read-only product token for the seed's project, minted per run (not kept in the state file)
+ * and revoked by `close()`. A run killed before it closed left its token behind: those of this
+ * project are revoked first, so a token the seed minted never outlives the next run.
+ */
 async function arrivals(client, { organizationId, projectUid }) {
-  const minted = await expectOk(client, 'POST', `organizations/${organizationId}/tokens`, { scopes: ['PROJECT_AUDIENCE_READ'], projects: [projectUid], label: 'meld seed' });
+  const listed = await expectOk(client, 'GET', `organizations/${organizationId}/tokens`);
+  const leftovers = listed.entity.filter((t) => t.label === LABEL && t.revokedAt === null && t.projects.length === 1 && t.projects[0] === projectUid);
+  for (const t of leftovers) await expectOk(client, 'DELETE', `tokens/${t.id}`);
+  const minted = await expectOk(client, 'POST', `organizations/${organizationId}/tokens`, { scopes: ['PROJECT_AUDIENCE_READ'], projects: [projectUid], label: LABEL });
   const token = minted.metadata.token;
   const api = `${client.base}/v1/project/${projectUid}`;
   const read = async (path, body, pick) => {
@@ -24,6 +33,7 @@ async function arrivals(client, { organizationId, projectUid }) {
   return {
     people: () => read('audience/count', {}, (m) => m.totalHits),
     events: () => read('event/volumes', { root: EVERYONE, window: WINDOW_DAYS }, (m) => m.eventTypes.reduce((sum, t) => sum + t.count, 0)),
+    close: () => expectOk(client, 'DELETE', `tokens/${minted.entity.id}`),
   };
 }
 

@@ -117,95 +117,100 @@ async function seed({ contacts, events, sources, concurrency = 8, maxAhead = 200
   const stream = (ds, kind) => `${base}/v1/project/${state.projectUid}/datasource/${ds.id}/stream/${kind}`;
   const started = Date.now();
   const arrived = await arrivals(client, state);
-  const stallMs = stallSeconds * 1000;
-  // Events are read less often: their count scans the event store (ADR 0242).
-  const paces = {
-    contacts: pacer({ read: arrived.people, maxAhead, readEveryMs: 1000, stallMs, stalled: stalledError('people', stallSeconds) }),
-    events: pacer({ read: arrived.events, maxAhead, readEveryMs: 3000, stallMs, stalled: stalledError('events', stallSeconds) }),
-  };
-  const label = { contacts: 'merged', events: 'stored' };
+  try {
+    const stallMs = stallSeconds * 1000;
+    // Events are read less often: their count scans the event store (ADR 0242).
+    const paces = {
+      contacts: pacer({ read: arrived.people, maxAhead, readEveryMs: 1000, stallMs, stalled: stalledError('people', stallSeconds) }),
+      events: pacer({ read: arrived.events, maxAhead, readEveryMs: 3000, stallMs, stalled: stalledError('events', stallSeconds) }),
+    };
+    const label = { contacts: 'merged', events: 'stored' };
 
-  const phase = async (name, target, doneKey, batchFor) => {
-    if (state[doneKey] >= target) return;
-    const bar = progressBar(progress);
-    bar.start(target, state[doneKey], { phase: name.padEnd(8), rate: 0, note: '' });
-    const waiting = (ahead) => bar.update({ note: ahead > 0 ? ` · waiting: ${ahead.toLocaleString('en')} ahead of ${label[name]} (--max-ahead ${maxAhead})` : '' });
-    const t0 = Date.now();
-    let sent = 0;
-    await pump({
-      from: state[doneKey],
-      to: target,
-      concurrency,
-      send: async (start, end) => {
-        await paces[name].before(end, waiting);
-        const bySource = batchFor(start, end);
-        const outcomes = await Promise.all([...bySource.entries()].map(([k, items]) => post(stream(state.sources[k], name), state.sources[k].token, items)));
-        return outcomes.reduce((a, o) => ({ successful: a.successful + o.successful, failed: a.failed + o.failed }), { successful: 0, failed: 0 });
-      },
-      onProgress: (n, outcome) => {
-        sent += n;
-        state.accepted[name] += outcome.successful;
-        state.failed[name] += outcome.failed;
-        bar.increment(n, { rate: Math.round(sent / Math.max(0.001, (Date.now() - t0) / 1000)) });
-      },
-      onDone: (upTo) => {
-        state[doneKey] = upTo;
-        save();
-      },
-    });
-    bar.stop();
-  };
-
-  /** Waits (bounded by --stall-seconds without progress) until `expected` arrived; the count reached. */
-  const arrival = async (phaseName, read, expected) => {
-    const bar = progressBar(progress);
-    bar.start(expected, 0, { phase: phaseName.padEnd(8), rate: 0, note: '' });
-    const reached = await settle({ read, expected, stallMs, onRead: (n) => bar.update(Math.min(n, expected)) });
-    bar.stop();
-    return reached;
-  };
-
-  await phase('contacts', contacts, 'contactsDone', (start, end) => {
-    const bySource = new Map();
-    for (let i = start; i < end; i++) {
-      sourcesOf(i, sources).forEach((k, n) => {
-        if (!bySource.has(k)) bySource.set(k, []);
-        bySource.get(k).push(contact(i, k, n === 0));
+    const phase = async (name, target, doneKey, batchFor) => {
+      if (state[doneKey] >= target) return;
+      const bar = progressBar(progress);
+      bar.start(target, state[doneKey], { phase: name.padEnd(8), rate: 0, note: '' });
+      const waiting = (ahead) => bar.update({ note: ahead > 0 ? ` · waiting: ${ahead.toLocaleString('en')} ahead of ${label[name]} (--max-ahead ${maxAhead})` : '' });
+      const t0 = Date.now();
+      let sent = 0;
+      await pump({
+        from: state[doneKey],
+        to: target,
+        concurrency,
+        send: async (start, end) => {
+          await paces[name].before(end, waiting);
+          const bySource = batchFor(start, end);
+          const outcomes = await Promise.all([...bySource.entries()].map(([k, items]) => post(stream(state.sources[k], name), state.sources[k].token, items)));
+          return outcomes.reduce((a, o) => ({ successful: a.successful + o.successful, failed: a.failed + o.failed }), { successful: 0, failed: 0 });
+        },
+        onProgress: (n, outcome) => {
+          sent += n;
+          state.accepted[name] += outcome.successful;
+          state.failed[name] += outcome.failed;
+          bar.increment(n, { rate: Math.round(sent / Math.max(0.001, (Date.now() - t0) / 1000)) });
+        },
+        onDone: (upTo) => {
+          state[doneKey] = upTo;
+          save();
+        },
       });
-    }
-    return bySource;
-  });
-  // Every person written is merged before events are sent: the event count reaches events through merged contacts.
-  const merged = await arrival('merging', arrived.people, state.contactsDone);
-  // People missing make the event count unreachable too (and events would only add to the backlog).
-  const eventsTarget = merged < state.contactsDone ? state.eventsDone : events;
-  const population = Math.max(1, Math.max(contacts, state.contactsDone));
-  await phase('events', eventsTarget, 'eventsDone', (start, end) => {
-    const bySource = new Map();
-    for (let j = start; j < end; j++) {
-      const { source, item } = event(j, population, sources, state.now);
-      if (!bySource.has(source)) bySource.set(source, []);
-      bySource.get(source).push(item);
-    }
-    return bySource;
-  });
-  const eventsStored = merged < state.contactsDone ? null : await arrival('storing', arrived.events, state.eventsDone);
-  const seconds = (Date.now() - started) / 1000;
-  return {
-    project: state.projectUid,
-    organization: state.organizationId,
-    dataSources: state.sources.map((s) => s.id),
-    contacts: { target: contacts, done: state.contactsDone, ...pair(state, 'contacts') },
-    events: { target: events, done: state.eventsDone, ...pair(state, 'events') },
-    merged,
-    eventsStored,
-    missing: [
-      ...(merged < state.contactsDone ? [shortfall('people', merged, state.contactsDone, stallSeconds)] : []),
-      ...(eventsStored !== null && eventsStored < state.eventsDone ? [shortfall('events', eventsStored, state.eventsDone, stallSeconds)] : []),
-    ],
-    seconds: Math.round(seconds * 10) / 10,
-    stateFile,
-  };
+      bar.stop();
+    };
+
+    /** Waits (bounded by --stall-seconds without progress) until `expected` arrived; the count reached. */
+    const arrival = async (phaseName, read, expected) => {
+      const bar = progressBar(progress);
+      bar.start(expected, 0, { phase: phaseName.padEnd(8), rate: 0, note: '' });
+      const reached = await settle({ read, expected, stallMs, onRead: (n) => bar.update(Math.min(n, expected)) });
+      bar.stop();
+      return reached;
+    };
+
+    await phase('contacts', contacts, 'contactsDone', (start, end) => {
+      const bySource = new Map();
+      for (let i = start; i < end; i++) {
+        sourcesOf(i, sources).forEach((k, n) => {
+          if (!bySource.has(k)) bySource.set(k, []);
+          bySource.get(k).push(contact(i, k, n === 0));
+        });
+      }
+      return bySource;
+    });
+    // Every person written is merged before events are sent: the event count reaches events through merged contacts.
+    const merged = await arrival('merging', arrived.people, state.contactsDone);
+    // People missing make the event count unreachable too (and events would only add to the backlog).
+    const eventsTarget = merged < state.contactsDone ? state.eventsDone : events;
+    const population = Math.max(1, Math.max(contacts, state.contactsDone));
+    await phase('events', eventsTarget, 'eventsDone', (start, end) => {
+      const bySource = new Map();
+      for (let j = start; j < end; j++) {
+        const { source, item } = event(j, population, sources, state.now);
+        if (!bySource.has(source)) bySource.set(source, []);
+        bySource.get(source).push(item);
+      }
+      return bySource;
+    });
+    const eventsStored = merged < state.contactsDone ? null : await arrival('storing', arrived.events, state.eventsDone);
+    const seconds = (Date.now() - started) / 1000;
+    return {
+      project: state.projectUid,
+      organization: state.organizationId,
+      dataSources: state.sources.map((s) => s.id),
+      contacts: { target: contacts, done: state.contactsDone, ...pair(state, 'contacts') },
+      events: { target: events, done: state.eventsDone, ...pair(state, 'events') },
+      merged,
+      eventsStored,
+      missing: [
+        ...(merged < state.contactsDone ? [shortfall('people', merged, state.contactsDone, stallSeconds)] : []),
+        ...(eventsStored !== null && eventsStored < state.eventsDone ? [shortfall('events', eventsStored, state.eventsDone, stallSeconds)] : []),
+      ],
+      seconds: Math.round(seconds * 10) / 10,
+      stateFile,
+    };
+  } finally {
+    // The run's read token never outlives it (arrivals.js).
+    await arrived.close();
+  }
 }
 const pair = (state, k) => ({ accepted: state.accepted[k], failed: state.failed[k] });
 
