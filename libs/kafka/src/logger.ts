@@ -1,8 +1,8 @@
 import { logLevel, type LogEntry, type logCreator } from 'kafkajs';
 
 /**
- * The slice of a pino logger the lib uses. Apps pass their pino logger (nestjs-pino's
- * PinoLogger.logger or a child); tests pass nothing and get silence.
+ * The slice of a pino logger the lib uses. Apps pass a pino-shaped adapter of their
+ * Nest logger (libs/platform kafkaLoggerOf); tests pass nothing and get silence.
  */
 export interface Logger {
   debug(obj: object, msg?: string): void;

@@ -2,9 +2,9 @@ import 'reflect-metadata';
 import { type DynamicModule, type INestApplication, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { Logger, PinoLogger } from 'nestjs-pino';
 import { logAccess } from '../logging/access-log';
 import { REQUEST_ID_HEADER } from '../logging/logger.module';
+import { NestPinoLogger } from '../logging/nest-pino-logger';
 import { instrumentFastify, startDefaultMetrics } from '../metrics/metrics';
 import { nameSpanAfterRoute, tracedRequestId, tracedServerFactory } from '../tracing/http-server';
 import { startTracing } from '../tracing/tracing';
@@ -39,7 +39,7 @@ export async function bootstrapApp(options: BootstrapOptions): Promise<INestAppl
     genReqId: tracedRequestId,
   });
   const app = await NestFactory.create<NestFastifyApplication>(options.module, adapter, { bufferLogs: true });
-  app.useLogger(app.get(Logger));
+  app.useLogger(app.get(NestPinoLogger));
   app.enableShutdownHooks();
   useJsonBodyParser(app, bodyLimit);
   const fastify = app.getHttpAdapter().getInstance();
@@ -49,9 +49,8 @@ export async function bootstrapApp(options: BootstrapOptions): Promise<INestAppl
   });
   fastify.addHook('onClose', () => stopTracing());
   instrumentFastify(fastify);
-  const logger = app.get(Logger);
-  // PinoLogger.root is the logger the level applies to, set once the app is initialized.
-  logAccess(fastify, { log: (record, context) => logger.log(record, context), enabled: () => PinoLogger.root?.isLevelEnabled('info') ?? true });
+  const logger = app.get(NestPinoLogger);
+  logAccess(fastify, { log: (record, context) => logger.log(record, context), enabled: () => logger.pino.isLevelEnabled('info') });
   await options.configure?.(app);
   await app.listen(options.port, options.host);
   logger.log(`${options.app} listening on http://${options.host}:${options.port}`);

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { type DynamicModule, Module } from '@nestjs/common';
 import { activeRequestId, REQUEST_ID_HEADER } from '@meld/contracts';
-import { LoggerModule } from 'nestjs-pino';
-import type { DestinationStream } from 'pino';
-import type { Options } from 'pino-http';
+import { pino, type DestinationStream, type LoggerOptions } from 'pino';
+import { NestPinoLogger } from './nest-pino-logger';
 import { urlRedactor } from './redact-url';
 
 export { REQUEST_ID_HEADER };
@@ -18,13 +18,10 @@ export function requestIdOf(req: IncomingMessage): string {
   return typeof given === 'string' && REQUEST_ID_PATTERN.test(given) ? given : randomUUID();
 }
 
-/**
- * Structured JSON logs (pino) with the app name and the request id on every line; URLs redacted
- * (ADR 0104). Lines go to stdout unless a test passes its own `destination`.
- */
-export function loggerModule(app: string, level: string, destination?: DestinationStream) {
+/** The pino options of every app: app name, request id, redactions. */
+export function loggerOptions(app: string, level: string): LoggerOptions {
   const redactUrl = urlRedactor();
-  const options: Options = {
+  return {
     level,
     base: { app },
     // The request id comes from the request's context (ADR 0187), which the traced server sets
@@ -39,6 +36,17 @@ export function loggerModule(app: string, level: string, destination?: Destinati
       res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
     },
   };
-  // No routes: pino-http's middleware would only build the child logger the mixin replaces.
-  return LoggerModule.forRoot({ pinoHttp: destination ? [options, destination] : options, forRoutes: [] });
+}
+
+@Module({})
+class LoggerModule {}
+
+/**
+ * Structured JSON logs (pino) with the app name and the request id on every line; URLs redacted
+ * (ADR 0104). Provides the `NestPinoLogger` that `bootstrapApp` gives Nest (ADR 0267). Lines go to
+ * stdout unless a test passes its own `destination`.
+ */
+export function loggerModule(app: string, level: string, destination?: DestinationStream): DynamicModule {
+  const logger = new NestPinoLogger(destination ? pino(loggerOptions(app, level), destination) : pino(loggerOptions(app, level)));
+  return { module: LoggerModule, global: true, providers: [{ provide: NestPinoLogger, useValue: logger }], exports: [NestPinoLogger] };
 }
