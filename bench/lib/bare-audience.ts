@@ -8,8 +8,8 @@
  */
 import Fastify from 'fastify';
 import { Pool } from 'pg';
-import { createClickHouse, sql } from '../../libs/clickhouse/src';
-import { audienceSelect, parseAudienceFilter, type FilterCatalogue } from '../../libs/filters/src';
+import { createClickHouse } from '../../libs/clickhouse/src';
+import { audienceCount, parseAudienceFilter, type FilterCatalogue } from '../../libs/filters/src';
 
 const env = process.env;
 const organizationId = env.BARE_ORGANIZATION_ID!;
@@ -52,7 +52,7 @@ async function main(): Promise<void> {
   });
   app.post('/v1/project/:project/audience/count', async (req) => {
     const root = parseAudienceFilter((req.body as { root: unknown }).root, catalogue);
-    const [row] = await ch.query<{ matching: string }>(audienceSelect({ projectId, root, columns: sql`count() AS matching` }));
+    const [row] = await ch.query<{ matching: string }>(audienceCount({ projectId, root, counts: [['matching']] }));
     return { metadata: { totalHits: Number(row?.matching ?? 0) } };
   });
   await app.listen({ port: Number(env.PORT), host: '127.0.0.1' });

@@ -122,10 +122,10 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     [project.id, CONTACTS, dataSource.id],
   );
   await ch.insert(
-    'audience_contacts',
+    'audience_snapshot',
     await withSlotColumns(
       db,
-      contacts.map((c, i) => ({ project_id: project.id, audience_id: c.id, version: '1', deleted: 0, str_keys: ['_first_name'], str_values: [i % 2 === 0 ? 'Ada' : 'Grace'], num_keys: [], num_values: [], channels: [], updated_at: Math.floor(Date.now() / 1000) })),
+      contacts.map((c, i) => ({ project_id: project.id, audience_id: c.id, version: '1', deleted: 0, str_keys: ['_first_name'], str_values: [i % 2 === 0 ? 'Ada' : 'Grace'], num_keys: [], num_values: [], channels: [], updated_at: Math.floor(Date.now() / 1000), sign: 1 })),
     ),
   );
 
@@ -276,7 +276,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     await db.query(`DELETE FROM audience_members WHERE project_id = $1`, [project.id]);
     await db.query(`DELETE FROM audience_contacts WHERE project_id = $1`, [project.id]);
     await db.getRepository(OrganizationEntity).delete({ id: org.id });
-    await ch.command(sql`ALTER TABLE audience_contacts DELETE WHERE project_id = ${project.id}`).catch(() => undefined);
+    await ch.command(sql`ALTER TABLE audience_snapshot DELETE WHERE project_id = ${project.id}`).catch(() => undefined);
     await Promise.all([db.destroy(), ch.close()]);
   }
 }

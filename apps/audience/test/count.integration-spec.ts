@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type ClickHouse, createClickHouse, migrateClickHouse } from '@meld/clickhouse';
 import { type DataMode, type Scope } from '@meld/contracts';
 import { AttributeEntity } from '@meld/db';
-import { seedTenancy, signedPrincipal, startAppUnderTest, withSlotColumns, type Json } from '@meld/fixtures';
+import { AudienceSnapshotFixture, seedTenancy, signedPrincipal, startAppUnderTest, type Json } from '@meld/fixtures';
 import { testEnv } from '@meld/testing';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
@@ -13,7 +13,7 @@ import { FilterCatalogueRepository } from '../src/count/filter-catalogue.reposit
 import { CountAudienceUseCase } from '../src/count/usecases/count-audience/count-audience.usecase';
 
 /**
- * POST /v1/project/:project/audience/count on the audience app, over audience_contacts rows
+ * POST /v1/project/:project/audience/count on the audience app, over audience_snapshot rows
  * written as the probes sink writes them (apps/probes/src/sinks/audience-contact-row.ts, with
  * the slot columns of the project's attributes; its tests cover the sink itself).
  */
@@ -25,7 +25,7 @@ describe('audience count', () => {
   let tenancy: Awaited<ReturnType<typeof seedTenancy>>;
 
   type Contact = { str?: Record<string, string>; num?: Record<string, number>; channels?: string[]; version?: number; deleted?: 0 | 1 };
-  /** A row of audience_contacts in the sink's encoding. */
+  /** A state of a contact in the sink's encoding. */
   const row = (audienceId: string, c: Contact) => ({
     project_id: tenancy.project.id,
     audience_id: audienceId,
@@ -50,7 +50,8 @@ describe('audience count', () => {
     await db.getRepository(AttributeEntity).insert({ projectId: tenancy.project.id, uid: 'vip', label: 'VIP', type: 'boolean' });
     const [c6, c7] = [randomUUID(), randomUUID()];
     // Gold: c1 c2 c4 c5 c8 (c6 was deleted, c7 moved to silver). Hand-counted figures below.
-    const insert = async (rows: Array<ReturnType<typeof row>>) => ch.insert('audience_contacts', await withSlotColumns(db, rows));
+    const snapshot = new AudienceSnapshotFixture(ch, db);
+    const insert = (rows: Array<ReturnType<typeof row>>) => snapshot.write(rows);
     await insert([
       row(randomUUID(), { str: { loyalty_tier: 'gold', _email: 'c1@x.com', _consent_sms: 'opt-in', _consent_email: 'opt-out' }, num: { vip: 1 }, channels: [...PHONE, 'email'] }),
       row(randomUUID(), { str: { loyalty_tier: 'gold', _consent_sms: 'opt-out' }, channels: PHONE }),

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type ClickHouse, createClickHouse, migrateClickHouse } from '@meld/clickhouse';
 import type { Scope } from '@meld/contracts';
 import { AttributeEntity } from '@meld/db';
-import { type Json, principalHeader, seedTenancy, withSlotColumns } from '@meld/fixtures';
+import { AudienceSnapshotFixture, type Json, principalHeader, seedTenancy } from '@meld/fixtures';
 import { testEnv } from '@meld/testing';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
@@ -46,7 +46,7 @@ describe('segments: /v1/project/:project/segment', () => {
       channels,
       updated_at: Math.floor(Date.now() / 1000),
     });
-    await ch.insert('audience_contacts', await withSlotColumns(db, [contact('gold', ['sms', 'rcs', 'whatsapp'], { _consent_sms: 'opt-in', _email: 'a@x.com' }), contact('gold', []), contact('silver', ['sms'])]));
+    await new AudienceSnapshotFixture(ch, db).write([contact('gold', ['sms', 'rcs', 'whatsapp'], { _consent_sms: 'opt-in', _email: 'a@x.com' }), contact('gold', []), contact('silver', ['sms'])]);
   }, 60000);
 
   afterAll(async () => {

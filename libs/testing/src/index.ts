@@ -2,3 +2,4 @@ export * from './tcp-proxy';
 export * from './test-env';
 export * from './wait-for';
 export * from './prototype-names';
+export * from './collapsing-history';

@@ -5,7 +5,7 @@ import { z } from 'zod';
 
 /**
  * The compliance filter per channel (system.md §4, ADR 0053),
- * as SQL over an audience_contacts row (libs/clickhouse/migrations/0003):
+ * as SQL over an audience_snapshot row (libs/clickhouse/migrations/0003, 0006):
  * - address: `channels` holds the channel (a valid mobile for sms, rcs and whatsapp, a valid email
  *   for email; the probes sink decides it when it writes the snapshot);
  * - consent: the merged `_consent_<channel>` attribute (its slot column, else its str entry),
@@ -85,17 +85,16 @@ export interface ChannelCompliance {
   noValidAddress: number;
 }
 
-/** Columns measuring one channel, named `<channel>_<what>` (channel names are a closed list). */
-export function channelColumns(ch: ComplianceChannel, columns: ConsentColumns = {}): Sql[] {
-  const name = (what: string) => raw(`${ch}_${what}`);
+/** Counts measuring one channel (audienceCount's), named `<channel>_<what>` (channel names are a closed list). */
+export function channelCounts(ch: ComplianceChannel, columns: ConsentColumns = {}): Array<[string, Sql]> {
   return [
-    sql`countIf(${basic(ch)}) AS ${name('basic')}`,
-    sql`countIf(${basic(ch)} AND ${consent(ch, 'opt-in', columns)}) AS ${name('in')}`,
-    sql`countIf(${basic(ch)} AND ${consent(ch, 'opt-out', columns)}) AS ${name('out')}`,
+    [`${ch}_basic`, basic(ch)],
+    [`${ch}_in`, sql`${basic(ch)} AND ${consent(ch, 'opt-in', columns)}`],
+    [`${ch}_out`, sql`${basic(ch)} AND ${consent(ch, 'opt-out', columns)}`],
   ];
 }
 
-/** The breakdown from a row of `channelColumns` (UInt64 arrive as strings) and the root's count. */
+/** The breakdown from a row of `channelCounts` (UInt64 arrive as strings) and the root's count. */
 export function channelFigures(ch: ComplianceChannel, m: ComplianceMode, row: Record<string, string>, matching: number): ChannelCompliance {
   const [withAddress, optedIn, optedOut] = ['basic', 'in', 'out'].map((w) => Number(row[`${ch}_${w}`] ?? 0));
   const reachable = m === 'basic' ? withAddress : m === 'opt-in' ? optedIn : withAddress - optedOut;

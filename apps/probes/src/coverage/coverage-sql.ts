@@ -1,12 +1,11 @@
 import { join, raw, sql, type Sql } from '@meld/clickhouse';
-import { type AudienceFilterNode, attributeSql, audienceSelect, latestMembership, slotOf, type AudienceValueKind } from '@meld/filters';
-import { liveSnapshot } from '../shared/live-snapshot';
+import { type AudienceFilterNode, attributeSql, audienceSelect, latestMembership, liveSnapshot, slotOf, type AudienceValueKind } from '@meld/filters';
 import type { ProfiledAttribute } from './profiled-attributes';
 
 /**
  * The ClickHouse reads of a coverage probe: with a `root`, through the audience filter compiler
- * (`audienceSelect`: FINAL snapshot, the root, the hash-range branches); without one, a plain scan
- * of the current rows of the collapsing snapshot (ADR 0223). The data-source membership and the
+ * (`audienceSelect`: the current rows of the collapsing snapshot matching the root, ADR 0243);
+ * without one, a plain scan of those rows (ADR 0223). The data-source membership and the
  * sample are extra row conditions. Columns are named by the attribute's position (`f3`, `d3`),
  * never by its uid.
  */
@@ -38,8 +37,6 @@ function select(population: Population, columns: Sql[], sample?: Sql): Sql {
     now: population.now,
     columns: join(columns),
     where: conditions.length ? join(conditions.map((c) => sql`(${c})`), ' AND ') : undefined,
-    // A membership subquery would run once per branch.
-    ...(population.where ? { splits: 1 } : {}),
   });
 }
 

@@ -1,5 +1,5 @@
 import { literal, sql } from '@meld/clickhouse';
-import { audienceSelect } from './compile';
+import { audienceCount, audienceSelect } from './compile';
 import { AudienceFilterError } from './errors';
 import { AUDIENCE_FILTER_LIMITS } from './limits';
 import { parseAudienceFilter } from './parse';
@@ -7,41 +7,30 @@ import { TEST_CATALOGUE, withoutSlots } from '../../test/audience/test-catalogue
 
 const PROJECT = 'p-1';
 const NOW = new Date('2026-06-15T12:00:00Z');
-const compile = (root?: unknown, catalogue = TEST_CATALOGUE) =>
-  audienceSelect({ projectId: PROJECT, root: root === undefined ? undefined : parseAudienceFilter(root, catalogue), columns: sql`count() AS total`, now: NOW }).text;
+// The count's text ends with the compiled root (compileLast); compile adds a trailing condition (1), so
+// that the root is delimited by AND on both sides.
+const compileWith = (root: unknown, catalogue: typeof TEST_CATALOGUE, where?: ReturnType<typeof sql>) =>
+  audienceCount({ projectId: PROJECT, root: root === undefined ? undefined : parseAudienceFilter(root, catalogue), counts: [['total']], where, now: NOW }).text;
+const compile = (root?: unknown, catalogue = TEST_CATALOGUE) => compileWith(root, catalogue, sql`1`);
+const compileLast = (root: unknown) => compileWith(root, TEST_CATALOGUE);
 const viaArrays = (root: unknown) => compile(root, withoutSlots(TEST_CATALOGUE));
 const attr = (key: string, operator: string, values: unknown[] = []) => ({ type: 'attribute_condition', key, operator, values });
 
 describe('audienceSelect', () => {
-  it('reads the current contacts of the project', () => {
-    expect(audienceSelect({ projectId: PROJECT, columns: sql`count() AS total`, splits: 1 }).text).toBe(
-      "SELECT count() AS total FROM audience_contacts FINAL WHERE project_id = 'p-1' AND deleted = 0",
+  it('reads the current contacts of the project: the +1 rows whose state no −1 cancels, no FINAL', () => {
+    expect(audienceSelect({ projectId: PROJECT, columns: sql`count() AS total` }).text).toBe(
+      "SELECT count() AS total FROM audience_snapshot WHERE project_id = 'p-1' AND deleted = 0 AND sign = 1 AND (audience_id, version) NOT IN (SELECT audience_id, version FROM audience_snapshot WHERE project_id = 'p-1' AND sign = -1)",
     );
-  });
-
-  it('splits the snapshot read into branches by audience hash ranges that cover every hash once', () => {
-    const text = audienceSelect({ projectId: PROJECT, columns: sql`count() AS total`, splits: 3 }).text;
-    const step = 2n ** 64n / 3n;
-    expect(text).toBe(
-      [
-        `SELECT count() AS total FROM (SELECT * FROM audience_contacts FINAL WHERE project_id = 'p-1' AND deleted = 0 AND audience_hash < ${step}`,
-        `SELECT * FROM audience_contacts FINAL WHERE project_id = 'p-1' AND deleted = 0 AND audience_hash >= ${step} AND audience_hash < ${step * 2n}`,
-        `SELECT * FROM audience_contacts FINAL WHERE project_id = 'p-1' AND deleted = 0 AND audience_hash >= ${step * 2n})`,
-      ].join(' UNION ALL '),
-    );
-    expect(compile().split(' UNION ALL ')).toHaveLength(2);
-    // Event subqueries would run once per branch: not split.
-    expect(compile({ type: 'group_event', eventType: 'login' })).not.toContain('UNION ALL');
   });
 
   it('adds the extra condition in parentheses', () => {
-    const text = audienceSelect({ projectId: PROJECT, columns: sql`audience_id`, where: sql`has(channels, ${'sms'}) OR 1`, splits: 1 }).text;
+    const text = audienceSelect({ projectId: PROJECT, columns: sql`audience_id`, where: sql`has(channels, ${'sms'}) OR 1` }).text;
     expect(text).toMatch(/AND \(has\(channels, 'sms'\) OR 1\)$/);
   });
 
   it('an empty group is no condition, negated it is none', () => {
-    expect(compile({ type: 'group', operator: 'or', children: [] })).toMatch(/deleted = 0 AND 1 AND audience_hash </);
-    expect(compile({ type: 'group', negate: true, children: [] })).toMatch(/deleted = 0 AND \(NOT 1\) AND audience_hash </);
+    expect(compile({ type: 'group', operator: 'or', children: [] })).toMatch(/deleted = 0 AND 1 AND \(1\)$/);
+    expect(compile({ type: 'group', negate: true, children: [] })).toMatch(/deleted = 0 AND \(NOT 1\) AND \(1\)$/);
   });
 
   it('enters every value through the escaper', () => {
@@ -89,7 +78,7 @@ describe('audienceSelect', () => {
   });
 
   it('compiles counts: at-most and exactly 0 are complements', () => {
-    const group = (operator: string, value: number) => compile({ type: 'group_event', eventType: 'login', count: { operator, value } });
+    const group = (operator: string, value: number) => compileLast({ type: 'group_event', eventType: 'login', count: { operator, value } });
     const exists = /audience_id IN \(SELECT aid FROM \(SELECT .* FROM audience_membership .* IN \(SELECT data_source_id, user_id FROM events PREWHERE .*\) GROUP BY data_source_id, user_id\) WHERE gone = 0\)/;
     expect(group('at-least', 1)).toMatch(new RegExp(`AND ${exists.source}$`));
     expect(group('at-least', 2)).toMatch(/AND audience_id IN \(.*uniqExact\(event_id\).*HAVING sum\(n\) >= 2\)$/);
@@ -107,5 +96,19 @@ describe('audienceSelect', () => {
     const root = { type: 'group', children: [...Array(25).fill(text), ...Array(50).fill(date)] };
     expect(() => compile(root)).toThrow(AudienceFilterError);
     expect(() => compile(root)).toThrow(new RegExp(`^root: the filter is too large .*${AUDIENCE_FILTER_LIMITS.maxSqlBytes}`));
+  });
+
+  describe('audienceCount', () => {
+    it('sums sign over the matching rows of one plain read, a count per condition', () => {
+      const root = parseAudienceFilter(attr('city', 'is-set'), TEST_CATALOGUE);
+      const text = audienceCount({ projectId: PROJECT, root, counts: [['matching'], ['sms', sql`has(channels, ${'sms'})`]], where: sql`1` }).text;
+      expect(text).toMatch(/^SELECT sum\(sign\) AS matching, sumIf\(sign, has\(channels, 'sms'\)\) AS sms FROM audience_snapshot WHERE project_id = 'p-1' AND deleted = 0 AND bitAnd\(str_slots, 1\) != 0 AND \(1\)$/);
+      expect(text).not.toContain('FINAL');
+      expect(text.match(/audience_snapshot/g)).toHaveLength(1);
+    });
+
+    it('refuses a column name that is not an identifier', () => {
+      expect(() => audienceCount({ projectId: PROJECT, counts: [['n) FROM x --']] })).toThrow(/bad column name/);
+    });
   });
 });

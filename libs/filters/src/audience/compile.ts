@@ -4,11 +4,14 @@
  * are escaped as values too).
  *
  * Tables (libs/clickhouse/migrations):
- *   - audience_contacts: one snapshot row per audience contact, ReplacingMergeTree(version).
- *     Read with FINAL: on 18.16 a WHERE under FINAL is applied after the replacing merge (it is
- *     not moved to PREWHERE), so an older version never matches in place of the current one.
- *     Attributes are parallel key/value arrays (string, email, phone in str_*; number, boolean
- *     1/0, date and datetime as unix seconds in num_*), one entry per value of a multivalue.
+ *   - audience_snapshot: the states of each audience contact, VersionedCollapsingMergeTree(sign,
+ *     version) written by the probes sink (ADR 0223): +1 per state, a −1 copy of it when the next
+ *     state (or the deletion) arrives. Read without FINAL (ADR 0243): counts sum `sign` over the
+ *     matching rows (a state and its cancellation match alike, so each current contact counts
+ *     once whatever merges have done); other aggregates read one row per current contact
+ *     (liveSnapshot). Attributes are parallel key/value arrays (string, email, phone in str_*;
+ *     number, boolean 1/0, date and datetime as unix seconds in num_*), one entry per value of a
+ *     multivalue, and slot columns for single-valued ones (migration 0005, ADR 0064).
  *   - events: deduplicated by event_id at read (uniqExact); attached to audience contacts at read
  *     time through audience_membership (argMax by version, deleted = 0), as apps/audience does.
  *     param_values are the JSON encodings (JSON.stringify, apps/probes event-row.ts) of the
@@ -17,6 +20,7 @@
 import { join, raw, sql, type Sql } from '@meld/clickhouse';
 import { attributeSql } from './attribute-sql';
 import { endOf, parseFilterDate, startOf } from './dates';
+import { liveSnapshot } from './live-snapshot';
 import { latestMembership } from './membership-sql';
 import { AudienceFilterError } from './errors';
 import { AUDIENCE_FILTER_LIMITS } from './limits';
@@ -38,64 +42,64 @@ interface Context {
   now: number;
 }
 
-export interface AudienceSelectOptions {
+export interface AudienceFilterOptions {
   projectId: string;
   /** The parsed root (parseAudienceFilter); absent: every current contact. */
   root?: AudienceFilterNode;
-  /** SQL over the audience_contacts columns, e.g. sql`count() AS total`. */
-  columns: Sql;
   /** Reference time of `in-last-days` and `lastDays` (default: the current time). */
   now?: Date;
-  /** An extra condition over the audience_contacts columns, AND-ed with the filter (e.g. a channel). */
+  /** An extra condition over the snapshot's columns, AND-ed with the filter (e.g. a channel). */
   where?: Sql;
-  /** Parallel branches of the snapshot read (default SPLITS; 1 = one FINAL read). For benchmarks. */
-  splits?: number;
+}
+
+export interface AudienceSelectOptions extends AudienceFilterOptions {
+  /** SQL over the snapshot's columns, one row per current contact, e.g. sql`uniqCombined(s3) AS d3`. */
+  columns: Sql;
+}
+
+export interface AudienceCountOptions extends AudienceFilterOptions {
+  /** Output columns: name → the row condition it counts (undefined: every contact matching the filter). */
+  counts: ReadonlyArray<readonly [name: string, condition?: Sql]>;
+}
+
+const COLUMN_NAME = /^[a-z_][a-z0-9_]*$/i;
+
+/**
+ * SELECT <columns> FROM the current (non-deleted) audience contacts of a project WHERE <root>,
+ * one row per contact (liveSnapshot). Unqualified table names: the client's database.
+ */
+export function audienceSelect(opts: AudienceSelectOptions): Sql {
+  return checkedSize(sql`SELECT ${opts.columns} FROM ${liveSnapshot(opts.projectId, [...compiledRoot(opts), ...(opts.where ? [opts.where] : [])])}`);
 }
 
 /**
- * Branches of the audience_contacts read by ranges of audience_hash (the second sorting-key
- * column, so each branch reads its own ranges). 18.16 merges FINAL in one stream; UNION ALL
- * branches run in parallel threads, and a contact's versions share its hash, so each branch
- * deduplicates on its own. Filters with event conditions are not split: each branch would
- * compute the event subqueries again. Two branches (this machine's cores): about 1.6× faster
- * with a core to spare, no slower on a saturated machine; four were slower there (the
- * audience-count bench, ADR 0061).
+ * Exact counts of the current contacts matching the filter (and each count's condition) in one
+ * plain read of the snapshot: `sum(sign)` over the matching rows (ADR 0243). One read sees one
+ * set of parts, so a sink insert or a merge during the query never shows a contact twice.
  */
-const SPLITS = 2;
+export function audienceCount(opts: AudienceCountOptions): Sql {
+  const columns = opts.counts.map(([name, condition]) => {
+    if (!COLUMN_NAME.test(name)) throw new Error(`audienceCount: bad column name ${JSON.stringify(name)}`);
+    return condition ? sql`sumIf(sign, ${condition}) AS ${raw(name)}` : sql`sum(sign) AS ${raw(name)}`;
+  });
+  const where = [sql`project_id = ${opts.projectId}`, sql`deleted = 0`, ...compiledRoot(opts), ...(opts.where ? [sql`(${opts.where})`] : [])];
+  return checkedSize(sql`SELECT ${join(columns)} FROM audience_snapshot WHERE ${join(where, ' AND ')}`);
+}
 
-/**
- * SELECT <columns> FROM the current (non-deleted, deduplicated) audience contacts of a project
- * WHERE <root>. Unqualified table names: the client's database. `where` is a row condition
- * (without subqueries: it is evaluated in every branch).
- */
-export function audienceSelect(opts: AudienceSelectOptions): Sql {
+/** The compiled root, if any: an expression that needs no parentheses in an AND. */
+function compiledRoot(opts: AudienceFilterOptions): Sql[] {
   const ctx: Context = { projectId: opts.projectId, now: Math.floor((opts.now ?? new Date()).getTime() / 1000) };
-  const conditions = [sql`project_id = ${opts.projectId}`, sql`deleted = 0`];
-  if (opts.root) conditions.push(compileNode(opts.root, ctx));
-  if (opts.where) conditions.push(sql`(${opts.where})`);
-  let query: Sql;
-  const splits = opts.splits ?? SPLITS;
-  if (splits <= 1 || (opts.root && hasEvents(opts.root))) {
-    query = sql`SELECT ${opts.columns} FROM audience_contacts FINAL WHERE ${join(conditions, ' AND ')}`;
-  } else {
-    const step = 2n ** 64n / BigInt(splits);
-    const branches = Array.from({ length: splits }, (_, i) => {
-      const range = [...(i > 0 ? [sql`audience_hash >= ${step * BigInt(i)}`] : []), ...(i < splits - 1 ? [sql`audience_hash < ${step * BigInt(i + 1)}`] : [])];
-      return sql`SELECT * FROM audience_contacts FINAL WHERE ${join([...conditions, ...range], ' AND ')}`;
-    });
-    query = sql`SELECT ${opts.columns} FROM (${join(branches, ' UNION ALL ')})`;
-  }
+  return opts.root ? [compileNode(opts.root, ctx)] : [];
+}
+
+function checkedSize(query: Sql): Sql {
   if (Buffer.byteLength(query.text) > AUDIENCE_FILTER_LIMITS.maxSqlBytes) {
     throw new AudienceFilterError('root', `the filter is too large (its query would exceed ${AUDIENCE_FILTER_LIMITS.maxSqlBytes} bytes): use fewer or shorter values`);
   }
   return query;
 }
 
-function hasEvents(node: AudienceFilterNode): boolean {
-  return node.type === 'group' ? node.children.some(hasEvents) : node.type !== 'attribute_condition';
-}
-
-/** A boolean SQL expression over an audience_contacts row. */
+/** A boolean SQL expression over an audience_snapshot row. */
 export function compileNode(node: AudienceFilterNode, ctx: Context): Sql {
   switch (node.type) {
     case 'group': {

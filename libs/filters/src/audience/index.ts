@@ -1,10 +1,11 @@
 // The audience filter of system.md section 4 (version 0.0.1): parse against the catalogue,
-// then compile to ClickHouse SQL over audience_contacts / events / audience_membership.
+// then compile to ClickHouse SQL over audience_snapshot / events / audience_membership.
 export * from './types';
 export { AudienceFilterError } from './errors';
 export { AUDIENCE_FILTER_LIMITS } from './limits';
 export { parseAudienceFilter, parseAudienceFilterVersion } from './parse';
-export { audienceSelect, paramValues, type AudienceSelectOptions } from './compile';
+export { audienceCount, audienceSelect, paramValues, type AudienceCountOptions, type AudienceFilterOptions, type AudienceSelectOptions } from './compile';
+export { liveSnapshot } from './live-snapshot';
 export { slotOf, slotValues, type AttributeArrays, type AttributeSlot } from './slots';
 export { attributeSql, type AttributeSql, type StoredAttribute } from './attribute-sql';
 export { piiConditionPath } from './pii-conditions';

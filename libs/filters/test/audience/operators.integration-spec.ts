@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { createClickHouse, migrateClickHouse, sql, type ClickHouse } from '@meld/clickhouse';
 import { testEnv } from '@meld/testing';
-import { audienceSelect, parseAudienceFilter } from '../../src/audience';
+import { audienceCount, audienceSelect, parseAudienceFilter } from '../../src/audience';
 import { TEST_CATALOGUE, withoutSlots } from './test-catalogue';
 import { referenceSelect } from './reference';
 import { seedWorld, type World } from './world';
@@ -99,6 +99,9 @@ async function select(root: unknown): Promise<string[]> {
   const arrays = root === undefined ? undefined : parseAudienceFilter(root, withoutSlots(TEST_CATALOGUE));
   const viaArrays = await ch.query<{ id: string }>(audienceSelect({ projectId, root: arrays, columns: sql`audience_id AS id`, now: NOW }));
   expect(viaArrays.map((r) => r.id).sort()).toEqual(ids);
+  // The count's read (sum of sign over the matching rows, ADR 0243) counts the same contacts.
+  const [count] = await ch.query<{ n: string }>(audienceCount({ projectId, root: node, counts: [['n']], now: NOW }));
+  expect(Number(count.n)).toBe(ids.length);
   return ids;
 }
 

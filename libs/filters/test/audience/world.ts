@@ -1,11 +1,13 @@
 /**
  * A small audience "world" for the audience filter tests: contacts with attributes, source
  * contacts mapped to them, and events. `seedWorld` writes it to ClickHouse the way the probes
- * sinks do (the encoding contract of migration 0003, events as apps/probes event-row.ts),
- * together with noise every correct read must ignore: older snapshot versions, tombstones,
- * superseded memberships and duplicated events.
+ * sinks do (the encoding contract of migrations 0003 and 0005 in the collapsing snapshot of 0006,
+ * events as apps/probes event-row.ts), together with noise every correct read must ignore: older
+ * snapshot versions and their cancellations, tombstones, superseded memberships and duplicated
+ * events.
  */
 import type { ClickHouse } from '@meld/clickhouse';
+import { CollapsingHistory } from '@meld/testing';
 import { slotValues, type FilterCatalogue } from '../../src/audience';
 
 export type Scalar = string | number | boolean;
@@ -43,7 +45,7 @@ export interface World {
 
 const seconds = (iso: string): number => Math.floor(Date.parse(iso) / 1000);
 
-/** One audience_contacts row per the encoding contract (migrations 0003 and 0005: arrays and slot columns). */
+/** One audience snapshot row per the encoding contract (migrations 0003 and 0005: arrays and slot columns). */
 export function contactRow(projectId: string, c: WorldContact, catalogue: FilterCatalogue, version: number, deleted = 0) {
   const types = new Map(catalogue.attributes.map((a) => [a.uid, a.type]));
   const row = { project_id: projectId, audience_id: c.id, version: String(version), deleted, str_keys: [] as string[], str_values: [] as string[], num_keys: [] as string[], num_values: [] as number[], channels: [] as string[], updated_at: 1_700_000_000 };
@@ -107,10 +109,11 @@ export async function seedWorlds(ch: ClickHouse, worlds: ReadonlyArray<{ project
       })),
     );
   const events = worlds.flatMap(({ projectId, world }) => world.events.map((e) => eventRow(projectId, e)));
-  // Separate inserts make separate parts, so the replacing merges may not have happened at read.
+  const history = new CollapsingHistory();
+  // Separate inserts make separate parts, so the collapsing merges may not have happened at read.
   for (const [table, rows] of [
-    ['audience_contacts', stale],
-    ['audience_contacts', current],
+    ['audience_snapshot', history.rows(stale)],
+    ['audience_snapshot', history.rows(current)],
     ['audience_membership', membership('10', false)],
     ['audience_membership', membership('20', true)],
     ['events', events],

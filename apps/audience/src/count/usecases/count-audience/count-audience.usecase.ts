@@ -1,10 +1,10 @@
 import { maySearchByPii } from '@meld/auth';
-import { join, sql, type Sql } from '@meld/clickhouse';
+import { join, type Sql } from '@meld/clickhouse';
 import { type AudienceFilterNode, AudienceFilterError, type FilterCatalogue, parseAudienceFilter, parseAudienceFilterVersion, piiConditionPath } from '@meld/filters';
 import { parseInput } from '@meld/platform';
 import { BadRequestException, ForbiddenException, Injectable } from '@nestjs/common';
-import { type ChannelCompliance, type ComplianceChannel, type ComplianceMode, FilterComplianceSchema, channelColumns, channelFigures, complianceCondition, consentColumns } from '../../compliance';
-import { CountRepository, countAll } from '../../count.repository';
+import { type ChannelCompliance, type ComplianceChannel, type ComplianceMode, FilterComplianceSchema, channelCounts, channelFigures, complianceCondition, consentColumns } from '../../compliance';
+import { CountRepository, MATCHING } from '../../count.repository';
 import { FilterCatalogueCache } from '../../filter-catalogue.cache';
 import type { CountAudienceCommand } from './count-audience.command';
 
@@ -50,12 +50,12 @@ export class CountAudienceUseCase {
         }
       }
     }
-    const columns: Sql[] = [countAll];
+    const counts: Array<readonly [string, Sql?]> = [MATCHING];
     if (channels.length) {
       const consent = consentColumns(catalogue!);
-      columns.push(sql`countIf(${join(channels.map(([ch, m]) => complianceCondition(ch, m, consent)), ' AND ')}) AS hits`, ...channels.flatMap(([ch]) => channelColumns(ch, consent)));
+      counts.push(['hits', join(channels.map(([ch, m]) => complianceCondition(ch, m, consent)), ' AND ')], ...channels.flatMap(([ch]) => channelCounts(ch, consent)));
     }
-    const row = await filterErrorsAs400(() => this.repository.aggregate(command.projectId, root, columns));
+    const row = await filterErrorsAs400(() => this.repository.count(command.projectId, root, counts));
     const matching = Number(row.matching ?? 0);
     if (!channels.length) return { totalHits: matching };
     return {

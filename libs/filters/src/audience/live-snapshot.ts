@@ -6,6 +6,9 @@ import { join, sql, type Sql } from '@meld/clickhouse';
  * came) is not there. A −1 and its +1 leave together when a merge collapses them, so the set of
  * −1 rows, small (the changes merges have not caught up with), names exactly the stale states.
  * Every aggregate then reads one row per current contact, as under FINAL, without its merge.
+ * The −1 set and the scan are two reads of the table: an insert landing between them can show a
+ * changed contact twice or not at all for that one query, which exact counts avoid by summing
+ * `sign` in one read instead (audienceCount, ADR 0243).
  */
 export function liveSnapshot(projectId: string, conditions: readonly Sql[] = []): Sql {
   const cancelled = sql`SELECT audience_id, version FROM audience_snapshot WHERE project_id = ${projectId} AND sign = -1`;
