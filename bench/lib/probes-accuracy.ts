@@ -1,4 +1,4 @@
-import { type ClickHouse, sql } from '../../libs/clickhouse/src';
+import { type ClickHouse, sampleBound, sql } from '../../libs/clickhouse/src';
 
 /** 95% two-sided normal quantile (as apps/probes' estimators). */
 const Z95 = 1.959964;
@@ -90,5 +90,68 @@ export function accuracyNotes(a: Accuracy): string[] {
     `countError ≤ 3× the textbook half-width: max ${a.maxErrorRatio.toFixed(2)}× ${verdict(a.maxErrorRatio <= 3)}`,
     `distinctValues within ±2%: max ${(a.maxDistinctDeviation * 100).toFixed(2)}% ${verdict(a.maxDistinctDeviation <= 0.02)}`,
     `reliable: false at ≥ 30 observed: ${a.unreliableAt30} ${verdict(a.unreliableAt30 === 0)}; denominator ${a.denominatorExact ? 'exact' : 'NOT exact'}`,
+  ];
+}
+
+/** What a volumes answer with `event` says of its parameter values (the fields the accuracy checks read). */
+export interface EventAnswer {
+  window: { from: string; to: string };
+  event: {
+    sampling: { applied: boolean; buckets: number; scanned: number; population: number };
+    parameters: Array<{ uid: string; values?: Array<{ value: string; count: number; observedContacts: number; reliable: boolean; countError: number }> }>;
+  };
+}
+
+/** Per parameter and value of one event type: the true events over every contact, and over the sampled contacts Σn and Σn² of the per-contact events. */
+type EventTruth = Map<string, { events: number; sampled: number; squares: number }>;
+
+export async function exactEventTruth(ch: ClickHouse, projectId: string, eventType: string, answer: EventAnswer): Promise<EventTruth> {
+  const [from, to] = [answer.window.from, answer.window.to].map((t) => Math.floor(Date.parse(t) / 1000));
+  const members = sql`SELECT data_source_id, user_id, audience_id AS aid FROM audience_membership FINAL WHERE project_id = ${projectId} AND deleted = 0`;
+  const events = sql`SELECT aid, event_id, param_keys, param_values FROM (SELECT data_source_id, user_id, event_id, param_keys, param_values FROM events WHERE project_id = ${projectId} AND event_type = ${eventType} AND event_date >= toDateTime(${from}) AND event_date <= toDateTime(${to})) ANY INNER JOIN (${members}) USING (data_source_id, user_id)`;
+  const pairs = sql`arrayJoin(arrayMap((k, v) -> (k, substring(v, 2, length(v) - 2)), param_keys, param_values))`;
+  const perContact = sql`SELECT aid, p.1 AS parameter, p.2 AS value, uniqExact(event_id) AS n FROM (SELECT aid, event_id, ${pairs} AS p FROM (${events})) GROUP BY aid, parameter, value`;
+  const sampled = answer.event.sampling.applied ? sql`cityHash64(aid) < ${sampleBound(answer.event.sampling.buckets)}` : sql`1`;
+  const rows = await ch.query<{ parameter: string; value: string; events: string; sampled: string; squares: string }>(
+    sql`SELECT parameter, value, sum(n) AS events, sumIf(n, ${sampled}) AS sampled, sumIf(n * n, ${sampled}) AS squares FROM (${perContact}) GROUP BY parameter, value`,
+  );
+  return new Map(rows.map((r) => [`${r.parameter}\u0000${r.value}`, { events: Number(r.events), sampled: Number(r.sampled), squares: Number(r.squares) }]));
+}
+
+export interface EventAccuracy {
+  listedValues: number;
+  /** Share of listed values whose true events lie inside count ± countError. */
+  covered: number;
+  /** Largest countError / textbook half-width of a total from a sample of contacts, z·N·sqrt((1 − n/N)·s²/n), s² of the per-contact events. */
+  maxErrorRatio: number;
+  /** Values held by 30 sampled contacts or more yet flagged `reliable: false`. */
+  unreliableAt30: number;
+}
+
+/** The accuracy figures of the parameter values of one volumes answer with `event` against the exact truth (ADR 0247). */
+export function eventAccuracyOf(answer: EventAnswer, truth: EventTruth): EventAccuracy {
+  const { scanned: n, population: N, applied } = answer.event.sampling;
+  const out: EventAccuracy = { listedValues: 0, covered: 0, maxErrorRatio: 0, unreliableAt30: 0 };
+  let inside = 0;
+  for (const p of answer.event.parameters) {
+    for (const v of p.values ?? []) {
+      const t = truth.get(`${p.uid}\u0000${v.value}`) ?? { events: 0, sampled: 0, squares: 0 };
+      out.listedValues++;
+      if (Math.abs(v.count - t.events) <= v.countError) inside++;
+      const mean = t.sampled / n;
+      const variance = (t.squares - n * mean * mean) / (n - 1);
+      const textbook = Z95 * N * Math.sqrt((Math.max(0, 1 - n / N) * variance) / n);
+      if (applied && textbook > 0) out.maxErrorRatio = Math.max(out.maxErrorRatio, v.countError / textbook);
+      if (!v.reliable && v.observedContacts >= 30) out.unreliableAt30++;
+    }
+  }
+  out.covered = out.listedValues ? inside / out.listedValues : Number.NaN;
+  return out;
+}
+
+export function eventAccuracyNotes(eventType: string, a: EventAccuracy): string[] {
+  const verdict = (ok: boolean) => (ok ? 'MET' : 'MISSED');
+  return [
+    `event "${eventType}" parameter values: true events inside countError for ${(a.covered * 100).toFixed(1)}% of the ${a.listedValues} listed values ${verdict(a.covered >= 0.95)}; countError ≤ 3× the textbook clustered half-width: max ${a.maxErrorRatio.toFixed(2)}× ${verdict(a.maxErrorRatio <= 3)}; reliable: false at ≥ 30 contacts: ${a.unreliableAt30} ${verdict(a.unreliableAt30 === 0)}`,
   ];
 }

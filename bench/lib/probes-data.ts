@@ -63,6 +63,11 @@ function valuesOf(a: BenchAttribute, i: number, salt: number): Sql {
 /** Inserts the attributes (Postgres gives them slots) and returns them with their slot. */
 export async function declareAttributes(db: DataSource, projectId: string, attributes: BenchAttribute[]): Promise<BenchAttribute[]> {
   await db.getRepository(AttributeEntity).insert(attributes.map((a) => ({ projectId, uid: a.uid, label: a.uid, type: a.type, multivalue: a.multivalue })));
+  return withSlots(db, projectId, attributes);
+}
+
+/** The attributes with the slots Postgres gave them (a --reuse run reads them back). */
+export async function withSlots(db: DataSource, projectId: string, attributes: BenchAttribute[]): Promise<BenchAttribute[]> {
   const rows: Array<{ uid: string; slot: number | null }> = await db.query(`SELECT uid, slot FROM attributes WHERE project_id = $1`, [projectId]);
   const slots = new Map(rows.map((r) => [r.uid, r.slot]));
   return attributes.map((a) => ({ ...a, slot: slots.get(a.uid) ?? null }));
@@ -116,9 +121,13 @@ export async function seedContacts(ch: ClickHouse, projectId: string, dataSource
 export const PROBED_EVENT = 'purchase';
 const PURCHASE_PARAMETERS = ['channel', 'product_id', 'product_name'];
 
-/** `count` declared event types: the tenant's `page_view`, `purchase`, then `type_02` …; returns their uids in volume order (the first is the commonest). */
+/** The uids of `count` event types in volume order (the first is the commonest): the tenant's `page_view`, `purchase`, then `type_02` …. */
+export const eventTypeUids = (count: number): string[] =>
+  ['page_view', PROBED_EVENT, ...Array.from({ length: Math.max(0, count - 2) }, (_, i) => `type_${String(i + 2).padStart(2, '0')}`)].slice(0, count);
+
+/** Declares the `count` event types of eventTypeUids with their parameters; returns their uids. */
 export async function declareEventTypes(db: DataSource, projectId: string, count: number): Promise<string[]> {
-  const uids = ['page_view', PROBED_EVENT, ...Array.from({ length: Math.max(0, count - 2) }, (_, i) => `type_${String(i + 2).padStart(2, '0')}`)].slice(0, count);
+  const uids = eventTypeUids(count);
   const types = db.getRepository(EventTypeEntity);
   const parameters = db.getRepository(EventParameterEntity);
   for (const uid of uids) {

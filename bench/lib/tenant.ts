@@ -17,7 +17,7 @@ export interface BenchTenant {
   productToken: string;
 }
 
-async function saveToken(db: DataSource, organizationId: string, projectUid: string, kind: 'datasource' | 'product', scopes: readonly Scope[], dataSourceId: string | null): Promise<string> {
+export async function saveToken(db: DataSource, organizationId: string, projectUid: string, kind: 'datasource' | 'product', scopes: readonly Scope[], dataSourceId: string | null): Promise<string> {
   const issued = issueToken(kind);
   await db.getRepository(TokenEntity).save({ organizationId, kind, secretHash: issued.secretHash, prefix: issued.prefix, scopes: [...scopes], projects: [projectUid], dataSourceId });
   return issued.token;

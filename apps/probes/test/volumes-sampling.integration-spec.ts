@@ -1,9 +1,9 @@
-import type { ClickHouse } from '@meld/clickhouse';
+import { type ClickHouse, sampleBound, sql } from '@meld/clickhouse';
 import { EventParameterEntity, EventTypeEntity } from '@meld/db';
 import { seedTenancy, type Json } from '@meld/fixtures';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { Z95 } from '../src/shared/estimators';
+import { Z95, estimateTotal } from '../src/shared/estimators';
 import { VolumesSchema } from '../src/volumes/volumes.schema';
 import { eventRow, insertContacts, memberRow, probeHeaders, prng, startProbes } from './probes.fixture';
 
@@ -11,10 +11,16 @@ const CONTACTS = 12_000;
 const HEAVY = 300;
 const HEAVY_EVENTS = 40;
 const LIGHT = 3_000;
+/** Contacts holding P-mixed, contact i with mixedEvents(i) purchases of it: per-contact sums of unequal sizes. */
+const MIXED = 400;
+const mixedEvents = (i: number) => 1 + (i % 9);
+const mixedIndices = Array.from({ length: MIXED }, (_, k) => HEAVY + LIGHT + k);
+const MIXED_TOTAL = mixedIndices.reduce((s, i) => s + mixedEvents(i), 0);
 
 /**
  * Parameter values sampled by contact (probe rule 11, ADR 0166) on 12,000 contacts (the 75% band):
- * 300 contacts with 40 purchases of P-heavy each, 3,000 with one purchase of P-light.
+ * 300 contacts with 40 purchases of P-heavy each, 3,000 with one purchase of P-light, 400 with
+ * 1 to 9 of P-mixed.
  */
 describe('event volumes: parameter values sampled by contact', () => {
   let app: INestApplication;
@@ -22,6 +28,7 @@ describe('event volumes: parameter values sampled by contact', () => {
   let db: DataSource;
   let ch: ClickHouse;
   let t: Awaited<ReturnType<typeof seedTenancy>>;
+  let contactIds: string[];
 
   beforeAll(async () => {
     ({ app, base, db, ch } = await startProbes());
@@ -41,7 +48,9 @@ describe('event volumes: parameter values sampled by contact', () => {
     const events = [];
     for (let i = 0; i < HEAVY; i++) for (let k = 0; k < HEAVY_EVENTS; k++) events.push(eventRow(p, ds, `u${i}`, 'purchase', day(10), { 'product-id': 'P-heavy' }));
     for (let i = HEAVY; i < HEAVY + LIGHT; i++) events.push(eventRow(p, ds, `u${i}`, 'purchase', day(10), { 'product-id': 'P-light' }));
+    for (const i of mixedIndices) for (let k = 0; k < mixedEvents(i); k++) events.push(eventRow(p, ds, `u${i}`, 'purchase', day(10), { 'product-id': 'P-mixed' }));
     await ch.insert('events', events);
+    contactIds = ids;
   }, 120000);
 
   afterAll(async () => {
@@ -59,7 +68,7 @@ describe('event volumes: parameter values sampled by contact', () => {
 
   it('counts types exactly and samples parameter values by contact, with error bars that see contacts with many events', async () => {
     const m = await volumes({ event: 'purchase' });
-    const total = HEAVY * HEAVY_EVENTS + LIGHT;
+    const total = HEAVY * HEAVY_EVENTS + LIGHT + MIXED_TOTAL;
     expect(m.sampling.applied).toBe(false);
     expect(m.eventTypes.find((e: Json) => e.uid === 'purchase').count).toBe(total);
     expect(m.event.count).toBe(total);
@@ -78,6 +87,33 @@ describe('event volumes: parameter values sampled by contact', () => {
     const share = heavy.observedCount / sampledEvents;
     const binomialOnEvents = (Z95 * Math.sqrt(sampledEvents * share * (1 - share) * (1 - f))) / f;
     expect(heavy.countError).toBeGreaterThan(3 * binomialOnEvents);
+  });
+
+  it("reads each value's per-contact sums of the sampled contacts in the one events read: Σn, Σn² and contacts (ADR 0247)", async () => {
+    const m = await volumes({ event: 'purchase' });
+    const { scanned, population } = m.event.sampling;
+    // The sampled contacts, as the probe picks them: the first 75 hash buckets of the audience.
+    const rows = await ch.query<{ id: string }>(sql`SELECT audience_id AS id FROM audience_snapshot WHERE project_id = ${t.project.id} AND deleted = 0 AND audience_hash < ${sampleBound(75)} GROUP BY audience_id HAVING sum(sign) > 0`);
+    const inSample = new Set(rows.map((r) => r.id));
+    expect(inSample.size).toBe(scanned);
+    const expected = (indices: number[], eventsOf: (i: number) => number) => {
+      const sampled = indices.filter((i) => inSample.has(contactIds[i])).map(eventsOf);
+      return { sum: sampled.reduce((s, n) => s + n, 0), squares: sampled.reduce((s, n) => s + n * n, 0), contacts: sampled.length };
+    };
+    const range = (from: number, to: number) => Array.from({ length: to - from }, (_, k) => from + k);
+    const truth = new Map([
+      ['P-heavy', expected(range(0, HEAVY), () => HEAVY_EVENTS)],
+      ['P-light', expected(range(HEAVY, HEAVY + LIGHT), () => 1)],
+      ['P-mixed', expected(mixedIndices, mixedEvents)],
+    ]);
+    const values = m.event.parameters.find((p: Json) => p.uid === 'product-id').values as Json[];
+    expect(values.map((v) => v.value)).toEqual(['P-heavy', 'P-light', 'P-mixed']);
+    for (const v of values) {
+      const e = truth.get(v.value)!;
+      expect({ value: v.value, observedCount: v.observedCount, observedContacts: v.observedContacts }).toEqual({ value: v.value, observedCount: e.sum, observedContacts: e.contacts });
+      // Σn² reaches the answer only through the error bar: the one it gives is the one the sums give.
+      expect(v.countError).toBe(estimateTotal(e.sum, e.squares, scanned, population, true).countError);
+    }
   });
 
   it('keeps the band of the whole project audience under a root matching fewer than 10,000 contacts (rule 11)', async () => {

@@ -1,3 +1,4 @@
+import { binomial, seeded } from '../../test/sampling-simulation';
 import { Z95, estimateShare } from './estimators';
 
 /**
@@ -6,29 +7,6 @@ import { Z95, estimateShare } from './estimators';
  * out independently with the band's fraction (its hash bucket), the ten commonest sampled values
  * listed. A fixed seed keeps the figures reproducible (ADR 0221).
  */
-
-/** mulberry32: a small seeded generator, enough for sampling simulations. */
-function seeded(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(s ^ (s >>> 15), 1 | s);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** Exact Binomial(trials, p) by skipping geometric gaps between successes: cost ~ trials·p. */
-function binomial(random: () => number, trials: number, p: number): number {
-  const logQ = Math.log(1 - p);
-  let successes = 0;
-  let position = Math.floor(Math.log(1 - random()) / logQ);
-  while (position < trials) {
-    successes++;
-    position += 1 + Math.floor(Math.log(1 - random()) / logQ);
-  }
-  return successes;
-}
 
 interface Audience {
   name: string;

@@ -45,12 +45,24 @@ describe('estimators (ADR 0162)', () => {
     expect(clustered.count).toBe(4000);
     const mean = 0.4;
     const s2 = (16_000 - 1000 * mean * mean) / 999;
-    expect(clustered.countError).toBe(Math.ceil(Z95 * 10_000 * Math.sqrt((0.9 * s2) / 1000)));
+    const textbook = Z95 * 10_000 * Math.sqrt((0.9 * s2) / 1000);
+    // The far side of the score interval of the effective count (ADR 0247): r = textbook / total.
+    const r = textbook / 4000;
+    expect(clustered.countError).toBe(Math.ceil(textbook * (r / 2 + Math.sqrt(1 + (r * r) / 4))));
+    expect(clustered.countError).toBeLessThan(textbook * 1.4);
     // The same 400 events spread over 400 contacts: far narrower, and close to the binomial on contacts.
     const spread = estimateTotal(400, 400, 1000, 10_000, true);
     expect(spread.countError * 5).toBeLessThan(clustered.countError);
     const binomialOnContacts = Math.ceil(Z95 * 10_000 * Math.sqrt((0.4 * 0.6 * 0.9) / 1000));
     expect(spread.countError).toBeGreaterThanOrEqual(binomialOnContacts);
-    expect(spread.countError).toBeLessThan(binomialOnContacts * 1.01);
+    expect(spread.countError).toBeLessThan(binomialOnContacts * 1.06);
+  });
+
+  it('never reports more than 2.4× the textbook half-width of a total, even for a value seen on one contact', () => {
+    const one = estimateTotal(500, 500 * 500, 1000, 1_000_000, true);
+    const mean = 0.5;
+    const textbook = Z95 * 1_000_000 * Math.sqrt(((1 - 0.001) * (250_000 - 1000 * mean * mean)) / 999 / 1000);
+    expect(one.countError).toBeGreaterThan(textbook * 2);
+    expect(one.countError).toBeLessThanOrEqual(Math.ceil(textbook * 2.38));
   });
 });

@@ -36,7 +36,7 @@ const ParameterValue = z
     observedContacts: int().describe('sampled contacts with such an event'),
     approximate: z.boolean(),
     reliable: z.boolean().describe('observedContacts ≥ minReliableCount (always true unsampled)'),
-    countError: int().describe('95% half-width of count, from the variance of per-contact sums (0 unsampled)'),
+    countError: int().describe('95% half-width of count, from the variance of per-contact sums: the far side of its score interval (ADR 0247; 0 unsampled)'),
   })
   .meta({ id: 'EventParameterValue' });
 
