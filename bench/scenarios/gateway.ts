@@ -27,7 +27,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { Pool } from 'undici';
-import { encodePrincipal, generatePrincipalKeys, issueToken, parsePrivateKey } from '../../libs/auth/src';
+import { encodePrincipal, generatePrincipalKeys, issueToken, parsePrincipalKey, principalKeyEnv } from '../../libs/auth/src';
 import { createClickHouse, sql } from '../../libs/clickhouse/src';
 import { defaultAttributionConfig, defaultGeneralConfig, RESERVED_ATTRIBUTES } from '../../libs/contracts/src';
 import { AttributeEntity, DataSourceEntity, OrganizationEntity, ProjectEntity, TokenEntity, createDataSource } from '../../libs/db/src';
@@ -130,11 +130,11 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
   );
 
   const keys = generatePrincipalKeys();
-  const signingKey = parsePrivateKey(keys.privateKey);
+  const signingKey = parsePrincipalKey(keys[principalKeyEnv('audience')]!);
   const [gatewayPort, audiencePort, barePort] = [await freePort(), await freePort(), await freePort()];
   const audienceUrl = `http://127.0.0.1:${audiencePort}`;
   const bareUrl = `http://127.0.0.1:${barePort}`;
-  const common = { ...process.env, LOG_LEVEL: logLevel, MELD_PRINCIPAL_PUBLIC_KEY: keys.publicKey, MELD_PRINCIPAL_PRIVATE_KEY: keys.privateKey };
+  const common = { ...process.env, LOG_LEVEL: logLevel, ...keys };
   const profile = (name: string) => (profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}.cpuprofile`] : []);
   const children: Record<string, ChildProcess> = {
     bare: spawn(process.execPath, ['-r', '@swc-node/register', join(ctx.root, 'bench/lib/bare-audience.ts')], {

@@ -80,7 +80,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     const keys = generatePrincipalKeys();
     const [gatewayPort, probesPort] = [await freePort(), await freePort()];
     const probesUrl = `http://127.0.0.1:${probesPort}`;
-    const common = { ...process.env, LOG_LEVEL: 'warn', MELD_PRINCIPAL_PUBLIC_KEY: keys.publicKey, MELD_PRINCIPAL_PRIVATE_KEY: keys.privateKey, MELD_POSTGRES_URL: pg.url };
+    const common = { ...process.env, LOG_LEVEL: 'warn', ...keys, MELD_POSTGRES_URL: pg.url };
     children.push(
       startApp(ctx.root, 'probes', {
         ...common,
