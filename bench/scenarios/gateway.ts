@@ -220,7 +220,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
             const key = keyOf(route, target, shape.label);
             const sampler = new RssSampler(processes).start();
             const before = Object.fromEntries(Object.entries(children).map(([n, c]) => [n, processCpuUs(c.pid!)]));
-            const tracer = traceSyscalls ? await new SyscallTracer().start(traced) : undefined;
+            const tracer = traceSyscalls && target !== bare ? await new SyscallTracer().start(traced) : undefined;
             const f = await load(target, route, shape.concurrency, seconds, warmup);
             if (tracer) syscalls.set(key, [...(syscalls.get(key) ?? []), perRequest(await tracer.stop(), f.sent)]);
             cpu.set(key, [...(cpu.get(key) ?? []), Object.fromEntries(Object.entries(children).map(([n, c]) => [n, (processCpuUs(c.pid!) - before[n]) / f.sent]))]);
