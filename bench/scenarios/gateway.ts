@@ -133,7 +133,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     ),
   );
 
-  const keys = generatePrincipalKeys();
+  const keys = generatePrincipalKeys(['audience']);
   const signingKey = parsePrincipalKey(keys[principalKeyEnv('audience')]!);
   const [gatewayPort, audiencePort, barePort] = [await freePort(), await freePort(), await freePort()];
   const audienceUrl = `http://127.0.0.1:${audiencePort}`;

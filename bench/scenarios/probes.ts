@@ -77,7 +77,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     ctx.log(await settleStores({ clickhouse: { ch: store.ch, database } }, 300_000));
     const truth = await exactTruth(store.ch, projectId);
 
-    const keys = generatePrincipalKeys();
+    const keys = generatePrincipalKeys(['probes']);
     const [gatewayPort, probesPort] = [await freePort(), await freePort()];
     const probesUrl = `http://127.0.0.1:${probesPort}`;
     const common = { ...process.env, LOG_LEVEL: 'warn', ...keys, MELD_POSTGRES_URL: pg.url };

@@ -85,7 +85,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     await pg.db.query(`ANALYZE audience_contacts; ANALYZE senders; ANALYZE sender_countries`);
     ctx.log(`seeded ${senders} senders × ${countries} countries and ${contacts.toLocaleString('en')} contacts in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 
-    const keys = generatePrincipalKeys();
+    const keys = generatePrincipalKeys(['readiness']);
     const signingKey = parsePrincipalKey(keys[principalKeyEnv('readiness')]!);
     const [gatewayPort, readinessPort] = [await freePort(), await freePort()];
     const readinessUrl = `http://127.0.0.1:${readinessPort}`;

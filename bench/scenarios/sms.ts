@@ -157,7 +157,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
       )
     ).map((r: { audience_id: string }) => r.audience_id);
 
-    const keys = generatePrincipalKeys();
+    const keys = generatePrincipalKeys(['messaging']);
     const [gatewayPort, messagingPort] = [await freePort(), await freePort()];
     const messagingUrl = `http://127.0.0.1:${messagingPort}`;
     const common = { ...process.env, LOG_LEVEL: 'warn', ...keys, MELD_POSTGRES_URL: pg.url, MELD_REDIS_URL: redisUrl };

@@ -22,7 +22,7 @@ function start(app: string, vars: Record<string, string>): Promise<{ code: numbe
 }
 
 describe('public development secrets outside the local stack', () => {
-  const keys = generatePrincipalKeys();
+  const keys = generatePrincipalKeys([]);
   const production = { NODE_ENV: 'production', MELD_PRINCIPAL_MASTER_KEY: keys.MELD_PRINCIPAL_MASTER_KEY!, MELD_ADMIN_TOKEN: 'an-admin-token-of-this-deployment' };
 
   it.each([

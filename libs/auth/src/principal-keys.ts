@@ -1,5 +1,4 @@
 import { type KeyObject, createHash, createSecretKey, hkdfSync, randomBytes } from 'node:crypto';
-import { INTERNAL_APPS } from '@meld/contracts';
 
 const RAW_KEY = /^[A-Za-z0-9_-]{43}$/;
 /** HKDF's `info`: a key derived for one app never equals another app's (ADR 0256). */
@@ -36,8 +35,8 @@ export function rawKey(key: KeyObject): string {
   return key.export().toString('base64url');
 }
 
-/** Env variables of a fresh deployment's principal keys: the gateway's master key and every internal app's own key. */
-export function generatePrincipalKeys(apps: readonly string[] = INTERNAL_APPS): Record<string, string> {
+/** Env variables of fresh principal keys: the gateway's master key and the own key of each of `apps`. */
+export function generatePrincipalKeys(apps: readonly string[]): Record<string, string> {
   const master = createSecretKey(randomBytes(32));
   return { MELD_PRINCIPAL_MASTER_KEY: rawKey(master), ...Object.fromEntries(apps.map((app) => [principalKeyEnv(app), rawKey(derivePrincipalKey(master, app))])) };
 }

@@ -20,7 +20,7 @@ describe('development secrets (ADR 0101)', () => {
   });
 
   it('takes a deployment\'s keys anywhere and names a malformed one', () => {
-    const keys = generatePrincipalKeys();
+    const keys = generatePrincipalKeys(['audience']);
     expect(rawKey(loadPrincipalAppKey('audience', { ...keys, NODE_ENV: 'production' }))).toBe(keys.MELD_PRINCIPAL_KEY_AUDIENCE);
     expect(rawKey(loadPrincipalMasterKey(keys))).toBe(keys.MELD_PRINCIPAL_MASTER_KEY);
     expect(() => loadPrincipalAppKey('audience', { MELD_PRINCIPAL_KEY_AUDIENCE: 'meld-dev-principal-secret' })).toThrow(/MELD_PRINCIPAL_KEY_AUDIENCE: must be 32 bytes in base64url/);
