@@ -21,8 +21,8 @@ export async function startMeldApps(
   env: NodeJS.ProcessEnv,
   o: { perApp?: Record<string, NodeJS.ProcessEnv>; profileDir?: string } = {},
 ): Promise<MeldApps> {
-  const keys = generatePrincipalKeys();
-  const common = { ...env, LOG_LEVEL: env.LOG_LEVEL ?? 'warn', MELD_PRINCIPAL_PUBLIC_KEY: keys.publicKey, MELD_PRINCIPAL_PRIVATE_KEY: keys.privateKey };
+  const keys = generatePrincipalKeys(apps.filter((a) => a !== 'gateway'));
+  const common = { ...env, LOG_LEVEL: env.LOG_LEVEL ?? 'warn', ...keys };
   const ports = Object.fromEntries(await Promise.all(apps.map(async (a) => [a, await freePort()] as const)));
   const urls = Object.fromEntries(apps.map((a) => [a, `http://127.0.0.1:${ports[a]}`]));
   // The gateway finds each app through MELD_<APP>_URL.

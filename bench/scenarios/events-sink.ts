@@ -135,7 +135,7 @@ async function drainThroughProbes(
         ...process.env,
         PORT: String(port),
         LOG_LEVEL: 'warn',
-        MELD_PRINCIPAL_PUBLIC_KEY: generatePrincipalKeys().publicKey,
+        ...generatePrincipalKeys(['probes']),
         MELD_KAFKA_BROKERS: kafka.brokers.join(','),
         MELD_CLICKHOUSE_DB: o.store.database,
         MELD_PROBES_EVENTS_GROUP: `bench-events-${o.tag}`,

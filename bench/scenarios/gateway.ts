@@ -20,14 +20,16 @@
  * Options: --seconds N (5 per round), --rounds R (3), --connections C (32), --warmup S (1),
  * --routes a,b (project,contact,count), --log-level L (apps' LOG_LEVEL, default warn; `info`
  * adds one access-log line per request in both apps), --profile DIR (V8 CPU profiles of the
- * gateway and the audience app, written at their exit).
+ * gateway and the audience app, written at their exit), --syscalls (counts each system call of the
+ * gateway and the audience app per request with `strace -c`; slows them, so its other figures are
+ * not comparable; ADR 0257).
  */
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { Pool } from 'undici';
-import { encodePrincipal, generatePrincipalKeys, issueToken, parsePrivateKey } from '../../libs/auth/src';
+import { encodePrincipal, generatePrincipalKeys, issueToken, parsePrincipalKey, principalKeyEnv } from '../../libs/auth/src';
 import { createClickHouse, sql } from '../../libs/clickhouse/src';
 import { defaultAttributionConfig, defaultGeneralConfig, RESERVED_ATTRIBUTES } from '../../libs/contracts/src';
 import { AttributeEntity, DataSourceEntity, OrganizationEntity, ProjectEntity, TokenEntity, createDataSource } from '../../libs/db/src';
@@ -37,6 +39,7 @@ import { closedLoop } from '../lib/load';
 import type { BenchContext, BenchRow, ScenarioResult } from '../lib/context';
 import { processCpuUs } from '../lib/cpu';
 import { RssSampler, type WatchedProcess } from '../lib/processes';
+import { type SyscallCounts, SyscallTracer } from '../lib/syscalls';
 import { median, percentile } from '../lib/stats';
 
 interface Figures {
@@ -84,6 +87,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const warmup = ctx.args.int('warmup', 1);
   const logLevel = ctx.args.string('log-level') ?? 'warn';
   const profileDir = ctx.args.string('profile');
+  const traceSyscalls = ctx.args.flag('syscalls');
   const routeNames = (ctx.args.string('routes') ?? 'project,contact,count').split(',');
   const postgresUrl = process.env.MELD_POSTGRES_URL;
   const chUrl = process.env.MELD_CLICKHOUSE_URL;
@@ -129,12 +133,12 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     ),
   );
 
-  const keys = generatePrincipalKeys();
-  const signingKey = parsePrivateKey(keys.privateKey);
+  const keys = generatePrincipalKeys(['audience']);
+  const signingKey = parsePrincipalKey(keys[principalKeyEnv('audience')]!);
   const [gatewayPort, audiencePort, barePort] = [await freePort(), await freePort(), await freePort()];
   const audienceUrl = `http://127.0.0.1:${audiencePort}`;
   const bareUrl = `http://127.0.0.1:${barePort}`;
-  const common = { ...process.env, LOG_LEVEL: logLevel, MELD_PRINCIPAL_PUBLIC_KEY: keys.publicKey, MELD_PRINCIPAL_PRIVATE_KEY: keys.privateKey };
+  const common = { ...process.env, LOG_LEVEL: logLevel, ...keys };
   const profile = (name: string) => (profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}.cpuprofile`] : []);
   const children: Record<string, ChildProcess> = {
     bare: spawn(process.execPath, ['-r', '@swc-node/register', join(ctx.root, 'bench/lib/bare-audience.ts')], {
@@ -206,6 +210,8 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     /** CPU µs per request of each process, per measurement (robust to other load on the machine, unlike req/s). */
     const cpu = new Map<string, Array<Record<string, number>>>();
     const rss = new Map<string, Array<Record<string, number>>>();
+    const syscalls = new Map<string, Array<Record<string, SyscallCounts>>>();
+    const traced = processes.filter((p) => p.name === 'gateway' || p.name === 'audience');
     for (let round = 0; round < rounds; round++) {
       for (const route of routes) {
         for (const shape of shapes) {
@@ -214,7 +220,9 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
             const key = keyOf(route, target, shape.label);
             const sampler = new RssSampler(processes).start();
             const before = Object.fromEntries(Object.entries(children).map(([n, c]) => [n, processCpuUs(c.pid!)]));
+            const tracer = traceSyscalls && target !== bare ? await new SyscallTracer().start(traced) : undefined;
             const f = await load(target, route, shape.concurrency, seconds, warmup);
+            if (tracer) syscalls.set(key, [...(syscalls.get(key) ?? []), perRequest(await tracer.stop(), f.sent)]);
             cpu.set(key, [...(cpu.get(key) ?? []), Object.fromEntries(Object.entries(children).map(([n, c]) => [n, (processCpuUs(c.pid!) - before[n]) / f.sent]))]);
             rss.set(key, [...(rss.get(key) ?? []), sampler.stop()]);
             results.set(key, [...(results.get(key) ?? []), f]);
@@ -262,6 +270,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
             `${r.name}: direct/bare ${(med(keyOf(r, direct, big), 'rps') / med(keyOf(r, bare, big), 'rps')).toFixed(2)} (goal ≥ 0.5), gateway/direct ${(med(keyOf(r, gateway, big), 'rps') / med(keyOf(r, direct, big), 'rps')).toFixed(2)} (goal ≥ 0.8); gateway adds p50 +${added(r, 'c=1', 'p50').toFixed(2)} ms at c=1 (goal ≤ 1 ms), p99 +${added(r, 'c=1', 'p99').toFixed(2)} ms`,
         ),
         ...routes.flatMap((r) => shapes.flatMap((shape) => targets.map((t) => `CPU µs per request, ${keyOf(r, t, shape.label)}: ${cpuNote(keyOf(r, t, shape.label), t)}`))),
+        ...[...syscalls.entries()].map(([key, runs]) => `syscalls per request, ${key}: ${describeSyscalls(runs, involved[key.split(' ')[1] as Target['name']])}`),
         `per round req/s: ${[...results.entries()].map(([k, v]) => `${k} ${v.map((f) => Math.round(f.rps)).join('/')}`).join('; ')}`,
         `non-200 answers: ${errors}`,
         'one machine: bench client, gateway, audience, the floor, Postgres, ClickHouse and Redis share its cores; the gateway path costs a second process hop, a signature and a Redis round trip per rate-limit lease',
@@ -279,4 +288,24 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     await ch.command(sql`ALTER TABLE audience_snapshot DELETE WHERE project_id = ${project.id}`).catch(() => undefined);
     await Promise.all([db.destroy(), ch.close()]);
   }
+}
+
+function perRequest(counts: Record<string, SyscallCounts>, requests: number): Record<string, SyscallCounts> {
+  return Object.fromEntries(Object.entries(counts).map(([name, c]) => [name, new Map([...c].map(([call, n]) => [call, n / requests]))]));
+}
+
+/** Median calls per request of each syscall seen at least once per 20 requests, per process. */
+function describeSyscalls(runs: Array<Record<string, SyscallCounts>>, processNames: string[]): string {
+  return processNames
+    .filter((name) => runs[0]?.[name])
+    .map((name) => {
+      const calls = new Set(runs.flatMap((r) => [...(r[name]?.keys() ?? [])]));
+      const figures = [...calls]
+        .map((call) => [call, median(runs.map((r) => r[name]?.get(call) ?? 0))] as const)
+        .filter(([, n]) => n >= 0.05)
+        .sort((a, b) => b[1] - a[1]);
+      const total = figures.reduce((sum, [, n]) => sum + n, 0);
+      return `${name} ${total.toFixed(1)} (${figures.map(([call, n]) => `${call} ${n.toFixed(2)}`).join(', ')})`;
+    })
+    .join('; ');
 }

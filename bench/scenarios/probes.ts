@@ -98,10 +98,10 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     ctx.log(await settleStores({ clickhouse: { ch: store.ch, database } }, 300_000));
     const truth = await exactTruth(store.ch, projectId);
 
-    const keys = generatePrincipalKeys();
+    const keys = generatePrincipalKeys(['probes']);
     const [gatewayPort, probesPort] = [await freePort(), await freePort()];
     const probesUrl = `http://127.0.0.1:${probesPort}`;
-    const common = { ...process.env, LOG_LEVEL: 'warn', MELD_PRINCIPAL_PUBLIC_KEY: keys.publicKey, MELD_PRINCIPAL_PRIVATE_KEY: keys.privateKey, MELD_POSTGRES_URL: pg.url };
+    const common = { ...process.env, LOG_LEVEL: 'warn', ...keys, MELD_POSTGRES_URL: pg.url };
     children.push(
       startApp(ctx.root, 'probes', {
         ...common,

@@ -17,7 +17,7 @@ import type { ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Pool as PgPool } from 'pg';
 import { Pool } from 'undici';
-import { encodePrincipal, generatePrincipalKeys, parsePrivateKey } from '../../libs/auth/src';
+import { encodePrincipal, generatePrincipalKeys, parsePrincipalKey, principalKeyEnv } from '../../libs/auth/src';
 import { freePort, startApp, stopApp, waitReady } from '../lib/apps';
 import type { BenchContext, BenchRow, ScenarioResult } from '../lib/context';
 import { processCpuUs } from '../lib/cpu';
@@ -85,11 +85,11 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     await pg.db.query(`ANALYZE audience_contacts; ANALYZE senders; ANALYZE sender_countries`);
     ctx.log(`seeded ${senders} senders × ${countries} countries and ${contacts.toLocaleString('en')} contacts in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 
-    const keys = generatePrincipalKeys();
-    const signingKey = parsePrivateKey(keys.privateKey);
+    const keys = generatePrincipalKeys(['readiness']);
+    const signingKey = parsePrincipalKey(keys[principalKeyEnv('readiness')]!);
     const [gatewayPort, readinessPort] = [await freePort(), await freePort()];
     const readinessUrl = `http://127.0.0.1:${readinessPort}`;
-    const common = { ...process.env, LOG_LEVEL: 'warn', MELD_PRINCIPAL_PUBLIC_KEY: keys.publicKey, MELD_PRINCIPAL_PRIVATE_KEY: keys.privateKey, MELD_POSTGRES_URL: pg.url };
+    const common = { ...process.env, LOG_LEVEL: 'warn', ...keys, MELD_POSTGRES_URL: pg.url };
     children.readiness = startApp(ctx.root, 'readiness', { ...common, PORT: String(readinessPort) });
     children.gateway = startApp(ctx.root, 'gateway', {
       ...common,

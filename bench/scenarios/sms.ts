@@ -25,7 +25,7 @@ import { join } from 'node:path';
 import { Queue, Worker } from 'bullmq';
 import Redis from 'ioredis';
 import { Pool } from 'undici';
-import { encodePrincipal, generatePrincipalKeys, parsePrivateKey } from '../../libs/auth/src';
+import { encodePrincipal, generatePrincipalKeys, parsePrincipalKey, principalKeyEnv } from '../../libs/auth/src';
 import { Topics } from '../../libs/contracts/src';
 import { freePort, startApp, stopApp, waitReady } from '../lib/apps';
 import type { BenchContext, BenchRow, ScenarioResult } from '../lib/context';
@@ -157,10 +157,10 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
       )
     ).map((r: { audience_id: string }) => r.audience_id);
 
-    const keys = generatePrincipalKeys();
+    const keys = generatePrincipalKeys(['messaging']);
     const [gatewayPort, messagingPort] = [await freePort(), await freePort()];
     const messagingUrl = `http://127.0.0.1:${messagingPort}`;
-    const common = { ...process.env, LOG_LEVEL: 'warn', MELD_PRINCIPAL_PUBLIC_KEY: keys.publicKey, MELD_PRINCIPAL_PRIVATE_KEY: keys.privateKey, MELD_POSTGRES_URL: pg.url, MELD_REDIS_URL: redisUrl };
+    const common = { ...process.env, LOG_LEVEL: 'warn', ...keys, MELD_POSTGRES_URL: pg.url, MELD_REDIS_URL: redisUrl };
     children.messaging = startApp(ctx.root, 'messaging', {
       ...common, PORT: String(messagingPort), MELD_KAFKA_BROKERS: kafka.brokers.join(','), MELD_SMSC_URL: `smpp://127.0.0.1:${smsc.port}`, MELD_WEBHOOK_ALLOW_PRIVATE: '1',
     });
@@ -175,7 +175,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     const bare = await bareSmpp(smsc.port, messages, connections);
 
     const pool = new Pool(direct ? messagingUrl : `http://127.0.0.1:${gatewayPort}`, { connections, keepAliveTimeout: 30_000 });
-    const signingKey = parsePrivateKey(keys.privateKey);
+    const signingKey = parsePrincipalKey(keys[principalKeyEnv('messaging')]!);
     /** What the gateway adds to a request it forwards (ADR 0102); with --direct the bench signs it itself. */
     const principal = (path: string): Record<string, string> => {
       if (!direct) return { authorization: `Bearer ${tenant.productToken}` };

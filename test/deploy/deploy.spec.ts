@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
+import { principalKeyEnv } from '@meld/auth';
 
 const root = resolve(__dirname, '../..');
 const read = (p: string) => readFileSync(join(root, p), 'utf8');
@@ -74,7 +75,7 @@ const STORE_SECRET: Record<Store, string | undefined> = {
   clickhouse: 'MELD_CLICKHOUSE_URL',
   kafka: undefined,
 };
-const SENSITIVE = ['MELD_POSTGRES_URL', 'MELD_REDIS_URL', 'MELD_CLICKHOUSE_URL', 'MELD_ADMIN_TOKEN', 'MELD_PRINCIPAL_PRIVATE_KEY', 'MELD_PRINCIPAL_PUBLIC_KEY'];
+const SENSITIVE = ['MELD_POSTGRES_URL', 'MELD_REDIS_URL', 'MELD_CLICKHOUSE_URL', 'MELD_ADMIN_TOKEN', 'MELD_PRINCIPAL_MASTER_KEY', ...APPS.filter((a) => a !== 'gateway').map(principalKeyEnv)];
 /** Values anyone can read in this repository (ADR 0101): no deployment file may carry them. */
 const PUBLIC_SECRETS = /meld-dev-admin|meld-test-admin|meld-dev-principal-secret|meld-test-principal-secret/;
 
@@ -207,13 +208,14 @@ describe('docker-compose.yml', () => {
 
   it('carries no known secret: the admin token and principal keys must come from the deployment (.env)', () => {
     expect(read('docker-compose.yml')).not.toMatch(PUBLIC_SECRETS);
-    const env = services.ingest.environment;
-    expect(env.MELD_PRINCIPAL_PUBLIC_KEY).toMatch(/^\$\{MELD_PRINCIPAL_PUBLIC_KEY:\?.+\}$/);
     expect(services.gateway.environment.MELD_ADMIN_TOKEN).toMatch(/^\$\{MELD_ADMIN_TOKEN:\?.+\}$/);
-    expect(services.gateway.environment.MELD_PRINCIPAL_PRIVATE_KEY).toMatch(/^\$\{MELD_PRINCIPAL_PRIVATE_KEY:\?.+\}$/);
-    // Only the gateway can sign principals or use the admin API.
+    expect(services.gateway.environment.MELD_PRINCIPAL_MASTER_KEY).toMatch(/^\$\{MELD_PRINCIPAL_MASTER_KEY:\?.+\}$/);
+    // Only the gateway can sign principals for every app or use the admin API; each app has its own key only (ADR 0256).
     for (const app of APPS.filter((a) => a !== 'gateway')) {
-      expect([app, services[app].environment.MELD_PRINCIPAL_PRIVATE_KEY, services[app].environment.MELD_ADMIN_TOKEN]).toEqual([app, undefined, undefined]);
+      const env = services[app].environment;
+      const keys = Object.keys(env).filter((name) => name.startsWith('MELD_PRINCIPAL_'));
+      expect([app, keys, env.MELD_ADMIN_TOKEN]).toEqual([app, [principalKeyEnv(app)], undefined]);
+      expect(env[principalKeyEnv(app)]).toMatch(new RegExp(`^\\$\\{${principalKeyEnv(app)}:\\?.+\\}$`));
     }
   });
 
@@ -321,10 +323,12 @@ describe('k8s', () => {
       expect(c.envFrom.map((e: Obj) => e.configMapRef?.name)).toContain('meld-config');
       const env = envOf(c);
       const needed = [...info(app).stores.map((s) => STORE_SECRET[s]).filter(Boolean)] as string[];
-      if (app === 'gateway') needed.push('MELD_ADMIN_TOKEN', 'MELD_PRINCIPAL_PRIVATE_KEY');
-      else needed.push('MELD_PRINCIPAL_PUBLIC_KEY');
-      // The signing key and the admin token stay in the gateway (ADR 0102).
-      if (app !== 'gateway') expect([env.MELD_PRINCIPAL_PRIVATE_KEY, env.MELD_ADMIN_TOKEN]).toEqual([undefined, undefined]);
+      if (app === 'gateway') needed.push('MELD_ADMIN_TOKEN', 'MELD_PRINCIPAL_MASTER_KEY');
+      else needed.push(principalKeyEnv(app));
+      // The master key and the admin token stay in the gateway; an app gets its own principal key, no other (ADR 0256).
+      const principalKeys = Object.keys(env).filter((name) => name.startsWith('MELD_PRINCIPAL_'));
+      expect(principalKeys).toEqual(app === 'gateway' ? ['MELD_PRINCIPAL_MASTER_KEY'] : [principalKeyEnv(app)]);
+      if (app !== 'gateway') expect(env.MELD_ADMIN_TOKEN).toBeUndefined();
       for (const key of needed) expect(env[key]?.valueFrom?.secretKeyRef).toEqual({ name: 'meld-secrets', key });
       for (const key of SENSITIVE) expect(env[key]?.value).toBeUndefined(); // never a literal in the manifest
     });

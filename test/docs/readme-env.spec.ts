@@ -6,6 +6,8 @@ import { filesUnder, markdownSection, readRepoFile } from './repo-files';
 
 const VARIABLE = /\b(?:MELD_[A-Z0-9_]+|PORT|LOG_LEVEL)\b/g;
 const APP_URL_PLACEHOLDER = 'MELD_<APP>_URL';
+/** Each internal app reads its own principal key, `MELD_PRINCIPAL_KEY_` + its name (ADR 0256). */
+const PRINCIPAL_KEY_PLACEHOLDER = 'MELD_PRINCIPAL_KEY_<APP>';
 /** Test-only libraries: what they read configures tests, not apps. */
 const TEST_LIBS = new Set(['libs/testing', 'libs/fixtures']);
 const isSource = (name: string): boolean => /\.(ts|js|mjs)$/.test(name) && !/\.(spec|integration-spec|e2e-spec)\.ts$/.test(name);
@@ -20,6 +22,7 @@ function variablesReadByApps(): Set<string> {
     }
   }
   for (const app of INTERNAL_APPS) names.delete(appUrlEnv(app)); // documented as MELD_<APP>_URL
+  if (names.delete('MELD_PRINCIPAL_KEY_')) names.add(PRINCIPAL_KEY_PLACEHOLDER); // principalKeyEnv(app)
   return names;
 }
 
@@ -52,7 +55,7 @@ describe('README configuration table', () => {
       .filter((file) => ![...TEST_LIBS].some((lib) => file.startsWith(`${lib}/`)))
       .map(readRepoFile)
       .join('\n');
-    const unread = [...documented].filter((name) => name !== APP_URL_PLACEHOLDER && !new RegExp(`\\b${name}\\b`).test(sources));
+    const unread = [...documented].filter((name) => name !== APP_URL_PLACEHOLDER && name !== PRINCIPAL_KEY_PLACEHOLDER && !new RegExp(`\\b${name}\\b`).test(sources));
     expect(unread).toEqual([]);
   });
 

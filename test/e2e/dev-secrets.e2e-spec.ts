@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { generatePrincipalKeys, rawKey, DEV_PRINCIPAL_KEYS } from '@meld/auth';
+import { DEV_PRINCIPAL_MASTER_KEY, devPrincipalKey, generatePrincipalKeys, rawKey } from '@meld/auth';
 import { testEnv } from '@meld/testing';
 
 // Outside the local stack the apps refuse to start with the public development secrets, and
@@ -22,25 +22,25 @@ function start(app: string, vars: Record<string, string>): Promise<{ code: numbe
 }
 
 describe('public development secrets outside the local stack', () => {
-  const keys = generatePrincipalKeys();
-  const production = { NODE_ENV: 'production', MELD_PRINCIPAL_PRIVATE_KEY: keys.privateKey, MELD_ADMIN_TOKEN: 'an-admin-token-of-this-deployment' };
+  const keys = generatePrincipalKeys([]);
+  const production = { NODE_ENV: 'production', MELD_PRINCIPAL_MASTER_KEY: keys.MELD_PRINCIPAL_MASTER_KEY!, MELD_ADMIN_TOKEN: 'an-admin-token-of-this-deployment' };
 
   it.each([
     ['the development admin token', { MELD_ADMIN_TOKEN: 'meld-dev-admin' }, /MELD_ADMIN_TOKEN: is a public development value/],
     ['the test admin token, even with the local switch', { MELD_ADMIN_TOKEN: 'meld-test-admin', MELD_ALLOW_DEV_SECRETS: '1' }, /MELD_ADMIN_TOKEN: is a public development value/],
     ['no admin token', { MELD_ADMIN_TOKEN: '' }, /MELD_ADMIN_TOKEN: required outside the local stack/],
-    ['no signing key', { MELD_PRINCIPAL_PRIVATE_KEY: '' }, /MELD_PRINCIPAL_PRIVATE_KEY: required outside the local stack/],
-    ['the development signing key', { MELD_PRINCIPAL_PRIVATE_KEY: rawKey(DEV_PRINCIPAL_KEYS.privateKey) }, /MELD_PRINCIPAL_PRIVATE_KEY: is the public development key/],
+    ['no signing key', { MELD_PRINCIPAL_MASTER_KEY: '' }, /MELD_PRINCIPAL_MASTER_KEY: required outside the local stack/],
+    ['the development signing key', { MELD_PRINCIPAL_MASTER_KEY: rawKey(DEV_PRINCIPAL_MASTER_KEY) }, /MELD_PRINCIPAL_MASTER_KEY: is the public development key/],
   ])('the gateway refuses %s', async (_, vars, message) => {
     const { code, stderr } = await start('gateway', { ...production, ...vars });
     expect(code).toBe(1);
     expect(stderr).toMatch(message);
   }, 30000);
 
-  it('an internal app refuses to run without the gateway public key, or with the development one', async () => {
+  it('an internal app refuses to run without its principal key, or with the development one', async () => {
     const missing = await start('readiness', { NODE_ENV: 'production' });
-    expect([missing.code, missing.stderr]).toEqual([1, expect.stringMatching(/MELD_PRINCIPAL_PUBLIC_KEY: required outside the local stack/)]);
-    const dev = await start('readiness', { MELD_PRINCIPAL_PUBLIC_KEY: rawKey(DEV_PRINCIPAL_KEYS.publicKey) });
-    expect([dev.code, dev.stderr]).toEqual([1, expect.stringMatching(/MELD_PRINCIPAL_PUBLIC_KEY: is the public development key/)]);
+    expect([missing.code, missing.stderr]).toEqual([1, expect.stringMatching(/MELD_PRINCIPAL_KEY_READINESS: required outside the local stack/)]);
+    const dev = await start('readiness', { MELD_PRINCIPAL_KEY_READINESS: rawKey(devPrincipalKey('readiness')) });
+    expect([dev.code, dev.stderr]).toEqual([1, expect.stringMatching(/MELD_PRINCIPAL_KEY_READINESS: is the public development key/)]);
   }, 30000);
 });

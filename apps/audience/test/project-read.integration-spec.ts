@@ -1,4 +1,5 @@
-import crypto from 'node:crypto';
+import crypto, { randomUUID } from 'node:crypto';
+import { devPrincipalKey, encodePrincipal } from '@meld/auth';
 import { CHANNEL_GROUPS } from '@meld/contracts';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
@@ -89,13 +90,33 @@ describe('GET /v1/project/:project (audience)', () => {
     }
   });
 
-  it('verifies the principal with the public key parsed at start-up, never a key parsed per request (ADR 0210)', async () => {
-    const parsed = jest.spyOn(crypto, 'createPublicKey');
+  it('refuses a principal signed with another app\'s key, one replayed on another path, and a forged one (ADR 0256)', async () => {
+    const url = `${base}/v1/project/${tenancy.project.uid}`;
+    const requestId = randomUUID();
+    const caller = { kind: 'admin' as const, tokenId: null, organizationId: tenancy.organization.id, plan: null, scopes: [], project: null, dataSourceId: null, requestId };
+    const binding = { method: 'GET', url: `/v1/project/${tenancy.project.uid}`, app: 'audience' };
+    // What a compromised ingest could make with its own key: a principal naming the audience app.
+    const fromIngest = encodePrincipal(caller, binding, devPrincipalKey('ingest'));
+    const refused = await fetch(url, { headers: { 'x-meld-principal': fromIngest, 'x-request-id': requestId } });
+    expect([refused.status, ((await refused.json()) as { message: string }).message]).toEqual([401, 'invalid principal signature']);
+    const good = principalHeader(tenancy, { scopes: ['PROJECT_AUDIENCE_READ'] }, { app: 'audience', url });
+    expect((await fetch(`${url}?other=1`, { headers: good })).status).toBe(401);
+    const [payload] = good['x-meld-principal']!.split('.');
+    const forged = `${payload}.${crypto.createHmac('sha256', 'guessed').update(payload!).digest('base64url')}`;
+    expect((await fetch(url, { headers: { ...good, 'x-meld-principal': forged } })).status).toBe(401);
+    expect((await fetch(url, { headers: good })).status).toBe(200);
+  });
+
+  it('checks the principal with its key parsed at start-up, never a key parsed or derived per request (ADR 0256)', async () => {
+    expect((await read({ scopes: ['PROJECT_AUDIENCE_READ'] })).status).toBe(200);
+    const parsed = jest.spyOn(crypto, 'createSecretKey');
+    const derived = jest.spyOn(crypto, 'hkdfSync');
     try {
       expect((await read({ scopes: ['PROJECT_AUDIENCE_READ'] })).status).toBe(200);
-      expect(parsed).not.toHaveBeenCalled();
+      expect([parsed.mock.calls.length, derived.mock.calls.length]).toEqual([0, 0]);
     } finally {
       parsed.mockRestore();
+      derived.mockRestore();
     }
   });
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
-import { DEV_PRINCIPAL_KEYS, decodePrincipal } from '@meld/auth';
+import { DEV_PRINCIPAL_MASTER_KEY, PrincipalKeyring, decodePrincipal, devPrincipalKey } from '@meld/auth';
 import { APP_NAMES, type AppName, PUBLIC_ROUTES, type PublicRoute } from '@meld/contracts';
 import { requestIdOf } from '@meld/platform';
 import { PROTOTYPE_NAMES, testEnv } from '@meld/testing';
@@ -61,7 +61,7 @@ describe('public API pipeline', () => {
       authFailures: localWindow(DEFAULT_RATE_LIMITS, 'authFailures'),
       upstreams: new Upstreams(Object.fromEntries(APP_NAMES.map((a) => [a, stub.url])) as Record<AppName, string>),
       db,
-      principalKey: DEV_PRINCIPAL_KEYS.privateKey,
+      principalKeys: new PrincipalKeyring(DEV_PRINCIPAL_MASTER_KEY),
       publicUrl: 'https://api.meld.test',
     });
     app = Fastify({ genReqId: requestIdOf, trustProxy: true });
@@ -102,10 +102,12 @@ describe('public API pipeline', () => {
     expect(seen.headers['x-request-id']).toBe('req-pipeline-1');
     // Bound to the request the app received: this path and query, this method, this app, this request id.
     const received = { method: 'GET', url: seen.url, app: 'audience', requestId: 'req-pipeline-1' };
-    const principal = decodePrincipal(seen.headers['x-meld-principal'] as string, received, DEV_PRINCIPAL_KEYS.publicKey);
-    for (const other of [{ url: `/v1/project/${t.project.uid}` }, { method: 'DELETE' }, { app: 'ingest' }, { requestId: 'req-other' }]) {
-      expect(() => decodePrincipal(seen.headers['x-meld-principal'] as string, { ...received, ...other }, DEV_PRINCIPAL_KEYS.publicKey)).toThrow(/another request/);
+    const principal = decodePrincipal(seen.headers['x-meld-principal'] as string, received, devPrincipalKey('audience'));
+    for (const other of [{ url: `/v1/project/${t.project.uid}` }, { method: 'DELETE' }, { requestId: 'req-other' }]) {
+      expect(() => decodePrincipal(seen.headers['x-meld-principal'] as string, { ...received, ...other }, devPrincipalKey('audience'))).toThrow(/another request/);
     }
+    // Signed with the audience's key (ADR 0256): no other app's key checks it.
+    expect(() => decodePrincipal(seen.headers['x-meld-principal'] as string, { ...received, app: 'ingest' }, devPrincipalKey('ingest'))).toThrow(/signature/);
     expect(principal).toMatchObject({
       kind: 'product',
       tokenId: reader.id,
@@ -130,7 +132,7 @@ describe('public API pipeline', () => {
     expect(seen.headers['x-meld-ratelimit-reset']).toBe(res.headers.get('x-ratelimit-reset'));
     expect(seen.headers['x-meld-ratelimit-window']).toBe('60');
     const received = { method: 'GET', url: stream(), app: 'ingest', requestId: String(seen.headers['x-request-id']) };
-    const principal = decodePrincipal(seen.headers['x-meld-principal'] as string, received, DEV_PRINCIPAL_KEYS.publicKey);
+    const principal = decodePrincipal(seen.headers['x-meld-principal'] as string, received, devPrincipalKey('ingest'));
     expect(principal).toMatchObject({ kind: 'datasource', dataSourceId: t.dataSource.id, scopes: ['PROJECT_INGEST_WRITE', 'PROJECT_INGEST_READ'] });
   });
 

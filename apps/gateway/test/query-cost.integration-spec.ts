@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { DEV_PRINCIPAL_KEYS, hashToken } from '@meld/auth';
+import { DEV_PRINCIPAL_MASTER_KEY, PrincipalKeyring, hashToken } from '@meld/auth';
 import { APP_NAMES, type AppName } from '@meld/contracts';
 import { requestIdOf } from '@meld/platform';
 import { testEnv } from '@meld/testing';
@@ -61,7 +61,7 @@ describe('query cost of invalid and throttled callers', () => {
       authFailures: localWindow(limits, 'authFailures'),
       upstreams: new Upstreams(Object.fromEntries(APP_NAMES.map((a) => [a, stub.url])) as Record<AppName, string>),
       db: counted,
-      principalKey: DEV_PRINCIPAL_KEYS.privateKey,
+      principalKeys: new PrincipalKeyring(DEV_PRINCIPAL_MASTER_KEY),
       publicUrl: 'https://api.meld.test',
     });
     app = Fastify({ genReqId: requestIdOf, trustProxy: true });

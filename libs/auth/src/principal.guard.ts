@@ -3,10 +3,10 @@ import { type CanActivate, type ExecutionContext, Inject, Injectable, SetMetadat
 import { Reflector } from '@nestjs/core';
 import { PRINCIPAL_HEADER, type Principal, PrincipalError, decodePrincipal } from './principal';
 
-/** What an internal app verifies principals with: its own name and the gateway's public key (parsed once). */
+/** What an internal app verifies principals with: its own name and its own principal key (parsed once; ADR 0256). */
 export interface PrincipalVerifier {
   app: string;
-  publicKey: KeyObject;
+  key: KeyObject;
 }
 export const PRINCIPAL_VERIFIER = Symbol('PRINCIPAL_VERIFIER');
 const PUBLIC_ROUTE = 'meld:public-route';
@@ -37,7 +37,7 @@ export class PrincipalGuard implements CanActivate {
       req.principal = decodePrincipal(
         Array.isArray(header) ? header[0] : header,
         { method: req.method, url: req.url, app: this.verifier.app, requestId: req.id },
-        this.verifier.publicKey,
+        this.verifier.key,
         receivedAt,
       );
       return true;

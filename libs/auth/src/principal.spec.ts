@@ -1,10 +1,13 @@
-import { generateKeyPairSync } from 'node:crypto';
+import { createSecretKey, randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { decodePrincipal, encodePrincipal, hasScopes, type Principal } from './principal';
-import { DEV_PRINCIPAL_KEYS, generatePrincipalKeys, isDevKey, parsePrivateKey, parsePublicKey, rawKey } from './principal-keys';
+import { DEV_PRINCIPAL_MASTER_KEY, PrincipalKeyring, derivePrincipalKey, devPrincipalKey, generatePrincipalKeys, parsePrincipalKey, principalKeyEnv, rawKey } from './principal-keys';
 import { hashToken, issueToken, parseBearer } from './tokens';
 
-const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+// The gateway signs with the app's key derived from its master key; the app checks with that same key (ADR 0256).
+const master = createSecretKey(randomBytes(32));
+const privateKey = derivePrincipalKey(master, 'audience');
+const publicKey = parsePrincipalKey(rawKey(privateKey));
 const principal: Omit<Principal, 'iat'> = {
   kind: 'product',
   tokenId: 't1',
@@ -38,8 +41,8 @@ describe('signed principal', () => {
     expect(() => decodePrincipal(`${forged}.${sig}`, received, publicKey, 1000)).toThrow(/signature/);
     expect(() => decodePrincipal(`${payload}.${sig}x`, received, publicKey, 1000)).toThrow(/signature/);
     expect(() => decodePrincipal(`${payload}`, received, publicKey, 1000)).toThrow(/signature/);
-    const other = generateKeyPairSync('ed25519');
-    expect(() => decodePrincipal(encodePrincipal(principal, binding, other.privateKey, 1000), received, publicKey, 1000)).toThrow(/signature/);
+    const otherDeployment = derivePrincipalKey(createSecretKey(randomBytes(32)), 'audience');
+    expect(() => decodePrincipal(encodePrincipal(principal, binding, otherDeployment, 1000), received, publicKey, 1000)).toThrow(/signature/);
     expect(() => decodePrincipal(good, received, publicKey, 1000 + 5_001)).toThrow(/expired/);
     expect(() => decodePrincipal(good, received, publicKey, 1000 - 1_001)).toThrow(/expired/);
   });
@@ -58,7 +61,7 @@ describe('signed principal', () => {
   it('refuses a signature whose last character differs only in spare bits (the counterexample of seed -858738279)', () => {
     const good = encodePrincipal(principal, binding, privateKey, 1000);
     const last = good[good.length - 1];
-    // The 86th base64url character of 64 bytes carries 4 bits: its 2 low bits are spare.
+    // The 43rd base64url character of 32 bytes carries 4 bits: its 2 low bits are spare.
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
     const twin = alphabet[alphabet.indexOf(last) ^ 1];
     const bad = good.slice(0, -1) + twin;
@@ -66,16 +69,24 @@ describe('signed principal', () => {
     expect(() => decodePrincipal(bad, received, publicKey, 1000)).toThrow('invalid principal signature');
   });
 
-  it('reads keys as raw base64url or PEM, and knows the development pair', () => {
-    const keys = generatePrincipalKeys();
-    const [priv, pub] = [parsePrivateKey(keys.privateKey), parsePublicKey(keys.publicKey)];
-    expect(decodePrincipal(encodePrincipal(principal, binding, priv, 1000), received, pub, 1000)).toMatchObject({ tokenId: 't1' });
-    expect(rawKey(parsePublicKey(pub.export({ format: 'pem', type: 'spki' }) as string))).toBe(keys.publicKey);
-    expect(rawKey(parsePrivateKey(priv.export({ format: 'pem', type: 'pkcs8' }) as string))).toBe(keys.privateKey);
-    expect(() => parsePublicKey('meld-dev-principal-secret')).toThrow(/Ed25519 public key/);
-    expect(() => parsePrivateKey(generateKeyPairSync('x25519').privateKey.export({ format: 'pem', type: 'pkcs8' }) as string)).toThrow(/Ed25519/);
-    expect(isDevKey(DEV_PRINCIPAL_KEYS.publicKey) && isDevKey(DEV_PRINCIPAL_KEYS.privateKey)).toBe(true);
-    expect(isDevKey(pub) || isDevKey(priv)).toBe(false);
+  it('refuses a principal signed with another app\'s key, even when it names this app', () => {
+    // What a compromised ingest could make with its own key: a principal for the audience app.
+    const ingestKey = derivePrincipalKey(master, 'ingest');
+    expect(() => decodePrincipal(encodePrincipal(principal, binding, ingestKey, 1000), received, publicKey, 1000)).toThrow('invalid principal signature');
+  });
+
+  it('derives one key per app from the master key, the same every time, and reads keys as 32 bytes in base64url', () => {
+    const keyring = new PrincipalKeyring(master);
+    expect(keyring.forApp('audience').equals(publicKey)).toBe(true);
+    expect(keyring.forApp('audience')).toBe(keyring.forApp('audience'));
+    expect(keyring.forApp('ingest').equals(keyring.forApp('audience'))).toBe(false);
+    const env = generatePrincipalKeys(['audience', 'identity-merge']);
+    expect(Object.keys(env)).toEqual(['MELD_PRINCIPAL_MASTER_KEY', 'MELD_PRINCIPAL_KEY_AUDIENCE', 'MELD_PRINCIPAL_KEY_IDENTITY_MERGE']);
+    expect(rawKey(derivePrincipalKey(parsePrincipalKey(env.MELD_PRINCIPAL_MASTER_KEY!), 'identity-merge'))).toBe(env[principalKeyEnv('identity-merge')]);
+    expect(() => parsePrincipalKey('meld-dev-principal-secret')).toThrow(/32 bytes in base64url/);
+    expect(() => parsePrincipalKey(randomBytes(31).toString('base64url'))).toThrow(/32 bytes/);
+    expect(devPrincipalKey('audience').equals(derivePrincipalKey(DEV_PRINCIPAL_MASTER_KEY, 'audience'))).toBe(true);
+    expect(devPrincipalKey('ingest').equals(devPrincipalKey('audience'))).toBe(false);
   });
 
   it('lists missing scopes; admin needs none', () => {

@@ -1,4 +1,4 @@
-import { type KeyObject, sign, verify } from 'node:crypto';
+import { type KeyObject, createHmac, timingSafeEqual } from 'node:crypto';
 import type { DataMode, Plan, Scope } from '@meld/contracts';
 
 export const PRINCIPAL_HEADER = 'x-meld-principal';
@@ -47,13 +47,20 @@ export interface PrincipalBinding {
 type Signed = Principal & { bind: PrincipalBinding };
 
 /**
- * Signed by the gateway with its Ed25519 private key; apps hold only the public key, so an
- * internal app (or whoever takes one over) can verify principals but never make one.
+ * Signed by the gateway with the target app's key (HMAC-SHA256; ADR 0256): the gateway derives
+ * each app's key from its master key and each app holds only its own, so an app (or whoever
+ * takes one over) can make principals for no other app.
  */
-export function encodePrincipal(principal: Omit<Principal, 'iat'>, binding: PrincipalBinding, privateKey: KeyObject, now = Date.now()): string {
+export function encodePrincipal(principal: Omit<Principal, 'iat'>, binding: PrincipalBinding, appKey: KeyObject, now = Date.now()): string {
   const signed: Signed = { ...principal, iat: now, bind: { method: binding.method, url: binding.url, app: binding.app } };
   const payload = Buffer.from(JSON.stringify(signed)).toString('base64url');
-  return `${payload}.${sign(null, Buffer.from(payload), privateKey).toString('base64url')}`;
+  return `${payload}.${mac(payload, appKey).toString('base64url')}`;
+}
+
+const MAC_BYTES = 32;
+
+function mac(payload: string, key: KeyObject): Buffer {
+  return createHmac('sha256', key).update(payload).digest();
 }
 
 export class PrincipalError extends Error {}
@@ -62,7 +69,7 @@ export class PrincipalError extends Error {}
  * The principal of a request an app received, checked against that request: signature, age
  * (from `receivedAt`), method, path with query, this app, and the request id it carries.
  */
-export function decodePrincipal(header: string | undefined, received: PrincipalBinding & { requestId: string }, publicKey: KeyObject, receivedAt = Date.now()): Principal {
+export function decodePrincipal(header: string | undefined, received: PrincipalBinding & { requestId: string }, appKey: KeyObject, receivedAt = Date.now()): Principal {
   if (!header) throw new PrincipalError('missing signed principal: internal apps are reached through the gateway');
   const dot = header.indexOf('.');
   const payload = header.slice(0, dot);
@@ -71,7 +78,8 @@ export function decodePrincipal(header: string | undefined, received: PrincipalB
   // Node's base64url decoder skips stray characters and ignores the last character's spare
   // bits: only the canonical encoding of the signature is accepted, so no two headers carry it.
   const canonical = signature.toString('base64url') === encoded;
-  if (dot <= 0 || header.indexOf('.', dot + 1) >= 0 || signature.length !== 64 || !canonical || !verify(null, Buffer.from(payload), publicKey, signature)) {
+  // Compared in constant time: the time of a refusal says nothing about the expected MAC.
+  if (dot <= 0 || header.indexOf('.', dot + 1) >= 0 || signature.length !== MAC_BYTES || !canonical || !timingSafeEqual(mac(payload, appKey), signature)) {
     throw new PrincipalError('invalid principal signature');
   }
   const { bind, ...principal } = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Signed;

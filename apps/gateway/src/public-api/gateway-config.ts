@@ -1,13 +1,13 @@
-import type { KeyObject } from 'node:crypto';
-import { envVars, loadConfig, loadPrincipalPrivateKey } from '@meld/platform';
+import { PrincipalKeyring } from '@meld/auth';
+import { envVars, loadConfig, loadPrincipalMasterKey } from '@meld/platform';
 import { z } from 'zod';
 import { type RateLimits, resolveRateLimits } from './rate-limit/limits';
 
 export const GATEWAY_CONFIG = Symbol('GATEWAY_CONFIG');
 
 export interface GatewayConfig {
-  /** Signs principals (ADR 0102); parsed once at start. */
-  principalKey: KeyObject;
+  /** Signs principals with each app's key, derived from the master key once (ADR 0256). */
+  principalKeys: PrincipalKeyring;
   redisUrl: string;
   redisTimeoutMs: number;
   rateLimits: RateLimits;
@@ -36,7 +36,7 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
     env,
   );
   return {
-    principalKey: loadPrincipalPrivateKey(env),
+    principalKeys: new PrincipalKeyring(loadPrincipalMasterKey(env)),
     redisUrl: c.MELD_REDIS_URL,
     redisTimeoutMs: c.MELD_REDIS_TIMEOUT_MS,
     rateLimits: resolveRateLimits(c.MELD_RATE_LIMITS),

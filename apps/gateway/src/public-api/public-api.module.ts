@@ -56,7 +56,7 @@ class PublicApiRuntime implements OnModuleInit, OnApplicationShutdown {
       authFailures: localWindow(config.rateLimits, 'authFailures'),
       upstreams: this.upstreams,
       db,
-      principalKey: config.principalKey,
+      principalKeys: config.principalKeys,
       publicUrl: config.publicUrl,
     });
     this.oauthDoor = oauthDoor({ limiter, upstreams: this.upstreams });

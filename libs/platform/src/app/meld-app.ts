@@ -7,7 +7,7 @@ import { APP_NAME, OpenApiController } from '../openapi/openapi.controller';
 import { z } from 'zod';
 import { bootstrapApp } from '../bootstrap/bootstrap-app';
 import { envVars, loadConfig } from '../config/load-config';
-import { loadPrincipalPublicKey } from '../config/secrets';
+import { loadPrincipalAppKey } from '../config/secrets';
 import { PlatformModule } from '../platform.module';
 import { loadStoreConfig, type StoreName } from '../stores/store-env';
 import { StoresModule, storeChecks } from '../stores/stores.module';
@@ -39,8 +39,8 @@ class MeldAppModule {}
 /** Builds the root module of an app: platform (logs, health, metrics) + its stores + its features. */
 export function meldAppModule(def: MeldAppDefinition, env: NodeJS.ProcessEnv = process.env): DynamicModule {
   const common = loadConfig(z.object({ LOG_LEVEL: envVars.logLevel }), env);
-  // The gateway signs principals (its own config loads the private key); every other app verifies them.
-  const verifier = def.publicFacing ? [] : [{ provide: PRINCIPAL_VERIFIER, useValue: { app: def.name, publicKey: loadPrincipalPublicKey(env) } }, { provide: APP_GUARD, useClass: PrincipalGuard }];
+  // The gateway signs principals (its own config loads the master key); every other app checks them with its own key.
+  const verifier = def.publicFacing ? [] : [{ provide: PRINCIPAL_VERIFIER, useValue: { app: def.name, key: loadPrincipalAppKey(def.name, env) } }, { provide: APP_GUARD, useClass: PrincipalGuard }];
   const stores = loadStoreConfig(def.stores, env);
   return {
     module: MeldAppModule,

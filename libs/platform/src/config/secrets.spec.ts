@@ -1,29 +1,29 @@
-import { DEV_PRINCIPAL_KEYS, generatePrincipalKeys, rawKey } from '@meld/auth';
-import { loadPrincipalPrivateKey, loadPrincipalPublicKey, requireNonDevSecret } from './secrets';
+import { DEV_PRINCIPAL_MASTER_KEY, devPrincipalKey, generatePrincipalKeys, rawKey } from '@meld/auth';
+import { loadPrincipalAppKey, loadPrincipalMasterKey, requireNonDevSecret } from './secrets';
 
 const LOCAL = { MELD_ALLOW_DEV_SECRETS: '1' };
-const devPublic = rawKey(DEV_PRINCIPAL_KEYS.publicKey);
-const devPrivate = rawKey(DEV_PRINCIPAL_KEYS.privateKey);
+const devMaster = rawKey(DEV_PRINCIPAL_MASTER_KEY);
+const devAudience = rawKey(devPrincipalKey('audience'));
 
 describe('development secrets (ADR 0101)', () => {
-  it('uses the development key pair on the local stack only', () => {
-    expect(rawKey(loadPrincipalPublicKey(LOCAL))).toBe(devPublic);
-    expect(rawKey(loadPrincipalPrivateKey(LOCAL))).toBe(devPrivate);
-    expect(() => loadPrincipalPublicKey({})).toThrow(/MELD_PRINCIPAL_PUBLIC_KEY: required outside the local stack/);
-    expect(() => loadPrincipalPrivateKey({})).toThrow(/MELD_PRINCIPAL_PRIVATE_KEY: required outside the local stack/);
-    expect(() => loadPrincipalPublicKey({ ...LOCAL, NODE_ENV: 'production' })).toThrow(/MELD_PRINCIPAL_PUBLIC_KEY: required/);
+  it('uses the development keys on the local stack only', () => {
+    expect(rawKey(loadPrincipalAppKey('audience', LOCAL))).toBe(devAudience);
+    expect(rawKey(loadPrincipalMasterKey(LOCAL))).toBe(devMaster);
+    expect(() => loadPrincipalAppKey('audience', {})).toThrow(/MELD_PRINCIPAL_KEY_AUDIENCE: required outside the local stack/);
+    expect(() => loadPrincipalMasterKey({})).toThrow(/MELD_PRINCIPAL_MASTER_KEY: required outside the local stack/);
+    expect(() => loadPrincipalAppKey('identity-merge', { ...LOCAL, NODE_ENV: 'production' })).toThrow(/MELD_PRINCIPAL_KEY_IDENTITY_MERGE: required/);
   });
 
   it('refuses the development keys set explicitly outside the local stack', () => {
-    expect(() => loadPrincipalPublicKey({ MELD_PRINCIPAL_PUBLIC_KEY: devPublic })).toThrow(/MELD_PRINCIPAL_PUBLIC_KEY: is the public development key/);
-    expect(() => loadPrincipalPrivateKey({ MELD_PRINCIPAL_PRIVATE_KEY: devPrivate, NODE_ENV: 'production', ...LOCAL })).toThrow(/MELD_PRINCIPAL_PRIVATE_KEY: is the public development key/);
+    expect(() => loadPrincipalAppKey('audience', { MELD_PRINCIPAL_KEY_AUDIENCE: devAudience })).toThrow(/MELD_PRINCIPAL_KEY_AUDIENCE: is the public development key/);
+    expect(() => loadPrincipalMasterKey({ MELD_PRINCIPAL_MASTER_KEY: devMaster, NODE_ENV: 'production', ...LOCAL })).toThrow(/MELD_PRINCIPAL_MASTER_KEY: is the public development key/);
   });
 
-  it('takes a deployment key pair anywhere and names a malformed one', () => {
-    const keys = generatePrincipalKeys();
-    expect(rawKey(loadPrincipalPublicKey({ MELD_PRINCIPAL_PUBLIC_KEY: keys.publicKey, NODE_ENV: 'production' }))).toBe(keys.publicKey);
-    expect(rawKey(loadPrincipalPrivateKey({ MELD_PRINCIPAL_PRIVATE_KEY: keys.privateKey }))).toBe(keys.privateKey);
-    expect(() => loadPrincipalPublicKey({ MELD_PRINCIPAL_PUBLIC_KEY: 'meld-dev-principal-secret' })).toThrow(/MELD_PRINCIPAL_PUBLIC_KEY: must be an Ed25519 public key/);
+  it('takes a deployment\'s keys anywhere and names a malformed one', () => {
+    const keys = generatePrincipalKeys(['audience']);
+    expect(rawKey(loadPrincipalAppKey('audience', { ...keys, NODE_ENV: 'production' }))).toBe(keys.MELD_PRINCIPAL_KEY_AUDIENCE);
+    expect(rawKey(loadPrincipalMasterKey(keys))).toBe(keys.MELD_PRINCIPAL_MASTER_KEY);
+    expect(() => loadPrincipalAppKey('audience', { MELD_PRINCIPAL_KEY_AUDIENCE: 'meld-dev-principal-secret' })).toThrow(/MELD_PRINCIPAL_KEY_AUDIENCE: must be 32 bytes in base64url/);
   });
 
   it('refuses a public admin token, or none, outside the local stack', () => {

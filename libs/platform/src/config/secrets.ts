@@ -1,5 +1,5 @@
 import type { KeyObject } from 'node:crypto';
-import { DEV_PRINCIPAL_KEYS, PrincipalKeyError, isDevKey, parsePrivateKey, parsePublicKey } from '@meld/auth';
+import { DEV_PRINCIPAL_MASTER_KEY, PrincipalKeyError, devPrincipalKey, parsePrincipalKey, principalKeyEnv } from '@meld/auth';
 
 /**
  * The local stack's switch (ADR 0101): only `meld start`, `meld test`, the local app
@@ -18,33 +18,33 @@ export function configError(variable: string, message: string): Error {
 }
 
 const OUTSIDE = `outside the local stack (${DEV_SECRETS_VAR}=1 without NODE_ENV=production)`;
-const HOW = 'generate a pair with `npx meld keys` (docs/deploy.md)';
+const HOW = 'generate the keys with `npx meld keys` (docs/deploy.md)';
 
-function key<K>(env: NodeJS.ProcessEnv, variable: string, parse: (text: string) => K & KeyObject, dev: K): K {
+function key(env: NodeJS.ProcessEnv, variable: string, dev: KeyObject): KeyObject {
   const text = env[variable];
   if (!text) {
     if (devSecretsAllowed(env)) return dev;
     throw configError(variable, `required ${OUTSIDE}: ${HOW}`);
   }
-  let parsed: K & KeyObject;
+  let parsed: KeyObject;
   try {
-    parsed = parse(text);
+    parsed = parsePrincipalKey(text);
   } catch (err) {
     if (err instanceof PrincipalKeyError) throw configError(variable, err.message);
     throw err;
   }
-  if (isDevKey(parsed) && !devSecretsAllowed(env)) throw configError(variable, `is the public development key, refused ${OUTSIDE}: ${HOW}`);
+  if (parsed.equals(dev) && !devSecretsAllowed(env)) throw configError(variable, `is the public development key, refused ${OUTSIDE}: ${HOW}`);
   return parsed;
 }
 
-/** Internal apps: the gateway's public key, which verifies principals (ADR 0102). */
-export function loadPrincipalPublicKey(env: NodeJS.ProcessEnv = process.env): KeyObject {
-  return key(env, 'MELD_PRINCIPAL_PUBLIC_KEY', parsePublicKey, DEV_PRINCIPAL_KEYS.publicKey);
+/** An internal app: its own principal key, which checks the principals made for it (ADR 0256). */
+export function loadPrincipalAppKey(app: string, env: NodeJS.ProcessEnv = process.env): KeyObject {
+  return key(env, principalKeyEnv(app), devPrincipalKey(app));
 }
 
-/** The gateway: the private key that signs principals; no other app is given it. */
-export function loadPrincipalPrivateKey(env: NodeJS.ProcessEnv = process.env): KeyObject {
-  return key(env, 'MELD_PRINCIPAL_PRIVATE_KEY', parsePrivateKey, DEV_PRINCIPAL_KEYS.privateKey);
+/** The gateway: the master key every app's principal key is derived from; no other app is given it. */
+export function loadPrincipalMasterKey(env: NodeJS.ProcessEnv = process.env): KeyObject {
+  return key(env, 'MELD_PRINCIPAL_MASTER_KEY', DEV_PRINCIPAL_MASTER_KEY);
 }
 
 /**

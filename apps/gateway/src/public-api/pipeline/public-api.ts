@@ -1,7 +1,6 @@
-import { type AccessDecision, type DataSourceRecord, type ProjectRecord, type TokenRecord, authorize, encodePrincipal, hashToken, parseBearer } from '@meld/auth';
+import { type AccessDecision, type DataSourceRecord, type PrincipalKeyring, type ProjectRecord, type TokenRecord, authorize, encodePrincipal, hashToken, parseBearer } from '@meld/auth';
 import { DEFAULT_BODY_LIMIT, type PublicRoute } from '@meld/contracts';
 import { errorBody } from '@meld/platform';
-import type { KeyObject } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { TenancyStore } from '../access/tenancy-store';
@@ -33,7 +32,7 @@ export interface PublicApiDeps {
   authFailures: LocalWindow;
   upstreams: Upstreams;
   db: Db;
-  principalKey: KeyObject;
+  principalKeys: PrincipalKeyring;
   /** The public API origin: a 401 points OAuth clients at its RFC 9728 metadata (ADR 0145). */
   publicUrl: string;
 }
@@ -99,7 +98,7 @@ export class PublicApi {
         },
         // The app checks these against the request it receives (forward() sends request.url as is).
         { method: request.method, url: request.url, app: route.app },
-        this.deps.principalKey,
+        this.deps.principalKeys.forApp(route.app),
       );
       const headers: Record<string, string> = { 'x-meld-principal': principal, 'x-request-id': request.id };
       if (route.rateLimit === 'ingest') {

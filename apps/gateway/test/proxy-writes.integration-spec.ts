@@ -1,0 +1,87 @@
+import { createServer, type Server } from 'node:http';
+import { type AddressInfo, connect } from 'node:net';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { Upstreams } from '../src/public-api/proxy/upstreams';
+import { forward } from '../src/public-api/proxy/forward';
+
+// One hop of the proxy over real sockets (ADR 0257): a small answer reaches the client in one
+// write even when the app wrote it in pieces, and the gateway keeps one connection to the app
+// across requests. Syscalls are CPU on a box where both ends share the cores.
+describe('gateway → app hop', () => {
+  let upstream: Server;
+  let gateway: FastifyInstance;
+  let upstreams: Upstreams;
+  let port: number;
+  let upstreamConnections = 0;
+  const large = 'x'.repeat(200 * 1024);
+
+  beforeAll(async () => {
+    upstream = createServer((req, res) => {
+      if (req.url === '/large') {
+        res.writeHead(200, { 'content-type': 'text/plain', 'content-length': String(large.length) });
+        return res.end(large);
+      }
+      // Headers, then the body in two pieces: three writes on the app's side.
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '18' });
+      res.flushHeaders();
+      res.write('{"entity":');
+      setTimeout(() => res.end('{"a":1}}'), 20);
+    });
+    upstream.keepAliveTimeout = 65_000;
+    upstream.on('connection', () => upstreamConnections++);
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+    upstreams = new Upstreams({ audience: url } as ConstructorParameters<typeof Upstreams>[0]);
+    gateway = Fastify();
+    gateway.get('/*', (request, reply) => forward(upstreams.pool('audience'), request, reply, {}, 1024));
+    await gateway.listen({ port: 0, host: '127.0.0.1' });
+    port = (gateway.server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await upstreams?.close();
+    upstream?.close();
+  });
+
+  /** The raw chunks one keep-alive client socket receives for each of `paths`, one request at a time. */
+  async function chunksOf(paths: string[], expectedBytes: (i: number) => number): Promise<Buffer[][]> {
+    const socket = connect(port, '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    const answers: Buffer[][] = [];
+    for (const [i, path] of paths.entries()) {
+      const chunks: Buffer[] = [];
+      await new Promise<void>((resolve) => {
+        const onData = (chunk: Buffer) => {
+          chunks.push(chunk);
+          const text = Buffer.concat(chunks).toString('latin1');
+          const head = text.indexOf('\r\n\r\n');
+          if (head >= 0 && Buffer.byteLength(text.slice(head + 4), 'latin1') >= expectedBytes(i)) {
+            socket.off('data', onData);
+            resolve();
+          }
+        };
+        socket.on('data', onData);
+        socket.write(`GET ${path} HTTP/1.1\r\nhost: gateway\r\n\r\n`);
+      });
+      answers.push(chunks);
+    }
+    socket.destroy();
+    return answers;
+  }
+
+  it('sends a small answer, headers and body, in one write, whatever pieces the app wrote it in', async () => {
+    const answers = await chunksOf(['/v1/a', '/v1/b', '/v1/c'], () => 18);
+    for (const chunks of answers) {
+      expect(chunks).toHaveLength(1);
+      expect(chunks[0]!.toString()).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*content-length: 18\r\n[\s\S]*\r\n\r\n\{"entity":\{"a":1\}\}$/);
+    }
+  });
+
+  it('keeps one connection to the app across requests, and streams a large answer whole', async () => {
+    const before = upstreamConnections;
+    const answers = await chunksOf(['/v1/a', '/large', '/v1/b', '/v1/c', '/large'], (i) => (i === 1 || i === 4 ? large.length : 18));
+    expect(upstreamConnections - before).toBeLessThanOrEqual(1);
+    const body = Buffer.concat(answers[1]!).toString();
+    expect(body.slice(body.indexOf('\r\n\r\n') + 4)).toBe(large);
+  });
+});
