@@ -24,13 +24,21 @@ process.on('exit', () => {
  * measurement's own, and the shared broker is not left holding benchmark data (the mock
  * keeps up to 5 MB per partition in memory until it stops).
  */
-export async function startPrivateKafka(root: string, topics: string[], partitions: number, log: (m: string) => void): Promise<PrivateKafka> {
+export async function startPrivateKafka(
+  root: string,
+  topics: string[],
+  partitions: number,
+  log: (m: string) => void,
+  o: { longPoll?: boolean } = {},
+): Promise<PrivateKafka> {
   const stackKafka = join(root, 'tools/stack/kafka.js');
   if (!existsSync(stackKafka)) throw new Error('tools/stack/kafka.js not found: pass --brokers host:port to use a running broker');
   const { buildBroker } = require(stackKafka) as { buildBroker: (log: (m: string) => void) => Promise<string> };
   const bin = await buildBroker(log);
   const file = join(tmpdir(), `meld-bench-kafka-${process.pid}-${Date.now()}.brokers`);
-  const child = spawn(bin, ['--bootstrap-file', file, '--partitions', String(partitions), ...topics], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // `longPoll: false`: clients talk to the bare mock, which holds every empty fetch (ADR 0260).
+  const flags = o.longPoll === false ? ['--no-long-poll'] : [];
+  const child = spawn(bin, ['--bootstrap-file', file, '--partitions', String(partitions), ...flags, ...topics], { stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   // Its stderr only matters when it fails to start (it also says "stopped" on every SIGTERM).
   let stderr = '';

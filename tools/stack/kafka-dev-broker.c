@@ -2,12 +2,15 @@
  * Kafka-protocol development broker on librdkafka's mock cluster (Debian librdkafka-dev).
  * No JVM, no ZooKeeper: one in-memory broker on 127.0.0.1, a random port.
  *
- *   kafka-dev-broker --bootstrap-file PATH [--partitions N] topic[:partitions] ...
+ *   kafka-dev-broker --bootstrap-file PATH [--partitions N] [--no-long-poll] topic[:partitions] ...
  *
  * Creates every topic, writes the bootstrap address to PATH (atomically, so readers never
  * see a half-written file), prints it, then runs until SIGTERM/SIGINT. SIGUSR1 takes broker 1
  * down and SIGUSR2 brings it back, so tests can simulate a Kafka outage.
- * Built by tools/stack/kafka.js: cc -O2 -pthread -o .stack/bin/kafka-dev-broker kafka-dev-broker.c -lrdkafka
+ * Clients talk to the long-poll proxy of kafka-long-poll.c (ADR 0260), which answers a waiting
+ * fetch as soon as records arrive, as Kafka does; `--no-long-poll` hands out the mock's own
+ * address instead (it holds every empty fetch for the client's whole wait), for comparisons.
+ * Built by tools/stack/kafka.js: cc -O2 -pthread -o .stack/bin/kafka-dev-broker kafka-dev-broker.c kafka-long-poll.c -lrdkafka
  */
 #include <errno.h>
 #include <pthread.h>
@@ -18,6 +21,7 @@
 #include <unistd.h>
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
+#include "kafka-long-poll.h"
 
 struct topic_job {
   rd_kafka_mock_cluster_t *mc;
@@ -62,16 +66,65 @@ static void write_atomically(const char *path, const char *text) {
   if (rename(tmp, path) != 0) { perror(path); exit(2); }
 }
 
+struct broker {
+  rd_kafka_mock_cluster_t *mc;
+  const char *bootstrap_file;
+};
+
+static void publish_address(const char *bootstraps, const char *bootstrap_file) {
+  write_atomically(bootstrap_file, bootstraps);
+  printf("%s\n", bootstraps);
+  fflush(stdout);
+}
+
+static void on_proxy_listening(int port, void *ctx) {
+  struct broker *b = ctx;
+  char address[64];
+  snprintf(address, sizeof address, "127.0.0.1:%d", port);
+  publish_address(address, b->bootstrap_file);
+}
+
+static void on_proxy_down(int up, void *ctx) {
+  struct broker *b = ctx;
+  if (up) rd_kafka_mock_broker_set_up(b->mc, 1);
+  else rd_kafka_mock_broker_set_down(b->mc, 1);
+  fprintf(stderr, "kafka-dev-broker: broker 1 %s\n", up ? "up (SIGUSR2)" : "down (SIGUSR1)");
+}
+
+/* Without the proxy: clients talk to the mock itself; this thread only takes the signals. */
+static void wait_for_signals(rd_kafka_mock_cluster_t *mc, const sigset_t *sigs) {
+  for (;;) {
+    siginfo_t info;
+    int sig = sigwaitinfo(sigs, &info);
+    if (sig < 0) {
+      if (errno == EINTR) continue;
+      perror("sigwaitinfo");
+      return;
+    }
+    if (sig == SIGUSR1) {
+      rd_kafka_mock_broker_set_down(mc, 1);
+      fprintf(stderr, "kafka-dev-broker: broker 1 down (SIGUSR1)\n");
+    } else if (sig == SIGUSR2) {
+      rd_kafka_mock_broker_set_up(mc, 1);
+      fprintf(stderr, "kafka-dev-broker: broker 1 up (SIGUSR2)\n");
+    } else if (sig != SIGHUP) { /* detached: a closed terminal must not kill the broker */
+      return;
+    }
+  }
+}
+
 int main(int argc, char **argv) {
   const char *bootstrap_file = NULL;
   int partitions = 8;
   const char *topics[1024];
   int ntopics = 0;
+  int long_poll = 1;
 
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--bootstrap-file") && i + 1 < argc) bootstrap_file = argv[++i];
     else if (!strcmp(argv[i], "--partitions") && i + 1 < argc) partitions = parse_count(argv[++i], "--partitions");
-    else if (argv[i][0] == '-') die("usage: kafka-dev-broker --bootstrap-file PATH [--partitions N] topic[:partitions] ...");
+    else if (!strcmp(argv[i], "--no-long-poll")) long_poll = 0;
+    else if (argv[i][0] == '-') die("usage: kafka-dev-broker --bootstrap-file PATH [--partitions N] [--no-long-poll] topic[:partitions] ...");
     else if (ntopics < (int)(sizeof topics / sizeof topics[0])) topics[ntopics++] = argv[i];
     else die("too many topics");
   }
@@ -124,29 +177,16 @@ int main(int argc, char **argv) {
   free(jobs);
 
   const char *bootstraps = rd_kafka_mock_cluster_bootstraps(mc);
-  write_atomically(bootstrap_file, bootstraps);
-  printf("%s\n", bootstraps);
-  fflush(stdout);
-
-  for (;;) {
-    siginfo_t info;
-    int sig = sigwaitinfo(&sigs, &info);
-    if (sig < 0) {
-      if (errno == EINTR) continue;
-      perror("sigwaitinfo");
-      break;
-    }
-    if (sig == SIGUSR1) {
-      rd_kafka_mock_broker_set_down(mc, 1);
-      fprintf(stderr, "kafka-dev-broker: broker 1 down (SIGUSR1)\n");
-    } else if (sig == SIGUSR2) {
-      rd_kafka_mock_broker_set_up(mc, 1);
-      fprintf(stderr, "kafka-dev-broker: broker 1 up (SIGUSR2)\n");
-    } else if (sig == SIGHUP) {
-      continue; /* detached: a closed terminal must not kill the broker */
-    } else {
-      break;
-    }
+  int status = 0;
+  if (long_poll) {
+    /* One broker: its bootstraps are "127.0.0.1:PORT". */
+    const char *colon = strrchr(bootstraps, ':');
+    if (!colon || strchr(bootstraps, ',')) die("unexpected mock bootstraps");
+    struct broker b = {mc, bootstrap_file};
+    status = long_poll_proxy_run(atoi(colon + 1), &sigs, on_proxy_listening, on_proxy_down, &b);
+  } else {
+    publish_address(bootstraps, bootstrap_file);
+    wait_for_signals(mc, &sigs);
   }
 
   /* Remove the address first so nobody connects to a broker that is going away. */
@@ -154,5 +194,5 @@ int main(int argc, char **argv) {
   rd_kafka_mock_cluster_destroy(mc);
   rd_kafka_destroy(rk);
   fprintf(stderr, "kafka-dev-broker: stopped\n");
-  return 0;
+  return status;
 }

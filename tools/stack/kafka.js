@@ -10,22 +10,24 @@ const { spawnDetached } = require('./procs');
 const { run, kafkaApiVersions } = require('./probes');
 
 const SOURCE = path.join(__dirname, 'kafka-dev-broker.c');
+// The long-poll proxy in front of the mock (ADR 0260), compiled into the same binary.
+const SOURCES = [SOURCE, path.join(__dirname, 'kafka-long-poll.c'), path.join(__dirname, 'kafka-long-poll.h')];
 const BINARY = path.join(BIN, 'kafka-dev-broker');
 const TOPICS_FILE = path.join(ROOT, 'libs', 'contracts', 'src', 'topics.json');
 const MOCK_HEADER = '/usr/include/librdkafka/rdkafka_mock.h';
 
 const mtime = (file) => fs.statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? -1;
 
-/** Compile the broker when the binary is missing or older than its source. */
+/** Compile the broker when the binary is missing or older than one of its sources. */
 async function buildBroker(log) {
-  if (mtime(BINARY) >= mtime(SOURCE)) return BINARY;
+  if (mtime(BINARY) >= Math.max(...SOURCES.map(mtime))) return BINARY;
   const cc = await ensureCommand('cc', 'build-essential', log);
   await ensurePackage({ pkg: 'librdkafka-dev', what: `the librdkafka mock header ${MOCK_HEADER}`, present: () => fs.existsSync(MOCK_HEADER) }, log);
   ensureDir(BIN);
   log(`kafka       compiling ${path.relative(ROOT, SOURCE)} -> ${path.relative(ROOT, BINARY)}`);
   const tmp = `${BINARY}.tmp.${process.pid}`; // build aside and rename: a parallel build never sees half a binary
   try {
-    await run(cc, ['-O2', '-Wall', '-pthread', '-o', tmp, SOURCE, '-lrdkafka'], { timeoutMs: 120000 });
+    await run(cc, ['-O2', '-Wall', '-pthread', '-o', tmp, ...SOURCES.filter((f) => f.endsWith('.c')), '-lrdkafka'], { timeoutMs: 120000 });
     fs.renameSync(tmp, BINARY);
   } finally {
     removeFile(tmp);

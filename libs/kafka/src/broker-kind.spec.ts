@@ -17,11 +17,17 @@ function cluster(clusterId: string, topics: string[] = []) {
 }
 
 describe('inspectCluster', () => {
-  it('recognises the development broker by the mock cluster id, waits 100 ms there and skips the topic check', async () => {
-    const { kafka, asked } = cluster('mockCluster15567e98a8a8');
+  it('recognises the development broker behind its long-poll proxy, long-polls there and skips the topic check', async () => {
+    const { kafka, asked } = cluster('meldLongPoll15567e98a8a8');
     expect(await isDevelopmentBroker(kafka)).toBe(true);
-    expect(await inspectCluster(kafka, ['meld.contacts.v1'])).toEqual({ development: true, missing: [], fetchWaitMs: FETCH_WAIT_MS.development });
+    expect(await inspectCluster(kafka, ['meld.contacts.v1'])).toEqual({ development: true, missing: [], fetchWaitMs: 1_000 });
     expect(asked.listTopics).toBe(0);
+  });
+
+  it('waits only 100 ms on a bare mock cluster (a broker of an older build), which holds every empty fetch', async () => {
+    const { kafka } = cluster('mockCluster15567e98a8a8');
+    expect(await isDevelopmentBroker(kafka)).toBe(true);
+    expect(await inspectCluster(kafka)).toEqual({ development: true, missing: [], fetchWaitMs: FETCH_WAIT_MS.bareMock });
   });
 
   it('long-polls on Kafka (any other cluster id) and names the topics it lacks', async () => {

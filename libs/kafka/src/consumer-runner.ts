@@ -49,10 +49,10 @@ export interface ConsumerRunnerOptions extends KafkaConnectionOptions {
   maxBytesPerPartition?: number;
   /**
    * How long a fetch may wait for data. Default: asked of the cluster at start (broker-kind.ts,
-   * ADR 0216): 1 s on Kafka, which answers as soon as data arrives; 100 ms on the development
-   * broker (librdkafka's mock), which holds every fetch for the full wait even when messages
-   * arrive meanwhile (measured: 5 s → ~4.3 s per hop, 100 ms → ~10 ms). stop() waits for the
-   * fetch in flight.
+   * ADRs 0216, 0260): 1 s on Kafka and on the development broker's long-poll proxy, which
+   * answer as soon as data arrives; 100 ms on a bare librdkafka mock (a development broker of
+   * an older build), which holds every fetch for the full wait even when messages arrive
+   * meanwhile. stop() waits for the fetch in flight.
    */
   maxWaitTimeInMs?: number;
   /** How often resolved offsets are committed (default 1 s). */

@@ -1,0 +1,82 @@
+// The development broker's long-poll proxy (ADR 0260) on a private broker: a waiting fetch is
+// answered as soon as records arrive, as Kafka does, and clients never bypass the proxy.
+import { Kafka, logLevel, type Consumer, type Producer } from 'kafkajs';
+
+interface PrivateBroker {
+  brokers: string;
+  pid: number;
+}
+interface Stack {
+  startBroker(options: { name: string; partitions?: number; topics?: string[] }): Promise<PrivateBroker>;
+  stopBroker(name: string): Promise<void>;
+}
+
+// Plain CommonJS without type declarations (it must run before `npm install`).
+const stack: Stack = require('./index');
+
+const name = `long-poll-spec-${process.pid}`;
+const topic = 'long-poll';
+let broker: PrivateBroker;
+let kafka: Kafka;
+
+beforeAll(async () => {
+  broker = await stack.startBroker({ name, topics: [`${topic}:2`] });
+  kafka = new Kafka({ clientId: 'long-poll-spec', brokers: [broker.brokers], logLevel: logLevel.NOTHING });
+}, 60_000);
+afterAll(() => stack.stopBroker(name));
+
+describe('development broker long-poll proxy', () => {
+  it('names itself a long-polling development broker and points every client at the proxy', async () => {
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      const cluster = await admin.describeCluster();
+      expect(cluster.clusterId).toMatch(/^meldLongPoll[0-9a-f]+$/);
+      expect(cluster.brokers.map((b) => `${b.host}:${b.port}`)).toEqual([broker.brokers]);
+    } finally {
+      await admin.disconnect();
+    }
+  });
+
+  describe('an idle consumer fetching with a 1 s wait', () => {
+    let consumer: Consumer;
+    let producer: Producer;
+    let fetches = 0;
+    let arrived: ((at: number) => void) | undefined;
+
+    beforeAll(async () => {
+      consumer = kafka.consumer({ groupId: `${name}-group`, maxWaitTimeInMs: 1_000 });
+      consumer.on(consumer.events.FETCH, () => void fetches++);
+      await consumer.connect();
+      await consumer.subscribe({ topic, fromBeginning: true });
+      await consumer.run({ eachMessage: async () => arrived?.(Date.now()) });
+      producer = kafka.producer();
+      await producer.connect();
+    }, 30_000);
+    afterAll(async () => {
+      await producer.disconnect();
+      await consumer.disconnect();
+    });
+
+    it('gets each record at once, not when its wait runs out', async () => {
+      const latencies: number[] = [];
+      // Pauses that land the send at different points of the 1 s wait.
+      for (const pauseMs of [1_200, 350, 700, 50, 900]) {
+        await new Promise((r) => setTimeout(r, pauseMs));
+        const got = new Promise<number>((resolve) => (arrived = resolve));
+        const sent = Date.now();
+        await producer.send({ topic, acks: -1, messages: [{ key: `k${pauseMs}`, value: 'v' }] });
+        latencies.push((await got) - sent);
+      }
+      // The bare mock answers at the end of the wait: a few hundred ms on average, up to 1 s.
+      expect(Math.max(...latencies)).toBeLessThan(250);
+    }, 30_000);
+
+    it('fetches about once a second while nothing arrives', async () => {
+      const before = fetches;
+      await new Promise((r) => setTimeout(r, 3_000));
+      expect(fetches - before).toBeLessThanOrEqual(4);
+      expect(fetches - before).toBeGreaterThanOrEqual(2);
+    }, 10_000);
+  });
+});
