@@ -1,9 +1,10 @@
-import { type SmsStatusChange, Topics, keys, smsStatusChange } from '@meld/contracts';
+import { Outputs } from '@meld/contracts';
 import { DATA_SOURCE, outboxTrace } from '@meld/db';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
 import { MicroBatcher, ok } from '../../batching/micro-batcher';
 import { numberedRows } from '../../batching/numbered-rows';
+import { type OutboxRow, outboxRow } from '../../outbox/outbox-row';
 import { WebhookDeliveries } from '../../webhooks/webhook-deliveries.repository';
 import { WebhookDispatcher } from '../../webhooks/webhook-dispatcher';
 import { NEXT_STATUSES, REFUNDED_STATUSES, type SmsStatus } from './sms-status';
@@ -153,10 +154,10 @@ export class StatusWriter {
       [numberedRows(entries.map(({ row, change, at }) => ({ sms_id: row.id, status: change.status, error: change.error ?? null, at: at.toISOString() })))],
     );
     const events = await timelineEvents(em, entries);
-    const outbox: Array<{ topic: string; key: string; value: unknown }> = [];
+    const outbox: OutboxRow[] = [];
     const reports: Array<{ organizationId: string; projectId: string; smsId: string; body: string }> = [];
     entries.forEach(({ row, change, at }, i) => {
-      const message: SmsStatusChange = smsStatusChange.parse({
+      const status = outboxRow(Outputs.smsStatus, {
         schemaVersion: 1,
         projectId: row.project_id,
         smsId: row.id,
@@ -166,11 +167,11 @@ export class StatusWriter {
         at: at.toISOString(),
         ...(change.error ? { error: change.error } : {}),
       });
-      outbox.push({ topic: Topics.smsStatus, key: keys.sms(row.project_id, row.id), value: message });
+      outbox.push(status);
       const event = events[i];
       if (event) outbox.push(event);
       // The payload of system design §4, in this field order.
-      const report = { id: row.id, status: change.status, audienceId: row.audience_id, messagesCount: row.messages_count, at: message.at, ...(change.error ? { error: change.error } : {}) };
+      const report = { id: row.id, status: change.status, audienceId: row.audience_id, messagesCount: row.messages_count, at: status.value.at, ...(change.error ? { error: change.error } : {}) };
       reports.push({ organizationId: row.organization_id, projectId: row.project_id, smsId: row.id, body: JSON.stringify(report) });
     });
     await em.query(

@@ -1,12 +1,9 @@
-import { type EventAccepted, Topics, eventAccepted, keys, smsStatusEventType } from '@meld/contracts';
+import { type EventsMessage, Outputs, smsStatusEventType } from '@meld/contracts';
 import type { EntityManager } from 'typeorm';
+import { type OutboxRow, outboxRow } from '../../outbox/outbox-row';
 import type { StatusEntry } from './status-writer';
 
-export interface TimelineEvent {
-  topic: string;
-  key: string;
-  value: EventAccepted;
-}
+export type TimelineEvent = OutboxRow<EventsMessage>;
 
 /**
  * The `meld.events.v1` messages that put status changes on their contacts' timelines
@@ -31,7 +28,7 @@ export async function timelineEvents(em: EntityManager, entries: readonly Status
     const eventType = smsStatusEventType(change.status);
     const member = row.audience_id ? memberOf.get(`${row.project_id}/${row.audience_id}`) : undefined;
     if (!eventType || !member) return null;
-    const value = eventAccepted.parse({
+    return outboxRow(Outputs.events, {
       schemaVersion: 1,
       projectId: row.project_id,
       dataSourceId: member.dataSourceId,
@@ -43,6 +40,5 @@ export async function timelineEvents(em: EntityManager, entries: readonly Status
       parameters: { smsId: row.id, senderId: row.sender_id, messagesCount: row.messages_count, ...(change.error ? { error: change.error } : {}) },
       automation: false,
     });
-    return { topic: Topics.events, key: keys.sourceContact(row.project_id, member.dataSourceId, member.userId), value };
   });
 }
