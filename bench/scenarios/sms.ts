@@ -15,7 +15,10 @@
  *
  * Options: --messages N (2000), --connections C (32), --half-seconds S (10), --receipt-delay-ms (100),
  * --direct 1 (POST straight to the messaging app with a principal signed here, as the gateway
- * signs it: the gateway's share of the request cost is the difference between the two runs).
+ * signs it: the gateway's share of the request cost is the difference between the two runs),
+ * --profile DIR (V8 CPU profile of the messaging process, `messaging.cpuprofile`).
+ * The notes give the CPU time each Meld process used per message over the peak (from the
+ * first request to the last delivered webhook).
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -28,6 +31,7 @@ import { Pool } from 'undici';
 import { encodePrincipal, generatePrincipalKeys, parsePrivateKey } from '../../libs/auth/src';
 import { Topics } from '../../libs/contracts/src';
 import { freePort, startApp, stopApp, waitReady } from '../lib/apps';
+import { CpuMeter } from '../lib/cpu';
 import type { BenchContext, BenchRow, ScenarioResult } from '../lib/context';
 import { closedLoopOver, openLoop } from '../lib/load';
 import { startPrivateKafka } from '../lib/private-kafka';
@@ -128,6 +132,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const halfSeconds = ctx.args.int('half-seconds', 10);
   const receiptDelayMs = ctx.args.int('receipt-delay-ms', 100);
   const direct = ctx.args.int('direct', 0) === 1;
+  const profileDir = ctx.args.string('profile');
   const serverUrl = process.env.MELD_POSTGRES_URL;
   const redisUrl = process.env.MELD_REDIS_URL;
   if (!serverUrl || !redisUrl) throw new Error('MELD_POSTGRES_URL / MELD_REDIS_URL not set: run with the stack up');
@@ -163,7 +168,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     const common = { ...process.env, LOG_LEVEL: 'warn', MELD_PRINCIPAL_PUBLIC_KEY: keys.publicKey, MELD_PRINCIPAL_PRIVATE_KEY: keys.privateKey, MELD_POSTGRES_URL: pg.url, MELD_REDIS_URL: redisUrl };
     children.messaging = startApp(ctx.root, 'messaging', {
       ...common, PORT: String(messagingPort), MELD_KAFKA_BROKERS: kafka.brokers.join(','), MELD_SMSC_URL: `smpp://127.0.0.1:${smsc.port}`, MELD_WEBHOOK_ALLOW_PRIVATE: '1',
-    });
+    }, profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, '--cpu-prof-name=messaging.cpuprofile'] : []);
     children.gateway = startApp(ctx.root, 'gateway', {
       ...common, MELD_PORT: String(gatewayPort), MELD_OPS_PORT: '0', MELD_MESSAGING_URL: messagingUrl,
       MELD_RATE_LIMITS: JSON.stringify({ standard: { limit: 1_000_000_000 }, large: { limit: 1_000_000_000 } }), MELD_RATE_LIMIT_NAMESPACE: `bench-${suffix}`,
@@ -211,10 +216,12 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     };
 
     ctx.log(`peak: ${messages} sends from ${connections} connections`);
+    const meter = await new CpuMeter(Object.entries(children).map(([name, child]) => ({ name, pid: child.pid! }))).start();
     const t0 = performance.now();
     const peak = await closedLoopOver(connections, messages, () => send());
     const peakIds = [...requestedAt.keys()];
     const peakLost = await settle(peakIds, 120_000) + peak.errors;
+    const cpu = await meter.stop();
     const lastDelivered = Math.max(...peakIds.map((id) => receiver.delivered.get(id) ?? 0));
     const [times] = await pg.db.query(
       `SELECT count(*) FILTER (WHERE status = 'sent')::int AS sent, extract(epoch FROM max(at) FILTER (WHERE status = 'sent') - min(at) FILTER (WHERE status = 'enqueued')) * 1000 AS "sentMs",
@@ -256,6 +263,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
         `goal ≥ 1,000 enqueued/s: ${enqueued.toFixed(0)} ${enqueued >= 1000 ? 'MET' : 'MISSED'}`,
         `goal ≥ 500 delivered/s: ${deliveredRate.toFixed(0)} ${deliveredRate >= 500 ? 'MET' : 'MISSED'} (end to end, first request to last delivered webhook: ${endToEnd.toFixed(0)}/s)`,
         `goal no message lost: ${lost === 0 ? 'MET' : `MISSED (${lost} without a delivered webhook)`}; bare smpp receipts missing: ${bare.lost}`,
+        `CPU per message over the peak (first request to last delivered webhook): ${Object.entries(cpu).map(([name, us]) => `${name} ${(us / messages).toFixed(0)} µs`).join(', ')}`,
         'one machine: bench client, simulator, receiver, gateway, messaging, Postgres, Redis and the broker share its cores',
       ],
     };
