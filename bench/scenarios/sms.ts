@@ -216,12 +216,18 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     };
 
     ctx.log(`peak: ${messages} sends from ${connections} connections`);
-    const meter = await new CpuMeter(Object.entries(children).map(([name, child]) => ({ name, pid: child.pid! }))).start();
+    const meter = await new CpuMeter([...Object.entries(children).map(([name, child]) => ({ name, pid: child.pid! })), { name: 'postgres', pids: () => pg.backendPids() }]).start();
+    // Transactions, explicit or of one statement: per message, the Postgres round trips' groups (ADR 0251).
+    const transactions = async () => Number((await pg.db.query(`SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()`))[0].n);
+    const xactsBefore = await transactions();
     const t0 = performance.now();
     const peak = await closedLoopOver(connections, messages, () => send());
     const peakIds = [...requestedAt.keys()];
     const peakLost = await settle(peakIds, 120_000) + peak.errors;
     const cpu = await meter.stop();
+    // The statistics reach pg_stat_database up to a second after a commit.
+    await new Promise((r) => setTimeout(r, 1500));
+    const xacts = (await transactions()) - xactsBefore;
     const lastDelivered = Math.max(...peakIds.map((id) => receiver.delivered.get(id) ?? 0));
     const [times] = await pg.db.query(
       `SELECT count(*) FILTER (WHERE status = 'sent')::int AS sent, extract(epoch FROM max(at) FILTER (WHERE status = 'sent') - min(at) FILTER (WHERE status = 'enqueued')) * 1000 AS "sentMs",
@@ -263,7 +269,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
         `goal ≥ 1,000 enqueued/s: ${enqueued.toFixed(0)} ${enqueued >= 1000 ? 'MET' : 'MISSED'}`,
         `goal ≥ 500 delivered/s: ${deliveredRate.toFixed(0)} ${deliveredRate >= 500 ? 'MET' : 'MISSED'} (end to end, first request to last delivered webhook: ${endToEnd.toFixed(0)}/s)`,
         `goal no message lost: ${lost === 0 ? 'MET' : `MISSED (${lost} without a delivered webhook)`}; bare smpp receipts missing: ${bare.lost}`,
-        `CPU per message over the peak (first request to last delivered webhook): ${Object.entries(cpu).map(([name, us]) => `${name} ${(us / messages).toFixed(0)} µs`).join(', ')}`,
+        `CPU per message over the peak (first request to last delivered webhook): ${Object.entries(cpu).map(([name, us]) => `${name} ${(us / messages).toFixed(0)} µs`).join(', ')}; Postgres transactions per message ${(xacts / messages).toFixed(2)}`,
         'one machine: bench client, simulator, receiver, gateway, messaging, Postgres, Redis and the broker share its cores',
       ],
     };
