@@ -16,7 +16,9 @@
  * Options: --messages N (2000), --connections C (32), --half-seconds S (10), --receipt-delay-ms (100),
  * --direct 1 (POST straight to the messaging app with a principal signed here, as the gateway
  * signs it: the gateway's share of the request cost is the difference between the two runs),
- * --profile DIR (V8 CPU profile of the messaging process, `messaging.cpuprofile`).
+ * --profile DIR (V8 CPU profiles of the messaging processes, `messaging*.cpuprofile`),
+ * --split 1 (two messaging processes, as Kubernetes runs them: MELD_MESSAGING_ROLE `api` behind
+ * the gateway and `delivery`, ADR 0253; default: one process with every role).
  * The notes give the CPU time each Meld process used per message over the peak (from the
  * first request to the last delivered webhook).
  */
@@ -133,6 +135,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const receiptDelayMs = ctx.args.int('receipt-delay-ms', 100);
   const direct = ctx.args.int('direct', 0) === 1;
   const profileDir = ctx.args.string('profile');
+  const split = ctx.args.int('split', 0) === 1;
   const serverUrl = process.env.MELD_POSTGRES_URL;
   const redisUrl = process.env.MELD_REDIS_URL;
   if (!serverUrl || !redisUrl) throw new Error('MELD_POSTGRES_URL / MELD_REDIS_URL not set: run with the stack up');
@@ -166,14 +169,16 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     const [gatewayPort, messagingPort] = [await freePort(), await freePort()];
     const messagingUrl = `http://127.0.0.1:${messagingPort}`;
     const common = { ...process.env, LOG_LEVEL: 'warn', MELD_PRINCIPAL_PUBLIC_KEY: keys.publicKey, MELD_PRINCIPAL_PRIVATE_KEY: keys.privateKey, MELD_POSTGRES_URL: pg.url, MELD_REDIS_URL: redisUrl };
-    children.messaging = startApp(ctx.root, 'messaging', {
-      ...common, PORT: String(messagingPort), MELD_KAFKA_BROKERS: kafka.brokers.join(','), MELD_SMSC_URL: `smpp://127.0.0.1:${smsc.port}`, MELD_WEBHOOK_ALLOW_PRIVATE: '1',
-    }, profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, '--cpu-prof-name=messaging.cpuprofile'] : []);
+    const messagingEnv = { ...common, MELD_KAFKA_BROKERS: kafka.brokers.join(','), MELD_SMSC_URL: `smpp://127.0.0.1:${smsc.port}`, MELD_WEBHOOK_ALLOW_PRIVATE: '1' };
+    const profile = (name: string) => (profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}.cpuprofile`] : []);
+    children.messaging = startApp(ctx.root, 'messaging', { ...messagingEnv, PORT: String(messagingPort), MELD_MESSAGING_ROLE: split ? 'api' : 'all' }, profile('messaging'));
+    const deliveryPort = split ? await freePort() : 0;
+    if (split) children['messaging-delivery'] = startApp(ctx.root, 'messaging', { ...messagingEnv, PORT: String(deliveryPort), MELD_MESSAGING_ROLE: 'delivery' }, profile('messaging-delivery'));
     children.gateway = startApp(ctx.root, 'gateway', {
       ...common, MELD_PORT: String(gatewayPort), MELD_OPS_PORT: '0', MELD_MESSAGING_URL: messagingUrl,
       MELD_RATE_LIMITS: JSON.stringify({ standard: { limit: 1_000_000_000 }, large: { limit: 1_000_000_000 } }), MELD_RATE_LIMIT_NAMESPACE: `bench-${suffix}`,
     });
-    await Promise.all([waitReady(`${messagingUrl}/readyz`), waitReady(`http://127.0.0.1:${gatewayPort}/readyz`)]);
+    await Promise.all([waitReady(`${messagingUrl}/readyz`), waitReady(`http://127.0.0.1:${gatewayPort}/readyz`), ...(split ? [waitReady(`http://127.0.0.1:${deliveryPort}/readyz`)] : [])]);
 
     ctx.log(`baselines: bare BullMQ and bare smpp, ${messages} each`);
     const bull = await bareBullmq(redisUrl, messages, connections, suffix);
@@ -262,7 +267,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     ];
     const enqueued = rows[4]!.throughput;
     return {
-      title: `sms${direct ? ' (straight to messaging)' : ''}: ${messages} direct SMS at peak from ${connections} connections, then ${halfSeconds} s at half of peak; simulator receipts after ${receiptDelayMs} ms`,
+      title: `sms${direct ? ' (straight to messaging)' : ''}${split ? ' (messaging as api + delivery processes)' : ''}: ${messages} direct SMS at peak from ${connections} connections, then ${halfSeconds} s at half of peak; simulator receipts after ${receiptDelayMs} ms`,
       units: { throughput: 'messages/s (webhook deliveries/s for that row)', latency: 'request (or add / submit) to its answer; the half-peak row: request to the delivered webhook' },
       rows,
       notes: [

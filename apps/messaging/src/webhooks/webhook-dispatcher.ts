@@ -2,6 +2,7 @@ import { metricsRegistry } from '@meld/platform';
 import { type BeforeApplicationShutdown, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { Counter } from 'prom-client';
 import { MicroBatcher, ok } from '../batching/micro-batcher';
+import { delivers } from '../messaging-role';
 import { loadWebhookConfig, retryDelayMs, type WebhookConfig } from './webhook-config';
 import { type ClaimedDelivery, WebhookDeliveries } from './webhook-deliveries.repository';
 import { type PostResult, WebhookPoster } from './webhook-poster';
@@ -57,6 +58,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   constructor(private readonly deliveries: WebhookDeliveries) {}
 
   onApplicationBootstrap(): void {
+    // An `api` process leaves the attempts to the delivery processes (ADR 0253): its nudges do nothing.
+    if (!delivers()) return;
     this.stopped = false;
     this.timer = setInterval(() => this.nudge(), POLL_EVERY_MS);
     this.pruneTimer = setInterval(() => void this.prune().catch((err: Error) => this.log.warn(`prune: ${err.message}`)), PRUNE_EVERY_MS);
