@@ -1,7 +1,8 @@
 import { DATA_SOURCE } from '@meld/db';
 import { Inject, Injectable } from '@nestjs/common';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { numberedRows } from '../batching/numbered-rows';
+import type { WriteStatement } from '../batching/write-statement';
 
 /** A due delivery, claimed by one attempt, with where and how to send it. */
 export interface ClaimedDelivery {
@@ -25,16 +26,15 @@ export interface ClaimedDelivery {
 export class WebhookDeliveries {
   constructor(@Inject(DATA_SOURCE) private readonly ds: DataSource) {}
 
-  /** Inside the status changes' transaction: a delivery per change whose organization has a webhook, `seq` in the changes' order. */
-  async record(em: EntityManager, changes: ReadonlyArray<{ organizationId: string; projectId: string; smsId: string; body: string }>): Promise<void> {
+  /** A part of the status changes' write (ADR 0254): a delivery per change whose organization has a webhook, `seq` in the changes' order. */
+  record(write: WriteStatement, changes: ReadonlyArray<{ organizationId: string; projectId: string; smsId: string; body: string }>): void {
     if (!changes.length) return;
-    await em.query(
+    write.add(
       `INSERT INTO webhook_deliveries (organization_id, project_id, sms_id, body)
        SELECT v."organizationId", v."projectId", v."smsId", v.body
-         FROM jsonb_to_recordset($1::jsonb) AS v("organizationId" uuid, "projectId" uuid, "smsId" uuid, body text, n int)
+         FROM jsonb_to_recordset(${write.param(numberedRows(changes))}::jsonb) AS v("organizationId" uuid, "projectId" uuid, "smsId" uuid, body text, n int)
          JOIN webhooks w ON w.organization_id = v."organizationId" AND w.kind = 'sms-status'
         ORDER BY v.n`,
-      [numberedRows(changes)],
     );
   }
 
