@@ -3,6 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { numberedRows } from '../batching/numbered-rows';
 import type { WriteStatement } from '../batching/write-statement';
+import { prepared } from '../db/prepared';
 
 /** A due delivery, claimed by one attempt, with where and how to send it. */
 export interface ClaimedDelivery {
@@ -45,7 +46,9 @@ export class WebhookDeliveries {
    * other's rows; a delivery whose earlier one another replica holds stays behind it.
    */
   async claimDue(limit: number, leaseMs: number, retryForMs: number): Promise<ClaimedDelivery[]> {
-    const [rows]: [ClaimedDelivery[], number] = await this.ds.query(
+    return prepared<ClaimedDelivery>(
+      this.ds,
+      'claim-due-webhooks',
       `UPDATE webhook_deliveries d SET locked_until = now() + make_interval(secs => $2), updated_at = now()
          FROM webhooks w
         WHERE d.id IN (
@@ -58,12 +61,13 @@ export class WebhookDeliveries {
         RETURNING d.id, d.attempts, d.body, w.url, w.secret, d.retry_from + make_interval(secs => $3) <= now() AS "lastChance"`,
       [limit, leaseMs / 1000, retryForMs / 1000],
     );
-    return rows;
   }
 
   /** Deliveries their receivers accepted, with the status code each answered. */
   async delivered(deliveries: ReadonlyArray<{ id: string; statusCode: number }>): Promise<void> {
-    await this.ds.query(
+    await prepared(
+      this.ds,
+      'webhooks-delivered',
       `UPDATE webhook_deliveries d SET status = 'delivered', attempts = d.attempts + 1, last_status_code = v.code, last_error = NULL, delivered_at = now(),
               locked_until = NULL, updated_at = now()
          FROM unnest($1::uuid[], $2::int[]) AS v(id, code) WHERE d.id = v.id`,
