@@ -15,7 +15,12 @@
  *
  * Options: --messages N (2000), --connections C (32), --half-seconds S (10), --receipt-delay-ms (100),
  * --direct 1 (POST straight to the messaging app with a principal signed here, as the gateway
- * signs it: the gateway's share of the request cost is the difference between the two runs).
+ * signs it: the gateway's share of the request cost is the difference between the two runs),
+ * --profile DIR (V8 CPU profiles of the messaging processes, `messaging*.cpuprofile`),
+ * --split 1 (two messaging processes, as Kubernetes runs them: MELD_MESSAGING_ROLE `api` behind
+ * the gateway and `delivery`, ADR 0253; default: one process with every role).
+ * The notes give the CPU time each Meld process used per message over the peak (from the
+ * first request to the last delivered webhook).
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -28,6 +33,7 @@ import { Pool } from 'undici';
 import { encodePrincipal, generatePrincipalKeys, parsePrincipalKey, principalKeyEnv } from '../../libs/auth/src';
 import { Topics } from '../../libs/contracts/src';
 import { freePort, startApp, stopApp, waitReady } from '../lib/apps';
+import { CpuMeter } from '../lib/cpu';
 import type { BenchContext, BenchRow, ScenarioResult } from '../lib/context';
 import { closedLoopOver, openLoop } from '../lib/load';
 import { startPrivateKafka } from '../lib/private-kafka';
@@ -128,6 +134,8 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const halfSeconds = ctx.args.int('half-seconds', 10);
   const receiptDelayMs = ctx.args.int('receipt-delay-ms', 100);
   const direct = ctx.args.int('direct', 0) === 1;
+  const profileDir = ctx.args.string('profile');
+  const split = ctx.args.int('split', 0) === 1;
   const serverUrl = process.env.MELD_POSTGRES_URL;
   const redisUrl = process.env.MELD_REDIS_URL;
   if (!serverUrl || !redisUrl) throw new Error('MELD_POSTGRES_URL / MELD_REDIS_URL not set: run with the stack up');
@@ -161,14 +169,16 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     const [gatewayPort, messagingPort] = [await freePort(), await freePort()];
     const messagingUrl = `http://127.0.0.1:${messagingPort}`;
     const common = { ...process.env, LOG_LEVEL: 'warn', ...keys, MELD_POSTGRES_URL: pg.url, MELD_REDIS_URL: redisUrl };
-    children.messaging = startApp(ctx.root, 'messaging', {
-      ...common, PORT: String(messagingPort), MELD_KAFKA_BROKERS: kafka.brokers.join(','), MELD_SMSC_URL: `smpp://127.0.0.1:${smsc.port}`, MELD_WEBHOOK_ALLOW_PRIVATE: '1',
-    });
+    const messagingEnv = { ...common, MELD_KAFKA_BROKERS: kafka.brokers.join(','), MELD_SMSC_URL: `smpp://127.0.0.1:${smsc.port}`, MELD_WEBHOOK_ALLOW_PRIVATE: '1' };
+    const profile = (name: string) => (profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}.cpuprofile`] : []);
+    children.messaging = startApp(ctx.root, 'messaging', { ...messagingEnv, PORT: String(messagingPort), MELD_MESSAGING_ROLE: split ? 'api' : 'all' }, profile('messaging'));
+    const deliveryPort = split ? await freePort() : 0;
+    if (split) children['messaging-delivery'] = startApp(ctx.root, 'messaging', { ...messagingEnv, PORT: String(deliveryPort), MELD_MESSAGING_ROLE: 'delivery' }, profile('messaging-delivery'));
     children.gateway = startApp(ctx.root, 'gateway', {
       ...common, MELD_PORT: String(gatewayPort), MELD_OPS_PORT: '0', MELD_MESSAGING_URL: messagingUrl,
       MELD_RATE_LIMITS: JSON.stringify({ standard: { limit: 1_000_000_000 }, large: { limit: 1_000_000_000 } }), MELD_RATE_LIMIT_NAMESPACE: `bench-${suffix}`,
     });
-    await Promise.all([waitReady(`${messagingUrl}/readyz`), waitReady(`http://127.0.0.1:${gatewayPort}/readyz`)]);
+    await Promise.all([waitReady(`${messagingUrl}/readyz`), waitReady(`http://127.0.0.1:${gatewayPort}/readyz`), ...(split ? [waitReady(`http://127.0.0.1:${deliveryPort}/readyz`)] : [])]);
 
     ctx.log(`baselines: bare BullMQ and bare smpp, ${messages} each`);
     const bull = await bareBullmq(redisUrl, messages, connections, suffix);
@@ -211,10 +221,18 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     };
 
     ctx.log(`peak: ${messages} sends from ${connections} connections`);
+    const meter = await new CpuMeter([...Object.entries(children).map(([name, child]) => ({ name, pid: child.pid! })), { name: 'postgres', pids: () => pg.backendPids() }]).start();
+    // Transactions, explicit or of one statement: per message, the Postgres round trips' groups (ADR 0251).
+    const transactions = async () => Number((await pg.db.query(`SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()`))[0].n);
+    const xactsBefore = await transactions();
     const t0 = performance.now();
     const peak = await closedLoopOver(connections, messages, () => send());
     const peakIds = [...requestedAt.keys()];
     const peakLost = await settle(peakIds, 120_000) + peak.errors;
+    const cpu = await meter.stop();
+    // The statistics reach pg_stat_database up to a second after a commit.
+    await new Promise((r) => setTimeout(r, 1500));
+    const xacts = (await transactions()) - xactsBefore;
     const lastDelivered = Math.max(...peakIds.map((id) => receiver.delivered.get(id) ?? 0));
     const [times] = await pg.db.query(
       `SELECT count(*) FILTER (WHERE status = 'sent')::int AS sent, extract(epoch FROM max(at) FILTER (WHERE status = 'sent') - min(at) FILTER (WHERE status = 'enqueued')) * 1000 AS "sentMs",
@@ -249,13 +267,14 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     ];
     const enqueued = rows[4]!.throughput;
     return {
-      title: `sms${direct ? ' (straight to messaging)' : ''}: ${messages} direct SMS at peak from ${connections} connections, then ${halfSeconds} s at half of peak; simulator receipts after ${receiptDelayMs} ms`,
+      title: `sms${direct ? ' (straight to messaging)' : ''}${split ? ' (messaging as api + delivery processes)' : ''}: ${messages} direct SMS at peak from ${connections} connections, then ${halfSeconds} s at half of peak; simulator receipts after ${receiptDelayMs} ms`,
       units: { throughput: 'messages/s (webhook deliveries/s for that row)', latency: 'request (or add / submit) to its answer; the half-peak row: request to the delivered webhook' },
       rows,
       notes: [
         `goal ≥ 1,000 enqueued/s: ${enqueued.toFixed(0)} ${enqueued >= 1000 ? 'MET' : 'MISSED'}`,
         `goal ≥ 500 delivered/s: ${deliveredRate.toFixed(0)} ${deliveredRate >= 500 ? 'MET' : 'MISSED'} (end to end, first request to last delivered webhook: ${endToEnd.toFixed(0)}/s)`,
         `goal no message lost: ${lost === 0 ? 'MET' : `MISSED (${lost} without a delivered webhook)`}; bare smpp receipts missing: ${bare.lost}`,
+        `CPU per message over the peak (first request to last delivered webhook): ${Object.entries(cpu).map(([name, us]) => `${name} ${(us / messages).toFixed(0)} µs`).join(', ')}; Postgres transactions per message ${(xacts / messages).toFixed(2)}`,
         'one machine: bench client, simulator, receiver, gateway, messaging, Postgres, Redis and the broker share its cores',
       ],
     };

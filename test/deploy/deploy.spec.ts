@@ -600,7 +600,7 @@ describe('k8s', () => {
       expect(scaled.map((d) => d.spec.scaleTargetRef.name).sort()).toEqual(['identity-merge', 'probes']);
       const targets = [...scaled.map((d) => d.spec.scaleTargetRef.name), ...hpas.map((h) => h.spec.scaleTargetRef.name)];
       expect(targets.filter((t, i) => targets.indexOf(t) !== i)).toEqual([]);
-      expect(hpas.map((h) => h.spec.scaleTargetRef.name).sort()).toEqual(['ingest', 'messaging']);
+      expect(hpas.map((h) => h.spec.scaleTargetRef.name).sort()).toEqual(['ingest', 'messaging', 'messaging-delivery']);
       const brokers = r.docs.find((d) => d.kind === 'ConfigMap' && d.metadata.name.startsWith('meld-config')).data.MELD_KAFKA_BROKERS;
       for (const so of scaled) {
         const app = so.spec.scaleTargetRef.name;

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { type ConsentStatus, type EventAccepted, eventAccepted, keys, Topics } from '@meld/contracts';
+import { type ConsentStatus, Outputs } from '@meld/contracts';
 import { DATA_SOURCE, outboxTrace, upsertSourceContacts } from '@meld/db';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
+import { outboxRow } from '../outbox/outbox-row';
 import { ContactsOutboxRelay } from './contacts-outbox-relay';
 
 /** The project's own data source of the messaging app (ADR 0181), created on first use. */
@@ -77,7 +78,7 @@ export class MessagingContacts {
   /** Puts an event on the contact's timeline (`meld.events.v1`), creating the source contact if it is new. */
   async event(em: EntityManager, projectId: string, source: SourceRef, eventType: MessagingEvent, parameters: Record<string, unknown>, at = new Date().toISOString()): Promise<void> {
     await upsertSourceContacts(em, projectId, source.dataSourceId, [{ userId: source.userId, patch: {}, at }], at);
-    const event: EventAccepted = eventAccepted.parse({
+    const row = outboxRow(Outputs.events, {
       schemaVersion: 1,
       projectId,
       dataSourceId: source.dataSourceId,
@@ -88,7 +89,7 @@ export class MessagingContacts {
       receivedAt: at,
       parameters,
     });
-    await em.query(`INSERT INTO outbox (topic, key, value, trace) VALUES ($1, $2, $3, $4)`, [Topics.events, keys.sourceContact(projectId, source.dataSourceId, source.userId), JSON.stringify(event), outboxTrace()]);
+    await em.query(`INSERT INTO outbox (topic, key, value, trace) VALUES ($1, $2, $3, $4)`, [row.topic, row.key, JSON.stringify(row.value), outboxTrace()]);
   }
 
   /** The audience contact a source contact merged into, once identity-merge applied it. */

@@ -1,6 +1,7 @@
 import { DATA_SOURCE } from '@meld/db';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
+import type { WriteStatement } from '../batching/write-statement';
 import type { TemplateLink } from './text-template';
 
 /** A link with what the pages and the timeline need of its message. */
@@ -24,13 +25,13 @@ export class LinksRepository {
   constructor(@Inject(DATA_SOURCE) private readonly ds: DataSource) {}
 
   /** Stores the links of new messages in their send transaction (after the message rows). */
-  async insert(em: EntityManager, messages: ReadonlyArray<{ projectId: string; smsId: string; links: readonly TemplateLink[] }>): Promise<void> {
+  /** A part of the send batch's write (ADR 0254): the messages' links. */
+  insert(write: WriteStatement, messages: ReadonlyArray<{ projectId: string; smsId: string; links: readonly TemplateLink[] }>): void {
     const rows = messages.flatMap(({ projectId, smsId, links }) => links.map((l) => ({ ...l, projectId, smsId })));
     if (!rows.length) return;
-    await em.query(
+    write.add(
       `INSERT INTO sms_links (code, kind, project_id, sms_id, url)
-       SELECT l.code, l.kind, l."projectId", l."smsId", l.url FROM jsonb_to_recordset($1::jsonb) AS l(code text, kind text, "projectId" uuid, "smsId" uuid, url text)`,
-      [JSON.stringify(rows)],
+       SELECT l.code, l.kind, l."projectId", l."smsId", l.url FROM jsonb_to_recordset(${write.param(JSON.stringify(rows))}::jsonb) AS l(code text, kind text, "projectId" uuid, "smsId" uuid, url text)`,
     );
   }
 

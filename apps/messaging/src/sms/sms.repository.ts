@@ -2,6 +2,7 @@ import { type ConsentStatus, consentOf } from '@meld/contracts';
 import { DATA_SOURCE } from '@meld/db';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
+import { prepared } from '../db/prepared';
 import type { SmsEncoding } from './text/sms-parts';
 import type { SmsStatus } from './status/sms-status';
 
@@ -81,7 +82,10 @@ export class SmsRepository {
    */
   async sendContext(projectId: string, senderId: string | null, target: string, idempotencyKey: string | null): Promise<SendContext | null> {
     if (senderId !== null && !isUuid(senderId)) senderId = NO_ID;
-    const [row] = await this.ds.query(
+    // Prepared (ADR 0255): planning it took Postgres 0.7-1.5 ms per request, five times its execution.
+    const [row] = await prepared<SendContext>(
+      this.ds,
+      'send-context',
       `SELECT p.locale, p.default_sms_sender AS "defaultSmsSender",
               COALESCE((p.general_config #>> '{channelSms,autoCreateContactsOnOutbounds}')::boolean, false) AS "autoCreateContacts",
               o.prepaid, p.short_tracking_domain AS "shortTrackingDomain", p.unsubscribe_tracking_domain AS "unsubscribeTrackingDomain",
@@ -126,7 +130,9 @@ export class SmsRepository {
 
   /** What the worker needs of each message, by id (one statement for the jobs running together, ADR 0201). */
   async forSubmit(smsIds: readonly string[]): Promise<Map<string, SubmitRow>> {
-    const rows: Array<Omit<SubmitRow, 'optedOut'> & { attributes: Record<string, unknown> | null }> = await this.ds.query(
+    const rows = await prepared<Omit<SubmitRow, 'optedOut'> & { attributes: Record<string, unknown> | null }>(
+      this.ds,
+      'for-submit',
       `SELECT m.id, m.status, s.alias AS source, m.destination, m.text, m.encoding, m.messages_count AS "messagesCount", c.attributes
          FROM sms_messages m JOIN senders s ON s.id = m.sender_id
          LEFT JOIN audience_contacts c ON c.project_id = m.project_id AND c.id = m.audience_id
@@ -143,7 +149,9 @@ export class SmsRepository {
 
   /** Message ids by SMSC id (the newest message when an id repeats). */
   async idsBySmscId(smscMessageIds: readonly string[]): Promise<Map<string, string>> {
-    const rows: Array<{ smscId: string; id: string }> = await this.ds.query(
+    const rows = await prepared<{ smscId: string; id: string }>(
+      this.ds,
+      'ids-by-smsc-id',
       `SELECT DISTINCT ON (smsc_message_id) smsc_message_id AS "smscId", id FROM sms_messages
         WHERE smsc_message_id = ANY($1::text[]) ORDER BY smsc_message_id, created_at DESC`,
       [smscMessageIds],

@@ -1,11 +1,15 @@
 import { DATA_SOURCE } from '@meld/db';
 import { Inject, Injectable } from '@nestjs/common';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { numberedRows } from '../batching/numbered-rows';
+import type { WriteStatement } from '../batching/write-statement';
+import { prepared } from '../db/prepared';
 
 /** A due delivery, claimed by one attempt, with where and how to send it. */
 export interface ClaimedDelivery {
   id: string;
+  /** Attempts made before this one. */
+  attempts: number;
   body: string;
   url: string;
   /** Null when the webhook has none (the column allows it; the admin API always sets one). */
@@ -14,66 +18,56 @@ export interface ClaimedDelivery {
   lastChance: boolean;
 }
 
-export interface DueDelivery {
-  id: string;
-  attempts: number;
-}
-
 /**
- * The `webhook_deliveries` table (ADR 0155). A delivery is sent only while it is the
- * oldest `pending` one of its message, by the one attempt that claimed it (a lease as long as
- * an attempt may take), and only for the attempt number its job carries, so a stale or
- * doubled job sends nothing.
+ * The `webhook_deliveries` table (ADR 0155), also the queue of the attempts (ADR 0252). A
+ * delivery is sent only while it is the oldest `pending` one of its message, by the one
+ * attempt that claimed it (a lease as long as an attempt may take).
  */
 @Injectable()
 export class WebhookDeliveries {
   constructor(@Inject(DATA_SOURCE) private readonly ds: DataSource) {}
 
-  /** Inside the status changes' transaction: a delivery per change whose organization has a webhook, `seq` in the changes' order. */
-  async record(em: EntityManager, changes: ReadonlyArray<{ organizationId: string; projectId: string; smsId: string; body: string }>): Promise<void> {
+  /** A part of the status changes' write (ADR 0254): a delivery per change whose organization has a webhook, `seq` in the changes' order. */
+  record(write: WriteStatement, changes: ReadonlyArray<{ organizationId: string; projectId: string; smsId: string; body: string }>): void {
     if (!changes.length) return;
-    await em.query(
+    write.add(
       `INSERT INTO webhook_deliveries (organization_id, project_id, sms_id, body)
        SELECT v."organizationId", v."projectId", v."smsId", v.body
-         FROM jsonb_to_recordset($1::jsonb) AS v("organizationId" uuid, "projectId" uuid, "smsId" uuid, body text, n int)
+         FROM jsonb_to_recordset(${write.param(numberedRows(changes))}::jsonb) AS v("organizationId" uuid, "projectId" uuid, "smsId" uuid, body text, n int)
          JOIN webhooks w ON w.organization_id = v."organizationId" AND w.kind = 'sms-status'
         ORDER BY v.n`,
-      [numberedRows(changes)],
-    );
-  }
-
-  /** Deliveries at the head of their message's line whose attempt is due and unclaimed. */
-  due(limit: number): Promise<DueDelivery[]> {
-    return this.ds.query(
-      `SELECT d.id, d.attempts FROM webhook_deliveries d
-        WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND (d.locked_until IS NULL OR d.locked_until < now())
-          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.sms_id = d.sms_id AND e.status = 'pending' AND e.seq < d.seq)
-        ORDER BY d.next_attempt_at LIMIT $1`,
-      [limit],
     );
   }
 
   /**
-   * Claims the attempts whose delivery is still pending at that attempt number, unclaimed and
-   * at the head of its message's line; the others (stale, doubled, or behind an earlier
-   * pending one) are not in the answer. One statement for the attempts running together (ADR 0202).
+   * Claims up to `limit` due deliveries, each at the head of its message's line (no earlier
+   * `pending` one) and unclaimed, with a lease as long as an attempt may take (ADR 0252): the
+   * table is the queue. `SKIP LOCKED` lets replicas claim side by side without waiting on each
+   * other's rows; a delivery whose earlier one another replica holds stays behind it.
    */
-  async claim(attempts: ReadonlyArray<{ id: string; attempt: number }>, leaseMs: number, retryForMs: number): Promise<Map<string, ClaimedDelivery>> {
-    const [rows]: [ClaimedDelivery[], number] = await this.ds.query(
-      `UPDATE webhook_deliveries d SET locked_until = now() + make_interval(secs => $3), updated_at = now()
-         FROM webhooks w, unnest($1::uuid[], $2::int[]) AS c(id, attempt)
-        WHERE d.id = c.id AND d.attempts = c.attempt AND d.status = 'pending' AND (d.locked_until IS NULL OR d.locked_until < now())
+  async claimDue(limit: number, leaseMs: number, retryForMs: number): Promise<ClaimedDelivery[]> {
+    return prepared<ClaimedDelivery>(
+      this.ds,
+      'claim-due-webhooks',
+      `UPDATE webhook_deliveries d SET locked_until = now() + make_interval(secs => $2), updated_at = now()
+         FROM webhooks w
+        WHERE d.id IN (
+                SELECT c.id FROM webhook_deliveries c
+                 WHERE c.status = 'pending' AND c.next_attempt_at <= now() AND (c.locked_until IS NULL OR c.locked_until < now())
+                   AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.sms_id = c.sms_id AND e.status = 'pending' AND e.seq < c.seq)
+                   AND EXISTS (SELECT 1 FROM webhooks x WHERE x.organization_id = c.organization_id AND x.kind = 'sms-status')
+                 ORDER BY c.next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
           AND w.organization_id = d.organization_id AND w.kind = 'sms-status'
-          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.sms_id = d.sms_id AND e.status = 'pending' AND e.seq < d.seq)
-        RETURNING d.id, d.body, w.url, w.secret, d.retry_from + make_interval(secs => $4) <= now() AS "lastChance"`,
-      [attempts.map((a) => a.id), attempts.map((a) => a.attempt), leaseMs / 1000, retryForMs / 1000],
+        RETURNING d.id, d.attempts, d.body, w.url, w.secret, d.retry_from + make_interval(secs => $3) <= now() AS "lastChance"`,
+      [limit, leaseMs / 1000, retryForMs / 1000],
     );
-    return new Map(rows.map((r) => [r.id, r]));
   }
 
   /** Deliveries their receivers accepted, with the status code each answered. */
   async delivered(deliveries: ReadonlyArray<{ id: string; statusCode: number }>): Promise<void> {
-    await this.ds.query(
+    await prepared(
+      this.ds,
+      'webhooks-delivered',
       `UPDATE webhook_deliveries d SET status = 'delivered', attempts = d.attempts + 1, last_status_code = v.code, last_error = NULL, delivered_at = now(),
               locked_until = NULL, updated_at = now()
          FROM unnest($1::uuid[], $2::int[]) AS v(id, code) WHERE d.id = v.id`,
@@ -82,14 +76,13 @@ export class WebhookDeliveries {
   }
 
   /** A failed attempt: the next one after `delayMs`, or, with `final`, the delivery ends `failed`. */
-  async attemptFailed(id: string, failure: { statusCode?: number; error: string; delayMs: number; final: boolean }): Promise<number> {
-    const [rows] = await this.ds.query(
+  async attemptFailed(id: string, failure: { statusCode?: number; error: string; delayMs: number; final: boolean }): Promise<void> {
+    await this.ds.query(
       `UPDATE webhook_deliveries SET attempts = attempts + 1, last_status_code = $2, last_error = $3, locked_until = NULL, updated_at = now(),
               status = CASE WHEN $5 THEN 'failed' ELSE status END, next_attempt_at = now() + make_interval(secs => $4)
-        WHERE id = $1 RETURNING attempts`,
+        WHERE id = $1`,
       [id, failure.statusCode ?? null, failure.error.slice(0, 500), failure.delayMs / 1000, failure.final],
     );
-    return rows[0]?.attempts ?? 0;
   }
 
   /** Deletes up to `limit` deliveries delivered longer than `retentionMs` ago; pending and failed ones stay (ADR 0203). */

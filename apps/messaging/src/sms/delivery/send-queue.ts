@@ -5,6 +5,7 @@ import { type Job, Queue, Worker } from 'bullmq';
 import { z } from 'zod';
 import { MicroBatcher, ok } from '../../batching/micro-batcher';
 import { InboundKeywords } from '../../inbound/inbound-keywords';
+import { delivers } from '../../messaging-role';
 import { BullmqConnections } from '../../queue/bullmq-connections';
 import { SmsRepository, type SubmitRow } from '../sms.repository';
 import { StatusWriter } from '../status/status-writer';
@@ -67,6 +68,8 @@ export class SendQueue implements OnApplicationBootstrap, BeforeApplicationShutd
   }
 
   onApplicationBootstrap(): void {
+    // An `api` process only queues (ADR 0253).
+    if (!delivers()) return;
     this.smsc.start();
     this.worker = new Worker<SendJob>(SEND_QUEUE, (job) => this.traced(job), { connection: this.connections.connection(), concurrency: 50 });
     this.worker.on('error', (err) => this.log.warn(`worker: ${err.message}`));

@@ -4,6 +4,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
 import { type BatchOutcome, MicroBatcher, failed, ok } from '../../batching/micro-batcher';
 import { numberedRows } from '../../batching/numbered-rows';
+import { WriteStatement } from '../../batching/write-statement';
 import { LinksRepository } from '../../links/links.repository';
 import type { TemplateLink } from '../../links/text-template';
 import { SendQueue } from '../delivery/send-queue';
@@ -47,8 +48,9 @@ const MAX_IN_FLIGHT = 3;
 /**
  * Stores the messages of concurrent send requests in one transaction (group commit, ADR
  * 0202): the prepaid organizations' rows locked once, funds checked exactly per message in
- * arrival order (never below zero), the messages, links, history, outbox and webhook rows
- * each in one multi-row statement, then one `addBulk` to the send queue. Every request is
+ * arrival order (never below zero), the messages in one multi-row INSERT, the funds, links,
+ * history, outbox and webhook rows in one more statement (ADR 0254), then one `addBulk` to
+ * the send queue. Every request is
  * answered only after the COMMIT that holds its rows.
  */
 @Injectable()
@@ -77,17 +79,23 @@ export class SendBatch {
         if (results[i]!.ok && !stored.has(sms.id)) results[i] = ok('duplicate');
       });
       const kept = candidates.filter((sms) => stored.has(sms.id));
-      await this.charge(em, kept);
-      await this.links.insert(em, kept.map((sms) => ({ projectId: sms.projectId, smsId: sms.id, links: sms.links })));
+      // Funds, links and what every status change writes: one statement (ADR 0254).
+      const write = new WriteStatement();
+      this.charge(write, kept);
+      this.links.insert(write, kept.map((sms) => ({ projectId: sms.projectId, smsId: sms.id, links: sms.links })));
       const at = new Date();
-      await this.status.record(
-        em,
+      this.status.record(
+        write,
         kept.map((sms) => ({
-          row: { id: sms.id, project_id: sms.projectId, organization_id: sms.organizationId, audience_id: sms.audienceId, sender_id: sms.senderId, status: 'enqueued', messages_count: sms.messagesCount, reserved_funds: fromUnits(sms.cost) },
+          row: {
+            id: sms.id, project_id: sms.projectId, organization_id: sms.organizationId, audience_id: sms.audienceId, sender_id: sms.senderId, status: 'enqueued',
+            messages_count: sms.messagesCount, reserved_funds: fromUnits(sms.cost), member_data_source_id: null, member_user_id: null,
+          },
           change: { status: 'enqueued' },
           at,
         })),
       );
+      if (kept.length) await write.run(em);
       return { results, kept };
     });
     if (outcomes.kept.length) {
@@ -144,14 +152,14 @@ export class SendBatch {
     return new Set(rows.map((r) => r.id));
   }
 
-  /** Takes the stored messages' costs from their (locked) organizations. */
-  private async charge(em: EntityManager, kept: readonly Pending[]): Promise<void> {
+  /** Takes the stored messages' costs from their (locked) organizations: a part of the batch's write. */
+  private charge(write: WriteStatement, kept: readonly Pending[]): void {
     const totals = new Map<string, bigint>();
     for (const sms of kept) if (sms.cost > 0n) totals.set(sms.organizationId, (totals.get(sms.organizationId) ?? 0n) + sms.cost);
     if (!totals.size) return;
-    await em.query(
-      `UPDATE organizations o SET funds = o.funds - t.total FROM unnest($1::uuid[], $2::numeric[]) AS t(id, total) WHERE o.id = t.id`,
-      [[...totals.keys()], [...totals.values()].map(fromUnits)],
+    write.add(
+      `UPDATE organizations o SET funds = o.funds - t.total FROM unnest(${write.param([...totals.keys()])}::uuid[], ${write.param([...totals.values()].map(fromUnits))}::numeric[]) AS t(id, total)
+        WHERE o.id = t.id`,
     );
   }
 }

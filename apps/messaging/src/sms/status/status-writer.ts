@@ -1,14 +1,16 @@
-import { type SmsStatusChange, Topics, keys, smsStatusChange } from '@meld/contracts';
+import { Outputs } from '@meld/contracts';
 import { DATA_SOURCE, outboxTrace } from '@meld/db';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
 import { MicroBatcher, ok } from '../../batching/micro-batcher';
 import { numberedRows } from '../../batching/numbered-rows';
+import { WriteStatement } from '../../batching/write-statement';
+import { type OutboxRow, outboxRow } from '../../outbox/outbox-row';
 import { WebhookDeliveries } from '../../webhooks/webhook-deliveries.repository';
 import { WebhookDispatcher } from '../../webhooks/webhook-dispatcher';
 import { NEXT_STATUSES, REFUNDED_STATUSES, type SmsStatus } from './sms-status';
 import { SmsOutboxRelay } from './sms-outbox-relay';
-import { timelineEvents } from './timeline-event';
+import { timelineEvent } from './timeline-event';
 
 export interface StatusChange {
   status: SmsStatus;
@@ -26,6 +28,9 @@ export interface StatusRow {
   status: SmsStatus;
   messages_count: number;
   reserved_funds: string;
+  /** The audience contact's oldest member, whose timeline gets the event (ADR 0157); null without one. */
+  member_data_source_id: string | null;
+  member_user_id: string | null;
 }
 
 /** One allowed change of one message, with when it happened. */
@@ -80,10 +85,15 @@ export class StatusWriter {
 
   private async changeBatch(items: readonly PendingChange[]) {
     const changed = await this.ds.transaction(async (em) => {
-      // Locked in id order, so two batches (or two processes) never wait on each other in a cycle.
+      // Locked in id order, so two batches (or two processes) never wait on each other in a
+      // cycle; the contact's oldest member comes with the row (ADR 0254).
       const rows: StatusRow[] = await em.query(
-        `SELECT id, project_id, organization_id, audience_id, sender_id, status, messages_count, reserved_funds::text
-           FROM sms_messages WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`,
+        `SELECT m.id, m.project_id, m.organization_id, m.audience_id, m.sender_id, m.status, m.messages_count, m.reserved_funds::text,
+                a.data_source_id AS member_data_source_id, a.user_id AS member_user_id
+           FROM sms_messages m
+           LEFT JOIN LATERAL (SELECT data_source_id, user_id FROM audience_members
+                               WHERE project_id = m.project_id AND audience_id = m.audience_id ORDER BY seq LIMIT 1) a ON true
+          WHERE m.id = ANY($1::uuid[]) ORDER BY m.id FOR UPDATE OF m`,
         [[...new Set(items.map((i) => i.smsId))]],
       );
       const current = new Map(rows.map((r) => [r.id, r]));
@@ -103,7 +113,7 @@ export class StatusWriter {
     return changed.map((c) => ok(c));
   }
 
-  /** Writes allowed changes of locked rows: the rows, the refunds, then what every change writes. */
+  /** Writes allowed changes of locked rows in one statement: the rows, the refunds, then what every change writes. */
   private async applyChanges(em: EntityManager, entries: readonly StatusEntry[]): Promise<void> {
     const updates = entries.map(({ row, change, at }) => ({
       id: row.id,
@@ -121,42 +131,43 @@ export class StatusWriter {
       const before = last.get(u.id);
       last.set(u.id, { ...u, smsc: u.smsc ?? before?.smsc ?? null, refund: u.refund || Boolean(before?.refund) });
     }
-    await em.query(
+    const write = new WriteStatement();
+    write.add(
       `UPDATE sms_messages m SET status = v.status, error = v.error, smsc_message_id = COALESCE(v.smsc, m.smsc_message_id), updated_at = v.at,
               reserved_funds = CASE WHEN v.refund THEN 0 ELSE m.reserved_funds END
-         FROM jsonb_to_recordset($1::jsonb) AS v(id uuid, status text, error text, smsc text, at timestamptz, refund boolean)
+         FROM jsonb_to_recordset(${write.param(JSON.stringify([...last.values()]))}::jsonb) AS v(id uuid, status text, error text, smsc text, at timestamptz, refund boolean)
         WHERE m.id = v.id`,
-      [JSON.stringify([...last.values()])],
     );
     const refunds = updates.filter((u) => u.refund);
     if (refunds.length) {
-      await em.query(
+      write.add(
         `UPDATE organizations o SET funds = o.funds + r.total
-           FROM (SELECT organization, sum(amount) AS total FROM jsonb_to_recordset($1::jsonb) AS v(organization uuid, amount numeric) GROUP BY organization) r
+           FROM (SELECT organization, sum(amount) AS total FROM jsonb_to_recordset(${write.param(JSON.stringify(refunds))}::jsonb) AS v(organization uuid, amount numeric) GROUP BY organization) r
           WHERE o.id = r.organization`,
-        [JSON.stringify(refunds)],
       );
     }
-    await this.record(em, entries);
+    this.record(write, entries);
+    await write.run(em);
   }
 
   /**
    * What every change writes (also the first `enqueued` of new messages, whose rows the send
-   * just inserted): history, `meld.sms-status.v1` and timeline outbox rows, webhook deliveries,
-   * each table in one statement, rows in the entries' order.
+   * is inserting): history, `meld.sms-status.v1` and timeline outbox rows, webhook deliveries,
+   * each table one part of the batch's write statement (ADR 0254), rows in the entries' order.
    */
-  async record(em: EntityManager, entries: readonly StatusEntry[]): Promise<void> {
-    await em.query(
+  record(write: WriteStatement, entries: readonly StatusEntry[]): void {
+    write.add(
       `INSERT INTO sms_status_history (sms_id, status, error, at)
-       SELECT v.sms_id, v.status, v.error, v.at FROM jsonb_to_recordset($1::jsonb) AS v(sms_id uuid, status text, error text, at timestamptz, n int)
+       SELECT v.sms_id, v.status, v.error, v.at
+         FROM jsonb_to_recordset(${write.param(numberedRows(entries.map(({ row, change, at }) => ({ sms_id: row.id, status: change.status, error: change.error ?? null, at: at.toISOString() }))))}::jsonb)
+              AS v(sms_id uuid, status text, error text, at timestamptz, n int)
         ORDER BY v.n`,
-      [numberedRows(entries.map(({ row, change, at }) => ({ sms_id: row.id, status: change.status, error: change.error ?? null, at: at.toISOString() })))],
     );
-    const events = await timelineEvents(em, entries);
-    const outbox: Array<{ topic: string; key: string; value: unknown }> = [];
+    const outbox: OutboxRow[] = [];
     const reports: Array<{ organizationId: string; projectId: string; smsId: string; body: string }> = [];
-    entries.forEach(({ row, change, at }, i) => {
-      const message: SmsStatusChange = smsStatusChange.parse({
+    for (const entry of entries) {
+      const { row, change, at } = entry;
+      const status = outboxRow(Outputs.smsStatus, {
         schemaVersion: 1,
         projectId: row.project_id,
         smsId: row.id,
@@ -166,18 +177,18 @@ export class StatusWriter {
         at: at.toISOString(),
         ...(change.error ? { error: change.error } : {}),
       });
-      outbox.push({ topic: Topics.smsStatus, key: keys.sms(row.project_id, row.id), value: message });
-      const event = events[i];
+      outbox.push(status);
+      const event = timelineEvent(entry);
       if (event) outbox.push(event);
       // The payload of system design §4, in this field order.
-      const report = { id: row.id, status: change.status, audienceId: row.audience_id, messagesCount: row.messages_count, at: message.at, ...(change.error ? { error: change.error } : {}) };
+      const report = { id: row.id, status: change.status, audienceId: row.audience_id, messagesCount: row.messages_count, at: status.value.at, ...(change.error ? { error: change.error } : {}) };
       reports.push({ organizationId: row.organization_id, projectId: row.project_id, smsId: row.id, body: JSON.stringify(report) });
-    });
-    await em.query(
+    }
+    write.add(
       `INSERT INTO sms_outbox (topic, key, value, trace)
-       SELECT v.topic, v.key, v.value, $2::jsonb FROM jsonb_to_recordset($1::jsonb) AS v(topic text, key text, value jsonb, n int) ORDER BY v.n`,
-      [numberedRows(outbox), outboxTrace()],
+       SELECT v.topic, v.key, v.value, ${write.param(outboxTrace())}::jsonb
+         FROM jsonb_to_recordset(${write.param(numberedRows(outbox))}::jsonb) AS v(topic text, key text, value jsonb, n int) ORDER BY v.n`,
     );
-    await this.deliveries.record(em, reports);
+    this.deliveries.record(write, reports);
   }
 }

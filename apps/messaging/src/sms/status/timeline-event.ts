@@ -1,48 +1,31 @@
-import { type EventAccepted, Topics, eventAccepted, keys, smsStatusEventType } from '@meld/contracts';
-import type { EntityManager } from 'typeorm';
+import { type EventsMessage, Outputs, smsStatusEventType } from '@meld/contracts';
+import { type OutboxRow, outboxRow } from '../../outbox/outbox-row';
 import type { StatusEntry } from './status-writer';
 
-export interface TimelineEvent {
-  topic: string;
-  key: string;
-  value: EventAccepted;
-}
+export type TimelineEvent = OutboxRow<EventsMessage>;
 
 /**
- * The `meld.events.v1` messages that put status changes on their contacts' timelines
- * (ADR 0157), one per entry, in the entries' order, or null for `enqueued`, a message without
- * an audience contact, or a contact with no source contact yet. Events live on source
- * contacts (ClickHouse `events` is keyed by data source and user), so an event goes to the
- * contact's oldest member; the membership that resolves it to the audience contact follows
- * merges. The event id is derived from the message and the status, so a replayed change is
- * the same event. One query finds the members of all the entries' contacts (ADR 0202).
+ * The `meld.events.v1` message that puts a status change on its contact's timeline
+ * (ADR 0157), or null for `enqueued`, a message without an audience contact, or a contact with
+ * no source contact yet. Events live on source contacts (ClickHouse `events` is keyed by data
+ * source and user), so an event goes to the contact's oldest member, which the status writer
+ * reads with the locked message row (ADR 0254); the membership that resolves it to the
+ * audience contact follows merges. The event id is derived from the message and the status,
+ * so a replayed change is the same event.
  */
-export async function timelineEvents(em: EntityManager, entries: readonly StatusEntry[]): Promise<Array<TimelineEvent | null>> {
-  const wanted = entries.filter(({ row, change }) => row.audience_id && smsStatusEventType(change.status));
-  if (!wanted.length) return entries.map(() => null);
-  const members: Array<{ projectId: string; audienceId: string; dataSourceId: string; userId: string }> = await em.query(
-    `SELECT DISTINCT ON (m.project_id, m.audience_id) m.project_id AS "projectId", m.audience_id AS "audienceId", m.data_source_id AS "dataSourceId", m.user_id AS "userId"
-       FROM audience_members m JOIN unnest($1::uuid[], $2::uuid[]) AS w(project_id, audience_id) ON m.project_id = w.project_id AND m.audience_id = w.audience_id
-      ORDER BY m.project_id, m.audience_id, m.seq`,
-    [wanted.map((e) => e.row.project_id), wanted.map((e) => e.row.audience_id)],
-  );
-  const memberOf = new Map(members.map((m) => [`${m.projectId}/${m.audienceId}`, m]));
-  return entries.map(({ row, change, at }) => {
-    const eventType = smsStatusEventType(change.status);
-    const member = row.audience_id ? memberOf.get(`${row.project_id}/${row.audience_id}`) : undefined;
-    if (!eventType || !member) return null;
-    const value = eventAccepted.parse({
-      schemaVersion: 1,
-      projectId: row.project_id,
-      dataSourceId: member.dataSourceId,
-      userId: member.userId,
-      eventId: `${eventType}:${row.id}`,
-      eventType,
-      eventDate: at.toISOString(),
-      receivedAt: at.toISOString(),
-      parameters: { smsId: row.id, senderId: row.sender_id, messagesCount: row.messages_count, ...(change.error ? { error: change.error } : {}) },
-      automation: false,
-    });
-    return { topic: Topics.events, key: keys.sourceContact(row.project_id, member.dataSourceId, member.userId), value };
+export function timelineEvent({ row, change, at }: StatusEntry): TimelineEvent | null {
+  const eventType = smsStatusEventType(change.status);
+  if (!eventType || !row.audience_id || !row.member_data_source_id || !row.member_user_id) return null;
+  return outboxRow(Outputs.events, {
+    schemaVersion: 1,
+    projectId: row.project_id,
+    dataSourceId: row.member_data_source_id,
+    userId: row.member_user_id,
+    eventId: `${eventType}:${row.id}`,
+    eventType,
+    eventDate: at.toISOString(),
+    receivedAt: at.toISOString(),
+    parameters: { smsId: row.id, senderId: row.sender_id, messagesCount: row.messages_count, ...(change.error ? { error: change.error } : {}) },
+    automation: false,
   });
 }
