@@ -23,6 +23,17 @@
  * produces M messages with the consumer paused, then resumes it and times until all M have
  * arrived. Produce and consume are timed separately, so on this 2-core box neither side's
  * figure includes the other's CPU.
+ *
+ * NestJS transport (ADR 0237, issue 14 item 7), only when named in --variants: nest-transport
+ * (the runner dispatching each message to an `@EventPattern` handler through a
+ * CustomTransportStrategy, compared with libs/kafka, the runner calling the same handler),
+ * libs/kafka-sink (the batch sink runner writing each batch to the handler) and
+ * nest-transport-batch (each such batch dispatched to an `@EventPattern` handler, compared with
+ * libs/kafka-sink); bench/lib/nest-kafka-transport.ts. They need @nestjs/microservices, which
+ * Meld does not install: run them from a throwaway copy of the tree with it added, e.g.
+ *   mkdir /tmp/t && tar -C . --exclude=./node_modules --exclude=./.git -cf - . | tar -C /tmp/t -xf -
+ *   cp -al node_modules /tmp/t/ && cd /tmp/t && npm install --no-save --legacy-peer-deps @nestjs/microservices@12.1.1
+ *   npm run bench -- kafka --variants libs/kafka,nest-transport,libs/kafka-sink,nest-transport-batch
  */
 import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel, type Consumer } from 'kafkajs';
@@ -31,6 +42,7 @@ import { z } from 'zod';
 import { createConsumerRunner, createProducer, ensureTopics, topicHandler } from '../../libs/kafka/src';
 import type { BenchContext, BenchRow, ScenarioResult } from '../lib/context';
 import { processCpuUs, selfCpuUs } from '../lib/cpu';
+import { openNestTransport, openNestTransportBatch, openSinkDirect, type BenchPipe, type PipeOptions } from '../lib/nest-kafka-transport';
 import { startPrivateKafka } from '../lib/private-kafka';
 import { RssSampler, watchedProcesses, type WatchedProcess } from '../lib/processes';
 import { median, percentile } from '../lib/stats';
@@ -54,6 +66,8 @@ interface Pipe {
 
 interface Variant {
   name: string;
+  /** The variant its rows are compared with, when not plain kafkajs. */
+  baseline?: string;
   open(brokers: string[], topic: string, groupId: string, seen: (n: number) => void): Promise<Pipe>;
 }
 
@@ -126,6 +140,21 @@ const plainKafkajs = plain('kafkajs', true);
 const plainNoHeader = plain('kafkajs-no-header', false);
 /** Plain kafkajs with the runner's default partition concurrency: shows what that default buys. */
 const plainTwoPartitions = plain('kafkajs-2p', true, 2);
+
+function runnerVariant(name: string, baseline: string | undefined, open: (o: PipeOptions<BenchValue>) => Promise<BenchPipe<BenchValue>>): Variant {
+  return {
+    name,
+    baseline,
+    open: (brokers, topic, groupId, seen) => open({ brokers, topic, groupId, schema: BenchValue, maxWaitTimeInMs: MAX_WAIT_MS, handle: (v) => seen(v.n) }),
+  };
+}
+
+/** The NestJS transport and its batch reference (ADR 0237): run only when named in --variants. */
+const transportVariants = [
+  runnerVariant('nest-transport', libKafka.name, openNestTransport),
+  runnerVariant('libs/kafka-sink', undefined, openSinkDirect),
+  runnerVariant('nest-transport-batch', 'libs/kafka-sink', openNestTransportBatch),
+];
 
 interface RunFigures {
   produceRate: number;
@@ -309,6 +338,12 @@ async function partitionCount(brokers: string[], topic: string): Promise<number>
   }
 }
 
+/** The row a variant's row is compared with: its own baseline when measured, else plain kafkajs when measured. */
+function baselineRow(v: Variant, kind: string, variants: Variant[]): string | undefined {
+  const base = variants.find((b) => b.name === (v.baseline ?? plainKafkajs.name));
+  return base && base !== v ? `${kind} ${base.name}` : undefined;
+}
+
 /** Waits for `done`, failing only when `progress` has not moved for `stallMs`. */
 async function withStallTimeout(done: Promise<void>, progress: () => number, stallMs: number, message: string): Promise<void> {
   let last = progress();
@@ -341,7 +376,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     ? { brokers: ctx.kafkaBrokers(), processes: watchedProcesses(ctx.root, ctx.extraProcesses(), { stackKafka: ctx.usesStackKafka() }) }
     : undefined;
   const only = ctx.args.string('variants')?.split(',');
-  const variants = [libKafka, plainKafkajs, plainTwoPartitions, plainNoHeader].filter((v) => !only || only.includes(v.name));
+  const variants = [libKafka, plainKafkajs, plainTwoPartitions, plainNoHeader, ...(only ? transportVariants : [])].filter((v) => !only || only.includes(v.name));
   ctx.log(`${messages} messages x ${reps} runs per variant (${variants.map((v) => v.name).join(', ')}); broker: ${shared ? shared.brokers.join(',') : 'private per run'}`);
 
   if (warmup > 0) {
@@ -393,7 +428,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
         p99Ms: p99 ? med(v.name, p99) : Number.NaN,
         cpuUsPerOp: cpu ? med(v.name, cpu) : med(v.name, 'produceCpuUs') + med(v.name, 'consumeCpuUs'),
         peakRssMb: peak(v.name),
-        baseline: v === plainKafkajs || !variants.includes(plainKafkajs) ? undefined : `${kind} ${plainKafkajs.name}`,
+        baseline: baselineRow(v, kind, variants),
         runs: reps,
       });
     }
