@@ -20,11 +20,11 @@ export interface Smsc {
  * The messaging app in-process on the test stores, bound to an SMSC simulator of its own on a
  * free port (no other engineer's submits or receipts mix with the test's).
  */
-export async function startMessaging() {
-  const smsc: Smsc = await startSmsc({ port: 0, receiptDelayMs: 50 });
-  process.env.MELD_SMSC_URL = `smpp://127.0.0.1:${smsc.port}`;
-  const started = await startAppUnderTest(appDefinition);
-  return { ...started, smsc };
+export async function startMessaging<S extends Smsc = Smsc>({ overrides = {}, smsc }: { overrides?: Record<string, string>; smsc?: S } = {}) {
+  const session: S = smsc ?? (await startSmsc({ port: 0, receiptDelayMs: 50 }));
+  process.env.MELD_SMSC_URL = `smpp://127.0.0.1:${session.port}`;
+  const started = await startAppUnderTest(appDefinition, overrides);
+  return { ...started, smsc: session };
 }
 
 export type Tenancy = Awaited<ReturnType<typeof seedTenancy>>;
