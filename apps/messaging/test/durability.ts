@@ -55,17 +55,36 @@ export async function startPrivateRedis() {
   };
 }
 
-/** An SMSC simulator on a free port that counts accepted submit_sm per text (each test text is unique). */
-export async function startCountingSmsc(): Promise<Smsc & { submits: Map<string, number> }> {
-  const submits = new Map<string, number>();
+/**
+ * An SMSC simulator on a free port that records, from its log, the accepted submit_sm of each
+ * text (each test text is unique) and when each receipt left (sent, or dropped for want of a session).
+ */
+export async function startCountingSmsc(): Promise<Smsc & CountingSmsc> {
+  const submits = new Map<string, number[]>();
+  const receipts = new Map<string, number>();
+  const binds: number[] = [];
   const logger = {
-    info(record: { event?: string; status?: string; text?: string }) {
-      if (record.event === 'submit_sm' && record.status === 'accepted' && record.text) submits.set(record.text, (submits.get(record.text) ?? 0) + 1);
+    info(record: { event?: string; status?: string; text?: string; messageId?: string }) {
+      if (record.event === 'submit_sm' && record.status === 'accepted' && record.text) submits.set(record.text, [...(submits.get(record.text) ?? []), Date.now()]);
+      if (record.event === 'deliver_sm' && record.messageId) receipts.set(record.messageId, Date.now());
+      if (record.event?.startsWith('bind_')) binds.push(Date.now());
     },
-    warn() {},
+    warn(record: { event?: string; messageId?: string }) {
+      if (record.event === 'deliver_sm' && record.messageId) receipts.set(record.messageId, Date.now());
+    },
   };
   const smsc: Smsc = await startSmsc({ port: 0, receiptDelayMs: 50, logger });
-  return Object.assign(smsc, { submits });
+  return Object.assign(smsc, { submits, receipts, binds, submitCount: (text: string) => submits.get(text)?.length ?? 0 });
+}
+
+export interface CountingSmsc {
+  /** Times of the accepted submit_sm of each text. */
+  submits: Map<string, number[]>;
+  /** When the receipt of each SMSC message id left the simulator. */
+  receipts: Map<string, number>;
+  /** Times of the binds. */
+  binds: number[];
+  submitCount(text: string): number;
 }
 
 export interface Answered {
