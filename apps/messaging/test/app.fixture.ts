@@ -22,6 +22,17 @@ export interface Smsc {
 export async function startMessaging<S extends Smsc = Smsc>({ overrides = {}, smsc }: { overrides?: Record<string, string>; smsc?: S } = {}) {
   const session: S = smsc ?? (await startSmsc({ port: 0, receiptDelayMs: 50 }));
   process.env.MELD_SMSC_URL = `smpp://127.0.0.1:${session.port}`;
-  const started = await startAppUnderTest(appDefinition, overrides);
+  // Parts of the app read process.env directly while booting (BullMQ's Redis URL, the role): the overrides apply there too.
+  const saved = Object.fromEntries(Object.keys(overrides).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, overrides);
+  let started: Awaited<ReturnType<typeof startAppUnderTest>>;
+  try {
+    started = await startAppUnderTest(appDefinition, overrides);
+  } finally {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
   return { ...started, smsc: session };
 }

@@ -46,6 +46,15 @@ export async function startPrivateRedis() {
   return {
     url,
     kill,
+    /** Keys matching `pattern`: a test checks the app really queues here. */
+    async keys(pattern: string): Promise<string[]> {
+      const client = new Redis(url, { maxRetriesPerRequest: 1 });
+      try {
+        return await client.keys(pattern);
+      } finally {
+        client.disconnect();
+      }
+    },
     /** A fresh server on the same port and directory: it loads the append-only file. */
     restart: start,
     async stop() {

@@ -55,6 +55,8 @@ describe('a SIGKILL and restart of Redis during a burst of direct SMS (private r
         await redis.restart();
       },
     });
+    // The app's queue lives in the Redis that was killed, not in the stack's.
+    expect((await redis.keys('bull:meld-sms-send:*')).length).toBeGreaterThan(0);
     expect(killedAt).toBeGreaterThan(0);
     expect(killedAt).toBeLessThan(300);
 
