@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { createDataSource } from '@meld/db';
 import { principalHeader } from '@meld/fixtures';
 import { testEnv, waitFor } from '@meld/testing';
+import { Queue } from 'bullmq';
+import Redis from 'ioredis';
 import type { DataSource } from 'typeorm';
 import { type Answered, burst, freePort, startCountingSmsc, startPrivateRedis } from '../../../apps/messaging/test/durability';
 import { seedContact, seedSmsTenancy } from '../../../apps/messaging/test/sms-tenancy';
@@ -120,12 +122,12 @@ export async function killMidBurst({ roles, victim, name }: { roles: Role[]; vic
       'every acknowledged SMS delivered',
       async () => {
         const now: Array<{ id: string; status: string; smsc_message_id: string | null }> = await db.query(`SELECT id, status, smsc_message_id FROM sms_messages WHERE project_id = $1`, [t.project.id]);
-        stuck = now.filter((r) => r.status !== 'delivered' && !(r.status === 'sent' && receiptLost(r))).map((r) => `${r.id}: ${r.status}`);
+        stuck = now.filter((r) => r.status !== 'delivered' && !(r.status === 'sent' && receiptLost(r))).map((r) => r.id);
         return stuck.length === 0;
       },
       { timeoutMs: 90_000, intervalMs: 500 },
-    ).catch((err: Error) => {
-      throw new Error(`${err.message}; not delivered: ${stuck.slice(0, 10).join(', ')} (${stuck.length})`);
+    ).catch(async (err: Error) => {
+      throw new Error(`${err.message}; not delivered: ${(await describeJobs(redis.url, stuck.slice(0, 10))).join(', ')} (${stuck.length})`);
     });
 
     const final: Array<{ text: string; status: string; smsc_message_id: string | null }> = await db.query(`SELECT text, status, smsc_message_id FROM sms_messages WHERE project_id = $1`, [t.project.id]);
@@ -157,5 +159,20 @@ export async function killMidBurst({ roles, victim, name }: { roles: Role[]; vic
     await db.destroy();
     await smsc.close();
     await redis.stop();
+  }
+}
+
+/** Where BullMQ holds the jobs of messages that did not arrive: what a failure message needs. */
+async function describeJobs(redisUrl: string, smsIds: string[]): Promise<string[]> {
+  const queue = new Queue('meld-sms-send', { connection: new Redis(redisUrl, { maxRetriesPerRequest: 1 }) });
+  try {
+    return await Promise.all(
+      smsIds.map(async (id) => {
+        const job = await queue.getJob(id);
+        return `${id}: job ${job ? `${await job.getState()}, ${job.attemptsMade} attempts${job.failedReason ? `, ${job.failedReason}` : ''}` : 'none'}`;
+      }),
+    );
+  } finally {
+    await queue.close();
   }
 }
