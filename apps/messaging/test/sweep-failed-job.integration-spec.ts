@@ -52,18 +52,19 @@ describe('the recovery sweep and a message whose job BullMQ failed (private redi
     // The job fails for good without the app's worker ever seeing it, as a twice-stalled job does.
     const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
     const queue = new Queue(SEND_QUEUE, { connection });
+    const workerConnection = new Redis(redis.url, { maxRetriesPerRequest: null });
     const worker = new Worker(
       SEND_QUEUE,
       async () => {
         throw new UnrecoverableError('job stalled more than allowable limit');
       },
-      { connection: new Redis(redis.url, { maxRetriesPerRequest: null }) },
+      { connection: workerConnection },
     );
     try {
       await waitFor('the job failed', async () => (await queue.getJobState(smsId)) === 'failed');
     } finally {
       await worker.close();
-      await worker.disconnect();
+      workerConnection.disconnect();
     }
     // Older than a sweep period, as it would be by the next sweep.
     await api.db.query(`UPDATE sms_messages SET created_at = now() - interval '1 minute' WHERE id = $1`, [smsId]);
