@@ -104,8 +104,23 @@ export class SendQueue implements OnApplicationBootstrap, BeforeApplicationShutd
   /** Re-queues messages left `enqueued` longer than a sweep period. */
   async sweep(olderThanMs = RECOVERY_EVERY_MS): Promise<number> {
     const ids = await this.repo.staleEnqueued(olderThanMs);
+    await this.releaseFailedJobs(ids);
     await this.addMany(ids.map((smsId) => ({ smsId })));
     return ids.length;
+  }
+
+  /**
+   * A message still `enqueued` may have a job in BullMQ's failed set without `failed` recorded:
+   * a job that stalled more than `maxStalledCount` times (its worker killed twice while holding
+   * it), or whose `failed` could not be written. Its id stays taken for a day, so adding it
+   * again would be a no-op and the message never sent: the job is removed first (ADR 0268).
+   */
+  private async releaseFailedJobs(ids: readonly string[]): Promise<void> {
+    const states = await Promise.all(ids.map((id) => this.queue.getJobState(id)));
+    const failed = ids.filter((_, i) => states[i] === 'failed');
+    if (!failed.length) return;
+    this.log.warn(`re-queuing ${failed.length} enqueued SMS whose job had failed`);
+    await Promise.all(failed.map((id) => this.queue.remove(id)));
   }
 
   /** The job under the context of the request that queued it: one trace from the POST to the submit. */
