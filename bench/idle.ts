@@ -5,7 +5,7 @@
  * `--writes` contacts are written through the gateway, each after `--seconds` of rest, and
  * timed until the merged contact answers its lookup and until the audience count includes it.
  *
- *   node -r @swc-node/register bench/idle.ts [--seconds 60] [--settle 15] [--writes 2] [--bare-broker] [--profile-dir DIR]
+ *   node -r @swc-node/register bench/idle.ts [--seconds 60] [--settle 150] [--writes 2] [--bare-broker] [--profile-dir DIR]
  *
  * `--bare-broker` runs the development broker without its long-poll proxy (ADR 0260): the
  * consumers then fetch every 100 ms, as before it. `--profile-dir` adds a V8 CPU profile per
@@ -34,7 +34,9 @@ function wakeups(pid: number): number {
 async function main(): Promise<void> {
   const args = new Args(process.argv.slice(2));
   const seconds = args.int('seconds', 60);
-  const settle = args.int('settle', 15);
+  // 150 s: every app spends one or two bursts of 100-200 ms of GC between 30 s and ~2 min after it
+  // starts (V8 shrinking the start-up heap), one-offs that a shorter settle leaves in the window or not.
+  const settle = args.int('settle', 150);
   const writes = args.int('writes', 2);
   const profileDir = args.string('profile-dir');
   const root = join(__dirname, '..');
