@@ -32,10 +32,11 @@ export function samplingPlan(size: number): SamplingPlan {
 }
 
 /**
- * The sample as a condition on audience_contacts: bucket = floor(audience_hash × 100 / 2^64), so
- * the first `buckets` buckets are one range of the sorting key's second column. That is what
- * `SAMPLE buckets/100` reads on this table (SAMPLE BY audience_hash), written as a range so it
- * composes with the filter compiler's FINAL and hash-range branches and the primary key skips
+ * The sample as a condition on the audience snapshot (audience_snapshot, as audience_contacts):
+ * bucket = floor(audience_hash × 100 / 2^64), so the first `buckets` buckets are one range of the
+ * sorting key's second column. That is what `SAMPLE buckets/100` reads on these tables (SAMPLE BY
+ * audience_hash), written as a range so it composes with the filter compiler's plain reads of the
+ * current rows (ADR 0243) and the primary key skips
  * the unsampled granules (ADR 0161). A contact's bucket never changes: repeated probes scan the
  * same contacts.
  */
