@@ -45,7 +45,8 @@ export class AudienceSink {
     this.membership = new MembershipRepository(ch);
     this.memberRows = new InsertBuffer<MembershipRow>((rows) => this.membership.insert(rows), options);
     const snapshot = new AudienceSnapshotWriter(ch);
-    // audience_contacts (FINAL reads: the count compiler) and its collapsing twin (the probes' plain scans, ADR 0223).
+    // audience_contacts (kept for one release so a rollback of the readers stays safe, ADR 0245) and its collapsing
+    // twin, which every count and probe reads (ADRs 0223, 0243).
     this.contactRows = new InsertBuffer<AudienceContactRow>(async (rows) => {
       await Promise.all([ch.insert('audience_contacts', rows), snapshot.write(rows)]);
     }, options);

@@ -20,7 +20,8 @@ export interface EventScope {
 /**
  * Over the current contacts (of the root, if any): how many, and how many fall in each sampled
  * band's buckets. Without a root, a plain scan of the collapsing snapshot summing `sign` (ADR
- * 0223), where the filter compiler would merge audience_contacts with FINAL.
+ * 0223); with one, the filter compiler's current rows (ADR 0243), counted with `count()`, which a
+ * concurrent insert can skew by the contacts it changes (`audienceCount`'s `sum(sign)` would not).
  */
 export function populationQuery(projectId: string, root: AudienceFilterNode | undefined, now: Date): Sql {
   if (!root) {
