@@ -62,10 +62,13 @@ async function run(args = []) {
 
   // Two phases: e2e suites each run a whole system (its own broker) on the shared test
   // databases, so one system's outbox relays, woken by every write's NOTIFY (ADR 0212), would
-  // publish another's rows to the wrong broker. They run one at a time, after the rest.
+  // publish another's rows to the wrong broker. They run one at a time, after the rest. So do
+  // messaging's integration specs: each runs messaging's delivery side, whose sweep and webhook
+  // claims take any due row of the shared database (ADRs 0153, 0252), as replicas should (ADR 0266).
+  const serial = ['**/*.e2e-spec.ts', '**/apps/messaging/test/**/*.integration-spec.ts'];
   const phases = [
-    ['jest (unit, integration)', ['--maxWorkers=2', '--testPathIgnorePatterns', '/node_modules/', '/dist/', '\\.e2e-spec\\.ts$']],
-    ['jest (e2e, one system at a time)', ['--runInBand', '--testMatch', '**/*.e2e-spec.ts']],
+    ['jest (unit, integration)', ['--maxWorkers=2', '--testPathIgnorePatterns', '/node_modules/', '/dist/', '\\.e2e-spec\\.ts$', '/apps/messaging/test/']],
+    ['jest (e2e and messaging, one system at a time)', ['--runInBand', '--testMatch', ...serial]],
   ];
   let passed = checks.filter(Boolean).length;
   let failed = checks.length - passed;
