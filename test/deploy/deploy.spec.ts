@@ -287,6 +287,17 @@ describe('k8s', () => {
     expect(base.k.secretGenerator).toBeUndefined();
   });
 
+  it('every Deployment, extra roles included (messaging-delivery), reads its app’s own principal key from the Secret', () => {
+    for (const dep of byKind('Deployment')) {
+      const env = envOf(container(dep));
+      const app = env.MELD_APP?.value as string;
+      const want = app === 'gateway' ? 'MELD_PRINCIPAL_MASTER_KEY' : principalKeyEnv(app);
+      const keys = Object.keys(env).filter((name) => name.startsWith('MELD_PRINCIPAL_'));
+      expect([dep.metadata.name, keys]).toEqual([dep.metadata.name, [want]]);
+      expect([dep.metadata.name, env[want]?.valueFrom?.secretKeyRef]).toEqual([dep.metadata.name, { name: 'meld-secrets', key: want }]);
+    }
+  });
+
   describe.each(APPS)('%s', (app) => {
     const d = () => named('Deployment', app);
 
