@@ -121,6 +121,11 @@ async function start({ log }) {
     checkpoint_completion_target: '0.9',
     logging_collector: 'off', // stderr goes to .stack/logs/postgres.log
   };
+  // Opt-in statement statistics for profiling a bench (which statement costs what per message);
+  // off by default so that bench figures carry no sampling cost.
+  if (process.env.MELD_STACK_PG_STAT_STATEMENTS === '1') {
+    Object.assign(settings, { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track_planning': 'on' });
+  }
   const args = ['-D', DATA, ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`])];
   return spawnDetached('postgres', path.join(bin, 'postgres'), args, { ...user, cwd: DATA, env: { PATH: process.env.PATH, LC_ALL: 'C' } });
 }
