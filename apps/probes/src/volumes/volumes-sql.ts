@@ -17,6 +17,9 @@ export interface EventScope {
   dataSourceIds?: readonly string[];
 }
 
+/** The population query's column of a band's scanned contacts: not `s<b>`, the name of a slot column a root's WHERE reads. */
+export const bandColumn = (buckets: number) => `band${buckets}`;
+
 /**
  * Over the current contacts (of the root, if any): how many, and how many fall in each sampled
  * band's buckets. Without a root, a plain scan of the collapsing snapshot summing `sign` (ADR
@@ -25,11 +28,11 @@ export interface EventScope {
  */
 export function populationQuery(projectId: string, root: AudienceFilterNode | undefined, now: Date): Sql {
   if (!root) {
-    const bands = SAMPLED_BUCKETS.map((b) => sql`sumIf(sign, audience_hash < ${sampleBound(b)}) AS ${raw(`s${b}`)}`);
+    const bands = SAMPLED_BUCKETS.map((b) => sql`sumIf(sign, audience_hash < ${sampleBound(b)}) AS ${raw(bandColumn(b))}`);
     return sql`SELECT ${join([sql`sum(sign) AS contacts`, ...bands])} FROM audience_snapshot WHERE project_id = ${projectId} AND deleted = 0`;
   }
   // audience_hash is MATERIALIZED: not among the columns of the filter compiler's branches.
-  const bands = SAMPLED_BUCKETS.map((b) => sql`countIf(cityHash64(audience_id) < ${sampleBound(b)}) AS ${raw(`s${b}`)}`);
+  const bands = SAMPLED_BUCKETS.map((b) => sql`countIf(cityHash64(audience_id) < ${sampleBound(b)}) AS ${raw(bandColumn(b))}`);
   return audienceSelect({ projectId, root, now, columns: join([sql`count() AS contacts`, ...bands]) });
 }
 

@@ -8,7 +8,7 @@ import { ProbeReads } from '../shared/probe-reads';
 import { ProbeRootParser } from '../shared/probe-root';
 import { eventParameters } from './event-parameters';
 import type { ComputedVolumes, VolumesInput } from './volumes.schema';
-import { type EventScope, populationQuery, rootContacts, sampledEvents, volumesQuery } from './volumes-sql';
+import { bandColumn, type EventScope, populationQuery, rootContacts, sampledEvents, volumesQuery } from './volumes-sql';
 import { effectiveWindowDays, volumesWindow, windowStart } from './volumes-window';
 
 export interface VolumesCommand {
@@ -82,7 +82,7 @@ export class VolumesUseCase {
   private async population(projectId: string, root: AudienceFilterNode | undefined, now: Date): Promise<Population> {
     const row = await this.reads.row(populationQuery(projectId, root, now));
     const contacts = row.get('contacts') ?? 0;
-    return { contacts, scanned: (plan) => (plan.applied ? (row.get(`s${plan.buckets}`) ?? 0) : contacts) };
+    return { contacts, scanned: (plan) => (plan.applied ? (row.get(bandColumn(plan.buckets)) ?? 0) : contacts) };
   }
 
   private async eventSection(
