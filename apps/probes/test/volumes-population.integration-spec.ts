@@ -5,7 +5,13 @@ import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { addAttributes, contactRow, probeHeaders, startProbes } from './probes.fixture';
 
-/** The event-volumes population of a root (`event.sampling.population`): the current contacts matching it. */
+/**
+ * The event-volumes population of a root (`event.sampling.population`) is the exact number of
+ * current contacts matching it, also while the audience sink writes new states (a −1 of the
+ * stored state and a +1 of the new one per contact, one insert each): it sums `sign` in one read
+ * (ADR 0282), where counting the current rows read the table twice and an insert landing between
+ * the two showed the contacts it changed twice (60 or 70 instead of 50, every run).
+ */
 describe('event volumes population of a root', () => {
   let app: INestApplication;
   let base: string;
@@ -50,4 +56,25 @@ describe('event volumes population of a root', () => {
     const { t } = await project('volumes-population-slots');
     expect(await population(t)).toBe(50);
   });
+
+  it('stays exact while the sink writes new states of the root contacts', async () => {
+    const { t, snapshot, state } = await project('volumes-population-writes');
+    let writing = true;
+    const writes = (async () => {
+      for (let round = 2; round <= 61; round++) {
+        // 20 contacts, pro and free, get a new state per insert.
+        const picked = Array.from({ length: 20 }, (_, k) => (round * 37 + k * 5) % 100);
+        await snapshot.write(picked.map((i) => state(i, round)));
+      }
+      writing = false;
+    })();
+    const seen: number[] = [];
+    try {
+      while (writing) seen.push(await population(t));
+    } finally {
+      await writes;
+    }
+    expect(seen.length).toBeGreaterThan(3);
+    expect(seen.filter((n) => n !== 50)).toEqual([]);
+  }, 90000);
 });

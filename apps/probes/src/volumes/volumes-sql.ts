@@ -1,5 +1,5 @@
 import { join, raw, SAMPLED_BUCKETS, sampleBound, sql, type Sql } from '@meld/clickhouse';
-import { audienceSelect, type AudienceFilterNode, latestMembership, paramValues, type AudienceValueKind } from '@meld/filters';
+import { audienceCount, audienceSelect, type AudienceFilterNode, latestMembership, paramValues, type AudienceValueKind } from '@meld/filters';
 
 /**
  * The ClickHouse reads of the event-volumes probe (ADR 0166). Events are counted deduplicated by
@@ -22,18 +22,12 @@ export const bandColumn = (buckets: number) => `band${buckets}`;
 
 /**
  * Over the current contacts (of the root, if any): how many, and how many fall in each sampled
- * band's buckets. Without a root, a plain scan of the collapsing snapshot summing `sign` (ADR
- * 0223); with one, the filter compiler's current rows (ADR 0243), counted with `count()`, which a
- * concurrent insert can skew by the contacts it changes (`audienceCount`'s `sum(sign)` would not).
+ * band's buckets, as exact counts: `sum(sign)` over the collapsing snapshot in one read
+ * (`audienceCount`, ADRs 0243, 0282), so a sink insert during the read shows no contact twice.
  */
 export function populationQuery(projectId: string, root: AudienceFilterNode | undefined, now: Date): Sql {
-  if (!root) {
-    const bands = SAMPLED_BUCKETS.map((b) => sql`sumIf(sign, audience_hash < ${sampleBound(b)}) AS ${raw(bandColumn(b))}`);
-    return sql`SELECT ${join([sql`sum(sign) AS contacts`, ...bands])} FROM audience_snapshot WHERE project_id = ${projectId} AND deleted = 0`;
-  }
-  // audience_hash is MATERIALIZED: not among the columns of the filter compiler's branches.
-  const bands = SAMPLED_BUCKETS.map((b) => sql`countIf(cityHash64(audience_id) < ${sampleBound(b)}) AS ${raw(bandColumn(b))}`);
-  return audienceSelect({ projectId, root, now, columns: join([sql`count() AS contacts`, ...bands]) });
+  const bands = SAMPLED_BUCKETS.map((b) => [bandColumn(b), sql`audience_hash < ${sampleBound(b)}`] as const);
+  return audienceCount({ projectId, root, now, counts: [['contacts'], ...bands] });
 }
 
 /** Source contacts whose current audience contact passes `condition` (over `aid`). */
