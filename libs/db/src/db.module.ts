@@ -6,16 +6,23 @@ export const DATA_SOURCE = Symbol('DATA_SOURCE');
 
 /**
  * Connects in the background with retries so the app starts (and answers liveness)
- * while Postgres is still coming up; readiness stays 503 until it is connected.
+ * while Postgres is still coming up; readiness stays 503 until it is connected. Work that
+ * starts with the app and needs Postgres waits for `connected` (ADR 0283): the app's
+ * bootstrap hooks run before it.
  */
 @Injectable()
-class DataSourceLifecycle implements OnModuleInit, OnApplicationShutdown {
+export class PostgresConnection implements OnModuleInit, OnApplicationShutdown {
   private readonly log = new Logger('postgres');
   private stopped = false;
+  private resolveConnected!: () => void;
+  /** Resolves once the DataSource is initialized; never settles if the app stops first. */
+  readonly connected = new Promise<void>((resolve) => (this.resolveConnected = resolve));
   constructor(@Inject(DATA_SOURCE) private readonly ds: DataSource) {}
 
   onModuleInit() {
-    void this.connect();
+    void this.connect().then(() => {
+      if (this.ds.isInitialized) this.resolveConnected();
+    });
   }
 
   private async connect() {
@@ -42,8 +49,8 @@ export class DbModule {
     return {
       module: DbModule,
       global: true,
-      providers: [{ provide: DATA_SOURCE, useFactory: () => createDataSource(options) }, DataSourceLifecycle],
-      exports: [DATA_SOURCE],
+      providers: [{ provide: DATA_SOURCE, useFactory: () => createDataSource(options) }, PostgresConnection],
+      exports: [DATA_SOURCE, PostgresConnection],
     };
   }
 }

@@ -1,3 +1,4 @@
+import { PostgresConnection } from '@meld/db';
 import { metricsRegistry } from '@meld/platform';
 import { type BeforeApplicationShutdown, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { Counter } from 'prom-client';
@@ -45,7 +46,9 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   private retryTimer?: { at: number; timer: NodeJS.Timeout };
   private pumping?: Promise<void>;
   private again = false;
+  /** True until Postgres is connected (ADR 0283) and again from shutdown on: nudges do nothing. */
   private stopped = true;
+  private shuttingDown = false;
   private readonly sending = new Set<Promise<void>>();
   private readonly completions = new MicroBatcher<{ id: string; statusCode: number }, void>({
     ...WRITE_BATCH,
@@ -55,11 +58,20 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     },
   });
 
-  constructor(private readonly deliveries: WebhookDeliveries) {}
+  constructor(
+    private readonly deliveries: WebhookDeliveries,
+    private readonly postgres: PostgresConnection,
+  ) {}
 
   onApplicationBootstrap(): void {
     // An `api` process leaves the attempts to the delivery processes (ADR 0253): its nudges do nothing.
     if (!delivers()) return;
+    // Postgres may still be connecting (DbModule connects in the background): a pass before it could only fail (ADR 0283).
+    void this.postgres.connected.then(() => this.start());
+  }
+
+  private start(): void {
+    if (this.shuttingDown) return;
     this.stopped = false;
     this.timer = setInterval(() => this.nudge(), POLL_EVERY_MS);
     this.pruneTimer = setInterval(() => void this.prune().catch((err: Error) => this.log.warn(`prune: ${err.message}`)), PRUNE_EVERY_MS);
@@ -78,6 +90,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
 
   /** The pump and the attempts stop before any store closes (their last writes still land). */
   async beforeApplicationShutdown(): Promise<void> {
+    this.shuttingDown = true;
     this.stopped = true;
     clearInterval(this.timer);
     clearInterval(this.pruneTimer);

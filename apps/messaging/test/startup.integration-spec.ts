@@ -1,0 +1,32 @@
+import { randomBytes } from 'node:crypto';
+import { waitFor } from '@meld/testing';
+import { Logger } from '@nestjs/common';
+import { startWithWebhook } from './webhook-fixture';
+
+/**
+ * Messaging's delivery side starts before Postgres is connected (DbModule connects in the
+ * background so that liveness answers meanwhile): its webhook pump waits for the connection
+ * (ADR 0283) instead of running a pass that fails with "the DataSource has no pg pool", and the
+ * first deliveries written after the start are sent.
+ */
+describe('messaging start-up', () => {
+  const warned: string[] = [];
+  let fx: Awaited<ReturnType<typeof startWithWebhook>> | undefined;
+
+  beforeAll(() => {
+    // Every Logger of the app goes through Logger.prototype, whatever the level the test runs at.
+    jest.spyOn(Logger.prototype, 'warn').mockImplementation((message: unknown) => void warned.push(String(message)));
+  });
+  afterAll(async () => {
+    await fx?.close();
+    jest.restoreAllMocks();
+  });
+
+  it('sends the first webhook deliveries after the start, and no pump pass runs before Postgres is connected', async () => {
+    fx = await startWithWebhook(`whsec_${randomBytes(24).toString('base64')}`);
+    const smsId = await fx.send('+447400123423');
+    const reports = await waitFor(`the reports about ${smsId}`, async () => (fx!.receiver.about(smsId).length >= 3 ? fx!.receiver.about(smsId) : undefined), { timeoutMs: 20_000 });
+    expect(reports.map((r) => r.json.status)).toEqual(['enqueued', 'sent', 'delivered']);
+    expect(warned.filter((w) => /pg pool|pump/.test(w))).toEqual([]);
+  });
+});
