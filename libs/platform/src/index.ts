@@ -17,6 +17,7 @@ export * from './stores/stores.module';
 export * from './errors/error-body';
 export * from './errors/http-error.filter';
 export * from './errors/parse-input';
+export * from './errors/retry-later';
 export * from './cpu/cpu-priority';
 export * from './outbound/private-address';
 export * from './outbound/guarded-fetch';

@@ -1,4 +1,5 @@
 import { HttpErrorFilter, isUnstorableText } from './http-error.filter';
+import { RetryLaterException } from './retry-later';
 
 const reply = () => {
   const r = {
@@ -44,5 +45,11 @@ describe('HttpErrorFilter', () => {
     new HttpErrorFilter().catch(new Error('Code: 241, e.displayText() = DB::Exception: Memory limit (for query) exceeded'), host(r));
     expect(r.status).toBe(422);
     expect((r.body as { message: string }).message).toMatch(/^the filter is too expensive/);
+  });
+
+  it('answers a RetryLaterException with 503, its message and its Retry-After', () => {
+    const r = reply();
+    new HttpErrorFilter().catch(new RetryLaterException('the queue did not answer: retry later', 5), host(r));
+    expect([r.status, r.headers['retry-after'], r.body]).toEqual([503, '5', { statusCode: 503, error: 'Service Unavailable', message: 'the queue did not answer: retry later' }]);
   });
 });

@@ -2,6 +2,7 @@ import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger 
 import type { FastifyReply } from 'fastify';
 import { exceededLimit, type QueryLimit } from '@meld/clickhouse';
 import { errorBody } from './error-body';
+import { RetryLaterException } from './retry-later';
 
 /**
  * Every error leaves in the `{statusCode, error, message, details?}` shape. Fastify's own
@@ -23,6 +24,7 @@ export class HttpErrorFilter implements ExceptionFilter {
       if (typeof res === 'object' && res !== null && !('message' in res) && 'status' in res) return reply.code(status).send(res);
       const body = typeof res === 'string' ? { message: res } : (res as { message?: unknown; details?: unknown });
       const message = Array.isArray(body.message) ? body.message.join('; ') : String(body.message ?? exception.message);
+      if (exception instanceof RetryLaterException) reply.header('retry-after', String(exception.retryAfterSeconds));
       return reply.code(status).send(errorBody(status, message, body.details));
     }
     const limit = exceededLimit(exception);

@@ -8,8 +8,9 @@ import Redis, { type RedisOptions } from 'ioredis';
  * - `subscriber`: a pub/sub connection. SUBSCRIBE waits for the connection (offline queue
  *   on) and has no command timeout: it serves no request, and a timed-out SUBSCRIBE would
  *   leave the process deaf to invalidations for good.
- * - `queue`: BullMQ, which needs `maxRetriesPerRequest: null` and blocking commands (a
- *   command timeout would cut its blocking reads).
+ * - `queue`: a BullMQ worker, which needs `maxRetriesPerRequest: null` and blocking commands
+ *   (a command timeout would cut its blocking reads). A queue that only adds jobs on a
+ *   request path is a `request` client (ADR 0284).
  */
 export type RedisRole = 'request' | 'subscriber' | 'queue';
 

@@ -1,7 +1,8 @@
 import { inConsumerSpan } from '@meld/kafka';
-import { envVars, loadConfig } from '@meld/platform';
+import { envVars, loadConfig, RetryLaterException } from '@meld/platform';
 import { type BeforeApplicationShutdown, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { type Job, Queue, Worker } from 'bullmq';
+import type Redis from 'ioredis';
 import { z } from 'zod';
 import { MicroBatcher, ok } from '../../batching/micro-batcher';
 import { InboundKeywords } from '../../inbound/inbound-keywords';
@@ -22,6 +23,10 @@ export interface SendJob {
 /** Retries of a submit the SMSC could not take (no session, busy): ~4 minutes in all (ADR 0153). */
 const ATTEMPTS = 8;
 const RECOVERY_EVERY_MS = 30_000;
+/** Retry-After of a send refused because the queue did not answer, as the gateway's for its own Redis (ADR 0122). */
+const QUEUE_RETRY_AFTER_S = 5;
+/** How often the jobs of stored messages whose add failed are added again (ADR 0284). */
+const READD_EVERY_MS = 1000;
 /** Reads of jobs (and of receipts) arriving together share one statement (ADR 0202). */
 const READ_BATCH = { maxBatch: 200, maxInFlight: 2 };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -41,6 +46,13 @@ export class SendQueue implements OnApplicationBootstrap, BeforeApplicationShutd
   private readonly smsc: SmscClient;
   private sweepTimer?: NodeJS.Timeout;
   private readonly connections = new BullmqConnections();
+  private readonly producer: Redis;
+  /** The check under way, shared by the batches that want one meanwhile. */
+  private checking?: Promise<RetryLaterException | undefined>;
+  /** Jobs of committed messages whose add failed, by SMS id, added again every READD_EVERY_MS. */
+  private readonly unqueued = new Map<string, SendJob>();
+  private readdTimer?: NodeJS.Timeout;
+  private readding = false;
   private readonly submitRows = new MicroBatcher<string, SubmitRow | null>({
     ...READ_BATCH,
     run: async (ids) => {
@@ -62,7 +74,8 @@ export class SendQueue implements OnApplicationBootstrap, BeforeApplicationShutd
     inbound: InboundKeywords,
   ) {
     const { MELD_SMSC_URL } = loadConfig(z.object({ MELD_SMSC_URL: envVars.smscUrl.default('smpp://127.0.0.1:52775') }));
-    this.queue = new Queue<SendJob>(SEND_QUEUE, { connection: this.connections.connection() });
+    this.producer = this.connections.producer('meld-messaging-queue');
+    this.queue = new Queue<SendJob>(SEND_QUEUE, { connection: this.producer });
     this.queue.on('error', (err) => this.log.warn(`queue: ${err.message}`));
     this.smsc = new SmscClient({ url: MELD_SMSC_URL, onReceipt: (r) => this.onReceipt(r), onInbound: (sms) => inbound.receive(sms) });
   }
@@ -71,7 +84,7 @@ export class SendQueue implements OnApplicationBootstrap, BeforeApplicationShutd
     // An `api` process only queues (ADR 0253).
     if (!delivers()) return;
     this.smsc.start();
-    this.worker = new Worker<SendJob>(SEND_QUEUE, (job) => this.traced(job), { connection: this.connections.connection(), concurrency: 50 });
+    this.worker = new Worker<SendJob>(SEND_QUEUE, (job) => this.traced(job), { connection: this.connections.worker('meld-messaging-worker'), concurrency: 50 });
     this.worker.on('error', (err) => this.log.warn(`worker: ${err.message}`));
     this.worker.on('failed', (job, err) => void this.onFailed(job, err));
     this.sweepTimer = setInterval(() => void this.sweep().catch((err: Error) => this.log.warn(`sweep: ${err.message}`)), RECOVERY_EVERY_MS);
@@ -80,6 +93,7 @@ export class SendQueue implements OnApplicationBootstrap, BeforeApplicationShutd
   /** The worker and the session stop while the database is still open: a running job still records its status. */
   async beforeApplicationShutdown(): Promise<void> {
     clearInterval(this.sweepTimer);
+    clearInterval(this.readdTimer);
     await this.worker?.close();
     await this.smsc.stop();
   }
@@ -89,7 +103,56 @@ export class SendQueue implements OnApplicationBootstrap, BeforeApplicationShutd
     await this.connections.closeAll();
   }
 
-  /** Queues committed messages in one Redis round trip (idempotent: a job id is its SMS id). */
+  /**
+   * Whether the queue can take jobs now: a PING on the queue's own connection (within
+   * MELD_REDIS_TIMEOUT_MS), then BullMQ's set-up of that connection, which follows its first
+   * connect and settles within the same bound. A send stores nothing unless it can (ADR 0284):
+   * this answers the error to send back otherwise. Batches that ask while a check is under way
+   * share it.
+   */
+  checkReachable(): Promise<RetryLaterException | undefined> {
+    this.checking ??= this.producer
+      .ping()
+      .then(() => this.queue.waitUntilReady())
+      .then(() => undefined, () => new RetryLaterException('the send queue (Redis) did not answer in time; nothing was stored: retry later', QUEUE_RETRY_AFTER_S))
+      .finally(() => (this.checking = undefined));
+    return this.checking;
+  }
+
+  /**
+   * Queues just committed messages. An add that fails (Redis stopped answering after the check,
+   * within MELD_REDIS_TIMEOUT_MS) does not fail the send, whose rows are committed: its jobs are
+   * added again every second until Redis takes them, so they do not wait for the sweep (ADR 0284).
+   */
+  async addCommitted(jobs: readonly SendJob[]): Promise<void> {
+    try {
+      await this.addMany(jobs);
+    } catch (err) {
+      this.log.warn(`queueing ${jobs.length} stored SMS failed, adding them again every second: ${(err as Error).message}`);
+      for (const job of jobs) this.unqueued.set(job.smsId, job);
+      this.readdTimer ??= setInterval(() => void this.readd(), READD_EVERY_MS);
+    }
+  }
+
+  private async readd(): Promise<void> {
+    if (this.readding) return;
+    this.readding = true;
+    const jobs = [...this.unqueued.values()];
+    try {
+      await this.addMany(jobs);
+      for (const job of jobs) this.unqueued.delete(job.smsId);
+      if (!this.unqueued.size) {
+        clearInterval(this.readdTimer);
+        this.readdTimer = undefined;
+      }
+    } catch {
+      // Still unanswered: the next tick tries again; a process that stops first leaves them to the sweep.
+    } finally {
+      this.readding = false;
+    }
+  }
+
+  /** Queues messages in one Redis round trip (idempotent: a job id is its SMS id); fails after MELD_REDIS_TIMEOUT_MS when Redis does not answer. */
   async addMany(jobs: readonly SendJob[]): Promise<void> {
     if (!jobs.length) return;
     await this.queue.addBulk(

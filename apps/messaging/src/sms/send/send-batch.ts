@@ -71,6 +71,9 @@ export class SendBatch {
   }
 
   private async run(items: readonly Pending[]): Promise<Array<BatchOutcome<StoreResult>>> {
+    // Nothing is stored while the queue does not answer: each request gets a 503 within about MELD_REDIS_TIMEOUT_MS (ADR 0284).
+    const unreachable = await this.queue.checkReachable();
+    if (unreachable) return items.map(() => failed(unreachable));
     const outcomes = await this.ds.transaction(async (em) => {
       const results = await this.reserve(em, items);
       const candidates = items.filter((_, i) => results[i]!.ok);
@@ -101,7 +104,7 @@ export class SendBatch {
     if (outcomes.kept.length) {
       this.status.committed();
       // After COMMIT: a crash before this add leaves the messages `enqueued`, and the sweep queues them.
-      await this.queue.addMany(outcomes.kept.map((sms) => ({ smsId: sms.id, trace: sms.trace }))).catch(() => undefined);
+      await this.queue.addCommitted(outcomes.kept.map((sms) => ({ smsId: sms.id, trace: sms.trace })));
     }
     return outcomes.results;
   }
