@@ -57,6 +57,7 @@ export class SmsController {
   @ApiSuccess(201, DirectSmsCreated, 'the message, enqueued')
   @ApiError(400, 'invalid body (`details.fields`), target that is neither a contact id nor a valid phone, or a bad Idempotency-Key')
   @ApiError(422, 'not sendable now: `details.reason`')
+  @ApiError(503, 'the send queue did not answer in time: nothing was stored; retry after `Retry-After` seconds (ADR 0284)')
   @ApiErrors(401, 403, 404, 429)
   send(
     @CurrentPrincipal() principal: Principal,
