@@ -14,8 +14,14 @@
 // - Every submit_sm is one SMS: parts of a concatenated message (UDH with esm_class 0x40,
 //   sar_* TLVs) each get their own message id and receipt; nothing is reassembled.
 // - Receipts go to the submitting session when it can receive (transceiver). A transmitter's
-//   receipts go to a receiver/transceiver bound with the same system_id, if any; otherwise
-//   they are dropped (an SMSC must not send deliver_sm to a transmitter).
+//   receipts go to a receiver/transceiver bound with the same system_id (an SMSC must not send
+//   deliver_sm to a transmitter).
+// - A receipt is kept for its system_id until a deliver_sm_resp with ESME_ROK acknowledges it,
+//   as a real SMSC keeps them (ADR 0285): with no receiving session bound, or when the session
+//   it was written to closes before answering, it is sent again as soon as a session of that
+//   system_id binds; one answered with an error is sent again after `receiptRetryMs`, doubling
+//   up to a minute, except ESME_RX_P_APPN (permanent), which drops it. Kept receipts live in
+//   memory: a restart of the simulator, or close(), loses them.
 // - Receipt dates are UTC; the receipt text is in the SMSC default alphabet (data_coding 0),
 //   so characters outside GSM 03.38 in the `text:` field become '?'.
 // - mo({ from, to, text }) sends a mobile-originated deliver_sm (esm_class 0, as from a handset:
@@ -48,18 +54,25 @@ const BIND_MODES = {
 };
 
 const noopLogger = { info() {}, warn() {} };
+/** deliver_sm_resp status that refuses a receipt for good (SMPP 3.4 §5.1.3, ESME_RX_P_APPN). */
+const PERMANENT_APP_ERROR = 0x65;
+const MAX_RECEIPT_RETRY_MS = 60_000;
 
 /**
  * Start the simulator. Resolves once it listens.
- * @param {{ host?: string, port?: number, receiptDelayMs?: number,
+ * @param {{ host?: string, port?: number, receiptDelayMs?: number, receiptRetryMs?: number,
  *           logger?: { info(obj: object, msg?: string): void, warn(obj: object, msg?: string): void } }} [options]
  *   port 0 picks a free port; logger is pino-compatible (records are plain objects).
  * @returns {Promise<{ port: number, close(): Promise<void>,
- *           stats(): { submitted: number, failed: number, receiptsSent: number, receiptsDropped: number, sessions: number } }>}
+ *           stats(): { submitted: number, failed: number, receiptsSent: number, receiptsResent: number, receiptsPending: number, sessions: number } }>}
+ *   receiptsSent counts every deliver_sm receipt written (resends included), receiptsPending the
+ *   receipts not yet acknowledged.
  */
-function startSmsc({ host = '127.0.0.1', port = 52775, receiptDelayMs = 100, logger = noopLogger } = {}) {
-  const counters = { submitted: 0, failed: 0, receiptsSent: 0, receiptsDropped: 0, inbound: 0 };
+function startSmsc({ host = '127.0.0.1', port = 52775, receiptDelayMs = 100, receiptRetryMs = 1000, logger = noopLogger } = {}) {
+  const counters = { submitted: 0, failed: 0, receiptsSent: 0, receiptsResent: 0, inbound: 0 };
   const pendingReceipts = new Set();
+  /** Receipts not acknowledged yet, by system_id then message id: { messageId, outcome, submit, submittedAt, attempts, session, retryTimer }. */
+  const unacknowledged = new Map();
   // Ids must stay unique across simulator restarts too: the messaging app may still hold ids
   // from a previous run, so a per-instance random prefix goes in front of a hex counter.
   const idPrefix = crypto.randomBytes(4).toString('hex');
@@ -74,6 +87,10 @@ function startSmsc({ host = '127.0.0.1', port = 52775, receiptDelayMs = 100, log
     session.on('error', (err) => {
       logger.warn({ event: 'session_error', error: err.message }, 'smpp session error');
       session.destroy();
+    });
+    // Receipts written to this session and not answered go to another session of its system_id, or wait for the next bind.
+    session.on('close', () => {
+      if (session.binding && unacknowledged.has(session.binding.systemId)) resendWaiting(session.binding.systemId);
     });
     session.on('pdu', (pdu) => {
       // Handlers run inside the package's socket 'readable' loop, where a throw would kill
@@ -116,6 +133,7 @@ function startSmsc({ host = '127.0.0.1', port = 52775, receiptDelayMs = 100, log
     session.binding = { command: pdu.command, systemId: pdu.system_id, ...BIND_MODES[pdu.command] };
     logger.info({ event: pdu.command, systemId: pdu.system_id }, 'bound');
     session.send(pdu.response({ system_id: 'MELDSMSC' }));
+    if (session.binding.canReceive) resendWaiting(pdu.system_id);
   }
 
   function handleSubmit(session, pdu) {
@@ -139,20 +157,67 @@ function startSmsc({ host = '127.0.0.1', port = 52775, receiptDelayMs = 100, log
     session.send(pdu.response({ message_id: messageId }));
     if ((pdu.registered_delivery & 0x01) === 0) return;
     const submittedAt = new Date();
+    const systemId = session.binding.systemId;
     const timer = setTimeout(() => {
       pendingReceipts.delete(timer);
-      sendReceipt(session, { messageId, outcome, submit, submittedAt });
+      const receipt = { messageId, outcome, submit, submittedAt, doneAt: new Date(), attempts: 0, session: null, retryTimer: null };
+      if (!unacknowledged.has(systemId)) unacknowledged.set(systemId, new Map());
+      unacknowledged.get(systemId).set(messageId, receipt);
+      sendReceipt(systemId, receipt, session);
     }, receiptDelayMs);
     pendingReceipts.add(timer);
   }
 
-  function sendReceipt(origin, { messageId, outcome, submit, submittedAt }) {
-    const target = receiptSessionFor(origin);
+  /** Writes a kept receipt to a session of its system_id that can receive (`preferred` first), or leaves it for the next bind. */
+  function sendReceipt(systemId, receipt, preferred) {
+    const target = receiptSessionFor(systemId, preferred);
+    const { messageId, outcome } = receipt;
+    if (!target) {
+      receipt.session = null;
+      logger.warn({ event: 'deliver_sm', messageId, stat: outcome, status: 'kept' }, 'no session to receive the receipt: kept until one binds');
+      return;
+    }
+    receipt.session = target;
+    const resent = receipt.attempts++ > 0;
+    // The smpp package calls back with the deliver_sm_resp of this PDU's sequence number.
+    target.send(receiptPdu(receipt), (resp) => onReceiptAnswer(systemId, receipt, target, resp));
+    counters.receiptsSent++;
+    if (resent) counters.receiptsResent++;
+    logger.info({ event: 'deliver_sm', messageId, stat: outcome, systemId, ...(resent ? { resent: true } : {}) }, resent ? 'receipt sent again' : 'receipt sent');
+  }
+
+  function onReceiptAnswer(systemId, receipt, session, resp) {
+    const kept = unacknowledged.get(systemId);
+    if (!kept || kept.get(receipt.messageId) !== receipt || receipt.session !== session) return;
+    if (resp.command_status === 0 || resp.command_status === PERMANENT_APP_ERROR) {
+      kept.delete(receipt.messageId);
+      if (!kept.size) unacknowledged.delete(systemId);
+      if (resp.command_status !== 0) logger.warn({ event: 'deliver_sm_resp', messageId: receipt.messageId, status: resp.command_status }, 'receipt refused for good: dropped');
+      return;
+    }
+    receipt.session = null;
+    const delay = Math.min(receiptRetryMs * 2 ** (receipt.attempts - 1), MAX_RECEIPT_RETRY_MS);
+    logger.warn({ event: 'deliver_sm_resp', messageId: receipt.messageId, status: resp.command_status, retryInMs: delay }, 'receipt refused: sending it again later');
+    receipt.retryTimer = setTimeout(() => {
+      receipt.retryTimer = null;
+      if (kept.get(receipt.messageId) === receipt && !receipt.session) sendReceipt(systemId, receipt);
+    }, delay);
+  }
+
+  /** On a bind, and when a session closes: the receipts of a system_id written to no live session go (again) to one that can receive. */
+  function resendWaiting(systemId) {
+    for (const receipt of (unacknowledged.get(systemId) || new Map()).values()) {
+      const live = receipt.session && receipt.session.socket.writable;
+      if (!live && !receipt.retryTimer) sendReceipt(systemId, receipt);
+    }
+  }
+
+  function receiptPdu({ messageId, outcome, submit, submittedAt, doneAt }) {
     const { messageState, err, delivered } = RECEIPT_OUTCOMES[outcome];
     const text = `id:${messageId} sub:001 dlvrd:${delivered ? '001' : '000'}` +
-      ` submit date:${receiptDate(submittedAt)} done date:${receiptDate(new Date())}` +
+      ` submit date:${receiptDate(submittedAt)} done date:${receiptDate(doneAt)}` +
       ` stat:${outcome} err:${err} text:${receiptText(submit.text)}`;
-    const receipt = new smpp.PDU('deliver_sm', {
+    return new smpp.PDU('deliver_sm', {
       // A receipt travels back from the handset: addresses are swapped.
       source_addr_ton: submit.destTon,
       source_addr_npi: submit.destNpi,
@@ -168,20 +233,11 @@ function startSmsc({ host = '127.0.0.1', port = 52775, receiptDelayMs = 100, log
       receipted_message_id: messageId,
       message_state: messageState,
     });
-    // Session.send returns false instead of throwing when the socket is gone.
-    if (target && target.send(receipt)) {
-      counters.receiptsSent++;
-      logger.info({ event: 'deliver_sm', messageId, stat: outcome, systemId: target.binding.systemId }, 'receipt sent');
-    } else {
-      counters.receiptsDropped++;
-      logger.warn({ event: 'deliver_sm', messageId, stat: outcome, status: 'dropped' }, 'no session to receive the receipt');
-    }
   }
 
-  function receiptSessionFor(origin) {
-    if (origin.binding && origin.binding.canReceive && origin.socket.writable) return origin;
-    const systemId = origin.binding && origin.binding.systemId;
-    return server.sessions.find((s) => s.binding && s.binding.canReceive && s.binding.systemId === systemId && s.socket.writable);
+  function receiptSessionFor(systemId, preferred) {
+    const receives = (s) => s && s.binding && s.binding.canReceive && s.binding.systemId === systemId && s.socket.writable;
+    return receives(preferred) ? preferred : server.sessions.find(receives);
   }
 
   /** A mobile-originated SMS to every receiving session; resolves with the deliver_sm_resp statuses. */
@@ -215,6 +271,8 @@ function startSmsc({ host = '127.0.0.1', port = 52775, receiptDelayMs = 100, log
       closing = new Promise((resolve) => {
         for (const timer of pendingReceipts) clearTimeout(timer);
         pendingReceipts.clear();
+        for (const kept of unacknowledged.values()) for (const receipt of kept.values()) clearTimeout(receipt.retryTimer);
+        unacknowledged.clear();
         // server.close() only stops accepting; it calls back once every connection is gone.
         server.close(() => resolve());
         for (const session of [...server.sessions]) {
@@ -238,7 +296,7 @@ function startSmsc({ host = '127.0.0.1', port = 52775, receiptDelayMs = 100, log
         port: boundPort,
         close,
         mo,
-        stats: () => ({ ...counters, sessions: server.sessions.length }),
+        stats: () => ({ ...counters, receiptsPending: [...unacknowledged.values()].reduce((n, kept) => n + kept.size, 0), sessions: server.sessions.length }),
       });
     });
   });

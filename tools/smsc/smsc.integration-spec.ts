@@ -8,7 +8,7 @@ const smpp = require('smpp');
 const { startSmsc } = require('./simulator');
 
 type Pdu = Record<string, any>;
-interface SmscStats { submitted: number; failed: number; receiptsSent: number; receiptsDropped: number; sessions: number }
+interface SmscStats { submitted: number; failed: number; receiptsSent: number; receiptsResent: number; receiptsPending: number; sessions: number }
 interface Smsc { port: number; close(): Promise<void>; stats(): SmscStats }
 interface Receipt { pdu: Pdu; at: number; fields: Record<string, string> }
 
@@ -19,16 +19,29 @@ const RECEIPT_FORMAT =
   /^id:(?<id>\S+) sub:(?<sub>\d{3}) dlvrd:(?<dlvrd>\d{3}) submit date:(?<submitDate>\d{10}) done date:(?<doneDate>\d{10}) stat:(?<stat>[A-Z]+) err:(?<err>\w{3}) text:(?<text>.*)$/;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const waitUntil = async (ok: () => boolean, timeoutMs = 3000) => {
+  for (const until = Date.now() + timeoutMs; !ok(); await sleep(10)) if (Date.now() > until) throw new Error('condition not met in time');
+};
 
-/** A minimal ESME: binds, submits, collects receipts (answering each with deliver_sm_resp). */
+/** The command_status a TestEsme answers a deliver_sm with; null: no answer at all. */
+type Answer = (pdu: Pdu) => number | null;
+
+/** A minimal ESME: binds, submits, collects receipts (answering each with deliver_sm_resp, ESME_ROK unless `answer` says otherwise). */
 class TestEsme {
   readonly receipts = new Map<string, Receipt>();
+  /** Every deliver_sm received, resends included. */
+  readonly delivered: Pdu[] = [];
   private readonly waiters = new Map<string, (receipt: Receipt) => void>();
 
-  private constructor(readonly session: any) {
+  private constructor(
+    readonly session: any,
+    answer: Answer,
+  ) {
     session.on('error', () => undefined); // the simulator closing on us is expected in tests
     session.on('deliver_sm', (pdu: Pdu) => {
-      session.send(pdu.response());
+      this.delivered.push(pdu);
+      const status = answer(pdu);
+      if (status !== null) session.send(pdu.response({ command_status: status }));
       const fields = RECEIPT_FORMAT.exec(pdu.short_message.message)?.groups ?? {};
       const receipt = { pdu, at: Date.now(), fields };
       this.receipts.set(pdu.receipted_message_id, receipt);
@@ -36,9 +49,9 @@ class TestEsme {
     });
   }
 
-  static async bind(port: number, command = 'bind_transceiver', systemId = 'meld'): Promise<TestEsme> {
+  static async bind(port: number, command = 'bind_transceiver', systemId = 'meld', answer: Answer = () => 0): Promise<TestEsme> {
     const session = smpp.connect({ url: `smpp://127.0.0.1:${port}` });
-    const esme = new TestEsme(session);
+    const esme = new TestEsme(session, answer);
     const resp = await new Promise<Pdu>((resolve) => session[command]({ system_id: systemId, password: 'x' }, resolve));
     expect(resp.command_status).toBe(0);
     return esme;
@@ -76,8 +89,8 @@ describe('SMSC simulator', () => {
   let smsc: Smsc;
   let logRecords: Pdu[];
   const esmes: TestEsme[] = [];
-  const bind = async (command?: string, systemId?: string) => {
-    const esme = await TestEsme.bind(smsc.port, command, systemId);
+  const bind = async (command?: string, systemId?: string, answer?: Answer) => {
+    const esme = await TestEsme.bind(smsc.port, command, systemId, answer);
     esmes.push(esme);
     return esme;
   };
@@ -202,6 +215,56 @@ describe('SMSC simulator', () => {
     const receipt = await receiver.receiptFor(resp.message_id);
     expect(receipt.fields.stat).toBe('DELIVRD');
     expect(transmitter.receipts.size).toBe(0);
+  });
+
+  it('keeps a receipt while no session of its system_id can receive it, and sends it when one binds again', async () => {
+    const first = await bind('bind_transceiver', 'keeper');
+    const { resp } = await first.submit({ destination_addr: '+4915112345670', short_message: 'kept' });
+    await first.close();
+    await sleep(NO_RECEIPT_WAIT_MS);
+    expect(first.receipts.size).toBe(0);
+    expect(smsc.stats()).toMatchObject({ receiptsSent: 0, receiptsPending: 1 });
+    // Another system_id's session does not get it.
+    const other = await bind('bind_transceiver', 'other');
+    await sleep(NO_RECEIPT_WAIT_MS);
+    expect(other.delivered).toEqual([]);
+
+    const again = await bind('bind_receiver', 'keeper');
+    expect((await again.receiptFor(resp.message_id)).fields).toMatchObject({ id: resp.message_id, stat: 'DELIVRD', text: 'kept' });
+    await sleep(50);
+    expect(smsc.stats()).toMatchObject({ receiptsSent: 1, receiptsPending: 0 });
+  });
+
+  it('sends a receipt again to the next bind when its session closes before answering it', async () => {
+    const silent = await bind('bind_transceiver', 'dropper', () => null);
+    const { resp } = await silent.submit({ destination_addr: '+4915112345613', short_message: 'unanswered' });
+    await waitUntil(() => silent.delivered.length === 1);
+    await silent.close();
+
+    const again = await bind('bind_transceiver', 'dropper');
+    expect((await again.receiptFor(resp.message_id)).fields.stat).toBe('UNDELIV');
+    await sleep(50);
+    expect(smsc.stats()).toMatchObject({ receiptsSent: 2, receiptsResent: 1, receiptsPending: 0 });
+  });
+
+  it('sends a receipt refused with a temporary error again after receiptRetryMs, and drops one refused for good', async () => {
+    await smsc.close();
+    smsc = await startSmsc({ port: 0, receiptDelayMs: RECEIPT_DELAY_MS, receiptRetryMs: 200 });
+    // ESME_RX_T_APPN (0x64) to the first attempt at 'retry me', ESME_RX_P_APPN (0x65) to 'refuse me'.
+    const seen = new Map<string, number>();
+    const esme = await bind('bind_transceiver', 'meld', (pdu) => {
+      const text = RECEIPT_FORMAT.exec(pdu.short_message.message)?.groups?.text ?? '';
+      seen.set(text, (seen.get(text) ?? 0) + 1);
+      if (text === 'refuse me') return 0x65;
+      return text === 'retry me' && seen.get(text) === 1 ? 0x64 : 0;
+    });
+    const retried = await esme.submit({ destination_addr: '+4915112345670', short_message: 'retry me' });
+    await esme.submit({ destination_addr: '+4915112345670', short_message: 'refuse me' });
+    await waitUntil(() => seen.get('retry me') === 2);
+    expect(esme.delivered.filter((pdu) => pdu.receipted_message_id === retried.resp.message_id)).toHaveLength(2);
+    await sleep(NO_RECEIPT_WAIT_MS);
+    expect(Object.fromEntries(seen)).toEqual({ 'retry me': 2, 'refuse me': 1 });
+    expect(smsc.stats()).toMatchObject({ receiptsSent: 3, receiptsResent: 1, receiptsPending: 0 });
   });
 
   it('answers enquire_link, refuses submits before bind and nacks unknown commands', async () => {

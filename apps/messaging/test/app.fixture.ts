@@ -12,7 +12,7 @@ export interface Smsc {
   close(): Promise<void>;
   /** A mobile-originated SMS to every bound session; the deliver_sm_resp statuses. */
   mo(message: { from: string; to: string; text: string }): Promise<number[]>;
-  stats(): { submitted: number; failed: number; receiptsSent: number; receiptsDropped: number; sessions: number };
+  stats(): { submitted: number; failed: number; receiptsSent: number; receiptsResent: number; receiptsPending: number; sessions: number };
 }
 
 /**

@@ -26,7 +26,7 @@ export interface KillOutcome {
   cut: number;
   /** Messages submitted twice: each was submitted by the killed process, which died before its `sent` committed (ADR 0268). */
   twice: number;
-  /** Messages left `sent`: their receipt left the simulator before the new process bound (the simulator does not store and forward receipts). */
+  /** Messages left `sent`: their receipt left the simulator before the new process bound and never came again (0 since the simulator resends unacknowledged receipts at the next bind, ADR 0285). */
   receiptsLostWithTheProcess: number;
 }
 
