@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { type ClickHouse, createClickHouse, migrateClickHouse, sql } from '@meld/clickhouse';
+import { type ClickHouse, sql } from '@meld/clickhouse';
 import { AttributeEntity } from '@meld/db';
 import { AudienceSnapshotFixture, seedTenancy, signedPrincipal, startAppUnderTest } from '@meld/fixtures';
-import { testEnv } from '@meld/testing';
+import { migratedTestClickHouse } from '@meld/testing';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { appDefinition } from '../src/app.definition';
@@ -21,10 +21,7 @@ describe('audience count over an unmerged snapshot', () => {
   let ch: ClickHouse;
 
   beforeAll(async () => {
-    const env = testEnv();
-    ch = createClickHouse({ url: env.clickhouseUrl, database: env.clickhouseDatabase });
-    await ch.ensureDatabase();
-    await migrateClickHouse({ client: ch });
+    ch = await migratedTestClickHouse();
     ({ app, base, db } = await startAppUnderTest(appDefinition));
   }, 60000);
 

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { type ClickHouse, createClickHouse, migrateClickHouse } from '@meld/clickhouse';
+import type { ClickHouse } from '@meld/clickhouse';
 import { type DataMode, type Scope } from '@meld/contracts';
 import { AttributeEntity } from '@meld/db';
 import { AudienceSnapshotFixture, seedTenancy, signedPrincipal, startAppUnderTest, type Json } from '@meld/fixtures';
-import { testEnv } from '@meld/testing';
+import { migratedTestClickHouse } from '@meld/testing';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { appDefinition } from '../src/app.definition';
@@ -41,10 +41,7 @@ describe('audience count', () => {
   const PHONE = ['rcs', 'sms', 'whatsapp'];
 
   beforeAll(async () => {
-    const env = testEnv();
-    ch = createClickHouse({ url: env.clickhouseUrl, database: env.clickhouseDatabase });
-    await ch.ensureDatabase();
-    await migrateClickHouse({ client: ch });
+    ch = await migratedTestClickHouse();
     ({ app, base, db } = await startAppUnderTest(appDefinition));
     tenancy = await seedTenancy(db, 'count');
     await db.getRepository(AttributeEntity).insert({ projectId: tenancy.project.id, uid: 'vip', label: 'VIP', type: 'boolean' });

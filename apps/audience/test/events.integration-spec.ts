@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { type ClickHouse, createClickHouse, migrateClickHouse } from '@meld/clickhouse';
+import type { ClickHouse } from '@meld/clickhouse';
 import { AUDIENCE_EVENTS_ROUTE, type DataMode, type Plan, type Scope } from '@meld/contracts';
 import { seedTenancy, signedPrincipal, startAppUnderTest, type Json } from '@meld/fixtures';
-import { testEnv } from '@meld/testing';
+import { migratedTestClickHouse } from '@meld/testing';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { appDefinition } from '../src/app.definition';
@@ -25,10 +25,7 @@ describe('audience events read', () => {
   const now = Math.floor(Date.now() / 1000);
 
   beforeAll(async () => {
-    const env = testEnv();
-    ch = createClickHouse({ url: env.clickhouseUrl, database: env.clickhouseDatabase });
-    await ch.ensureDatabase();
-    await migrateClickHouse({ client: ch });
+    ch = await migratedTestClickHouse();
     ({ app, base, db } = await startAppUnderTest(appDefinition));
     tenancy = await seedTenancy(db, 'events');
   }, 60000);

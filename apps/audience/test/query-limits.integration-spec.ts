@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
-import { type ClickHouse, createClickHouse, migrateClickHouse } from '@meld/clickhouse';
+import type { ClickHouse } from '@meld/clickhouse';
 import { type Json, principalHeader, seedTenancy, startAppUnderTest } from '@meld/fixtures';
 import { CLICKHOUSE_READER } from '@meld/platform';
-import { testEnv } from '@meld/testing';
+import { migratedTestClickHouse } from '@meld/testing';
 import type { INestApplication } from '@nestjs/common';
 import { appDefinition } from '../src/app.definition';
 
@@ -12,15 +12,12 @@ import { appDefinition } from '../src/app.definition';
  * request or a 500.
  */
 describe('ClickHouse limits of request reads (audience)', () => {
-  const env = testEnv();
   const apps: INestApplication[] = [];
   let stall: Server;
   let ch: ClickHouse;
 
   beforeAll(async () => {
-    ch = createClickHouse({ url: env.clickhouseUrl, database: env.clickhouseDatabase });
-    await ch.ensureDatabase();
-    await migrateClickHouse({ client: ch });
+    ch = await migratedTestClickHouse();
     // A "ClickHouse" that accepts the request and never answers.
     stall = createServer(() => undefined);
     await new Promise<void>((resolve) => stall.listen(0, '127.0.0.1', resolve));

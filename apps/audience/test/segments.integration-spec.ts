@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { type ClickHouse, createClickHouse, migrateClickHouse } from '@meld/clickhouse';
+import type { ClickHouse } from '@meld/clickhouse';
 import type { Scope } from '@meld/contracts';
 import { AttributeEntity } from '@meld/db';
 import { AudienceSnapshotFixture, type Json, principalHeader, seedTenancy } from '@meld/fixtures';
-import { testEnv } from '@meld/testing';
+import { migratedTestClickHouse } from '@meld/testing';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { SegmentListSchema, SegmentReadSchema } from '../src/segments/segment.schema';
@@ -25,10 +25,7 @@ describe('segments: /v1/project/:project/segment', () => {
   let other: Tenancy;
 
   beforeAll(async () => {
-    const env = testEnv();
-    ch = createClickHouse({ url: env.clickhouseUrl, database: env.clickhouseDatabase });
-    await ch.ensureDatabase();
-    await migrateClickHouse({ client: ch });
+    ch = await migratedTestClickHouse();
     ({ app, base, db } = await startAudience());
     t = await seedTenancy(db, 'segments');
     other = await seedTenancy(db, 'segments');

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { type ClickHouse, createClickHouse, migrateClickHouse } from '@meld/clickhouse';
+import type { ClickHouse } from '@meld/clickhouse';
 import { APPS, type DataMode, type Plan, type Scope } from '@meld/contracts';
 import { AttributeEntity } from '@meld/db';
 import { signedPrincipal, startAppUnderTest, withSlotColumns } from '@meld/fixtures';
 import type { MeldAppDefinition } from '@meld/platform';
-import { testEnv } from '@meld/testing';
+import { migratedTestClickHouse } from '@meld/testing';
 import type { DataSource } from 'typeorm';
 import { CoverageModule } from '../src/coverage/coverage.module';
 import { AudienceSnapshotWriter } from '../src/sinks/audience-snapshot.writer';
@@ -16,10 +16,7 @@ import { VolumesModule } from '../src/volumes/volumes.module';
 const probesApi: MeldAppDefinition = { name: 'probes', port: APPS['probes'].port, stores: ['postgres', 'clickhouse', 'redis'], imports: [CoverageModule, VolumesModule, RetentionModule] };
 
 export async function startProbes(overrides: Record<string, string> = {}) {
-  const env = testEnv();
-  const ch = createClickHouse({ url: env.clickhouseUrl, database: env.clickhouseDatabase });
-  await ch.ensureDatabase();
-  await migrateClickHouse({ client: ch });
+  const ch = await migratedTestClickHouse();
   const started = await startAppUnderTest(probesApi, overrides);
   return { ...started, ch };
 }

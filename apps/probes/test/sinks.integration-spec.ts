@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { type ClickHouse, createClickHouse, migrateClickHouse, raw, sql } from '@meld/clickhouse';
+import { type ClickHouse, raw, sql } from '@meld/clickhouse';
 import { Topics, keys, slotColumn, slotKindOf, slotMaskColumn, type AttributeType, type AudienceChange, type EventAccepted, type EventsErased } from '@meld/contracts';
 import { AttributeEntity, DATA_SOURCE, ProjectEntity } from '@meld/db';
 import { seedTenancy } from '@meld/fixtures';
 import { createProducer, type Producer } from '@meld/kafka';
-import { testEnv, waitFor } from '@meld/testing';
+import { migratedTestClickHouse, testEnv, waitFor } from '@meld/testing';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { MembershipRepository } from '../src/sinks/membership.repository';
@@ -23,9 +23,7 @@ describe('probes ClickHouse sinks', () => {
 
   beforeAll(async () => {
     const env = testEnv();
-    ch = createClickHouse({ url: env.clickhouseUrl, database: env.clickhouseDatabase });
-    await ch.ensureDatabase();
-    await migrateClickHouse({ client: ch });
+    ch = await migratedTestClickHouse();
     members = new MembershipRepository(ch);
     ({ app } = await startProbes());
     db = app.get<DataSource>(DATA_SOURCE);

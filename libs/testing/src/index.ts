@@ -3,3 +3,4 @@ export * from './test-env';
 export * from './wait-for';
 export * from './prototype-names';
 export * from './collapsing-history';
+export * from './test-clickhouse';

@@ -7,8 +7,8 @@
  * the seeded rows are intact at the end.
  */
 import { randomUUID } from 'node:crypto';
-import { createClickHouse, ident, migrateClickHouse, sql, type ClickHouse } from '@meld/clickhouse';
-import { testEnv } from '@meld/testing';
+import { ident, sql, type ClickHouse } from '@meld/clickhouse';
+import { migratedTestClickHouse } from '@meld/testing';
 import { AudienceFilterError, audienceSelect, parseAudienceFilter, type FilterCatalogue } from '../../src/audience';
 import { TEST_CATALOGUE } from './test-catalogue';
 import { referenceSelect } from './reference';
@@ -50,10 +50,7 @@ const canary = `audience_filter_canary_${process.pid}_${Date.now().toString(36)}
 const outcomes = { refused: 0, ran: 0 };
 
 beforeAll(async () => {
-  const env = testEnv();
-  ch = createClickHouse({ url: env.clickhouseUrl, database: env.clickhouseDatabase });
-  await ch.ensureDatabase();
-  await migrateClickHouse({ client: ch });
+  ch = await migratedTestClickHouse();
   await ch.command(sql`CREATE TABLE ${ident(canary)} (v String) ENGINE = TinyLog`);
   await ch.command(sql`INSERT INTO ${ident(canary)} VALUES (${'still here'})`);
   await seedWorld(ch, projectId, world, catalogue);

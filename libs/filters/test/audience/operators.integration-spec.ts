@@ -4,8 +4,8 @@
  * with the reference evaluator, so the oracle of the property test is checked too).
  */
 import { randomUUID } from 'node:crypto';
-import { createClickHouse, migrateClickHouse, sql, type ClickHouse } from '@meld/clickhouse';
-import { testEnv } from '@meld/testing';
+import { sql, type ClickHouse } from '@meld/clickhouse';
+import { migratedTestClickHouse } from '@meld/testing';
 import { audienceCount, audienceSelect, parseAudienceFilter } from '../../src/audience';
 import { TEST_CATALOGUE, withoutSlots } from './test-catalogue';
 import { referenceSelect } from './reference';
@@ -78,10 +78,7 @@ let ch: ClickHouse;
 const projectId = randomUUID();
 
 beforeAll(async () => {
-  const env = testEnv();
-  ch = createClickHouse({ url: env.clickhouseUrl, database: env.clickhouseDatabase });
-  await ch.ensureDatabase();
-  await migrateClickHouse({ client: ch });
+  ch = await migratedTestClickHouse();
   await seedWorld(ch, projectId, world, TEST_CATALOGUE);
 });
 

@@ -10,8 +10,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
-import { createClickHouse, ident, join, migrateClickHouse, sql, type ClickHouse } from '@meld/clickhouse';
-import { testEnv } from '@meld/testing';
+import { ident, join, sql, type ClickHouse } from '@meld/clickhouse';
+import { migratedTestClickHouse } from '@meld/testing';
 import { audienceCount, audienceSelect, parseAudienceFilter } from '../../src/audience';
 import { compileNode } from '../../src/audience/compile';
 import { isoSecondsSql } from '../../src/audience/sql-dates';
@@ -30,10 +30,7 @@ let ch: ClickHouse;
 let worlds: Array<{ projectId: string; world: World }>;
 
 beforeAll(async () => {
-  const env = testEnv();
-  ch = createClickHouse({ url: env.clickhouseUrl, database: env.clickhouseDatabase });
-  await ch.ensureDatabase();
-  await migrateClickHouse({ client: ch });
+  ch = await migratedTestClickHouse();
   worlds = fc.sample(worldArbitrary(TEST_CATALOGUE, N), { numRuns: WORLDS, seed: SEED }).map((world) => ({ projectId: randomUUID(), world }));
   await seedWorlds(ch, worlds, TEST_CATALOGUE);
 });
