@@ -1,5 +1,5 @@
 /**
- * The gateway bench's proxy floor (ADR 0270): the least a Node process can do to pass a request
+ * The gateway bench's proxy floor (ADR 0271): the least a Node process can do to pass a request
  * on to another process and its answer back, with the gateway's own transport (node:http in,
  * a keep-alive undici pool out, small answers buffered and written with their headers). No
  * Fastify, no Nest, no token, rate limit, principal, request id, metrics or logs. Put in front of

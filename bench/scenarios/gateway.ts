@@ -25,7 +25,7 @@
  * not comparable; ADR 0257), --before ROOT (A/B in one run: also measures the built gateway of another
  * checkout at ROOT, e.g. the commit before a change, as the `before` rows; ADR 0270).
  * The `proxy` rows put a bare Node proxy (bench/lib/bare-proxy.ts) in front of the bare floor: the
- * floor of any Node proxy hop on this box (ADR 0270).
+ * floor of any Node proxy hop on this box (ADR 0271).
  */
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
@@ -182,7 +182,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     const routes = allRoutes.filter((r) => routeNames.includes(r.name));
     const json = (route: Route): Record<string, string> => (route.body ? { 'content-type': 'application/json' } : {});
     const bare: Target = { name: 'bare', origin: bareUrl, headers: json };
-    // The floor of any Node proxy hop (ADR 0270): the bare proxy in front of the bare floor.
+    // The floor of any Node proxy hop (ADR 0271): the bare proxy in front of the bare floor.
     const proxy: Target = { name: 'proxy', origin: proxyUrl, headers: json };
     const direct: Target = {
       name: 'direct',
