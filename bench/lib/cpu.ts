@@ -10,13 +10,19 @@ const TICK_US = 1e6 / 100; // USER_HZ is 100 on Linux
 
 /** CPU time of another process from /proc/<pid>/stat (utime + stime), µs; NaN when gone. */
 export function processCpuUs(pid: number): number {
+  const { user, sys } = processCpuSplitUs(pid);
+  return user + sys;
+}
+
+/** User and system (kernel) CPU time of another process, µs; NaN when gone. */
+export function processCpuSplitUs(pid: number): { user: number; sys: number } {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // Fields after the command name, which is in parentheses and may contain spaces.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * TICK_US;
+    return { user: Number(fields[11]) * TICK_US, sys: Number(fields[12]) * TICK_US };
   } catch {
-    return Number.NaN;
+    return { user: Number.NaN, sys: Number.NaN };
   }
 }
 

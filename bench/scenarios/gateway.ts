@@ -22,7 +22,10 @@
  * adds one access-log line per request in both apps), --profile DIR (V8 CPU profiles of the
  * gateway and the audience app, written at their exit), --syscalls (counts each system call of the
  * gateway and the audience app per request with `strace -c`; slows them, so its other figures are
- * not comparable; ADR 0257).
+ * not comparable; ADR 0257), --before ROOT (A/B in one run: also measures the built gateway of another
+ * checkout at ROOT, e.g. the commit before a change, as the `before` rows; ADR 0270).
+ * The `proxy` rows put a bare Node proxy (bench/lib/bare-proxy.ts) in front of the bare floor: the
+ * floor of any Node proxy hop on this box (ADR 0271).
  */
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
@@ -37,7 +40,7 @@ import { withSlotColumns } from '../../libs/fixtures/src/audience-rows';
 import { freePort, startApp, stopApp, waitReady } from '../lib/apps';
 import { closedLoop } from '../lib/load';
 import type { BenchContext, BenchRow, ScenarioResult } from '../lib/context';
-import { processCpuUs } from '../lib/cpu';
+import { processCpuSplitUs } from '../lib/cpu';
 import { RssSampler, type WatchedProcess } from '../lib/processes';
 import { type SyscallCounts, SyscallTracer } from '../lib/syscalls';
 import { median, percentile } from '../lib/stats';
@@ -60,7 +63,7 @@ interface Route {
 }
 
 interface Target {
-  name: 'bare' | 'direct' | 'gateway';
+  name: 'bare' | 'proxy' | 'direct' | 'gateway' | 'before';
   origin: string;
   headers: (route: Route) => Record<string, string>;
 }
@@ -89,6 +92,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const profileDir = ctx.args.string('profile');
   const traceSyscalls = ctx.args.flag('syscalls');
   const routeNames = (ctx.args.string('routes') ?? 'project,contact,count').split(',');
+  const beforeRoot = ctx.args.string('before');
   const postgresUrl = process.env.MELD_POSTGRES_URL;
   const chUrl = process.env.MELD_CLICKHOUSE_URL;
   const chDb = process.env.MELD_CLICKHOUSE_DB;
@@ -135,35 +139,39 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
 
   const keys = generatePrincipalKeys(['audience']);
   const signingKey = parsePrincipalKey(keys[principalKeyEnv('audience')]!);
-  const [gatewayPort, audiencePort, barePort] = [await freePort(), await freePort(), await freePort()];
+  const [gatewayPort, audiencePort, barePort, proxyPort, beforePort] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
   const audienceUrl = `http://127.0.0.1:${audiencePort}`;
   const bareUrl = `http://127.0.0.1:${barePort}`;
+  const proxyUrl = `http://127.0.0.1:${proxyPort}`;
   const common = { ...process.env, LOG_LEVEL: logLevel, ...keys };
   const profile = (name: string) => (profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}.cpuprofile`] : []);
+  const gatewayEnv = (port: number, namespace: string) => ({
+    ...common,
+    MELD_PORT: String(port),
+    MELD_OPS_PORT: '0',
+    MELD_AUDIENCE_URL: audienceUrl,
+    // Counted on every request (the cost is measured), never refused.
+    MELD_RATE_LIMITS: JSON.stringify({ large: { limit: 1_000_000_000 }, standard: { limit: 1_000_000_000 } }),
+    MELD_RATE_LIMIT_NAMESPACE: namespace,
+  });
   const children: Record<string, ChildProcess> = {
     bare: spawn(process.execPath, ['-r', '@swc-node/register', join(ctx.root, 'bench/lib/bare-audience.ts')], {
       cwd: ctx.root,
       env: { ...process.env, PORT: String(barePort), BARE_ORGANIZATION_ID: org.id, BARE_PROJECT_ID: project.id },
       stdio: ['ignore', 'ignore', 'inherit'],
     }),
+    proxy: spawn(process.execPath, ['-r', '@swc-node/register', join(ctx.root, 'bench/lib/bare-proxy.ts')], {
+      cwd: ctx.root,
+      env: { ...process.env, PORT: String(proxyPort), BARE_PROXY_UPSTREAM: bareUrl },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    }),
     audience: startApp(ctx.root, 'audience', { ...common, PORT: String(audiencePort) }, profile('audience')),
-    gateway: startApp(
-      ctx.root,
-      'gateway',
-      {
-        ...common,
-        MELD_PORT: String(gatewayPort),
-        MELD_OPS_PORT: '0',
-        MELD_AUDIENCE_URL: audienceUrl,
-        // Counted on every request (the cost is measured), never refused.
-        MELD_RATE_LIMITS: JSON.stringify({ large: { limit: 1_000_000_000 }, standard: { limit: 1_000_000_000 } }),
-        MELD_RATE_LIMIT_NAMESPACE: `bench-${suffix}`,
-      },
-      profile('gateway'),
-    ),
+    gateway: startApp(ctx.root, 'gateway', gatewayEnv(gatewayPort, `bench-${suffix}`), profile('gateway')),
+    // A/B in one run: another build of the gateway (e.g. the commit before a change) in front of the same app.
+    ...(beforeRoot ? { before: startApp(beforeRoot, 'gateway', gatewayEnv(beforePort, `bench-${suffix}-before`)) } : {}),
   };
   try {
-    await Promise.all([waitReady(`${audienceUrl}/readyz`), waitReady(`http://127.0.0.1:${gatewayPort}/readyz`), waitReady(`${bareUrl}/v1/project/${project.uid}`)]);
+    await Promise.all([waitReady(`${audienceUrl}/readyz`), waitReady(`http://127.0.0.1:${gatewayPort}/readyz`), waitReady(`${bareUrl}/v1/project/${project.uid}`), waitReady(`${proxyUrl}/v1/project/${project.uid}`), ...(beforeRoot ? [waitReady(`http://127.0.0.1:${beforePort}/readyz`)] : [])]);
     const processes: WatchedProcess[] = [{ name: 'bench', pid: process.pid }, ...Object.entries(children).map(([name, c]) => ({ name, pid: c.pid! }))];
     const base = `/v1/project/${project.uid}`;
     const allRoutes: Route[] = [
@@ -174,6 +182,8 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     const routes = allRoutes.filter((r) => routeNames.includes(r.name));
     const json = (route: Route): Record<string, string> => (route.body ? { 'content-type': 'application/json' } : {});
     const bare: Target = { name: 'bare', origin: bareUrl, headers: json };
+    // The floor of any Node proxy hop (ADR 0271): the bare proxy in front of the bare floor.
+    const proxy: Target = { name: 'proxy', origin: proxyUrl, headers: json };
     const direct: Target = {
       name: 'direct',
       origin: audienceUrl,
@@ -189,7 +199,8 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
       },
     };
     const gateway: Target = { name: 'gateway', origin: `http://127.0.0.1:${gatewayPort}`, headers: (route) => ({ ...json(route), authorization: `Bearer ${issued.token}` }) };
-    const targets = [bare, direct, gateway];
+    const before: Target = { ...gateway, name: 'before', origin: `http://127.0.0.1:${beforePort}` };
+    const targets = beforeRoot ? [bare, proxy, direct, gateway, before] : [bare, proxy, direct, gateway];
 
     for (const route of routes) {
       for (const t of targets) {
@@ -219,11 +230,11 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
           for (const target of order) {
             const key = keyOf(route, target, shape.label);
             const sampler = new RssSampler(processes).start();
-            const before = Object.fromEntries(Object.entries(children).map(([n, c]) => [n, processCpuUs(c.pid!)]));
+            const before = Object.fromEntries(Object.entries(children).map(([n, c]) => [n, processCpuSplitUs(c.pid!)]));
             const tracer = traceSyscalls && target !== bare ? await new SyscallTracer().start(traced) : undefined;
             const f = await load(target, route, shape.concurrency, seconds, warmup);
             if (tracer) syscalls.set(key, [...(syscalls.get(key) ?? []), perRequest(await tracer.stop(), f.sent)]);
-            cpu.set(key, [...(cpu.get(key) ?? []), Object.fromEntries(Object.entries(children).map(([n, c]) => [n, (processCpuUs(c.pid!) - before[n]) / f.sent]))]);
+            cpu.set(key, [...(cpu.get(key) ?? []), cpuPerRequest(children, before, f.sent)]);
             rss.set(key, [...(rss.get(key) ?? []), sampler.stop()]);
             results.set(key, [...(results.get(key) ?? []), f]);
             ctx.log(`round ${round + 1} ${key}: ${f.rps.toFixed(0)} req/s, p50 ${f.p50.toFixed(2)} ms, p99 ${f.p99.toFixed(2)} ms${f.errors ? `, ${f.errors} non-200` : ''}`);
@@ -235,8 +246,8 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     const med = (key: string, field: keyof Figures) => median(results.get(key)!.map((f) => f[field]));
     const peak = (key: string) => Object.fromEntries(processes.map((p) => [p.name, Math.max(...rss.get(key)!.map((r) => r[p.name] ?? Number.NaN))]));
     // Only the processes a variant's requests go through (the others idle in the same window).
-    const involved: Record<Target['name'], string[]> = { bare: ['bare'], direct: ['audience'], gateway: ['gateway', 'audience'] };
-    const baselineOf: Record<Target['name'], Target | undefined> = { bare: undefined, direct: bare, gateway: direct };
+    const involved: Record<Target['name'], string[]> = { bare: ['bare'], proxy: ['proxy', 'bare'], direct: ['audience'], gateway: ['gateway', 'audience'], before: ['before', 'audience'] };
+    const baselineOf: Record<Target['name'], Target | undefined> = { bare: undefined, proxy: bare, direct: bare, gateway: direct, before: direct };
     const rows: BenchRow[] = [];
     for (const route of routes) {
       for (const shape of shapes) {
@@ -258,7 +269,9 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     }
     const added = (route: Route, label: string, field: 'p50' | 'p99') => med(keyOf(route, gateway, label), field) - med(keyOf(route, direct, label), field);
     const errors = [...results.values()].flat().reduce((n, f) => n + f.errors, 0);
-    const cpuNote = (key: string, target: Target) => involved[target.name].map((n) => `${n} ${median(cpu.get(key)!.map((r) => r[n]!)).toFixed(0)}`).join(', ');
+    const cpuOf = (key: string, n: string) => median(cpu.get(key)!.map((r) => r[n]!)).toFixed(0);
+    // The kernel's part (system time: socket reads and writes, epoll) beside the total, per process.
+    const cpuNote = (key: string, target: Target) => involved[target.name].map((n) => `${n} ${cpuOf(key, n)} (kernel ${cpuOf(key, `${n} sys`)})`).join(', ');
     const big = `c=${connections}`;
     return {
       title: `gateway: ${routes.map((r) => r.name).join(', ')}: bare Fastify floor vs straight to audience vs through the gateway (${connections} connections and 1, ${rounds} rounds × ${seconds} s)`,
@@ -267,8 +280,11 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
       notes: [
         ...routes.map(
           (r) =>
-            `${r.name}: direct/bare ${(med(keyOf(r, direct, big), 'rps') / med(keyOf(r, bare, big), 'rps')).toFixed(2)} (goal ≥ 0.5), gateway/direct ${(med(keyOf(r, gateway, big), 'rps') / med(keyOf(r, direct, big), 'rps')).toFixed(2)} (goal ≥ 0.8); gateway adds p50 +${added(r, 'c=1', 'p50').toFixed(2)} ms at c=1 (goal ≤ 1 ms), p99 +${added(r, 'c=1', 'p99').toFixed(2)} ms`,
+            `${r.name}: direct/bare ${(med(keyOf(r, direct, big), 'rps') / med(keyOf(r, bare, big), 'rps')).toFixed(2)} (goal ≥ 0.5), gateway/direct ${(med(keyOf(r, gateway, big), 'rps') / med(keyOf(r, direct, big), 'rps')).toFixed(2)} (goal ≥ 0.8); gateway adds p50 +${added(r, 'c=1', 'p50').toFixed(2)} ms at c=1 (goal ≤ 1 ms), p99 +${added(r, 'c=1', 'p99').toFixed(2)} ms; the bare proxy hop: proxy/bare ${(med(keyOf(r, proxy, big), 'rps') / med(keyOf(r, bare, big), 'rps')).toFixed(2)}`,
         ),
+        ...(beforeRoot
+          ? routes.flatMap((r) => shapes.map((shape) => `${r.name} ${shape.label}: gateway/before ${(med(keyOf(r, gateway, shape.label), 'rps') / med(keyOf(r, before, shape.label), 'rps')).toFixed(2)} req/s, gateway CPU ${cpuOf(keyOf(r, gateway, shape.label), 'gateway')} vs before ${cpuOf(keyOf(r, before, shape.label), 'before')} µs per request`))
+          : []),
         ...routes.flatMap((r) => shapes.flatMap((shape) => targets.map((t) => `CPU µs per request, ${keyOf(r, t, shape.label)}: ${cpuNote(keyOf(r, t, shape.label), t)}`))),
         ...[...syscalls.entries()].map(([key, runs]) => `syscalls per request, ${key}: ${describeSyscalls(runs, involved[key.split(' ')[1] as Target['name']])}`),
         `per round req/s: ${[...results.entries()].map(([k, v]) => `${k} ${v.map((f) => Math.round(f.rps)).join('/')}`).join('; ')}`,
@@ -288,6 +304,17 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     await ch.command(sql`ALTER TABLE audience_snapshot DELETE WHERE project_id = ${project.id}`).catch(() => undefined);
     await Promise.all([db.destroy(), ch.close()]);
   }
+}
+
+/** CPU µs per request of each child since `before`, and its system (kernel) part under `<name> sys`. */
+function cpuPerRequest(children: Record<string, ChildProcess>, before: Record<string, { user: number; sys: number }>, requests: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [name, child] of Object.entries(children)) {
+    const now = processCpuSplitUs(child.pid!);
+    out[name] = (now.user + now.sys - before[name]!.user - before[name]!.sys) / requests;
+    out[`${name} sys`] = (now.sys - before[name]!.sys) / requests;
+  }
+  return out;
 }
 
 function perRequest(counts: Record<string, SyscallCounts>, requests: number): Record<string, SyscallCounts> {

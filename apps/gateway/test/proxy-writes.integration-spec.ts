@@ -17,6 +17,11 @@ describe('gateway → app hop', () => {
 
   beforeAll(async () => {
     upstream = createServer((req, res) => {
+      if (req.url === '/cookies') {
+        // Repeated answer headers reach the client each as its own line (the gateway reads undici's raw headers itself, ADR 0270).
+        res.writeHead(200, ['set-cookie', 'a=1', 'set-cookie', 'b=2', 'content-type', 'text/plain', 'content-length', '2', 'x-request-id', 'from-the-app']);
+        return res.end('ok');
+      }
       if (req.url === '/large') {
         res.writeHead(200, { 'content-type': 'text/plain', 'content-length': String(large.length) });
         return res.end(large);
@@ -75,6 +80,14 @@ describe('gateway → app hop', () => {
       expect(chunks).toHaveLength(1);
       expect(chunks[0]!.toString()).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*content-length: 18\r\n[\s\S]*\r\n\r\n\{"entity":\{"a":1\}\}$/);
     }
+  });
+
+  it('passes repeated answer headers through and keeps the gateway-owned ones its own', async () => {
+    const [chunks] = await chunksOf(['/cookies'], () => 2);
+    const text = Buffer.concat(chunks!).toString();
+    expect(text).toMatch(/\r\nset-cookie: a=1\r\n(.*\r\n)*set-cookie: b=2\r\n/i);
+    expect(text).not.toContain('from-the-app');
+    expect(text.endsWith('\r\n\r\nok')).toBe(true);
   });
 
   it('keeps one connection to the app across requests, and streams a large answer whole', async () => {

@@ -52,7 +52,20 @@ type Signed = Principal & { bind: PrincipalBinding };
  * takes one over) can make principals for no other app.
  */
 export function encodePrincipal(principal: Omit<Principal, 'iat'>, binding: PrincipalBinding, appKey: KeyObject, now = Date.now()): string {
-  const signed: Signed = { ...principal, iat: now, bind: { method: binding.method, url: binding.url, app: binding.app } };
+  // Every field named, not spread: a spread copy costs about 3 µs more to build and serialize per
+  // request (ADR 0270); the type makes a new Principal field fail to compile until it is listed.
+  const signed: Signed = {
+    kind: principal.kind,
+    tokenId: principal.tokenId,
+    organizationId: principal.organizationId,
+    plan: principal.plan,
+    scopes: principal.scopes,
+    project: principal.project,
+    dataSourceId: principal.dataSourceId,
+    requestId: principal.requestId,
+    iat: now,
+    bind: { method: binding.method, url: binding.url, app: binding.app },
+  };
   const payload = Buffer.from(JSON.stringify(signed)).toString('base64url');
   return `${payload}.${mac(payload, appKey).toString('base64url')}`;
 }

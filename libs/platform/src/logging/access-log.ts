@@ -17,9 +17,10 @@ type Sink = {
  */
 export function logAccess(fastify: FastifyInstance, sink: Sink): void {
   const redact = urlRedactor();
-  fastify.addHook('onResponse', async (request, reply) => {
-    if (!sink.enabled() || QUIET.test(request.url)) return;
+  // Callback form, not async: no promise per request (ADR 0270).
+  fastify.addHook('onResponse', (request, reply, done) => {
     // Not under `req`/`res`: pino-http's serializers expect the raw objects there.
-    sink.log({ msg: 'request completed', requestId: request.id, method: request.method, url: redact(request.url), statusCode: reply.statusCode, responseTime: Math.round(reply.elapsedTime) }, 'http');
+    if (sink.enabled() && !QUIET.test(request.url)) sink.log({ msg: 'request completed', requestId: request.id, method: request.method, url: redact(request.url), statusCode: reply.statusCode, responseTime: Math.round(reply.elapsedTime) }, 'http');
+    done();
   });
 }

@@ -28,6 +28,16 @@ export class TenancyStore {
     this.dataSources = new TtlCache(maxEntries, ttlMs);
   }
 
+  /** The project when memory holds it, else undefined (then `project`): no promise on the common path (ADR 0270). */
+  cachedProject(uid: string): ProjectRecord | undefined {
+    return this.projects.get(uid);
+  }
+
+  /** The data source when memory holds it, null for an id that cannot be one, else undefined (then `dataSource`). */
+  cachedDataSource(id: string): DataSourceRecord | null | undefined {
+    return UUID.test(id) ? this.dataSources.get(id) : null;
+  }
+
   async project(uid: string): Promise<ProjectRecord | null> {
     const hit = this.projects.get(uid);
     if (hit) return hit;

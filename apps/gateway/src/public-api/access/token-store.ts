@@ -5,6 +5,8 @@ import { TtlCache } from './ttl-cache';
 
 export type TokenLookup = { status: 'ok'; token: TokenRecord } | { status: 'unknown' | 'revoked' | 'expired' | 'other-resource' };
 
+const UNKNOWN: TokenLookup = { status: 'unknown' };
+
 interface Cached {
   token: TokenRecord;
   revoked: boolean;
@@ -54,29 +56,33 @@ export class TokenStore {
     this.unknown = new TtlCache(maxEntries, negativeTtlMs);
   }
 
-  /** True when `hash` is answered from memory (known or known unknown): no query. */
-  isCached(hash: string): boolean {
-    return this.cache.has(hash) || this.unknown.has(hash);
+  async byHash(hash: string, now = Date.now()): Promise<TokenLookup> {
+    const cached = this.cached(hash, now);
+    if (cached) return cached;
+    const generation = this.generation;
+    const [row] = await query<Row>(this.ds, SQL, [hash]);
+    if (!row) {
+      this.unknown.set(hash, true);
+      return UNKNOWN;
+    }
+    const entry: Cached = {
+      token: { id: row.id, kind: row.kind, organizationId: row.organization_id, plan: row.plan, scopes: row.scopes, projects: row.projects, dataSourceId: row.data_source_id },
+      revoked: row.revoked_at !== null,
+      expiresAt: row.expires_at ? row.expires_at.getTime() : null,
+      resource: row.resource,
+    };
+    if (generation === this.generation) this.cache.set(hash, entry);
+    return this.check(entry, now);
   }
 
-  async byHash(hash: string, now = Date.now()): Promise<TokenLookup> {
-    let entry = this.cache.get(hash);
-    if (!entry) {
-      if (this.unknown.get(hash)) return { status: 'unknown' };
-      const generation = this.generation;
-      const [row] = await query<Row>(this.ds, SQL, [hash]);
-      if (!row) {
-        this.unknown.set(hash, true);
-        return { status: 'unknown' };
-      }
-      entry = {
-        token: { id: row.id, kind: row.kind, organizationId: row.organization_id, plan: row.plan, scopes: row.scopes, projects: row.projects, dataSourceId: row.data_source_id },
-        revoked: row.revoked_at !== null,
-        expiresAt: row.expires_at ? row.expires_at.getTime() : null,
-        resource: row.resource,
-      };
-      if (generation === this.generation) this.cache.set(hash, entry);
-    }
+  /** The lookup's answer when memory holds it (known or known unknown), else undefined: no query, no promise (ADR 0270). */
+  cached(hash: string, now = Date.now()): TokenLookup | undefined {
+    const entry = this.cache.get(hash);
+    if (entry) return this.check(entry, now);
+    return this.unknown.get(hash) ? UNKNOWN : undefined;
+  }
+
+  private check(entry: Cached, now: number): TokenLookup {
     if (entry.revoked) return { status: 'revoked' };
     if (entry.expiresAt !== null && entry.expiresAt <= now) return { status: 'expired' };
     if (entry.resource !== null && entry.resource !== this.apiResource) return { status: 'other-resource' };

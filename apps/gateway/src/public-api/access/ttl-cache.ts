@@ -21,12 +21,6 @@ export class TtlCache<K, V> {
     return entry.value;
   }
 
-  /** Whether `key` holds a live entry, without touching its recency. */
-  has(key: K): boolean {
-    const entry = this.entries.get(key);
-    return entry !== undefined && entry.expires > this.now();
-  }
-
   set(key: K, value: V): void {
     this.entries.delete(key);
     this.entries.set(key, { value, expires: this.now() + this.ttlMs });

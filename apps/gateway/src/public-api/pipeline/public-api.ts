@@ -4,7 +4,7 @@ import { errorBody } from '@meld/platform';
 import { Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { TenancyStore } from '../access/tenancy-store';
-import type { TokenStore } from '../access/token-store';
+import type { TokenLookup, TokenStore } from '../access/token-store';
 import { StoreUnavailable } from '../access/store-unavailable';
 import { BodyTooLarge, forward } from '../proxy/forward';
 import type { Upstreams } from '../proxy/upstreams';
@@ -58,21 +58,21 @@ export class PublicApi {
     try {
       const client = this.deps.clients.hit(request.ip);
       if (!client.allowed) return tooMany(reply, client, 'too many requests from this client; retry later');
-      const auth = await this.authenticate(request.headers.authorization, request.ip);
+      // Each step answers from memory when it can and awaits only when it must: on the common
+      // path (token, project and lease in memory) a request makes no promise of its own before
+      // the forward (ADR 0270).
+      const authenticating = this.authenticate(request.headers.authorization, request.ip);
+      const auth = authenticating instanceof Promise ? await authenticating : authenticating;
       if (auth.throttled) return tooMany(reply, auth.throttled, 'too many requests with invalid tokens from this client; retry later');
       let decision: AccessDecision | undefined;
       let project: ProjectRecord | null = null;
       let dataSource: DataSourceRecord | null = null;
       if (auth.token && route !== NOT_FOUND_ROUTE) {
-        const params = request.params as Params;
-        [project, dataSource] = await Promise.all([
-          route.projectParam ? this.deps.tenancy.project(params[route.projectParam] ?? '') : null,
-          route.dataSourceParam ? this.deps.tenancy.dataSource(params[route.dataSourceParam] ?? '') : null,
-        ]);
+        [project, dataSource] = this.tenancyInMemory(route, request.params as Params) ?? (await this.tenancy(route, request.params as Params));
         decision = authorize(route, auth.token, project, dataSource);
       }
       bucket = bucketFor(route, auth.token, decision, dataSource, request.ip);
-      const state = await this.deps.limiter.hit(bucket);
+      const state = this.deps.limiter.spend(bucket) ?? (await this.deps.limiter.hit(bucket));
       setRateLimitHeaders(reply, state);
       if (!state.allowed) return reply.code(429).header('retry-after', String(retryAfterSeconds(state))).send();
       if (route === NOT_FOUND_ROUTE) return sendError(reply, 404, `no such endpoint: ${request.method} ${request.url.split('?')[0]}`);
@@ -115,7 +115,8 @@ export class PublicApi {
     }
   }
 
-  private async authenticate(header: string | undefined, ip: string): Promise<Authenticated> {
+  /** Synchronous when the token's lookup is in memory (known or known unknown); a promise when it takes a query. */
+  private authenticate(header: string | undefined, ip: string): Authenticated | Promise<Authenticated> {
     const parsed = parseBearer(header);
     // No header is not a guess (it costs nothing and counts as anonymous); a bad one is.
     if ('error' in parsed) {
@@ -123,13 +124,31 @@ export class PublicApi {
       return { error: parsed.error };
     }
     const hash = hashToken(parsed.token);
-    if (this.deps.authFailures.exhausted(ip) && !this.deps.tokens.isCached(hash)) {
-      return { error: 'too many invalid tokens', throttled: this.deps.authFailures.peek(ip) };
-    }
-    const found = await this.deps.tokens.byHash(hash);
+    const cached = this.deps.tokens.cached(hash);
+    if (cached) return this.authenticated(cached, ip);
+    // Over its failed-authentication budget, a client gets no lookup (ADR 0123).
+    if (this.deps.authFailures.exhausted(ip)) return { error: 'too many invalid tokens', throttled: this.deps.authFailures.peek(ip) };
+    return this.deps.tokens.byHash(hash).then((found) => this.authenticated(found, ip));
+  }
+
+  private authenticated(found: TokenLookup, ip: string): Authenticated {
     if (found.status === 'ok') return { token: found.token };
     this.deps.authFailures.hit(ip);
     return { error: REFUSALS[found.status] };
+  }
+
+  /** The route's project and data source when both are in memory (or not needed), else undefined. */
+  private tenancyInMemory(route: PublicRoute, params: Params): [ProjectRecord | null, DataSourceRecord | null] | undefined {
+    const project = route.projectParam ? this.deps.tenancy.cachedProject(params[route.projectParam] ?? '') : null;
+    const dataSource = route.dataSourceParam ? this.deps.tenancy.cachedDataSource(params[route.dataSourceParam] ?? '') : null;
+    return project === undefined || dataSource === undefined ? undefined : [project, dataSource];
+  }
+
+  private tenancy(route: PublicRoute, params: Params): Promise<[ProjectRecord | null, DataSourceRecord | null]> {
+    return Promise.all([
+      route.projectParam ? this.deps.tenancy.project(params[route.projectParam] ?? '') : null,
+      route.dataSourceParam ? this.deps.tenancy.dataSource(params[route.dataSourceParam] ?? '') : null,
+    ]);
   }
 
   private async local(route: PublicRoute, token: TokenRecord, reply: FastifyReply) {
