@@ -18,7 +18,10 @@
  * signs it: the gateway's share of the request cost is the difference between the two runs),
  * --profile DIR (V8 CPU profiles of the messaging processes, `messaging*.cpuprofile`),
  * --split 1 (two messaging processes, as Kubernetes runs them: MELD_MESSAGING_ROLE `api` behind
- * the gateway and `delivery`, ADR 0253; default: one process with every role).
+ * the gateway and `delivery`, ADR 0253; default: one process with every role),
+ * --pg-statements 1 (Postgres's cost per message by statement over the peak, from
+ * pg_stat_statements, with the row changes per table: ADR 0274; the server must preload it,
+ * `MELD_STACK_PG_STAT_STATEMENTS=1`).
  * The notes give the CPU time each Meld process used per message over the peak (from the
  * first request to the last delivered webhook).
  */
@@ -37,6 +40,7 @@ import { CpuMeter } from '../lib/cpu';
 import type { BenchContext, BenchRow, ScenarioResult } from '../lib/context';
 import { closedLoopOver, openLoop } from '../lib/load';
 import { startPrivateKafka } from '../lib/private-kafka';
+import { PgStatements, statementNotes, tableChanges } from '../lib/pg-statements';
 import { benchPostgres } from '../lib/postgres-db';
 import { percentile } from '../lib/stats';
 import { createBenchTenant } from '../lib/tenant';
@@ -136,6 +140,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const direct = ctx.args.int('direct', 0) === 1;
   const profileDir = ctx.args.string('profile');
   const split = ctx.args.int('split', 0) === 1;
+  const pgStatements = ctx.args.int('pg-statements', 0) === 1;
   const serverUrl = process.env.MELD_POSTGRES_URL;
   const redisUrl = process.env.MELD_REDIS_URL;
   if (!serverUrl || !redisUrl) throw new Error('MELD_POSTGRES_URL / MELD_REDIS_URL not set: run with the stack up');
@@ -224,6 +229,8 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     const meter = await new CpuMeter([...Object.entries(children).map(([name, child]) => ({ name, pid: child.pid! })), { name: 'postgres', pids: () => pg.backendPids() }]).start();
     // Transactions, explicit or of one statement: per message, the Postgres round trips' groups (ADR 0251).
     const transactions = async () => Number((await pg.db.query(`SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()`))[0].n);
+    const statements = pgStatements ? new PgStatements(pg.db) : undefined;
+    await statements?.start();
     const xactsBefore = await transactions();
     const t0 = performance.now();
     const peak = await closedLoopOver(connections, messages, () => send());
@@ -233,6 +240,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     // The statistics reach pg_stat_database up to a second after a commit.
     await new Promise((r) => setTimeout(r, 1500));
     const xacts = (await transactions()) - xactsBefore;
+    const statementCosts = statements ? [...statementNotes(await statements.stop(), messages), 'row changes per message, the whole run (set-up included):', ...(await tableChanges(pg.db, messages))] : [];
     const lastDelivered = Math.max(...peakIds.map((id) => receiver.delivered.get(id) ?? 0));
     const [times] = await pg.db.query(
       `SELECT count(*) FILTER (WHERE status = 'sent')::int AS sent, extract(epoch FROM max(at) FILTER (WHERE status = 'sent') - min(at) FILTER (WHERE status = 'enqueued')) * 1000 AS "sentMs",
@@ -276,6 +284,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
         `goal no message lost: ${lost === 0 ? 'MET' : `MISSED (${lost} without a delivered webhook)`}; bare smpp receipts missing: ${bare.lost}`,
         `CPU per message over the peak (first request to last delivered webhook): ${Object.entries(cpu).map(([name, us]) => `${name} ${(us / messages).toFixed(0)} µs`).join(', ')}; Postgres transactions per message ${(xacts / messages).toFixed(2)}`,
         'one machine: bench client, simulator, receiver, gateway, messaging, Postgres, Redis and the broker share its cores',
+        ...statementCosts,
       ],
     };
   } finally {

@@ -11,3 +11,13 @@ import type { DataSource } from 'typeorm';
 export async function prepared<T extends QueryResultRow>(ds: DataSource, name: string, text: string, values: unknown[]): Promise<T[]> {
   return (await rawPool(ds).query<T>({ name: `meld-messaging-${name}`, text, values })).rows;
 }
+
+/**
+ * Runs `text` unnamed on the raw pool: Postgres plans it at each call, for the table's size
+ * then. For statements over tables that grow fast from empty (ADR 0275): a generic plan made
+ * while `sms_messages` or `webhook_deliveries` held a few pages kept its sequential scan when
+ * they held thousands of rows, and no ANALYZE had yet run to replace it.
+ */
+export async function planned<T extends QueryResultRow>(ds: DataSource, text: string, values: unknown[]): Promise<T[]> {
+  return (await rawPool(ds).query<T>(text, values)).rows;
+}

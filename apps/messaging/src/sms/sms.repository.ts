@@ -2,7 +2,7 @@ import { type ConsentStatus, consentOf } from '@meld/contracts';
 import { DATA_SOURCE } from '@meld/db';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { prepared } from '../db/prepared';
+import { planned, prepared } from '../db/prepared';
 import type { SmsEncoding } from './text/sms-parts';
 import type { SmsStatus } from './status/sms-status';
 
@@ -149,9 +149,9 @@ export class SmsRepository {
 
   /** Message ids by SMSC id (the newest message when an id repeats). */
   async idsBySmscId(smscMessageIds: readonly string[]): Promise<Map<string, string>> {
-    const rows = await prepared<{ smscId: string; id: string }>(
+    // Planned at each call (ADR 0275): a generic plan kept a sequential scan of all messages.
+    const rows = await planned<{ smscId: string; id: string }>(
       this.ds,
-      'ids-by-smsc-id',
       `SELECT DISTINCT ON (smsc_message_id) smsc_message_id AS "smscId", id FROM sms_messages
         WHERE smsc_message_id = ANY($1::text[]) ORDER BY smsc_message_id, created_at DESC`,
       [smscMessageIds],

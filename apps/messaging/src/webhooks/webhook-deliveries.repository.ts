@@ -3,7 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { numberedRows } from '../batching/numbered-rows';
 import type { WriteStatement } from '../batching/write-statement';
-import { prepared } from '../db/prepared';
+import { planned, prepared } from '../db/prepared';
 
 /** A due delivery, claimed by one attempt, with where and how to send it. */
 export interface ClaimedDelivery {
@@ -17,6 +17,22 @@ export interface ClaimedDelivery {
   /** Past the retry window once this attempt fails: it ends `failed`. */
   lastChance: boolean;
 }
+
+/**
+ * Claims up to $1 due deliveries at the head of their message's line, with a lease of $2
+ * seconds, `lastChance` once the retry window ($3 seconds) has passed (see `claimDue`);
+ * exported for the test of its cost under a backlog.
+ */
+export const CLAIM_DUE = `UPDATE webhook_deliveries d SET locked_until = now() + make_interval(secs => $2), updated_at = now()
+     FROM webhooks w
+    WHERE d.id IN (
+            SELECT c.id FROM webhook_deliveries c
+             WHERE c.status = 'pending' AND c.next_attempt_at <= now() AND (c.locked_until IS NULL OR c.locked_until < now())
+               AND c.seq = (SELECT e.seq FROM webhook_deliveries e WHERE e.sms_id = c.sms_id AND e.status = 'pending' ORDER BY e.seq LIMIT 1)
+               AND (SELECT true FROM webhooks x WHERE x.organization_id = c.organization_id AND x.kind = 'sms-status' LIMIT 1)
+             ORDER BY c.next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+      AND w.organization_id = d.organization_id AND w.kind = 'sms-status'
+    RETURNING d.id, d.attempts, d.body, w.url, w.secret, d.retry_from + make_interval(secs => $3) <= now() AS "lastChance"`;
 
 /**
  * The `webhook_deliveries` table (ADR 0155), also the queue of the attempts (ADR 0252). A
@@ -44,30 +60,25 @@ export class WebhookDeliveries {
    * `pending` one) and unclaimed, with a lease as long as an attempt may take (ADR 0252): the
    * table is the queue. `SKIP LOCKED` lets replicas claim side by side without waiting on each
    * other's rows; a delivery whose earlier one another replica holds stays behind it.
+   * The head-of-line test is a probe of the message's first pending `seq` (LIMIT 1 on the
+   * `(sms_id, seq)` index): as a `NOT EXISTS` the planner, seeing few pending rows in its
+   * statistics, joined every candidate against every pending row, a claim growing with the
+   * square of the backlog (ADR 0275).
    */
   async claimDue(limit: number, leaseMs: number, retryForMs: number): Promise<ClaimedDelivery[]> {
     return prepared<ClaimedDelivery>(
       this.ds,
       'claim-due-webhooks',
-      `UPDATE webhook_deliveries d SET locked_until = now() + make_interval(secs => $2), updated_at = now()
-         FROM webhooks w
-        WHERE d.id IN (
-                SELECT c.id FROM webhook_deliveries c
-                 WHERE c.status = 'pending' AND c.next_attempt_at <= now() AND (c.locked_until IS NULL OR c.locked_until < now())
-                   AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.sms_id = c.sms_id AND e.status = 'pending' AND e.seq < c.seq)
-                   AND EXISTS (SELECT 1 FROM webhooks x WHERE x.organization_id = c.organization_id AND x.kind = 'sms-status')
-                 ORDER BY c.next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
-          AND w.organization_id = d.organization_id AND w.kind = 'sms-status'
-        RETURNING d.id, d.attempts, d.body, w.url, w.secret, d.retry_from + make_interval(secs => $3) <= now() AS "lastChance"`,
+      CLAIM_DUE,
       [limit, leaseMs / 1000, retryForMs / 1000],
     );
   }
 
   /** Deliveries their receivers accepted, with the status code each answered. */
   async delivered(deliveries: ReadonlyArray<{ id: string; statusCode: number }>): Promise<void> {
-    await prepared(
+    // Planned at each call (ADR 0275): a generic plan kept a hash join over the whole table.
+    await planned(
       this.ds,
-      'webhooks-delivered',
       `UPDATE webhook_deliveries d SET status = 'delivered', attempts = d.attempts + 1, last_status_code = v.code, last_error = NULL, delivered_at = now(),
               locked_until = NULL, updated_at = now()
          FROM unnest($1::uuid[], $2::int[]) AS v(id, code) WHERE d.id = v.id`,

@@ -12,6 +12,12 @@ import { signatureHeaders } from './webhook-signature';
 const POLL_EVERY_MS = 2000;
 /** Attempts in flight at once per process. */
 const CONCURRENCY = 50;
+/**
+ * Free slots a claim waits for while attempts are in flight: a claim reads every due pending
+ * row, so under a backlog one per finished attempt cost Postgres more than the attempts
+ * (ADR 0277); each finished attempt still nudges, and the claim runs once this many are free.
+ */
+const CLAIM_AT_LEAST = 10;
 /** Reports are always signed; the column allows no secret, so an attempt says what to fix. */
 const NO_SECRET = 'the webhook has no secret: set one with PUT /admin/v1/organizations/{org}/webhooks/sms-status';
 /** Delivered rows past their retention are deleted this often, this many per statement (ADR 0203). */
@@ -123,8 +129,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
 
   private async pump(): Promise<void> {
     const room = CONCURRENCY - this.sending.size;
-    // A full house: each attempt that finishes nudges again.
-    if (room <= 0) return;
+    // Few free slots: each attempt that finishes nudges again, until a claim is worth its read.
+    if (room < CLAIM_AT_LEAST) return;
     const claimed = await this.deliveries.claimDue(room, this.config.timeoutMs + 5000, this.config.retryForMs);
     for (const delivery of claimed) {
       const sent: Promise<void> = this.attempt(delivery)

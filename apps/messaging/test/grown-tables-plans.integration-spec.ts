@@ -1,0 +1,62 @@
+import { randomUUID } from 'node:crypto';
+import { type OwnDatabase, createDataSource } from '@meld/db';
+import { privateDatabase } from '@meld/fixtures';
+import { testEnv } from '@meld/testing';
+import type { DataSource } from 'typeorm';
+import { SmsRepository } from '../src/sms/sms.repository';
+import { WebhookDeliveries } from '../src/webhooks/webhook-deliveries.repository';
+import { seedSmsTenancy } from './sms-tenancy';
+
+const GROWN = 5000;
+
+// ADR 0275: the receipts' lookup and the webhook completions were named prepared statements;
+// each connection kept the generic plan it made while the tables were a few pages (a
+// sequential scan, a hash join over one), so once they held thousands of rows every receipt
+// batch and every completion read all of them. Planned at each call, they use the indexes.
+describe('statements over tables grown from empty keep index plans (real Postgres, a database of its own)', () => {
+  let own: OwnDatabase;
+  let ds: DataSource;
+  let t: Awaited<ReturnType<typeof seedSmsTenancy>>;
+
+  beforeAll(async () => {
+    own = await privateDatabase(testEnv().postgresUrl, 'grown_tables');
+    // One connection: every call below shares its plan cache, as a busy pool's connections do.
+    ds = await createDataSource({ url: own.url, applicationName: 'grown-tables-spec', poolSize: 1 }).initialize();
+    t = await seedSmsTenancy(ds);
+  });
+  afterAll(async () => {
+    await ds?.destroy();
+    await own?.drop();
+  });
+
+  const seqScans = async (table: string): Promise<number> => {
+    // A backend reports its counters when idle for a second: wait that out first.
+    await new Promise((r) => setTimeout(r, 1500));
+    const [row] = await ds.query(`SELECT seq_scan::int AS n FROM pg_stat_user_tables WHERE relname = $1`, [table]);
+    return row.n;
+  };
+
+  it('finds messages by SMSC id and completes webhook deliveries without scanning the tables', async () => {
+    const repo = new SmsRepository(ds);
+    const deliveries = new WebhookDeliveries(ds);
+    // While the tables are empty: more than the five calls after which Postgres settles on a generic plan.
+    for (let i = 0; i < 8; i++) {
+      await repo.idsBySmscId([`none-${i}`]);
+      await deliveries.delivered([{ id: randomUUID(), statusCode: 204 }]);
+    }
+    await ds.query(
+      `WITH m AS (INSERT INTO sms_messages (project_id, organization_id, sender_id, destination, country, text, encoding, messages_count, price_per_sms, smsc_message_id)
+                  SELECT $1, $2, $3, '+447400000000', 'GB', 'x', 'GSM-7', 1, 0.04, 'smsc-' || i FROM generate_series(1, $4::int) i RETURNING id)
+       INSERT INTO webhook_deliveries (organization_id, project_id, sms_id, body) SELECT $2, $1, id, '{}' FROM m`,
+      [t.project.id, t.organization.id, t.sender.id, GROWN],
+    );
+    const [delivery] = await ds.query(`SELECT d.id, d.sms_id FROM webhook_deliveries d JOIN sms_messages m ON m.id = d.sms_id WHERE m.smsc_message_id = 'smsc-42'`);
+
+    const [messagesBefore, deliveriesBefore] = [await seqScans('sms_messages'), await seqScans('webhook_deliveries')];
+    expect(await repo.idsBySmscId(['smsc-42'])).toEqual(new Map([['smsc-42', delivery.sms_id]]));
+    await deliveries.delivered([{ id: delivery.id, statusCode: 204 }]);
+    expect(await seqScans('sms_messages')).toBe(messagesBefore);
+    expect(await seqScans('webhook_deliveries')).toBe(deliveriesBefore);
+    expect((await ds.query(`SELECT status FROM webhook_deliveries WHERE id = $1`, [delivery.id]))[0].status).toBe('delivered');
+  });
+});
