@@ -44,8 +44,9 @@ export class GroupCommit {
     try {
       if (this.o.lingerMs > 0) await sleep(this.o.lingerMs);
       // Connected first, the group taken after: sends made in the same run of code (an outbox
-      // pass's topics, ADR 0278) are all queued by then and share the first request.
-      await this.connect();
+      // pass's topics, ADR 0278) are all queued by then and share the first request. A failed
+      // connect is left to request(), which connects again and fails the group's sends with it.
+      await this.connect().catch(() => undefined);
       while (this.queue.length > 0) await this.sendGroup(this.takeGroup());
     } finally {
       this.lanes--;

@@ -77,6 +77,23 @@ describe('producer grouping', () => {
     ]);
   });
 
+  it('fails the sends, never leaves them waiting, when the producer cannot connect', async () => {
+    let attempts = 0;
+    const kafka = {
+      producer: () => ({
+        connect: async () => {
+          attempts++;
+          throw new Error('broker down');
+        },
+        disconnect: async () => undefined,
+      }),
+    } as unknown as Kafka;
+    const producer = createProducer({ brokers: 'x:1', clientId: 't', kafka, metrics: new Registry() });
+    const outcome = await Promise.race([producer.send('t1', [msg('a')]).then(() => 'sent', (err: Error) => err.message), new Promise((r) => setTimeout(() => r('still waiting'), 500))]);
+    expect(outcome).toBe('broker down');
+    expect(attempts).toBeGreaterThanOrEqual(1);
+  });
+
   it('an idle producer lingers lingerMs for company: sends within it share one request; a busy one does not wait', async () => {
     const { kafka, requests, release } = fakeKafka();
     const producer = createProducer({ brokers: 'x:1', clientId: 't', kafka, metrics: new Registry(), lingerMs: 40 });
