@@ -21,9 +21,13 @@
  * the gateway and `delivery`, ADR 0253; default: one process with every role),
  * --pg-statements 1 (Postgres's cost per message by statement over the peak, from
  * pg_stat_statements, with the row changes per table: ADR 0274; the server must preload it,
- * `MELD_STACK_PG_STAT_STATEMENTS=1`).
- * The notes give the CPU time each Meld process used per message over the peak (from the
- * first request to the last delivered webhook).
+ * `MELD_STACK_PG_STAT_STATEMENTS=1`),
+ * --enqueue-only 1 (the enqueue path alone, ADR 0278: messaging runs as `api` during the peak,
+ * so nothing is submitted while the requests run; the CPU is metered from the first request to
+ * the last 201 with the outbox relayed, then a `delivery` process starts and drains the backlog:
+ * its submitted and delivered rows measure delivery alone, and nothing may be lost).
+ * The notes give the CPU time each Meld process and Redis used per message over the peak (from
+ * the first request to the last delivered webhook; with --enqueue-only, to the last 201).
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -36,7 +40,7 @@ import { Pool } from 'undici';
 import { encodePrincipal, generatePrincipalKeys, parsePrincipalKey, principalKeyEnv } from '../../libs/auth/src';
 import { Topics } from '../../libs/contracts/src';
 import { freePort, startApp, stopApp, waitReady } from '../lib/apps';
-import { CpuMeter } from '../lib/cpu';
+import { CpuMeter, processCpuUs } from '../lib/cpu';
 import type { BenchContext, BenchRow, ScenarioResult } from '../lib/context';
 import { closedLoopOver, openLoop } from '../lib/load';
 import { startPrivateKafka } from '../lib/private-kafka';
@@ -132,6 +136,28 @@ async function bareSmpp(port: number, n: number, window: number) {
   return { submitted: rate(n, submits.elapsedS * 1000), latencies: submits.latencies, receipts: rate(receipts, lastReceipt - t0), lost: n - receipts };
 }
 
+/** The pid of the Redis server behind `url` when it runs on this machine (its CPU is metered too). */
+async function redisServerPid(url: string): Promise<number | undefined> {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1 });
+  try {
+    const pid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1]);
+    return Number.isInteger(pid) && processCpuUs(pid) >= 0 ? pid : undefined;
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** Until every outbox row of the bench's database has been relayed to Kafka. */
+async function waitOutboxEmpty(db: { query(sql: string): Promise<Array<{ n: number }>> }, timeoutMs = 60_000): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (performance.now() < deadline) {
+    const [{ n }] = await db.query(`SELECT (SELECT count(*) FROM sms_outbox) + (SELECT count(*) FROM outbox) AS n`);
+    if (Number(n) === 0) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`outbox rows still waiting after ${timeoutMs / 1000} s`);
+}
+
 export async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const messages = ctx.args.int('messages', 2000);
   const connections = ctx.args.int('connections', 32);
@@ -141,6 +167,8 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const profileDir = ctx.args.string('profile');
   const split = ctx.args.int('split', 0) === 1;
   const pgStatements = ctx.args.int('pg-statements', 0) === 1;
+  const enqueueOnly = ctx.args.int('enqueue-only', 0) === 1;
+  if (split && enqueueOnly) throw new Error('--split and --enqueue-only exclude each other: --enqueue-only runs api, then delivery');
   const serverUrl = process.env.MELD_POSTGRES_URL;
   const redisUrl = process.env.MELD_REDIS_URL;
   if (!serverUrl || !redisUrl) throw new Error('MELD_POSTGRES_URL / MELD_REDIS_URL not set: run with the stack up');
@@ -176,9 +204,10 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     const common = { ...process.env, LOG_LEVEL: 'warn', ...keys, MELD_POSTGRES_URL: pg.url, MELD_REDIS_URL: redisUrl };
     const messagingEnv = { ...common, MELD_KAFKA_BROKERS: kafka.brokers.join(','), MELD_SMSC_URL: `smpp://127.0.0.1:${smsc.port}`, MELD_WEBHOOK_ALLOW_PRIVATE: '1' };
     const profile = (name: string) => (profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}.cpuprofile`] : []);
-    children.messaging = startApp(ctx.root, 'messaging', { ...messagingEnv, PORT: String(messagingPort), MELD_MESSAGING_ROLE: split ? 'api' : 'all' }, profile('messaging'));
-    const deliveryPort = split ? await freePort() : 0;
-    if (split) children['messaging-delivery'] = startApp(ctx.root, 'messaging', { ...messagingEnv, PORT: String(deliveryPort), MELD_MESSAGING_ROLE: 'delivery' }, profile('messaging-delivery'));
+    children.messaging = startApp(ctx.root, 'messaging', { ...messagingEnv, PORT: String(messagingPort), MELD_MESSAGING_ROLE: split || enqueueOnly ? 'api' : 'all' }, profile('messaging'));
+    const deliveryPort = split || enqueueOnly ? await freePort() : 0;
+    const startDelivery = () => (children['messaging-delivery'] = startApp(ctx.root, 'messaging', { ...messagingEnv, PORT: String(deliveryPort), MELD_MESSAGING_ROLE: 'delivery' }, profile('messaging-delivery')));
+    if (split) startDelivery();
     children.gateway = startApp(ctx.root, 'gateway', {
       ...common, MELD_PORT: String(gatewayPort), MELD_OPS_PORT: '0', MELD_MESSAGING_URL: messagingUrl,
       MELD_RATE_LIMITS: JSON.stringify({ standard: { limit: 1_000_000_000 }, large: { limit: 1_000_000_000 } }), MELD_RATE_LIMIT_NAMESPACE: `bench-${suffix}`,
@@ -226,7 +255,12 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     };
 
     ctx.log(`peak: ${messages} sends from ${connections} connections`);
-    const meter = await new CpuMeter([...Object.entries(children).map(([name, child]) => ({ name, pid: child.pid! })), { name: 'postgres', pids: () => pg.backendPids() }]).start();
+    const redisPid = await redisServerPid(redisUrl);
+    const meter = await new CpuMeter([
+      ...Object.entries(children).map(([name, child]) => ({ name, pid: child.pid! })),
+      { name: 'postgres', pids: () => pg.backendPids() },
+      ...(redisPid ? [{ name: 'redis', pid: redisPid }] : []),
+    ]).start();
     // Transactions, explicit or of one statement: per message, the Postgres round trips' groups (ADR 0251).
     const transactions = async () => Number((await pg.db.query(`SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()`))[0].n);
     const statements = pgStatements ? new PgStatements(pg.db) : undefined;
@@ -235,11 +269,25 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     const t0 = performance.now();
     const peak = await closedLoopOver(connections, messages, () => send());
     const peakIds = [...requestedAt.keys()];
+    let cpu: Record<string, number> | undefined;
+    let xacts = Number.NaN;
+    if (enqueueOnly) {
+      // The api role's own outbox rows (the `enqueued` changes) are part of the enqueue path.
+      await waitOutboxEmpty(pg.db);
+      cpu = await meter.stop();
+      await new Promise((r) => setTimeout(r, 1500));
+      xacts = (await transactions()) - xactsBefore;
+      ctx.log('enqueue path measured: starting the delivery role on the backlog');
+      startDelivery();
+      await waitReady(`http://127.0.0.1:${deliveryPort}/readyz`);
+    }
     const peakLost = await settle(peakIds, 120_000) + peak.errors;
-    const cpu = await meter.stop();
-    // The statistics reach pg_stat_database up to a second after a commit.
-    await new Promise((r) => setTimeout(r, 1500));
-    const xacts = (await transactions()) - xactsBefore;
+    if (!cpu) {
+      cpu = await meter.stop();
+      // The statistics reach pg_stat_database up to a second after a commit.
+      await new Promise((r) => setTimeout(r, 1500));
+      xacts = (await transactions()) - xactsBefore;
+    }
     const statementCosts = statements ? [...statementNotes(await statements.stop(), messages), 'row changes per message, the whole run (set-up included):', ...(await tableChanges(pg.db, messages))] : [];
     const lastDelivered = Math.max(...peakIds.map((id) => receiver.delivered.get(id) ?? 0));
     const [times] = await pg.db.query(
@@ -268,21 +316,21 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
       row('bare smpp submit_sm', bare.submitted, bare.latencies),
       row('bare smpp receipts', bare.receipts),
       row(`Meld enqueued (POST ${direct ? 'straight to messaging' : 'through the gateway'}, 201)`, rate(messages, peak.elapsedS * 1000), peak.latencies, 'bare BullMQ add'),
-      row('Meld submitted (sent)', rate(times.sent, Number(times.sentMs)), [], 'bare smpp submit_sm'),
-      row('Meld delivered (receipt processed)', deliveredRate, [], 'bare smpp receipts'),
+      row(`Meld submitted (sent)${enqueueOnly ? ' by the delivery role on the backlog' : ''}`, rate(times.sent, Number(times.sentMs)), [], 'bare smpp submit_sm'),
+      row(`Meld delivered (receipt processed)${enqueueOnly ? ' on the backlog' : ''}`, deliveredRate, [], 'bare smpp receipts'),
       row('Meld webhook deliveries (every status)', webhookRate),
       row(`Meld request → delivered webhook at ${halfRate}/s (half of peak delivered)`, halfIds.length / halfSeconds, toDelivered),
     ];
     const enqueued = rows[4]!.throughput;
     return {
-      title: `sms${direct ? ' (straight to messaging)' : ''}${split ? ' (messaging as api + delivery processes)' : ''}: ${messages} direct SMS at peak from ${connections} connections, then ${halfSeconds} s at half of peak; simulator receipts after ${receiptDelayMs} ms`,
+      title: `sms${direct ? ' (straight to messaging)' : ''}${split ? ' (messaging as api + delivery processes)' : ''}${enqueueOnly ? ' (enqueue path alone: api role during the peak, delivery role started after it)' : ''}: ${messages} direct SMS at peak from ${connections} connections, then ${halfSeconds} s at half of peak; simulator receipts after ${receiptDelayMs} ms`,
       units: { throughput: 'messages/s (webhook deliveries/s for that row)', latency: 'request (or add / submit) to its answer; the half-peak row: request to the delivered webhook' },
       rows,
       notes: [
         `goal ≥ 1,000 enqueued/s: ${enqueued.toFixed(0)} ${enqueued >= 1000 ? 'MET' : 'MISSED'}`,
         `goal ≥ 500 delivered/s: ${deliveredRate.toFixed(0)} ${deliveredRate >= 500 ? 'MET' : 'MISSED'} (end to end, first request to last delivered webhook: ${endToEnd.toFixed(0)}/s)`,
         `goal no message lost: ${lost === 0 ? 'MET' : `MISSED (${lost} without a delivered webhook)`}; bare smpp receipts missing: ${bare.lost}`,
-        `CPU per message over the peak (first request to last delivered webhook): ${Object.entries(cpu).map(([name, us]) => `${name} ${(us / messages).toFixed(0)} µs`).join(', ')}; Postgres transactions per message ${(xacts / messages).toFixed(2)}`,
+        `CPU per message over the peak (first request to ${enqueueOnly ? 'last 201, outbox relayed' : 'last delivered webhook'}${redisPid ? '; redis: the whole server, other users of it included' : ''}): ${Object.entries(cpu).map(([name, us]) => `${name} ${(us / messages).toFixed(0)} µs`).join(', ')}; Postgres transactions per message ${(xacts / messages).toFixed(2)}`,
         'one machine: bench client, simulator, receiver, gateway, messaging, Postgres, Redis and the broker share its cores',
         ...statementCosts,
       ],

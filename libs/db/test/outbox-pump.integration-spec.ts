@@ -90,6 +90,39 @@ describe('OutboxPump', () => {
     expect(sends).toEqual([[{ key: 'k7', value: {}, headers: trace }, { key: 'k8', value: {} }]]);
   });
 
+  it('publishes the rows of interleaved topics in one send per topic, all made at once, in id order per topic (ADR 0278)', async () => {
+    await ds.query(`INSERT INTO outbox (topic, key, value) VALUES ('s', 'a1', '{}'), ('e', 'a1', '{}'), ('s', 'b1', '{}'), ('e', 'b1', '{}'), ('s', 'a2', '{}')`);
+    const sends: Array<{ topic: string; keys: string[] }> = [];
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    // Each send stays in flight until released: a pump sending one topic after the other never
+    // makes the second while the first is pending.
+    const publish = (topic: string, messages: OutboxMessage[]) => {
+      sends.push({ topic, keys: messages.map((m) => m.key) });
+      return released;
+    };
+    const pump = new OutboxPump(ds, { table: 'outbox', publish, metrics: new Registry() });
+    const pass = pump.drainOnce();
+    for (let i = 0; i < 50 && sends.length < 2; i++) await pause(10);
+    const madeAtOnce = [...sends];
+    release();
+    expect(await pass).toBe(5);
+    expect(madeAtOnce).toEqual([
+      { topic: 's', keys: ['a1', 'b1', 'a2'] },
+      { topic: 'e', keys: ['a1', 'b1'] },
+    ]);
+  });
+
+  it('keeps every row of a pass when one of its topics fails, and publishes them all again', async () => {
+    await ds.query(`INSERT INTO outbox (topic, key, value) VALUES ('s', 'c1', '{}'), ('bad', 'c1', '{}')`);
+    const fail = new OutboxPump(ds, { table: 'outbox', publish: async (topic) => (topic === 'bad' ? Promise.reject(new Error('unknown topic')) : undefined), metrics: new Registry() });
+    await expect(fail.drainOnce()).rejects.toThrow('unknown topic');
+    const sends: string[] = [];
+    const ok = new OutboxPump(ds, { table: 'outbox', publish: async (topic, messages) => void sends.push(...messages.map((m) => `${topic}/${m.key}`)), metrics: new Registry() });
+    expect(await ok.drainOnce()).toBe(2);
+    expect(sends.sort()).toEqual(['bad/c1', 's/c1']);
+  });
+
   it('waits its error backoff even when writes keep nudging it (a broker outage must not become a busy loop)', async () => {
     await write(9);
     let attempts = 0;

@@ -9,8 +9,8 @@ interface PendingSend {
 }
 
 /**
- * Group commit: sends that arrive while a produce request is in flight wait for it and then
- * go out together, in call order, in the next request (up to maxBatchSize messages; a
+ * Group commit: sends made together (in one run of code) share a produce request, and sends
+ * that arrive while a produce request is in flight wait for it and then go out together, in call order, in the next request (up to maxBatchSize messages; a
  * bigger send goes alone, in chunks). At most maxInFlightRequests requests are in flight, so
  * with the default of 1 a key's messages still reach the broker in the order they were sent.
  *
@@ -43,6 +43,10 @@ export class GroupCommit {
     this.lanes++;
     try {
       if (this.o.lingerMs > 0) await sleep(this.o.lingerMs);
+      // Connected first, the group taken after: sends made in the same run of code (an outbox
+      // pass's topics, ADR 0278) are all queued by then and share the first request. A failed
+      // connect is left to request(), which connects again and fails the group's sends with it.
+      await this.connect().catch(() => undefined);
       while (this.queue.length > 0) await this.sendGroup(this.takeGroup());
     } finally {
       this.lanes--;

@@ -50,7 +50,10 @@ describe('producer grouping', () => {
     const { kafka, requests, release } = fakeKafka();
     const producer = createProducer({ brokers: 'x:1', clientId: 't', kafka, metrics: new Registry() });
     const done: string[] = [];
-    const sends = ['a', 'b', 'c', 'd'].map((v) => producer.send('t1', [msg(v)]).then(() => done.push(v)));
+    const send = (v: string) => producer.send('t1', [msg(v)]).then(() => done.push(v));
+    const sends = [send('a')];
+    await new Promise((r) => setImmediate(r));
+    sends.push(...['b', 'c', 'd'].map(send));
     await new Promise((r) => setImmediate(r));
     expect(requests).toEqual([[{ topic: 't1', values: ['"a"'] }]]);
     await release();
@@ -59,6 +62,36 @@ describe('producer grouping', () => {
     await release();
     await Promise.all(sends);
     expect(done).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  it('sends made together share one request, whatever their topics (an outbox pass, ADR 0278)', async () => {
+    const { kafka, requests, release } = fakeKafka();
+    const producer = createProducer({ brokers: 'x:1', clientId: 't', kafka, metrics: new Registry() });
+    const sends = [producer.send('t1', [msg('a'), msg('c')]), producer.send('t2', [msg('b')])];
+    await releaseUntil(Promise.all(sends), release);
+    expect(requests).toEqual([
+      [
+        { topic: 't1', values: ['"a"', '"c"'] },
+        { topic: 't2', values: ['"b"'] },
+      ],
+    ]);
+  });
+
+  it('fails the sends, never leaves them waiting, when the producer cannot connect', async () => {
+    let attempts = 0;
+    const kafka = {
+      producer: () => ({
+        connect: async () => {
+          attempts++;
+          throw new Error('broker down');
+        },
+        disconnect: async () => undefined,
+      }),
+    } as unknown as Kafka;
+    const producer = createProducer({ brokers: 'x:1', clientId: 't', kafka, metrics: new Registry() });
+    const outcome = await Promise.race([producer.send('t1', [msg('a')]).then(() => 'sent', (err: Error) => err.message), new Promise((r) => setTimeout(() => r('still waiting'), 500))]);
+    expect(outcome).toBe('broker down');
+    expect(attempts).toBeGreaterThanOrEqual(1);
   });
 
   it('an idle producer lingers lingerMs for company: sends within it share one request; a busy one does not wait', async () => {
@@ -81,8 +114,10 @@ describe('producer grouping', () => {
   it('groups by topic and keeps each group within maxBatchSize messages', async () => {
     const { kafka, requests, release } = fakeKafka();
     const producer = createProducer({ brokers: 'x:1', clientId: 't', kafka, metrics: new Registry(), maxBatchSize: 3 });
+    const first = producer.send('t1', [msg('a')]);
+    await new Promise((r) => setImmediate(r));
     const sends = [
-      producer.send('t1', [msg('a')]),
+      first,
       producer.send('t1', [msg('b')]),
       producer.send('t2', [msg('c')]),
       producer.send('t1', [msg('d'), msg('e')]),
@@ -106,6 +141,7 @@ describe('producer grouping', () => {
     const { kafka, requests, release } = fakeKafka();
     const producer = createProducer({ brokers: 'x:1', clientId: 't', kafka, metrics: new Registry() });
     const first = producer.send('t1', [msg('a')]);
+    await new Promise((r) => setImmediate(r));
     const results = Promise.allSettled([producer.send('t1', [msg('b')]), producer.send('bad', [msg('x')]), producer.send('t1', [msg('c')])]);
     await releaseUntil(Promise.all([first, results]), release);
     await first;

@@ -125,13 +125,7 @@ export class OutboxPump {
         `SELECT id, ${topic ? '' : 'topic, '}key, value, trace FROM "${table}" ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
         [this.batch],
       );
-      // Consecutive rows of one topic go in one send, in id order.
-      for (let i = 0; i < rows.length; ) {
-        const t = topic ?? rows[i].topic!;
-        const run: OutboxMessage[] = [];
-        for (; i < rows.length && (topic ?? rows[i].topic) === t; i++) run.push(messageOf(rows[i]));
-        await this.options.publish(t, run);
-      }
+      await this.publishByTopic(rows);
       if (rows.length) await qr.query(`DELETE FROM "${table}" WHERE id = ANY($1::bigint[])`, [rows.map((r) => r.id)]);
       await qr.commitTransaction();
       return rows.length;
@@ -141,6 +135,27 @@ export class OutboxPump {
     } finally {
       await qr.release();
     }
+  }
+
+  /**
+   * Each topic's rows in one send, in id order, all topics' sends at once: a producer groups
+   * sends made together into one produce request (libs/kafka's GroupCommit). Rows of
+   * interleaved topics (a status and its timeline event) used to cost a request each, one
+   * after the other (ADR 0278). Order holds per topic, which is all a consumer can see.
+   */
+  private async publishByTopic(rows: readonly OutboxRow[]): Promise<void> {
+    const byTopic = new Map<string, OutboxMessage[]>();
+    for (const row of rows) {
+      const t = this.options.topic ?? row.topic!;
+      const list = byTopic.get(t);
+      if (list) list.push(messageOf(row));
+      else byTopic.set(t, [messageOf(row)]);
+    }
+    // Every send settles before the pass commits or rolls back, so no send of a failed pass
+    // is still in flight when the next pass publishes the same rows again.
+    const results = await Promise.allSettled([...byTopic].map(([t, messages]) => this.options.publish(t, messages)));
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
   }
 
   private async run(): Promise<void> {

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { SegmentedMessage } from 'sms-segments-calculator';
 import { smsParts } from './sms-parts';
 
 const a = (n: number) => 'a'.repeat(n);
@@ -44,6 +45,19 @@ describe('smsParts: encoding and parts (system design §4)', () => {
         else expect(messagesCount).toBeGreaterThanOrEqual(Math.ceil(septets / 153));
         if (ext === 0 && septets > 160) expect(messagesCount).toBe(Math.ceil(septets / 153));
       }),
+    );
+  });
+
+  it('the plain-ASCII shortcut agrees with the segment calculator on any text (ADR 0278)', () => {
+    // Lengths around the boundaries, ASCII in and out of the one-septet set, extension, non-GSM and astral characters.
+    const char = fc.constantFrom('a', 'Z', '0', ' ', '\n', '\r', '@', '$', '_', '?', '/', ':', '`', '~', '^', '{', '\\', '€', 'é', 'ж', '😀', '\t');
+    const text = fc.oneof(fc.string({ unit: char, maxLength: 400 }), fc.tuple(fc.integer({ min: 150, max: 320 }), char).map(([n, c]) => 'a'.repeat(n) + c));
+    fc.assert(
+      fc.property(text, (t) => {
+        const reference = new SegmentedMessage(t, 'auto');
+        expect(smsParts(t)).toEqual({ encoding: reference.encodingName === 'GSM-7' ? 'GSM-7' : 'UCS-2', messagesCount: reference.segmentsCount });
+      }),
+      { numRuns: 500 },
     );
   });
 });
