@@ -25,7 +25,7 @@ const LABELS: Array<[RegExp, string]> = [
   [/^SELECT id, (topic, )?key, value, trace FROM "?\w*outbox/i, 'relay: outbox rows read'],
   [/^DELETE FROM "?\w*outbox"? WHERE id = ANY/i, 'relay: outbox rows deleted'],
   [/count\(\*\)::int AS depth/, 'relay: depth metrics'],
-  [/^SELECT p\.locale/, 'send: context read'],
+  [/^SELECT (r\.n, )?p\.locale/, 'send: context read (one per request, or per group of requests: ADR 0295)'],
   [/^SELECT id, funds::text FROM organizations/, 'send: organizations locked'],
   [/^INSERT INTO sms_messages/, 'send: messages inserted'],
   [/^WITH w0 AS \(UPDATE organizations o SET funds = o\.funds -/, 'send: write (funds, history, outbox, webhooks)'],

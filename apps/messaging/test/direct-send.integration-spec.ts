@@ -126,6 +126,50 @@ describe('POST /v1/project/:project/channel/sms/sms/direct/:sender/:target (real
     expect([reused.status, reused.body.details?.reason]).toEqual([422, 'idempotency_key_reused']);
   });
 
+  it('answers requests whose reads share one statement each with its own project, sender, target and key (ADR 0295)', async () => {
+    const other = (await seedSmsTenancy(db, { price: 0.07 })) as SmsTenancy;
+    const mine = await seedContact(db, t.project.id, { _user_id: 'u-group-1', _phone_mobile: '+447400123601' });
+    const theirs = await seedContact(db, other.project.id, { _user_id: 'u-group-2', _phone_mobile: '+447400123602' });
+    const optedOut = await seedContact(db, t.project.id, { _user_id: 'u-group-3', _phone_mobile: '+447400123603', _consent_sms: 'opt-out' });
+    const first = await send(mine, 'keyed', { key: 'group-read' });
+    expect(first.status).toBe(201);
+    // The projects table locked, the first reads wait in Postgres and the others queue behind
+    // them: once it is released, those go as one statement (ADR 0295).
+    const lock = db.createQueryRunner();
+    await lock.connect();
+    await lock.startTransaction();
+    await lock.query('LOCK TABLE projects IN ACCESS EXCLUSIVE MODE');
+    const sent = Promise.all([
+      send(mine, 'to mine'),
+      send(theirs, 'to theirs', { tenancy: other }),
+      send(optedOut, 'opted out'),
+      send(mine, 'unknown sender', { sender: '00000000-0000-4000-8000-000000000001' }),
+      send(theirs, 'not their contact'),
+      send(mine, 'keyed', { key: 'group-read' }),
+      send('+447400123777', 'unknown phone'),
+      send(mine, 'to mine, other sender', { sender: other.sender.id }),
+      send(mine, 'keyed', { key: 'group-read', tenancy: other }),
+    ]);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await lock.commitTransaction();
+    await lock.release();
+    const answers = await sent;
+    expect(answers.map((a) => [a.status, a.body.details?.reason ?? a.body.entity?.pricePerSms ?? null])).toEqual([
+      [201, 0.04],
+      [201, 0.07],
+      [422, 'opted_out'],
+      [404, null],
+      [400, null],
+      [201, 0.04],
+      [404, null],
+      [404, null],
+      [400, null],
+    ]);
+    expect(answers[0]!.body.entity.audienceId).toBe(mine);
+    expect(answers[1]!.body.entity.audienceId).toBe(theirs);
+    expect(answers[5]!.body.entity.id).toBe(first.body.entity.id);
+  });
+
   it('rejects at send time a contact who opted out after the request', async () => {
     const audienceId = await seedContact(db, t.project.id, { _user_id: 'u-late', _phone_mobile: '+447400123322' });
     await smsc.close().catch(() => undefined); // nothing reaches the SMSC meanwhile: the job waits and retries
