@@ -4,11 +4,22 @@ const fs = require('node:fs');
 const path = require('node:path');
 
 const ROOT = path.resolve(__dirname, '..', '..');
-const STACK = path.join(ROOT, '.stack');
+// Through a symlink (a second checkout sharing one running stack) the real path: services are
+// recognised by their data paths in their command lines, which name the real one.
+const STACK = realPath(path.join(ROOT, '.stack'));
 const LOGS = path.join(STACK, 'logs');
 const PIDS = path.join(STACK, 'pids');
 const BIN = path.join(STACK, 'bin');
 const ENV_FILE = path.join(STACK, 'env.json');
+
+function realPath(p) {
+  try {
+    return fs.realpathSync(p);
+  } catch (err) {
+    if (err.code === 'ENOENT') return p;
+    throw err;
+  }
+}
 
 const pidFile = (name) => path.join(PIDS, `${name}.pid`);
 const logFile = (name) => path.join(LOGS, `${name}.log`);
