@@ -26,6 +26,9 @@
  * checkout at ROOT, e.g. the commit before a change, as the `before` rows; ADR 0270).
  * The `proxy` rows put a bare Node proxy (bench/lib/bare-proxy.ts) in front of the bare floor: the
  * floor of any Node proxy hop on this box (ADR 0271).
+ * --stub-app MS replaces the audience app with a stub (bench/lib/stub-app.ts) answering every route
+ * with the same small JSON after MS ms: the `direct` and `gateway` rows then compare the gateway's
+ * cost of a GET and a POST on equal terms, and the delay sets the request rate (ADR 0290).
  */
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
@@ -93,6 +96,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const traceSyscalls = ctx.args.flag('syscalls');
   const routeNames = (ctx.args.string('routes') ?? 'project,contact,count').split(',');
   const beforeRoot = ctx.args.string('before');
+  const stubDelay = ctx.args.string('stub-app');
   const postgresUrl = process.env.MELD_POSTGRES_URL;
   const chUrl = process.env.MELD_CLICKHOUSE_URL;
   const chDb = process.env.MELD_CLICKHOUSE_DB;
@@ -165,7 +169,14 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
       env: { ...process.env, PORT: String(proxyPort), BARE_PROXY_UPSTREAM: bareUrl },
       stdio: ['ignore', 'ignore', 'inherit'],
     }),
-    audience: startApp(ctx.root, 'audience', { ...common, PORT: String(audiencePort) }, profile('audience')),
+    audience:
+      stubDelay === undefined
+        ? startApp(ctx.root, 'audience', { ...common, PORT: String(audiencePort) }, profile('audience'))
+        : spawn(process.execPath, ['-r', '@swc-node/register', join(ctx.root, 'bench/lib/stub-app.ts')], {
+            cwd: ctx.root,
+            env: { ...process.env, PORT: String(audiencePort), STUB_DELAY_MS: stubDelay },
+            stdio: ['ignore', 'ignore', 'inherit'],
+          }),
     gateway: startApp(ctx.root, 'gateway', gatewayEnv(gatewayPort, `bench-${suffix}`), profile('gateway')),
     // A/B in one run: another build of the gateway (e.g. the commit before a change) in front of the same app.
     ...(beforeRoot ? { before: startApp(beforeRoot, 'gateway', gatewayEnv(beforePort, `bench-${suffix}-before`)) } : {}),

@@ -18,10 +18,12 @@ export class BodyTooLarge extends Error {}
 
 /**
  * Sends the request to the owning app at the same path and passes the answer back. The
- * body is piped through untouched (never parsed here); a chunked body is cut off at the
- * route's limit. Resolves with the reply once it is sent (or, for a streamed answer, once
- * its stream is handed to Fastify); rejects when the app cannot be reached or fails before
- * the answer is complete (the caller maps that to 502/504 or 413).
+ * body is passed on untouched (never parsed here): a small one with a length is collected
+ * and sent with the request's headers (ADR 0290), a larger one is piped through as it
+ * arrives, a chunked one is piped and cut off at the route's limit. Resolves with the reply
+ * once it is sent (or, for a streamed answer, once its stream is handed to Fastify); rejects
+ * when the client's body or the app fails before the answer is complete (the caller maps that
+ * to 502/504 or 413).
  */
 export function forward(
   pool: Dispatcher,
@@ -49,16 +51,40 @@ export function forward(
   propagation.inject(context.active(), headers);
 
   return new Promise((resolve, reject) => {
-    pool.dispatch(
-      {
-        method: request.method as Dispatcher.HttpMethod,
-        path: request.url,
-        headers,
-        body: hasBody ? (bodyLength !== undefined ? stream : pipeline(stream, limitBytes(bodyLimit), () => undefined)) : null,
-      },
-      new AnswerHandler(reply, request.method === 'HEAD', resolve, reject),
-    );
+    const send = (body: Buffer | Readable | null) =>
+      pool.dispatch({ method: request.method as Dispatcher.HttpMethod, path: request.url, headers, body }, new AnswerHandler(reply, request.method === 'HEAD', resolve, reject));
+    if (!hasBody) send(null);
+    else if (bodyLength === undefined) send(pipeline(stream, limitBytes(bodyLimit), () => undefined));
+    else if (Number(bodyLength) <= COLLECT_LIMIT) collect(stream, send, reject);
+    else send(stream);
   });
+}
+
+/**
+ * Bodies up to this length (the caller has already refused any over the route's limit) are
+ * collected and dispatched as one buffer (ADR 0290): undici then writes them with the
+ * request's headers in one call and skips what a stream body costs per request (its flowing
+ * setup, six listeners, a deferred dispatch, the destroy of the client's request stream).
+ * Larger ones stream, so the gateway never holds a big body in memory.
+ */
+const COLLECT_LIMIT = 64 * 1024;
+
+/** The client's whole body (its length is known and small), or the error that ended it first. */
+function collect(stream: Readable, done: (body: Buffer) => void, fail: (err: Error) => void): void {
+  const chunks: Buffer[] = [];
+  const onData = (chunk: Buffer) => void chunks.push(chunk);
+  const onEnd = () => {
+    cleanup();
+    done(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+  };
+  const onError = (err: Error) => {
+    cleanup();
+    fail(err);
+  };
+  // A client gone before its body was complete: Node emits 'error' then 'close'; 'close' alone covers a destroy without one.
+  const onClose = () => onError(new Error('the client closed the request before its body was complete'));
+  const cleanup = () => stream.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
+  stream.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
 }
 
 const BUFFER_LIMIT = 64 * 1024;
