@@ -36,6 +36,7 @@ const LABELS: Array<[RegExp, string]> = [
   [/^WITH w0 AS \(UPDATE sms_messages m SET status/, 'status: write (message, history, outbox, webhooks)'],
   [/^SELECT DISTINCT ON \(smsc_message_id\)/, 'receipts: ids by SMSC id'],
   [/^UPDATE webhook_deliveries d SET locked_until/, 'webhooks: claim'],
+  [/^SET LOCAL enable_sort/, 'webhooks: claim (its planner setting, with BEGIN)'],
   [/^UPDATE webhook_deliveries d SET status = (\$\d+|'delivered'), attempts/, 'webhooks: delivered'],
   [/^UPDATE webhook_deliveries SET attempts/, 'webhooks: attempt failed'],
   [/^DELETE FROM webhook_deliveries/, 'webhooks: prune'],

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { createDataSource } from '@meld/db';
 import { testEnv } from '@meld/testing';
 import type { DataSource } from 'typeorm';
-import { CLAIM_DUE, WebhookDeliveries } from '../src/webhooks/webhook-deliveries.repository';
+import { CLAIM_DUE, CLAIM_SETTINGS, WebhookDeliveries } from '../src/webhooks/webhook-deliveries.repository';
 import { seedSmsTenancy } from './sms-tenancy';
 
 /** Messages whose first delivery is leased (in flight) and whose second waits behind it. */
@@ -61,5 +61,66 @@ describe('claiming webhook deliveries behind a backlog (real Postgres)', () => {
     const claimed = new Set((await new WebhookDeliveries(ds).claimDue(10, 60_000, 86_400_000)).map((c) => c.id));
     const ours: Array<{ id: string; sms_id: string }> = await ds.query(`SELECT id, sms_id FROM webhook_deliveries WHERE organization_id = $1`, [t.organization.id]);
     expect(ours.filter((d) => claimed.has(d.id)).map((d) => d.sms_id)).toEqual([free]);
+  });
+});
+
+/** Messages whose first delivery is due and free, each with a second one behind it (a delivery role starting on a backlog). */
+const DUE = 3000;
+const LIMIT = 40;
+
+// ADR 0300: from statistics taken before the backlog, Postgres planned the claim as a bitmap scan of
+// every due pending row, sorted, then cut to the limit: each claim read all of them (20,000 buffers
+// for 40 rows here, 20 ms), the largest cost of a delivery process draining a backlog. Under the
+// claim's setting the plan walks the due index in order and stops at the limit.
+describe('claiming webhook deliveries from a backlog of due ones (real Postgres)', () => {
+  let ds: DataSource;
+  let t: Awaited<ReturnType<typeof seedSmsTenancy>>;
+  let heads: Set<string>;
+
+  beforeAll(async () => {
+    ds = await createDataSource({ url: testEnv().postgresUrl, applicationName: 'webhook-claim-due-spec' }).initialize();
+    t = await seedSmsTenancy(ds);
+    await ds.query(`INSERT INTO webhooks (organization_id, kind, url, secret) VALUES ($1, 'sms-status', 'http://127.0.0.1:9/sms', $2)`, [t.organization.id, `whsec_${randomBytes(24).toString('base64')}`]);
+    await ds.query(`ANALYZE webhook_deliveries`);
+    const ids = Array.from({ length: DUE }, () => randomUUID());
+    await ds.query(
+      `INSERT INTO sms_messages (id, project_id, organization_id, sender_id, destination, country, text, encoding, messages_count, price_per_sms)
+       SELECT id, $2, $3, $4, '+447400000000', 'GB', 'x', 'GSM-7', 1, 0.04 FROM unnest($1::uuid[]) AS id`,
+      [ids, t.project.id, t.organization.id, t.sender.id],
+    );
+    const rows: Array<{ id: string }> = await ds.query(
+      `INSERT INTO webhook_deliveries (organization_id, project_id, sms_id, body, next_attempt_at)
+       SELECT $2, $3, ids.id, '{}', now() - interval '1 hour' + k * interval '1 minute'
+         FROM unnest($1::uuid[]) WITH ORDINALITY AS ids(id, n), generate_series(1, 2) AS k ORDER BY ids.n, k
+       RETURNING id, next_attempt_at < now() - interval '30 minutes' AS head`,
+      [ids, t.organization.id, t.project.id],
+    );
+    heads = new Set((rows as Array<{ id: string; head: boolean }>).filter((r) => r.head).map((r) => r.id));
+  });
+
+  afterAll(async () => {
+    await ds?.query(`DELETE FROM organizations WHERE id = $1`, [t?.organization.id]);
+    await ds?.destroy();
+  });
+
+  it('reads buffers in proportion to what it claims, not to the backlog, and claims heads only', async () => {
+    const runner = ds.createQueryRunner();
+    await runner.startTransaction();
+    try {
+      await runner.query(CLAIM_SETTINGS);
+      const [{ 'QUERY PLAN': [plan] }] = await runner.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${CLAIM_DUE}`, [LIMIT, 60, 86_400]);
+      // About ten buffers per claimed row (index, heap, the two probes, the update); reading the backlog is thousands.
+      expect(plan.Plan['Shared Hit Blocks'] + plan.Plan['Shared Read Blocks']).toBeLessThan(LIMIT * 25);
+    } finally {
+      await runner.rollbackTransaction();
+      await runner.release();
+    }
+    const claimed = await new WebhookDeliveries(ds).claimDue(LIMIT, 60_000, 86_400_000);
+    const ours = claimed.filter((c) => heads.has(c.id));
+    expect(claimed.length).toBe(LIMIT);
+    const all: Array<{ id: string }> = await ds.query(`SELECT id FROM webhook_deliveries WHERE organization_id = $1 AND locked_until IS NOT NULL`, [t.organization.id]);
+    // Every one of ours it leased is the head of its message's line.
+    expect(all.every((d) => heads.has(d.id))).toBe(true);
+    expect(ours.length).toBeGreaterThan(0);
   });
 });

@@ -23,8 +23,11 @@ const NO_SECRET = 'the webhook has no secret: set one with PUT /admin/v1/organiz
 /** Delivered rows past their retention are deleted this often, this many per statement (ADR 0203). */
 const PRUNE_EVERY_MS = 10 * 60_000;
 const PRUNE_BATCH = 5000;
-/** Completions of attempts finishing together share one statement (ADR 0202). */
-const WRITE_BATCH = { maxBatch: 200, maxInFlight: 2 };
+/**
+ * Completions of attempts finishing together share one statement (ADR 0202); one at a time, so
+ * those finishing meanwhile make the next batch instead of a second small one (ADR 0300).
+ */
+const WRITE_BATCH = { maxBatch: 200, maxInFlight: 1 };
 const attempts = new Counter({
   name: 'meld_messaging_webhook_attempts_total',
   help: 'Delivery-report webhook attempts by result (delivered, retry, failed)',

@@ -27,8 +27,11 @@ const RECOVERY_EVERY_MS = 30_000;
 const QUEUE_RETRY_AFTER_S = 5;
 /** How often the jobs of stored messages whose add failed are added again (ADR 0284). */
 const READD_EVERY_MS = 1000;
-/** Reads of jobs (and of receipts) arriving together share one statement (ADR 0202). */
-const READ_BATCH = { maxBatch: 200, maxInFlight: 2 };
+/**
+ * Reads of jobs (and of receipts) arriving together share one statement (ADR 0202); one at a time,
+ * so those arriving meanwhile make the next batch instead of a second small one (ADR 0300).
+ */
+const READ_BATCH = { maxBatch: 200, maxInFlight: 1 };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
