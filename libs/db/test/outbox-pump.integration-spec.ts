@@ -4,10 +4,12 @@ import { Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
 import { createDataSource, OutboxPump, type OutboxMessage } from '../src';
 
-// The pump on an `outbox` table of a schema of its own (search_path), so the apps' pumps of
-// other tests never see these rows.
+// The pump on an outbox table of a schema of its own (search_path), so the apps' pumps of
+// other tests never see these rows; its name is this run's own too, as a pump's advisory lock is
+// keyed by the table's name and one named `outbox` was also taken by ingest's pumps in other specs.
 describe('OutboxPump', () => {
   const schema = `pump_${randomBytes(4).toString('hex')}`;
+  const table = `outbox_${randomBytes(4).toString('hex')}`;
   let ds: DataSource;
 
   beforeAll(async () => {
@@ -15,19 +17,19 @@ describe('OutboxPump', () => {
     url.searchParams.set('options', `-c search_path=${schema}`);
     ds = await createDataSource({ url: url.toString(), applicationName: 'outbox-pump-spec' }).initialize();
     await ds.query(`CREATE SCHEMA ${schema}`);
-    await ds.query(`CREATE TABLE ${schema}.outbox (id bigserial PRIMARY KEY, topic text NOT NULL, key text NOT NULL, value jsonb NOT NULL, trace jsonb, created_at timestamptz NOT NULL DEFAULT now())`);
+    await ds.query(`CREATE TABLE ${schema}.${table} (id bigserial PRIMARY KEY, topic text NOT NULL, key text NOT NULL, value jsonb NOT NULL, trace jsonb, created_at timestamptz NOT NULL DEFAULT now())`);
   });
   afterAll(async () => {
     await ds?.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     await ds?.destroy();
   });
 
-  const write = (n: number) => ds.query(`INSERT INTO outbox (topic, key, value) VALUES ('t', $1, $2)`, [`k${n}`, JSON.stringify({ n })]);
+  const write = (n: number) => ds.query(`INSERT INTO ${table} (topic, key, value) VALUES ('t', $1, $2)`, [`k${n}`, JSON.stringify({ n })]);
   const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
   it('gathers the rows of writes arriving within its linger after a send into one send, in order', async () => {
     const sends: OutboxMessage[][] = [];
-    const pump = new OutboxPump(ds, { table: 'outbox', publish: async (_t, messages) => void sends.push(messages), metrics: new Registry(), lingerMs: 400 });
+    const pump = new OutboxPump(ds, { table, publish: async (_t, messages) => void sends.push(messages), metrics: new Registry(), lingerMs: 400 });
     pump.start();
     await pause(100); // the first (empty) pass, then asleep
     for (let n = 1; n <= 4; n++) {
@@ -44,12 +46,12 @@ describe('OutboxPump', () => {
     expect(keys.flat()).toEqual(['k1', 'k2', 'k3', 'k4']);
     expect(keys[0][0]).toBe('k1');
     expect(keys).toHaveLength(2);
-    expect(Number((await ds.query(`SELECT count(*) AS n FROM outbox`))[0].n)).toBe(0);
+    expect(Number((await ds.query(`SELECT count(*) AS n FROM ${table}`))[0].n)).toBe(0);
   });
 
   it('without a linger publishes each nudged write at once', async () => {
     const sends: OutboxMessage[][] = [];
-    const pump = new OutboxPump(ds, { table: 'outbox', publish: async (_t, messages) => void sends.push(messages), metrics: new Registry() });
+    const pump = new OutboxPump(ds, { table, publish: async (_t, messages) => void sends.push(messages), metrics: new Registry() });
     pump.start();
     await pause(100);
     for (let n = 5; n <= 6; n++) {
@@ -62,7 +64,7 @@ describe('OutboxPump', () => {
   });
 
   it('at rest runs no pass until its safety poll, and then one (ADR 0212)', async () => {
-    const pump = new OutboxPump(ds, { table: 'outbox', publish: async () => undefined, metrics: new Registry(), safetyPollMs: 1500 });
+    const pump = new OutboxPump(ds, { table, publish: async () => undefined, metrics: new Registry(), safetyPollMs: 1500 });
     const passes = jest.spyOn(pump, 'drainOnce');
     pump.start();
     await pause(1200);
@@ -73,7 +75,7 @@ describe('OutboxPump', () => {
   });
 
   it('at rest by default stays asleep for seconds (the old 250 ms poll cost a core-percent per pump)', async () => {
-    const pump = new OutboxPump(ds, { table: 'outbox', publish: async () => undefined, metrics: new Registry() });
+    const pump = new OutboxPump(ds, { table, publish: async () => undefined, metrics: new Registry() });
     const passes = jest.spyOn(pump, 'drainOnce');
     pump.start();
     await pause(2000);
@@ -84,14 +86,14 @@ describe('OutboxPump', () => {
   it('sends the trace a row was written with as its headers', async () => {
     const sends: OutboxMessage[][] = [];
     const trace = { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', 'x-request-id': 'req-outbox-1' };
-    await ds.query(`INSERT INTO outbox (topic, key, value, trace) VALUES ('t', 'k7', '{}', $1), ('t', 'k8', '{}', NULL)`, [JSON.stringify(trace)]);
-    const pump = new OutboxPump(ds, { table: 'outbox', publish: async (_t, messages) => void sends.push(messages), metrics: new Registry() });
+    await ds.query(`INSERT INTO ${table} (topic, key, value, trace) VALUES ('t', 'k7', '{}', $1), ('t', 'k8', '{}', NULL)`, [JSON.stringify(trace)]);
+    const pump = new OutboxPump(ds, { table, publish: async (_t, messages) => void sends.push(messages), metrics: new Registry() });
     expect(await pump.drainOnce()).toBe(2);
     expect(sends).toEqual([[{ key: 'k7', value: {}, headers: trace }, { key: 'k8', value: {} }]]);
   });
 
   it('publishes the rows of interleaved topics in one send per topic, all made at once, in id order per topic (ADR 0278)', async () => {
-    await ds.query(`INSERT INTO outbox (topic, key, value) VALUES ('s', 'a1', '{}'), ('e', 'a1', '{}'), ('s', 'b1', '{}'), ('e', 'b1', '{}'), ('s', 'a2', '{}')`);
+    await ds.query(`INSERT INTO ${table} (topic, key, value) VALUES ('s', 'a1', '{}'), ('e', 'a1', '{}'), ('s', 'b1', '{}'), ('e', 'b1', '{}'), ('s', 'a2', '{}')`);
     const sends: Array<{ topic: string; keys: string[] }> = [];
     let release: () => void = () => undefined;
     const released = new Promise<void>((resolve) => (release = resolve));
@@ -101,7 +103,7 @@ describe('OutboxPump', () => {
       sends.push({ topic, keys: messages.map((m) => m.key) });
       return released;
     };
-    const pump = new OutboxPump(ds, { table: 'outbox', publish, metrics: new Registry() });
+    const pump = new OutboxPump(ds, { table, publish, metrics: new Registry() });
     const pass = pump.drainOnce();
     for (let i = 0; i < 50 && sends.length < 2; i++) await pause(10);
     const madeAtOnce = [...sends];
@@ -114,11 +116,11 @@ describe('OutboxPump', () => {
   });
 
   it('keeps every row of a pass when one of its topics fails, and publishes them all again', async () => {
-    await ds.query(`INSERT INTO outbox (topic, key, value) VALUES ('s', 'c1', '{}'), ('bad', 'c1', '{}')`);
-    const fail = new OutboxPump(ds, { table: 'outbox', publish: async (topic) => (topic === 'bad' ? Promise.reject(new Error('unknown topic')) : undefined), metrics: new Registry() });
+    await ds.query(`INSERT INTO ${table} (topic, key, value) VALUES ('s', 'c1', '{}'), ('bad', 'c1', '{}')`);
+    const fail = new OutboxPump(ds, { table, publish: async (topic) => (topic === 'bad' ? Promise.reject(new Error('unknown topic')) : undefined), metrics: new Registry() });
     await expect(fail.drainOnce()).rejects.toThrow('unknown topic');
     const sends: string[] = [];
-    const ok = new OutboxPump(ds, { table: 'outbox', publish: async (topic, messages) => void sends.push(...messages.map((m) => `${topic}/${m.key}`)), metrics: new Registry() });
+    const ok = new OutboxPump(ds, { table, publish: async (topic, messages) => void sends.push(...messages.map((m) => `${topic}/${m.key}`)), metrics: new Registry() });
     expect(await ok.drainOnce()).toBe(2);
     expect(sends.sort()).toEqual(['bad/c1', 's/c1']);
   });
@@ -130,14 +132,14 @@ describe('OutboxPump', () => {
       attempts++;
       throw new Error('broker down');
     };
-    const pump = new OutboxPump(ds, { table: 'outbox', publish, metrics: new Registry(), errorBackoffMs: 1000 });
+    const pump = new OutboxPump(ds, { table, publish, metrics: new Registry(), errorBackoffMs: 1000 });
     pump.start();
     for (let i = 0; i < 60; i++) {
       pump.nudge();
       await pause(20);
     }
     await pump.stop();
-    await ds.query(`DELETE FROM outbox`);
+    await ds.query(`DELETE FROM ${table}`);
     expect(attempts).toBeGreaterThanOrEqual(1);
     expect(attempts).toBeLessThanOrEqual(2);
   });

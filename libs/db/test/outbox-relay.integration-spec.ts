@@ -6,10 +6,14 @@ import { createDataSource, OutboxRelay, outboxNotificationsOf, type OutboxMessag
 
 const SAFETY_POLL_MS = 2000;
 
-// A relay woken by LISTEN/NOTIFY (ADR 0212) on an `outbox` of a schema of its own, with the
+// A relay woken by LISTEN/NOTIFY (ADR 0212) on an outbox of a schema of its own, with the
 // migration's trigger function; writes come from a second DataSource, as from another process.
+// The table's name is this run's own too: a pump's advisory lock is keyed by its table's name, so
+// one named `outbox` shared it with ingest's pumps in other specs, and a pass that found it held
+// published nothing until the safety poll.
 describe('OutboxRelay', () => {
   const schema = `relay_${randomBytes(4).toString('hex')}`;
+  const table = `outbox_${randomBytes(4).toString('hex')}`;
   const app = `outbox-relay-spec-${randomBytes(3).toString('hex')}`;
   let ds: DataSource;
   let writer: DataSource;
@@ -26,7 +30,7 @@ describe('OutboxRelay', () => {
   };
   /** Commits one row without nudging anyone; resolves with the time of the commit. */
   const write = async (key: string) => {
-    await writer.query(`INSERT INTO outbox (topic, key, value) VALUES ('t', $1, '{}')`, [key]);
+    await writer.query(`INSERT INTO ${table} (topic, key, value) VALUES ('t', $1, '{}')`, [key]);
     return Date.now();
   };
   const sentAfter = (key: string) => waitFor(`${key} sent`, async () => sent.find((s) => s.messages.some((m) => m.key === key)), { timeoutMs: 10000, intervalMs: 5 });
@@ -36,9 +40,9 @@ describe('OutboxRelay', () => {
     ds = await open(app);
     writer = await open(`${app}-writer`);
     await ds.query(`CREATE SCHEMA ${schema}`);
-    await ds.query(`CREATE TABLE outbox (id bigserial PRIMARY KEY, topic text NOT NULL, key text NOT NULL, value jsonb NOT NULL, trace jsonb, created_at timestamptz NOT NULL DEFAULT now())`);
-    await ds.query(`CREATE TRIGGER outbox_notify AFTER INSERT ON outbox FOR EACH STATEMENT EXECUTE FUNCTION public.meld_outbox_notify()`);
-    relay = new OutboxRelay(ds, producer, { table: 'outbox', metrics, safetyPollMs: SAFETY_POLL_MS });
+    await ds.query(`CREATE TABLE ${table} (id bigserial PRIMARY KEY, topic text NOT NULL, key text NOT NULL, value jsonb NOT NULL, trace jsonb, created_at timestamptz NOT NULL DEFAULT now())`);
+    await ds.query(`CREATE TRIGGER outbox_notify AFTER INSERT ON ${table} FOR EACH STATEMENT EXECUTE FUNCTION public.meld_outbox_notify()`);
+    relay = new OutboxRelay(ds, producer, { table, metrics, safetyPollMs: SAFETY_POLL_MS });
     relay.onApplicationBootstrap();
     await waitFor('the LISTEN connection', async () => outboxNotificationsOf(ds).listening);
   });
