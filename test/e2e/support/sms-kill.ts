@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createDataSource } from '@meld/db';
-import { principalHeader } from '@meld/fixtures';
+import { principalHeader, privateDatabase } from '@meld/fixtures';
 import { testEnv, waitFor } from '@meld/testing';
 import { Queue } from 'bullmq';
 import Redis from 'ioredis';
@@ -11,8 +11,11 @@ import { type Answered, burst, freePort, startCountingSmsc, startPrivateRedis } 
 import { seedContact, seedSmsTenancy } from '../../../apps/messaging/test/sms-tenancy';
 
 // The SIGKILL tests of messaging (issue 17, ADR 0268): the built app as processes on a private
-// Redis and a private SMSC simulator that counts submits, a burst of direct SMS from concurrent
-// clients, one process SIGKILLed mid-burst and started again.
+// Postgres database, a private Redis and a private SMSC simulator that counts submits, a burst of
+// direct SMS from concurrent clients, one process SIGKILLed mid-burst and started again. With
+// every store its own (messaging only produces to Kafka, its own rows), `meld test` runs these
+// beside the serial e2e phase (ADR 0306): no other suite's sweep claims their messages, theirs
+// claims no other suite's.
 const { spawnPrefixed } = require(join(__dirname, '../../../tools/cli/lib.js'));
 
 const MAIN = join(__dirname, '../../../apps/messaging/dist/main.js');
@@ -39,11 +42,12 @@ export async function killMidBurst({ roles, victim, name }: { roles: Role[]; vic
   mkdirSync(LOGS, { recursive: true });
   const redis = await startPrivateRedis();
   const smsc = await startCountingSmsc();
-  const db: DataSource = await createDataSource({ url: testEnv().postgresUrl, applicationName: 'sms-kill-tests', poolSize: 2 }).initialize();
+  const database = await privateDatabase(testEnv().postgresUrl, `sms_kill_${name}`);
+  const db: DataSource = await createDataSource({ url: database.url, applicationName: 'sms-kill-tests', poolSize: 2 }).initialize();
   const ports = new Map<Role, number>();
   const children = new Map<Role, ChildProcess>();
   const start = (role: Role) => {
-    const env = { MELD_REDIS_URL: redis.url, MELD_SMSC_URL: `smpp://127.0.0.1:${smsc.port}`, MELD_MESSAGING_ROLE: role, PORT: String(ports.get(role)), LOG_LEVEL: 'warn', MELD_ALLOW_DEV_SECRETS: '1' };
+    const env = { MELD_POSTGRES_URL: database.url, MELD_REDIS_URL: redis.url, MELD_SMSC_URL: `smpp://127.0.0.1:${smsc.port}`, MELD_MESSAGING_ROLE: role, PORT: String(ports.get(role)), LOG_LEVEL: 'warn', MELD_ALLOW_DEV_SECRETS: '1' };
     children.set(role, spawnPrefixed(`messaging-${role}`, process.execPath, [MAIN], { env, logFile: join(LOGS, `${name}-${role}.log`) }));
   };
   const ready = (role: Role) =>
@@ -159,6 +163,7 @@ export async function killMidBurst({ roles, victim, name }: { roles: Role[]; vic
       ),
     );
     await db.destroy();
+    await database.drop().catch(() => undefined);
     await smsc.close();
     await redis.stop();
   }

@@ -4,7 +4,7 @@
 // (unit, integration, e2e) on the real stack. Ends with one summary line.
 const fs = require('node:fs');
 const path = require('node:path');
-const { spawnSync } = require('node:child_process');
+const { spawn, spawnSync } = require('node:child_process');
 const { root, stackDir, step, ensureInstalled, build, stackUp, stackEnv } = require('../lib');
 const { migrate } = require('./migrate');
 const { parseVerbArgs } = require('../args');
@@ -66,27 +66,52 @@ async function run(args = []) {
   // messaging's integration specs: each runs messaging's delivery side, whose sweep and webhook
   // claims take any due row of the shared database (ADRs 0153, 0252), as replicas should (ADR 0266).
   const serial = ['**/*.e2e-spec.ts', '**/apps/messaging/test/**/*.integration-spec.ts'];
+  // Suites whose stores are all their own (a Postgres database, a Kafka broker, Redis and SMSC of
+  // their own; shared ClickHouse and Redis only under a project or namespace of their own) and
+  // that spend most of their time waiting (a pipeline settling, stalled jobs coming back after a
+  // SIGKILL): they run in a second Jest process beside the serial phase (ADR 0306).
+  const aside = ['test/e2e/crash.e2e-spec.ts', 'test/e2e/sms-delivery-kill.e2e-spec.ts', 'test/e2e/sms-messaging-kill.e2e-spec.ts'];
+  const noise = ['/node_modules/', '/dist/'];
   const phases = [
-    ['jest (unit, integration)', ['--maxWorkers=2', '--testPathIgnorePatterns', '/node_modules/', '/dist/', '\\.e2e-spec\\.ts$', '/apps/messaging/test/']],
-    ['jest (e2e and messaging, one system at a time)', ['--runInBand', '--testMatch', ...serial]],
+    { title: 'jest (unit, integration)', args: ['--maxWorkers=2', '--testPathIgnorePatterns', ...noise, '\\.e2e-spec\\.ts$', '/apps/messaging/test/'] },
+    {
+      title: 'jest (e2e and messaging, one system at a time)',
+      args: ['--runInBand', '--testMatch', ...serial, '--testPathIgnorePatterns', ...noise, ...aside.map((f) => `/${f.replace(/\./g, '\\.')}$`)],
+      beside: { title: 'jest (e2e on stores of their own, beside the serial phase)', args: ['--runInBand', '--testMatch', ...aside.map((f) => `<rootDir>/${f}`)] },
+    },
   ];
   let passed = checks.filter(Boolean).length;
   let failed = checks.length - passed;
   let skipped = 0;
-  for (const [title, phaseArgs] of phases) {
-    const results = path.join(stackDir, 'test-results.json');
+  const jestRun = (args, name, stdio) => {
+    const results = path.join(stackDir, `${name}.json`);
     fs.rmSync(results, { force: true });
-    const done = step(title);
-    const jest = spawnSync('npx', ['jest', '--ci', '--passWithNoTests', ...phaseArgs, '--json', `--outputFile=${results}`, ...jestArgs], { cwd: root, stdio: 'inherit', env });
+    return { results, child: spawn('npx', ['jest', '--ci', '--passWithNoTests', ...args, '--json', `--outputFile=${results}`, ...jestArgs], { cwd: root, stdio, env }) };
+  };
+  const finished = ({ child }) => new Promise((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.once('exit', (code) => resolve(code))));
+  const count = (results, status) => {
+    if (!fs.existsSync(results)) return void (failed += 1);
+    const r = JSON.parse(fs.readFileSync(results, 'utf8'));
+    passed += r.numPassedTests;
+    failed += r.numFailedTests + (r.numRuntimeErrorTestSuites || 0);
+    skipped += r.numPendingTests + r.numTodoTests;
+    if (status !== 0 && r.numFailedTests + (r.numRuntimeErrorTestSuites || 0) === 0) failed += 1;
+  };
+  for (const phase of phases) {
+    // The suites beside write to a log printed when they are over: two Jest reporters on one console interleave.
+    const besideLog = phase.beside && path.join(stackDir, 'test-output', 'beside.log');
+    const doneBeside = phase.beside && step(`${phase.beside.title}, output in ${path.relative(root, besideLog)}`);
+    if (besideLog) fs.mkdirSync(path.dirname(besideLog), { recursive: true });
+    const beside = phase.beside && jestRun(phase.beside.args, 'test-results-beside', ['ignore', fs.openSync(besideLog, 'w'), fs.openSync(besideLog, 'a')]);
+    const done = step(phase.title);
+    const main = jestRun(phase.args, 'test-results', 'inherit');
+    count(main.results, await finished(main));
     done();
-    if (fs.existsSync(results)) {
-      const r = JSON.parse(fs.readFileSync(results, 'utf8'));
-      passed += r.numPassedTests;
-      failed += r.numFailedTests + (r.numRuntimeErrorTestSuites || 0);
-      skipped += r.numPendingTests + r.numTodoTests;
-      if (jest.status !== 0 && r.numFailedTests + (r.numRuntimeErrorTestSuites || 0) === 0) failed += 1;
-    } else {
-      failed += 1;
+    if (beside) {
+      const status = await finished(beside);
+      process.stdout.write(fs.readFileSync(besideLog, 'utf8'));
+      doneBeside();
+      count(beside.results, status);
     }
   }
   const minutes = ((Date.now() - started) / 60000).toFixed(1);
