@@ -2,13 +2,16 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, existsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { waitFor } from '@meld/testing';
+import { privateDatabase } from '@meld/fixtures';
+import { testEnv, waitFor } from '@meld/testing';
 import { startSystem, type System } from './support/system';
 
 // `meld seed` against the eight apps as processes: the data arrives through the public ingest
 // API, overlapping sources merge, a seed killed mid-way resumes to the same result, a
 // larger --contacts later adds only the difference, and the seed only succeeds once every
-// person written is merged and every event stored (ADR 0241).
+// person written is merged and every event stored (ADR 0241). The system runs on a Postgres
+// database of its own (and its own broker, as every e2e system): `meld test` runs it beside the
+// serial e2e phase (ADR 0306).
 const ROOT = join(__dirname, '../..');
 
 const GATEWAY_PORT = 21080;
@@ -26,12 +29,17 @@ function meld(args: string[]): { done: Promise<{ code: number; out: string }>; k
 
 describe('meld seed through the public ingest API', () => {
   let system: System;
+  let database: Awaited<ReturnType<typeof privateDatabase>> | undefined;
   const dir = mkdtempSync(join(tmpdir(), 'meld-seed-'));
 
   beforeAll(async () => {
-    system = await startSystem('seed', GATEWAY_PORT);
+    database = await privateDatabase(testEnv().postgresUrl, 'seed');
+    system = await startSystem('seed', GATEWAY_PORT, { MELD_POSTGRES_URL: database.url });
   }, 180000);
-  afterAll(() => system?.stop());
+  afterAll(async () => {
+    await system?.stop();
+    await database?.drop().catch(() => undefined);
+  });
 
   async function count(state: Json, root?: unknown): Promise<number> {
     const admin = { authorization: `Bearer ${process.env.MELD_ADMIN_TOKEN}`, 'content-type': 'application/json' };

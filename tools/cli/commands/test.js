@@ -75,7 +75,7 @@ async function run(args = []) {
   const noise = ['/node_modules/', '/dist/'];
   const ignoring = (files) => files.map((f) => `/${f.replace(/\./g, '\\.')}$`);
   const waiting = ['apps/probes/test/store-outage.integration-spec.ts', 'apps/identity-merge/test/store-outage.integration-spec.ts'];
-  const ownStores = ['test/e2e/crash.e2e-spec.ts', 'test/e2e/sms-delivery-kill.e2e-spec.ts', 'test/e2e/sms-messaging-kill.e2e-spec.ts'];
+  const ownStores = ['test/e2e/crash.e2e-spec.ts', 'test/e2e/sms-delivery-kill.e2e-spec.ts', 'test/e2e/sms-messaging-kill.e2e-spec.ts', 'test/e2e/seed.e2e-spec.ts'];
   const phases = [
     {
       title: 'jest (unit, integration)',
