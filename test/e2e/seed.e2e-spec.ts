@@ -2,16 +2,16 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, existsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { privateDatabase } from '@meld/fixtures';
-import { testEnv, waitFor } from '@meld/testing';
+import { waitFor } from '@meld/testing';
+import { type OwnStores, ownStores } from './support/own-stores';
 import { startSystem, type System } from './support/system';
 
 // `meld seed` against the eight apps as processes: the data arrives through the public ingest
 // API, overlapping sources merge, a seed killed mid-way resumes to the same result, a
 // larger --contacts later adds only the difference, and the seed only succeeds once every
-// person written is merged and every event stored (ADR 0241). The system runs on a Postgres
-// database of its own (and its own broker, as every e2e system): `meld test` runs it beside the
-// serial e2e phase (ADR 0306).
+// person written is merged and every event stored (ADR 0241). The system runs on stores of its
+// own (and its own broker, as every e2e system): `meld test` runs it beside the serial e2e phase
+// (ADR 0306).
 const ROOT = join(__dirname, '../..');
 
 const GATEWAY_PORT = 21080;
@@ -29,16 +29,16 @@ function meld(args: string[]): { done: Promise<{ code: number; out: string }>; k
 
 describe('meld seed through the public ingest API', () => {
   let system: System;
-  let database: Awaited<ReturnType<typeof privateDatabase>> | undefined;
+  let stores: OwnStores | undefined;
   const dir = mkdtempSync(join(tmpdir(), 'meld-seed-'));
 
   beforeAll(async () => {
-    database = await privateDatabase(testEnv().postgresUrl, 'seed');
-    system = await startSystem('seed', GATEWAY_PORT, { MELD_POSTGRES_URL: database.url });
+    stores = await ownStores('seed');
+    system = await startSystem('seed', GATEWAY_PORT, stores.env);
   }, 180000);
   afterAll(async () => {
     await system?.stop();
-    await database?.drop().catch(() => undefined);
+    await stores?.stop();
   });
 
   async function count(state: Json, root?: unknown): Promise<number> {
