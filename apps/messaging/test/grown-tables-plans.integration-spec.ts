@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type OwnDatabase, beginWith, createDataSource } from '@meld/db';
 import { privateDatabase } from '@meld/fixtures';
-import { testEnv, waitFor } from '@meld/testing';
+import { testEnv } from '@meld/testing';
 import type { DataSource } from 'typeorm';
 import { lockRowsSql } from '../src/sms/status/status-writer';
 import { WebhookDeliveries } from '../src/webhooks/webhook-deliveries.repository';
@@ -50,8 +50,6 @@ describe('statements over tables grown from empty keep index plans (real Postgre
     for (let i = 0; i < 8; i++) {
       await lockBySmscId(`none-${i}`);
       await deliveries.delivered([{ id: randomUUID(), statusCode: 204 }]);
-      // The claim is prepared on its own connection (ADR 0315) and records completions too (ADR 0318).
-      await deliveries.claimDue(10, 60_000, 86_400_000, [{ id: randomUUID(), statusCode: 204 }]);
     }
     await ds.query(
       `WITH m AS (INSERT INTO sms_messages (project_id, organization_id, sender_id, destination, country, text, encoding, messages_count, price_per_sms, smsc_message_id)
@@ -60,22 +58,12 @@ describe('statements over tables grown from empty keep index plans (real Postgre
       [t.project.id, t.organization.id, t.sender.id, GROWN],
     );
     const [delivery] = await ds.query(`SELECT d.id, d.sms_id FROM webhook_deliveries d JOIN sms_messages m ON m.id = d.sms_id WHERE m.smsc_message_id = 'smsc-42'`);
-    const [other] = await ds.query(`SELECT d.id FROM webhook_deliveries d JOIN sms_messages m ON m.id = d.sms_id WHERE m.smsc_message_id = 'smsc-43'`);
 
     const [messagesBefore, deliveriesBefore] = [await seqScans('sms_messages'), await seqScans('webhook_deliveries')];
     expect((await lockBySmscId('smsc-42')).map((r) => [r.receipt_of, r.id])).toEqual([['smsc-42', delivery.sms_id]]);
     await deliveries.delivered([{ id: delivery.id, statusCode: 204 }]);
-    await deliveries.claimDue(1, 60_000, 86_400_000, [{ id: other.id, statusCode: 202 }]);
-    await deliveries.onApplicationShutdown();
-    // The claims' connection reports its counters as it exits.
-    await waitFor('the claims connection closed', async () => {
-      const [{ n }] = await ds.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'grown-tables-spec' AND pid <> pg_backend_pid()`);
-      return n === 0;
-    });
-    await new Promise((r) => setTimeout(r, 200));
     expect(await seqScans('sms_messages')).toBe(messagesBefore);
     expect(await seqScans('webhook_deliveries')).toBe(deliveriesBefore);
     expect((await ds.query(`SELECT status FROM webhook_deliveries WHERE id = $1`, [delivery.id]))[0].status).toBe('delivered');
-    expect((await ds.query(`SELECT status, last_status_code AS code FROM webhook_deliveries WHERE id = $1`, [other.id]))[0]).toEqual({ status: 'delivered', code: 202 });
   });
 });

@@ -20,28 +20,15 @@ export interface ClaimedDelivery {
   lastChance: boolean;
 }
 
-/** A delivery its receiver accepted, with the status code it answered. */
-export interface Completion {
-  id: string;
-  statusCode: number;
-}
-
 /**
- * Records the deliveries $4 as delivered with the status codes $5 (ADR 0318), and claims up to
- * $1 other due deliveries at the head of their message's line, with a lease of $2 seconds,
- * `lastChance` once the retry window ($3 seconds) has passed (see `claimDue`). Both parts see
- * the statement's one snapshot: a delivery behind one recorded here is claimable from the next
- * claim on. Exported for the test of its cost under a backlog.
+ * Claims up to $1 due deliveries at the head of their message's line, with a lease of $2
+ * seconds, `lastChance` once the retry window ($3 seconds) has passed (see `claimDue`);
+ * exported for the test of its cost under a backlog.
  */
-export const CLAIM_DUE = `WITH done AS (
-      UPDATE webhook_deliveries f SET status = 'delivered', attempts = f.attempts + 1, last_status_code = ($5::int[])[array_position($4::uuid[], f.id)],
-             last_error = NULL, delivered_at = now(), locked_until = NULL, updated_at = now()
-       WHERE f.id = ANY ($4::uuid[]))
-  UPDATE webhook_deliveries d SET locked_until = now() + make_interval(secs => $2), updated_at = now()
+export const CLAIM_DUE = `UPDATE webhook_deliveries d SET locked_until = now() + make_interval(secs => $2), updated_at = now()
     WHERE d.id = ANY (ARRAY(
             SELECT c.id FROM webhook_deliveries c
              WHERE c.status = 'pending' AND c.next_attempt_at <= now() AND (c.locked_until IS NULL OR c.locked_until < now())
-               AND c.id <> ALL ($4::uuid[])
                AND c.seq = (SELECT e.seq FROM webhook_deliveries e WHERE e.sms_id = c.sms_id AND e.status = 'pending' ORDER BY e.seq LIMIT 1)
                AND (SELECT true FROM webhooks x WHERE x.organization_id = c.organization_id AND x.kind = 'sms-status' LIMIT 1)
              ORDER BY c.next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED))
@@ -59,7 +46,7 @@ export const CLAIM_DUE = `WITH done AS (
  */
 export const CLAIM_PLANNER = { enable_sort: 'off' } as const;
 /** The claim's prepared statement (ADR 0255), only ever run on a connection with CLAIM_PLANNER. */
-const CLAIM_STATEMENT = 'meld-messaging-complete-and-claim-webhooks';
+const CLAIM_STATEMENT = 'meld-messaging-claim-due-webhooks-in-order';
 
 /**
  * The `webhook_deliveries` table (ADR 0155), also the queue of the attempts (ADR 0252). A
@@ -101,23 +88,19 @@ export class WebhookDeliveries implements OnApplicationShutdown {
    * statistics, joined every candidate against every pending row, a claim growing with the
    * square of the backlog (ADR 0275).
    */
-  async claimDue(limit: number, leaseMs: number, retryForMs: number, completions: readonly Completion[] = []): Promise<ClaimedDelivery[]> {
+  async claimDue(limit: number, leaseMs: number, retryForMs: number): Promise<ClaimedDelivery[]> {
     // Planned from statistics that saw few pending rows (a new table, a backlog grown since the last
     // ANALYZE), Postgres read and sorted every due row at each claim: 20 ms for 40 rows behind
     // 3,000 messages, 150 ms behind 21,000; walking the due index stops at `limit` (ADR 0300).
     // The setting is the connection's, so the claim is one statement in one round trip, its row
-    // locks ending with it (ADR 0315); the attempts accepted since the last claim ride with it (ADR 0318).
+    // locks ending with it (ADR 0315).
     this.claims ??= settingsPool(this.ds, CLAIM_PLANNER);
-    const { rows } = await this.claims.query<ClaimedDelivery>({
-      name: CLAIM_STATEMENT,
-      text: CLAIM_DUE,
-      values: [limit, leaseMs / 1000, retryForMs / 1000, completions.map((c) => c.id), completions.map((c) => c.statusCode)],
-    });
+    const { rows } = await this.claims.query<ClaimedDelivery>({ name: CLAIM_STATEMENT, text: CLAIM_DUE, values: [limit, leaseMs / 1000, retryForMs / 1000] });
     return rows;
   }
 
-  /** Deliveries their receivers accepted, with the status code each answered (those no claim took along, at shutdown). */
-  async delivered(deliveries: readonly Completion[]): Promise<void> {
+  /** Deliveries their receivers accepted, with the status code each answered. */
+  async delivered(deliveries: ReadonlyArray<{ id: string; statusCode: number }>): Promise<void> {
     // Planned at each call (ADR 0275): a generic plan kept a hash join over the whole table.
     await planned(
       this.ds,

@@ -2,9 +2,10 @@ import { PostgresConnection } from '@meld/db';
 import { metricsRegistry } from '@meld/platform';
 import { type BeforeApplicationShutdown, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { Counter } from 'prom-client';
+import { MicroBatcher, ok } from '../batching/micro-batcher';
 import { delivers } from '../messaging-role';
 import { loadWebhookConfig, retryDelayMs, type WebhookConfig } from './webhook-config';
-import { type ClaimedDelivery, type Completion, WebhookDeliveries } from './webhook-deliveries.repository';
+import { type ClaimedDelivery, WebhookDeliveries } from './webhook-deliveries.repository';
 import { type PostResult, WebhookPoster } from './webhook-poster';
 import { signatureHeaders } from './webhook-signature';
 
@@ -22,6 +23,11 @@ const NO_SECRET = 'the webhook has no secret: set one with PUT /admin/v1/organiz
 /** Delivered rows past their retention are deleted this often, this many per statement (ADR 0203). */
 const PRUNE_EVERY_MS = 10 * 60_000;
 const PRUNE_BATCH = 5000;
+/**
+ * Completions of attempts finishing together share one statement (ADR 0202); one at a time, so
+ * those finishing meanwhile make the next batch instead of a second small one (ADR 0300).
+ */
+const WRITE_BATCH = { maxBatch: 200, maxInFlight: 1 };
 const attempts = new Counter({
   name: 'meld_messaging_webhook_attempts_total',
   help: 'Delivery-report webhook attempts by result (delivered, retry, failed)',
@@ -53,12 +59,13 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   private stopped = true;
   private shuttingDown = false;
   private readonly sending = new Set<Promise<void>>();
-  /**
-   * Attempts their receivers accepted, by delivery id, recorded by the next claim's statement
-   * (ADR 0318). Each keeps its lease meanwhile, so no process claims it again; one lost with the
-   * process is sent again once its lease has passed (at least once, ADR 0252).
-   */
-  private readonly accepted = new Map<string, number>();
+  private readonly completions = new MicroBatcher<{ id: string; statusCode: number }, void>({
+    ...WRITE_BATCH,
+    run: async (deliveries) => {
+      await this.deliveries.delivered(deliveries);
+      return deliveries.map(() => ok(undefined));
+    },
+  });
 
   constructor(
     private readonly deliveries: WebhookDeliveries,
@@ -99,13 +106,6 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     clearTimeout(this.retryTimer?.timer);
     await this.pumping;
     while (this.sending.size) await Promise.allSettled([...this.sending]);
-    // No claim follows: what the last attempts delivered is recorded on its own.
-    const accepted = this.takeAccepted();
-    if (accepted.length) await this.deliveries.delivered(accepted).catch((err: Error) => this.log.warn(`recording delivered webhooks: ${err.message}`));
-  }
-
-  private takeAccepted(): Completion[] {
-    return [...this.accepted].map(([id, statusCode]) => ({ id, statusCode }));
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -134,13 +134,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     const room = CONCURRENCY - this.sending.size;
     // Few free slots: each attempt that finishes nudges again, until a claim is worth its read.
     if (room < CLAIM_AT_LEAST) return;
-    const accepted = this.takeAccepted();
-    const claimed = await this.deliveries.claimDue(room, this.config.timeoutMs + 5000, this.config.retryForMs, accepted);
-    // Recorded: those accepted while the statement ran wait for the next claim.
-    for (const { id } of accepted) this.accepted.delete(id);
-    if (accepted.length) attempts.inc({ result: 'delivered' }, accepted.length);
-    // A delivery behind one just recorded is claimable now, by the next pass.
-    if (accepted.length && claimed.length < room) this.again = true;
+    const claimed = await this.deliveries.claimDue(room, this.config.timeoutMs + 5000, this.config.retryForMs);
     for (const delivery of claimed) {
       const sent: Promise<void> = this.attempt(delivery)
         .catch((err: Error) => this.log.warn(`webhook attempt: ${err.message}`))
@@ -158,8 +152,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       ? await this.poster.post(claimed.url, claimed.body, signatureHeaders(claimed.id, claimed.body, claimed.secret))
       : { ok: false, error: NO_SECRET };
     if (result.ok) {
-      // Recorded with the next claim (ADR 0318): the slot is free for it now.
-      this.accepted.set(claimed.id, result.statusCode!);
+      await this.completions.submit({ id: claimed.id, statusCode: result.statusCode! });
+      attempts.inc({ result: 'delivered' });
       return;
     }
     const delayMs = retryDelayMs(claimed.attempts + 1);
