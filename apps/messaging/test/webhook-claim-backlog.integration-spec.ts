@@ -2,8 +2,28 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { createDataSource } from '@meld/db';
 import { testEnv } from '@meld/testing';
 import type { DataSource } from 'typeorm';
-import { CLAIM_DUE, CLAIM_SETTINGS, WebhookDeliveries } from '../src/webhooks/webhook-deliveries.repository';
+import { settingsPool } from '../src/db/settings-pool';
+import { CLAIM_DUE, CLAIM_PLANNER, WebhookDeliveries } from '../src/webhooks/webhook-deliveries.repository';
 import { seedSmsTenancy } from './sms-tenancy';
+
+/**
+ * The claim's plan, run (EXPLAIN ANALYZE) on a connection opened as the claims' is (ADR 0315), in a
+ * transaction rolled back; the claim never runs without those settings.
+ */
+async function explainClaim(ds: DataSource, values: unknown[]) {
+  const pool = settingsPool(ds, CLAIM_PLANNER);
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query(`SET LOCAL statement_timeout = '10s'`);
+    const { rows: [{ 'QUERY PLAN': [plan] }] } = await client.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${CLAIM_DUE}`, values);
+    return plan;
+  } finally {
+    await client.query('ROLLBACK');
+    client.release();
+    await pool.end();
+  }
+}
 
 /** Messages whose first delivery is leased (in flight) and whose second waits behind it. */
 const BLOCKED = 1500;
@@ -46,19 +66,13 @@ describe('claiming webhook deliveries behind a backlog (real Postgres)', () => {
   });
 
   it('reads a bounded number of buffers per pending delivery, and claims only the free head', async () => {
-    const runner = ds.createQueryRunner();
-    await runner.startTransaction();
-    try {
-      // The NOT EXISTS form ran here for over ten minutes; this one takes milliseconds.
-      await runner.query(`SET LOCAL statement_timeout = '10s'`);
-      const [{ 'QUERY PLAN': [plan] }] = await runner.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${CLAIM_DUE}`, [10, 60, 86_400]);
-      expect(plan.Plan['Shared Hit Blocks'] + plan.Plan['Shared Read Blocks']).toBeLessThan(10 * 2 * BLOCKED);
-    } finally {
-      await runner.rollbackTransaction();
-      await runner.release();
-    }
+    // The NOT EXISTS form ran here for over ten minutes; this one takes milliseconds.
+    const plan = await explainClaim(ds, [10, 60, 86_400]);
+    expect(plan.Plan['Shared Hit Blocks'] + plan.Plan['Shared Read Blocks']).toBeLessThan(10 * 2 * BLOCKED);
     // Rows other tests left in the shared database may be claimed too; none of the blocked ones.
-    const claimed = new Set((await new WebhookDeliveries(ds).claimDue(10, 60_000, 86_400_000)).map((c) => c.id));
+    const deliveries = new WebhookDeliveries(ds);
+    const claimed = new Set((await deliveries.claimDue(10, 60_000, 86_400_000)).map((c) => c.id));
+    await deliveries.onApplicationShutdown();
     const ours: Array<{ id: string; sms_id: string }> = await ds.query(`SELECT id, sms_id FROM webhook_deliveries WHERE organization_id = $1`, [t.organization.id]);
     expect(ours.filter((d) => claimed.has(d.id)).map((d) => d.sms_id)).toEqual([free]);
   });
@@ -104,18 +118,12 @@ describe('claiming webhook deliveries from a backlog of due ones (real Postgres)
   });
 
   it('reads buffers in proportion to what it claims, not to the backlog, and claims heads only', async () => {
-    const runner = ds.createQueryRunner();
-    await runner.startTransaction();
-    try {
-      await runner.query(CLAIM_SETTINGS);
-      const [{ 'QUERY PLAN': [plan] }] = await runner.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${CLAIM_DUE}`, [LIMIT, 60, 86_400]);
-      // About ten buffers per claimed row (index, heap, the two probes, the update); reading the backlog is thousands.
-      expect(plan.Plan['Shared Hit Blocks'] + plan.Plan['Shared Read Blocks']).toBeLessThan(LIMIT * 25);
-    } finally {
-      await runner.rollbackTransaction();
-      await runner.release();
-    }
-    const claimed = await new WebhookDeliveries(ds).claimDue(LIMIT, 60_000, 86_400_000);
+    const plan = await explainClaim(ds, [LIMIT, 60, 86_400]);
+    // About ten buffers per claimed row (index, heap, the two probes, the update); reading the backlog is thousands.
+    expect(plan.Plan['Shared Hit Blocks'] + plan.Plan['Shared Read Blocks']).toBeLessThan(LIMIT * 25);
+    const deliveries = new WebhookDeliveries(ds);
+    const claimed = await deliveries.claimDue(LIMIT, 60_000, 86_400_000);
+    await deliveries.onApplicationShutdown();
     const ours = claimed.filter((c) => heads.has(c.id));
     expect(claimed.length).toBe(LIMIT);
     const all: Array<{ id: string }> = await ds.query(`SELECT id FROM webhook_deliveries WHERE organization_id = $1 AND locked_until IS NOT NULL`, [t.organization.id]);

@@ -1,4 +1,7 @@
-import type { EntityManager } from 'typeorm';
+/** What runs the statement: a TypeORM EntityManager or a raw pg client, both `query(text, values)`. */
+export interface Queryable {
+  query(sql: string, values?: unknown[]): Promise<unknown>;
+}
 
 /**
  * The writes of one batch as a single statement of data-modifying CTEs (ADR 0254): each
@@ -22,8 +25,8 @@ export class WriteStatement {
     return this;
   }
 
-  async run(em: EntityManager): Promise<void> {
+  async run(db: Queryable): Promise<void> {
     if (!this.parts.length) return;
-    await em.query(`WITH ${this.parts.join(',\n')}\nSELECT 1`, this.params);
+    await db.query(`WITH ${this.parts.join(',\n')}\nSELECT 1`, this.params);
   }
 }

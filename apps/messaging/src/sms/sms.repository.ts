@@ -3,7 +3,7 @@ import { DATA_SOURCE } from '@meld/db';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { MicroBatcher, ok } from '../batching/micro-batcher';
-import { planned, prepared } from '../db/prepared';
+import { prepared } from '../db/prepared';
 import type { SmsEncoding } from './text/sms-parts';
 import type { SmsStatus } from './status/sms-status';
 
@@ -172,18 +172,6 @@ export class SmsRepository {
         return [rest.id, { ...rest, optedOut: consent === 'opt-out' }];
       }),
     );
-  }
-
-  /** Message ids by SMSC id (the newest message when an id repeats). */
-  async idsBySmscId(smscMessageIds: readonly string[]): Promise<Map<string, string>> {
-    // Planned at each call (ADR 0275): a generic plan kept a sequential scan of all messages.
-    const rows = await planned<{ smscId: string; id: string }>(
-      this.ds,
-      `SELECT DISTINCT ON (smsc_message_id) smsc_message_id AS "smscId", id FROM sms_messages
-        WHERE smsc_message_id = ANY($1::text[]) ORDER BY smsc_message_id, created_at DESC`,
-      [smscMessageIds],
-    );
-    return new Map(rows.map((r) => [r.smscId, r.id]));
   }
 
   async staleEnqueued(olderThanMs: number, limit = 500): Promise<string[]> {

@@ -1,9 +1,11 @@
-import { beginWith, DATA_SOURCE } from '@meld/db';
-import { Inject, Injectable } from '@nestjs/common';
+import { DATA_SOURCE } from '@meld/db';
+import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import type { Pool } from 'pg';
 import type { DataSource } from 'typeorm';
 import { numberedRows } from '../batching/numbered-rows';
 import type { WriteStatement } from '../batching/write-statement';
 import { planned } from '../db/prepared';
+import { settingsPool } from '../db/settings-pool';
 
 /** A due delivery, claimed by one attempt, with where and how to send it. */
 export interface ClaimedDelivery {
@@ -36,14 +38,14 @@ export const CLAIM_DUE = `UPDATE webhook_deliveries d SET locked_until = now() +
               d.retry_from + make_interval(secs => $3) <= now() AS "lastChance"`;
 
 /**
- * The claim's planner setting, its transaction's first statement: without sorts, the one plan left
- * for the due rows walks the due index in order and stops at the limit (ADR 0300). They are taken
- * as an array (an InitPlan, run once) and the webhook is read per claimed row, so the rows to
- * update are found by primary key whatever the statistics say (a join with `webhooks` let the
- * planner scan the organization's deliveries instead). Exported for the backlog test.
+ * The claim's planner setting, that of the connection it runs on (ADR 0315): without sorts, the
+ * one plan left for the due rows walks the due index in order and stops at the limit (ADR 0300).
+ * They are taken as an array (an InitPlan, run once) and the webhook is read per claimed row, so
+ * the rows to update are found by primary key whatever the statistics say (a join with `webhooks`
+ * let the planner scan the organization's deliveries instead). Exported for the backlog test.
  */
-export const CLAIM_SETTINGS = 'SET LOCAL enable_sort = off';
-/** The claim's prepared statement (ADR 0255), only ever run under CLAIM_SETTINGS. */
+export const CLAIM_PLANNER = { enable_sort: 'off' } as const;
+/** The claim's prepared statement (ADR 0255), only ever run on a connection with CLAIM_PLANNER. */
 const CLAIM_STATEMENT = 'meld-messaging-claim-due-webhooks-in-order';
 
 /**
@@ -52,8 +54,17 @@ const CLAIM_STATEMENT = 'meld-messaging-claim-due-webhooks-in-order';
  * attempt that claimed it (a lease as long as an attempt may take).
  */
 @Injectable()
-export class WebhookDeliveries {
+export class WebhookDeliveries implements OnApplicationShutdown {
+  /** The claims' own connection, opened with CLAIM_PLANNER at the first claim (ADR 0315). */
+  private claims?: Pool;
+
   constructor(@Inject(DATA_SOURCE) private readonly ds: DataSource) {}
+
+  /** After the dispatcher's last claim (its pump stops before any shutdown hook runs). */
+  async onApplicationShutdown(): Promise<void> {
+    await this.claims?.end();
+    this.claims = undefined;
+  }
 
   /** A part of the status changes' write (ADR 0254): a delivery per change whose organization has a webhook, `seq` in the changes' order. */
   record(write: WriteStatement, changes: ReadonlyArray<{ organizationId: string; projectId: string; smsId: string; body: string }>): void {
@@ -81,14 +92,11 @@ export class WebhookDeliveries {
     // Planned from statistics that saw few pending rows (a new table, a backlog grown since the last
     // ANALYZE), Postgres read and sorted every due row at each claim: 20 ms for 40 rows behind
     // 3,000 messages, 150 ms behind 21,000; walking the due index stops at `limit` (ADR 0300).
-    const tx = await beginWith(this.ds, CLAIM_SETTINGS);
-    try {
-      const { rows } = await tx.client.query<ClaimedDelivery>({ name: CLAIM_STATEMENT, text: CLAIM_DUE, values: [limit, leaseMs / 1000, retryForMs / 1000] });
-      await tx.commit();
-      return rows;
-    } finally {
-      await tx.release();
-    }
+    // The setting is the connection's, so the claim is one statement in one round trip, its row
+    // locks ending with it (ADR 0315).
+    this.claims ??= settingsPool(this.ds, CLAIM_PLANNER);
+    const { rows } = await this.claims.query<ClaimedDelivery>({ name: CLAIM_STATEMENT, text: CLAIM_DUE, values: [limit, leaseMs / 1000, retryForMs / 1000] });
+    return rows;
   }
 
   /** Deliveries their receivers accepted, with the status code each answered. */

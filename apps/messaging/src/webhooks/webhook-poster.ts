@@ -8,6 +8,11 @@ export interface PostResult {
   error?: string;
 }
 
+/** The attempt's deadline passed (the name `AbortSignal.timeout` gives its reason). */
+class AttemptTimeout extends Error {
+  override name = 'TimeoutError';
+}
+
 export interface PosterOptions {
   allowPrivate: boolean;
   timeoutMs: number;
@@ -41,13 +46,18 @@ export class WebhookPoster {
     }
     const host = hostOf(target);
     if (!this.options.allowPrivate && isIP(host) && isPrivateAddress(host)) return { ok: false, error: new PrivateTargetRefused(host).message };
+    // The deadline's timer ends with the attempt (ADR 0317): `AbortSignal.timeout` left one per
+    // attempt to fire after the attempt was over, building a DOMException and an abort event for
+    // no listener, three times per message.
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(new AttemptTimeout()), this.options.timeoutMs);
     try {
       const res = await request(target, {
         method: 'POST',
         dispatcher: this.agent,
         headers: { 'content-type': 'application/json', 'user-agent': 'Meld-Webhooks/1', ...headers },
         body,
-        signal: AbortSignal.timeout(this.options.timeoutMs),
+        signal: deadline.signal,
       });
       // The answer's body means nothing to us; reading it frees the socket for the next delivery.
       await res.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
@@ -57,6 +67,8 @@ export class WebhookPoster {
       const cause = (err as { cause?: Error }).cause;
       const reason = cause instanceof PrivateTargetRefused ? cause : (err as Error);
       return { ok: false, error: reason.name === 'TimeoutError' ? `no answer within ${this.options.timeoutMs} ms` : reason.message };
+    } finally {
+      clearTimeout(timer);
     }
   }
 

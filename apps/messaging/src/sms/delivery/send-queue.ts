@@ -28,8 +28,8 @@ const QUEUE_RETRY_AFTER_S = 5;
 /** How often the jobs of stored messages whose add failed are added again (ADR 0284). */
 const READD_EVERY_MS = 1000;
 /**
- * Reads of jobs (and of receipts) arriving together share one statement (ADR 0202); one at a time,
- * so those arriving meanwhile make the next batch instead of a second small one (ADR 0300).
+ * Reads of jobs arriving together share one statement (ADR 0202); one at a time, so those
+ * arriving meanwhile make the next batch instead of a second small one (ADR 0300).
  */
 const READ_BATCH = { maxBatch: 200, maxInFlight: 1 };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -61,13 +61,6 @@ export class SendQueue implements OnApplicationBootstrap, BeforeApplicationShutd
     run: async (ids) => {
       const rows = await this.repo.forSubmit(ids);
       return ids.map((id) => ok(rows.get(id) ?? null));
-    },
-  });
-  private readonly smsIds = new MicroBatcher<string, string | null>({
-    ...READ_BATCH,
-    run: async (smscIds) => {
-      const ids = await this.repo.idsBySmscId(smscIds);
-      return smscIds.map((smscId) => ok(ids.get(smscId) ?? null));
     },
   });
 
@@ -223,19 +216,16 @@ export class SendQueue implements OnApplicationBootstrap, BeforeApplicationShutd
   }
 
   /**
-   * A receipt can overtake the `sent` commit of its own submit (another process, or the
-   * response and the receipt read in one go): a short wait for the id before asking the
-   * SMSC to resend it.
+   * The receipt's change, its message found by SMSC id in the status batch (ADR 0316). A receipt
+   * can overtake the `sent` commit of its own submit (another process, or the response and the
+   * receipt read in one go): a short wait for the id before asking the SMSC to resend it.
    */
   private async onReceipt(receipt: Receipt): Promise<void> {
     const status = receiptStatus(receipt.stat);
     if (!status) return;
+    const change = { status, ...(receipt.error ? { error: receipt.error } : {}) };
     for (let attempt = 0; ; attempt++) {
-      const smsId = await this.smsIds.submit(receipt.messageId);
-      if (smsId) {
-        await this.status.change(smsId, { status, ...(receipt.error ? { error: receipt.error } : {}) });
-        return;
-      }
+      if ((await this.status.changeBySmscId(receipt.messageId, change)) !== null) return;
       if (attempt >= 10) throw new Error(`no SMS with SMSC id ${receipt.messageId}`);
       await sleep(100);
     }

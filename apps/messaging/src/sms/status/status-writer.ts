@@ -1,10 +1,11 @@
 import { Outputs } from '@meld/contracts';
-import { DATA_SOURCE, outboxTrace } from '@meld/db';
+import { beginWith, DATA_SOURCE, outboxTrace } from '@meld/db';
 import { Inject, Injectable } from '@nestjs/common';
-import type { DataSource, EntityManager } from 'typeorm';
+import { escapeLiteral } from 'pg';
+import type { DataSource } from 'typeorm';
 import { MicroBatcher, ok } from '../../batching/micro-batcher';
 import { numberedRows } from '../../batching/numbered-rows';
-import { WriteStatement } from '../../batching/write-statement';
+import { type Queryable, WriteStatement } from '../../batching/write-statement';
 import { type OutboxRow, outboxRow } from '../../outbox/outbox-row';
 import { WebhookDeliveries } from '../../webhooks/webhook-deliveries.repository';
 import { WebhookDispatcher } from '../../webhooks/webhook-dispatcher';
@@ -40,10 +41,41 @@ export interface StatusEntry {
   at: Date;
 }
 
+/** A change of the message `smsId`, or of the newest message the SMSC gave the id `smscId` (a receipt). */
 interface PendingChange {
-  smsId: string;
+  smsId: string | null;
+  smscId: string | null;
   change: StatusChange;
   at: Date;
+}
+
+/** A locked row; `receipt_of` is the SMSC id it was found by, when a receipt of the batch looked it up. */
+type LockedRow = StatusRow & { receipt_of: string | null };
+
+const uuidArray = (values: readonly string[]) => `ARRAY[${values.map(escapeLiteral).join(',')}]::uuid[]`;
+const textArray = (values: readonly string[]) => `ARRAY[${values.map(escapeLiteral).join(',')}]::text[]`;
+
+/**
+ * The rows a status batch changes, locked in id order so two batches (or two processes) never
+ * wait on each other in a cycle, with the contact's oldest member (ADR 0254). Receipts' messages
+ * are found here by SMSC id (the newest message when an id repeats) rather than by a lookup of
+ * their own before the batch (ADR 0316). Values are literals (escaped): the statement goes with
+ * BEGIN in one round trip (`beginWith`), and is planned at each call for the table as it is then
+ * (ADR 0275). Exported for the plans test.
+ */
+export function lockRowsSql(smsIds: readonly string[], smscIds: readonly string[]): string {
+  const bySmsc = smscIds.length
+    ? `WITH r AS MATERIALIZED (SELECT DISTINCT ON (smsc_message_id) smsc_message_id, id FROM sms_messages
+                               WHERE smsc_message_id = ANY(${textArray(smscIds)}) ORDER BY smsc_message_id, created_at DESC)`
+    : '';
+  return `${bySmsc}
+    SELECT m.id, m.project_id, m.organization_id, m.audience_id, m.sender_id, m.status, m.messages_count, m.reserved_funds::text,
+           a.data_source_id AS member_data_source_id, a.user_id AS member_user_id, ${smscIds.length ? 'r.smsc_message_id' : 'NULL::text'} AS receipt_of
+      FROM sms_messages m
+      LEFT JOIN LATERAL (SELECT data_source_id, user_id FROM audience_members
+                          WHERE project_id = m.project_id AND audience_id = m.audience_id ORDER BY seq LIMIT 1) a ON true
+      ${smscIds.length ? 'LEFT JOIN r ON r.id = m.id' : ''}
+     WHERE m.id = ANY(${uuidArray(smsIds)}${smscIds.length ? ' || ARRAY(SELECT id FROM r)' : ''}) ORDER BY m.id FOR UPDATE OF m`;
 }
 
 /** Changes written per transaction at most, and transactions at once (ADR 0202). */
@@ -60,7 +92,7 @@ const MAX_IN_FLIGHT = 2;
  */
 @Injectable()
 export class StatusWriter {
-  private readonly batcher = new MicroBatcher<PendingChange, boolean>({
+  private readonly batcher = new MicroBatcher<PendingChange, boolean | null>({
     run: (items) => this.changeBatch(items),
     maxBatch: MAX_BATCH,
     maxInFlight: MAX_IN_FLIGHT,
@@ -73,8 +105,17 @@ export class StatusWriter {
     private readonly deliveries: WebhookDeliveries,
   ) {}
 
-  change(smsId: string, change: StatusChange): Promise<boolean> {
-    return this.batcher.submit({ smsId, change, at: new Date() });
+  async change(smsId: string, change: StatusChange): Promise<boolean> {
+    return (await this.batcher.submit({ smsId, smscId: null, change, at: new Date() })) === true;
+  }
+
+  /**
+   * A receipt's change, of the newest message with that SMSC id; null when there is none (yet: a
+   * receipt can overtake the commit of its own `sent`). The message is found in the batch's
+   * locking statement (ADR 0316).
+   */
+  changeBySmscId(smscId: string, change: StatusChange): Promise<boolean | null> {
+    return this.batcher.submit({ smsId: null, smscId, change, at: new Date() });
   }
 
   /** After the COMMIT of changes: their outbox rows and webhook deliveries go out now rather than at the next poll. */
@@ -83,38 +124,44 @@ export class StatusWriter {
     this.webhooks.nudge();
   }
 
+  /**
+   * One transaction on the raw pool in three round trips (ADR 0316): BEGIN with the locking
+   * statement, the write, COMMIT.
+   */
   private async changeBatch(items: readonly PendingChange[]) {
-    const changed = await this.ds.transaction(async (em) => {
-      // Locked in id order, so two batches (or two processes) never wait on each other in a
-      // cycle; the contact's oldest member comes with the row (ADR 0254).
-      const rows: StatusRow[] = await em.query(
-        `SELECT m.id, m.project_id, m.organization_id, m.audience_id, m.sender_id, m.status, m.messages_count, m.reserved_funds::text,
-                a.data_source_id AS member_data_source_id, a.user_id AS member_user_id
-           FROM sms_messages m
-           LEFT JOIN LATERAL (SELECT data_source_id, user_id FROM audience_members
-                               WHERE project_id = m.project_id AND audience_id = m.audience_id ORDER BY seq LIMIT 1) a ON true
-          WHERE m.id = ANY($1::uuid[]) ORDER BY m.id FOR UPDATE OF m`,
-        [[...new Set(items.map((i) => i.smsId))]],
-      );
-      const current = new Map(rows.map((r) => [r.id, r]));
+    const smsIds = [...new Set(items.flatMap((i) => (i.smsId === null ? [] : [i.smsId])))];
+    const smscIds = [...new Set(items.flatMap((i) => (i.smscId === null ? [] : [i.smscId])))];
+    const tx = await beginWith<LockedRow>(this.ds, lockRowsSql(smsIds, smscIds));
+    let answers: Array<boolean | null>;
+    try {
+      const current = new Map<string, StatusRow>();
+      const bySmscId = new Map<string, string>();
+      for (const { receipt_of, ...row } of tx.rows) {
+        current.set(row.id, row);
+        if (receipt_of !== null) bySmscId.set(receipt_of, row.id);
+      }
       const entries: StatusEntry[] = [];
-      const answers = items.map(({ smsId, change, at }) => {
-        const row = current.get(smsId);
-        if (!row || !NEXT_STATUSES[row.status].includes(change.status)) return false;
+      answers = items.map(({ smsId: byId, smscId, change, at }) => {
+        const smsId = byId ?? bySmscId.get(smscId!);
+        const row = smsId === undefined ? undefined : current.get(smsId);
+        if (!row) return byId === null ? null : false;
+        if (!NEXT_STATUSES[row.status].includes(change.status)) return false;
         entries.push({ row, change, at });
         // A second change of the same message in this batch is checked against this one.
-        current.set(smsId, { ...row, status: change.status, reserved_funds: REFUNDED_STATUSES.has(change.status) ? '0' : row.reserved_funds });
+        current.set(row.id, { ...row, status: change.status, reserved_funds: REFUNDED_STATUSES.has(change.status) ? '0' : row.reserved_funds });
         return true;
       });
-      if (entries.length) await this.applyChanges(em, entries);
-      return answers;
-    });
-    if (changed.includes(true)) this.committed();
-    return changed.map((c) => ok(c));
+      if (entries.length) await this.applyChanges(tx.client, entries);
+      await tx.commit();
+    } finally {
+      await tx.release();
+    }
+    if (answers.includes(true)) this.committed();
+    return answers.map((c) => ok(c));
   }
 
   /** Writes allowed changes of locked rows in one statement: the rows, the refunds, then what every change writes. */
-  private async applyChanges(em: EntityManager, entries: readonly StatusEntry[]): Promise<void> {
+  private async applyChanges(db: Queryable, entries: readonly StatusEntry[]): Promise<void> {
     const updates = entries.map(({ row, change, at }) => ({
       id: row.id,
       status: change.status,
@@ -147,7 +194,7 @@ export class StatusWriter {
       );
     }
     this.record(write, entries);
-    await write.run(em);
+    await write.run(db);
   }
 
   /**
