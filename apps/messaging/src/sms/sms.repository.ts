@@ -88,7 +88,7 @@ export class SmsRepository {
    */
   private readonly contexts = new MicroBatcher<ContextKey, SendContext | null>({
     maxBatch: 200,
-    maxInFlight: 1,
+    maxInFlight: 2,
     run: async (keys) => {
       // Prepared (ADR 0255): planning it took Postgres 0.7-1.5 ms per request, five times its execution.
       // The arrays go through sub-selects so that no plan sees their length: a custom plan, which

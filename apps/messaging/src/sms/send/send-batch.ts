@@ -41,13 +41,9 @@ interface Pending extends NewSms {
   trace?: Record<string, string>;
 }
 
-/**
- * Sends stored per transaction at most, and transactions at once (ADR 0202). One at a time (ADR
- * 0311): what arrives while a batch commits goes in the next one, so the per-batch statements,
- * round trips and Redis add are shared by more messages; under light load a send still runs at once.
- */
+/** Sends stored per transaction at most, and transactions at once (ADR 0202). */
 const MAX_BATCH = 200;
-const MAX_IN_FLIGHT = 1;
+const MAX_IN_FLIGHT = 3;
 
 /**
  * Stores the messages of concurrent send requests in one transaction (group commit, ADR
