@@ -16,7 +16,7 @@
  * Options: --messages N (2000), --connections C (32), --half-seconds S (10), --receipt-delay-ms (100),
  * --direct 1 (POST straight to the messaging app with a principal signed here, as the gateway
  * signs it: the gateway's share of the request cost is the difference between the two runs),
- * --profile DIR (V8 CPU profiles of the messaging processes, `messaging*.cpuprofile`),
+ * --profile DIR (V8 CPU profiles of the messaging processes and the gateway, `messaging*.cpuprofile`, `gateway.cpuprofile`),
  * --split 1 (two messaging processes, as Kubernetes runs them: MELD_MESSAGING_ROLE `api` behind
  * the gateway and `delivery`, ADR 0253; default: one process with every role),
  * --pg-statements 1 (Postgres's cost per message by statement over the peak, from
@@ -25,7 +25,10 @@
  * --enqueue-only 1 (the enqueue path alone, ADR 0278: messaging runs as `api` during the peak,
  * so nothing is submitted while the requests run; the CPU is metered from the first request to
  * the last 201 with the outbox relayed, then a `delivery` process starts and drains the backlog:
- * its submitted and delivered rows measure delivery alone, and nothing may be lost).
+ * its submitted and delivered rows measure delivery alone, and nothing may be lost),
+ * --warm-up N (0: N sends through the same path after the baselines and before the peak, not
+ * metered, so the figures are those of warm processes and not of V8 compiling their code: ADR 0310;
+ * with --enqueue-only the delivery role drains them with the peak's messages).
  * The notes give the CPU time each Meld process and Redis used per message over the peak (from
  * the first request to the last delivered webhook; with --enqueue-only, to the last 201).
  */
@@ -168,6 +171,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const split = ctx.args.int('split', 0) === 1;
   const pgStatements = ctx.args.int('pg-statements', 0) === 1;
   const enqueueOnly = ctx.args.int('enqueue-only', 0) === 1;
+  const warmUp = ctx.args.int('warm-up', 0);
   if (split && enqueueOnly) throw new Error('--split and --enqueue-only exclude each other: --enqueue-only runs api, then delivery');
   const serverUrl = process.env.MELD_POSTGRES_URL;
   const redisUrl = process.env.MELD_REDIS_URL;
@@ -187,7 +191,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     await pg.db.query(`UPDATE projects SET locale = 'en_GB', default_sms_sender = $2 WHERE id = $1`, [projectId, sender.id]);
     await pg.db.query(`INSERT INTO webhooks (organization_id, kind, url, secret) VALUES ($1, 'sms-status', $2, $3)`, [tenant.organizationId, await receiver.start(), `whsec_${randomBytes(24).toString('base64')}`]);
     // Contacts with a source contact behind each (timeline events go out too); numbers never end in 13, 14 or 99 (the simulator's failures).
-    const total = messages * 4;
+    const total = messages * 4 + warmUp;
     const contactIds: string[] = (
       await pg.db.query(
         `WITH c AS (INSERT INTO audience_contacts (project_id, id, attributes)
@@ -211,7 +215,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     children.gateway = startApp(ctx.root, 'gateway', {
       ...common, MELD_PORT: String(gatewayPort), MELD_OPS_PORT: '0', MELD_MESSAGING_URL: messagingUrl,
       MELD_RATE_LIMITS: JSON.stringify({ standard: { limit: 1_000_000_000 }, large: { limit: 1_000_000_000 } }), MELD_RATE_LIMIT_NAMESPACE: `bench-${suffix}`,
-    });
+    }, profile('gateway'));
     await Promise.all([waitReady(`${messagingUrl}/readyz`), waitReady(`http://127.0.0.1:${gatewayPort}/readyz`), ...(split ? [waitReady(`http://127.0.0.1:${deliveryPort}/readyz`)] : [])]);
 
     ctx.log(`baselines: bare BullMQ and bare smpp, ${messages} each`);
@@ -254,6 +258,17 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
       return ids.filter((id) => !receiver.delivered.has(id)).length;
     };
 
+    if (warmUp > 0) {
+      ctx.log(`warm-up: ${warmUp} sends from ${connections} connections, not metered`);
+      const warm = await closedLoopOver(connections, warmUp, () => send());
+      if (warm.errors) throw new Error(`warm-up: ${warm.errors} sends failed`);
+      // Their outbox rows relayed (and on the full path, their deliveries done) before the meters start.
+      if (enqueueOnly) await waitOutboxEmpty(pg.db);
+      else if (await settle([...requestedAt.keys()], 120_000)) throw new Error('warm-up: messages not delivered');
+    }
+    const warmIds = [...requestedAt.keys()];
+    requestedAt.clear();
+
     ctx.log(`peak: ${messages} sends from ${connections} connections`);
     const redisPid = await redisServerPid(redisUrl);
     const meter = await new CpuMeter([
@@ -293,6 +308,9 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
       ]).start();
     }
     const peakLost = await settle(peakIds, 120_000) + peak.errors;
+    // The warm-up's messages wait in the backlog with the peak's (--enqueue-only): the drain is theirs too, and none may be lost.
+    const drained = enqueueOnly ? [...warmIds, ...peakIds] : peakIds;
+    const warmLost = enqueueOnly ? await settle(warmIds, 60_000) : 0;
     const drainCpu = await drainMeter?.stop();
     if (!cpu) {
       cpu = await meter.stop();
@@ -315,7 +333,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
           `SELECT extract(epoch FROM max(at) FILTER (WHERE status = 'delivered') - min(at) FILTER (WHERE status = 'sent')) * 1000 AS "drainMs",
                   extract(epoch FROM min(at) FILTER (WHERE status = 'sent') - $2::timestamptz) * 1000 AS "startMs"
              FROM sms_status_history WHERE sms_id = ANY($1::uuid[])`,
-          [peakIds, drainStartedAt!.toISOString()],
+          [drained, drainStartedAt!.toISOString()],
         )
       : [undefined];
     const webhookRate = rate(receiver.arrivals.length, Math.max(...receiver.arrivals) - Math.min(...receiver.arrivals));
@@ -331,7 +349,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     const toDelivered = halfIds.filter((id) => receiver.delivered.has(id)).map((id) => receiver.delivered.get(id)! - requestedAt.get(id)!);
     await pool.close();
 
-    const lost = peakLost + halfLost;
+    const lost = peakLost + halfLost + warmLost;
     const rows = [
       row('bare BullMQ add', bull.added, bull.addLatencies),
       row('bare BullMQ processed', bull.processed),
@@ -340,13 +358,13 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
       row(`Meld enqueued (POST ${direct ? 'straight to messaging' : 'through the gateway'}, 201)`, rate(messages, peak.elapsedS * 1000), peak.latencies, 'bare BullMQ add'),
       row(`Meld submitted (sent)${enqueueOnly ? ' by the delivery role on the backlog' : ''}`, rate(times.sent, Number(times.sentMs)), [], 'bare smpp submit_sm'),
       row(`Meld delivered (receipt processed)${enqueueOnly ? ' on the backlog, from the first request' : ''}`, deliveredRate, [], 'bare smpp receipts'),
-      ...(drain ? [row('Meld backlog drained by the delivery role (first sent to last delivered)', rate(times.delivered, Number(drain.drainMs)), [], 'bare smpp receipts')] : []),
+      ...(drain ? [row('Meld backlog drained by the delivery role (first sent to last delivered)', rate(drained.length, Number(drain.drainMs)), [], 'bare smpp receipts')] : []),
       row('Meld webhook deliveries (every status)', webhookRate),
       row(`Meld request → delivered webhook at ${halfRate}/s (half of peak delivered)`, halfIds.length / halfSeconds, toDelivered),
     ];
     const enqueued = rows[4]!.throughput;
     return {
-      title: `sms${direct ? ' (straight to messaging)' : ''}${split ? ' (messaging as api + delivery processes)' : ''}${enqueueOnly ? ' (enqueue path alone: api role during the peak, delivery role started after it)' : ''}: ${messages} direct SMS at peak from ${connections} connections, then ${halfSeconds} s at half of peak; simulator receipts after ${receiptDelayMs} ms`,
+      title: `sms${direct ? ' (straight to messaging)' : ''}${warmUp ? ` (after ${warmUp} warm-up sends)` : ''}${split ? ' (messaging as api + delivery processes)' : ''}${enqueueOnly ? ' (enqueue path alone: api role during the peak, delivery role started after it)' : ''}: ${messages} direct SMS at peak from ${connections} connections, then ${halfSeconds} s at half of peak; simulator receipts after ${receiptDelayMs} ms`,
       units: { throughput: 'messages/s (webhook deliveries/s for that row)', latency: 'request (or add / submit) to its answer; the half-peak row: request to the delivered webhook' },
       rows,
       notes: [
@@ -356,7 +374,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
         `CPU per message over the peak (first request to ${enqueueOnly ? 'last 201, outbox relayed' : 'last delivered webhook'}${redisPid ? '; redis: the whole server, other users of it included' : ''}): ${Object.entries(cpu).map(([name, us]) => `${name} ${(us / messages).toFixed(0)} µs`).join(', ')}; Postgres transactions per message ${(xacts / messages).toFixed(2)}`,
         ...(drain && drainCpu
           ? [
-              `backlog drain (--enqueue-only): the delivery process's first sent ${Number(drain.startMs).toFixed(0)} ms after its start, then ${Number(drain.drainMs).toFixed(0)} ms to the last delivered; CPU per message from its readiness to the last delivered webhook: ${Object.entries(drainCpu).map(([name, us]) => `${name} ${(us / messages).toFixed(0)} µs`).join(', ')}${pgStatements ? '; the statements below are the drain\'s' : ''}`,
+              `backlog drain (--enqueue-only): the delivery process's first sent ${Number(drain.startMs).toFixed(0)} ms after its start, then ${Number(drain.drainMs).toFixed(0)} ms to the last delivered; CPU per message from its readiness to the last delivered webhook: ${Object.entries(drainCpu).map(([name, us]) => `${name} ${(us / drained.length).toFixed(0)} µs`).join(', ')}${pgStatements ? '; the statements below are the drain\'s' : ''}`,
             ]
           : []),
         'one machine: bench client, simulator, receiver, gateway, messaging, Postgres, Redis and the broker share its cores',
