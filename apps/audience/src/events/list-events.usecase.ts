@@ -29,6 +29,17 @@ export function parsePaging(start: string | undefined, limit: string | undefined
 }
 
 /**
+ * The count and the page are two ClickHouse reads taken at once: a membership or event row that
+ * lands between them made `total` disagree with a page that held everything (7 counted, 3 listed).
+ * A page that is not full ends the list, so it states the total itself; only a full page (or one
+ * past the end) needs the count.
+ */
+export function pageTotal(counted: number, listed: number, paging: { start: number; limit: number }): number {
+  if (listed < paging.limit && (listed > 0 || paging.start === 0)) return paging.start + listed;
+  return listed ? Math.max(counted, paging.start + listed) : counted;
+}
+
+/**
  * The events of one audience contact (absorbed ids resolve to the survivor), newest first,
  * within the plan's look-back; parameters as the data mode and level allow (ADR 0121).
  */
@@ -50,10 +61,11 @@ export class ListEvents {
     const lookBackDays = EVENTS_LOOK_BACK_DAYS[principal.plan ?? 's'];
     const now = command.now ?? new Date();
     const since = new Date(Math.floor(now.getTime() / 1000) * 1000 - lookBackDays * 86_400_000);
-    const [total, events] = await Promise.all([
+    const [counted, events] = await Promise.all([
       this.events.count(projectId, audienceId, since),
       this.events.list(projectId, audienceId, since, paging.start, paging.limit),
     ]);
+    const total = pageTotal(counted, events.length, paging);
     return {
       entity: events.map((e) => ({
         id: e.id,
