@@ -179,7 +179,8 @@ describe('ingest writes through the gateway', () => {
       await write(p.crm, p.crmToken, '/contacts', [{ _user_id: 'crm-1', _email: email.toUpperCase(), _last_name: 'Kept', city: 'Paris' }]);
       const merged = await waitFor('both sources in one audience contact', async () => {
         const [a, b] = [await audienceOfUser('del-1'), await audienceOfUser('crm-1')];
-        return a && b && a.id === b.id ? a : null;
+        // b, read last, shows the merge that attached crm-1: a may predate it (same id, web's attributes only).
+        return a && b && a.id === b.id ? b : null;
       }, { timeoutMs: 30000, intervalMs: 300 });
       expect(merged).toMatchObject({ _first_name: pii.firstName, nickname: pii.nickname, _last_name: 'Kept', city: 'Paris' });
 
