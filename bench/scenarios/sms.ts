@@ -4,9 +4,10 @@
  * the SMSC simulator (submitted/s), the receipts processed (delivered/s) and the
  * delivery-report webhooks received (deliveries/s), then an open loop at half of the peak
  * delivered rate whose p99 runs from the request to the `delivered` webhook. Baselines in the
- * same run, on the same box: a bare BullMQ add/process loop and a bare `smpp` submit loop
- * against the same simulator. Every message must end `delivered` with its webhook: a missing
- * one is reported as lost.
+ * same run, on the same box: a bare BullMQ add/process loop, a bare `smpp` submit loop against
+ * the same simulator, and the floor (ADR 0320): a bare durable SMS path behind a bare proxy
+ * (bench/lib/bare-sms.ts) through the same peak, to which Meld's rates are compared. Every
+ * message must end `delivered` with its webhook: a missing one is reported as lost.
  *
  * The bench starts its own gateway and messaging processes from the built apps
  * (`npm run build`), a private Kafka broker, the SMSC simulator and a webhook receiver in
@@ -28,14 +29,13 @@
  * its submitted and delivered rows measure delivery alone, and nothing may be lost),
  * --warm-up N (0: N sends through the same path after the baselines and before the peak, not
  * metered, so the figures are those of warm processes and not of V8 compiling their code: ADR 0310;
- * with --enqueue-only the delivery role drains them with the peak's messages).
+ * with --enqueue-only the delivery role drains them with the peak's messages),
+ * --floor 0 (skips the floor's measurement).
  * The notes give the CPU time each Meld process and Redis used per message over the peak (from
  * the first request to the last delivered webhook; with --enqueue-only, to the last 201).
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Queue, Worker } from 'bullmq';
 import Redis from 'ioredis';
@@ -50,37 +50,12 @@ import { startPrivateKafka } from '../lib/private-kafka';
 import { PgStatements, statementNotes, tableChanges } from '../lib/pg-statements';
 import { benchPostgres } from '../lib/postgres-db';
 import { percentile } from '../lib/stats';
+import { measureFloor } from '../lib/sms-floor';
 import { createBenchTenant } from '../lib/tenant';
+import { WebhookReceiver } from '../lib/webhook-receiver';
 
 const smpp = require('smpp');
 const { startSmsc } = require(join(__dirname, '../../tools/smsc/simulator'));
-
-/** Arrival times of the delivery reports, by message: the status and when it came. */
-class Receiver {
-  readonly delivered = new Map<string, number>();
-  arrivals: number[] = [];
-  private readonly server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const now = performance.now();
-      const report = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: string; status: string };
-      this.arrivals.push(now);
-      if (report.status === 'delivered' && !this.delivered.has(report.id)) this.delivered.set(report.id, now);
-      res.writeHead(204).end();
-    });
-  });
-
-  async start(): Promise<string> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/sms`;
-  }
-
-  stop(): Promise<void> {
-    this.server.closeAllConnections();
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-}
 
 const rate = (count: number, ms: number) => (ms > 0 ? (count * 1000) / ms : 0);
 const row = (name: string, throughput: number, latencies: number[] = [], baseline?: string): BenchRow => ({
@@ -172,6 +147,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const pgStatements = ctx.args.int('pg-statements', 0) === 1;
   const enqueueOnly = ctx.args.int('enqueue-only', 0) === 1;
   const warmUp = ctx.args.int('warm-up', 0);
+  const withFloor = ctx.args.int('floor', 1) === 1;
   if (split && enqueueOnly) throw new Error('--split and --enqueue-only exclude each other: --enqueue-only runs api, then delivery');
   const serverUrl = process.env.MELD_POSTGRES_URL;
   const redisUrl = process.env.MELD_REDIS_URL;
@@ -181,7 +157,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const pg = await benchPostgres(serverUrl, `meld_bench_sms_${suffix}`);
   const kafka = await startPrivateKafka(ctx.root, [Topics.smsStatus, Topics.events, `${Topics.smsStatus}.dlq`, `${Topics.events}.dlq`], 8, ctx.log);
   const smsc = await startSmsc({ port: 0, receiptDelayMs });
-  const receiver = new Receiver();
+  const receiver = new WebhookReceiver();
   const children: Record<string, ChildProcess> = {};
   try {
     const tenant = await createBenchTenant(pg.db, { name: `bench-sms-${suffix}`, dataSources: 1, productScopes: ['PROJECT_DIRECT_WRITE'] });
@@ -221,6 +197,14 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     ctx.log(`baselines: bare BullMQ and bare smpp, ${messages} each`);
     const bull = await bareBullmq(redisUrl, messages, connections, suffix);
     const bare = await bareSmpp(smsc.port, messages, connections);
+    const redisPid = await redisServerPid(redisUrl);
+    ctx.log('baseline: the floor (ADR 0320)');
+    const floor = withFloor
+      ? await measureFloor({
+          root: ctx.root, db: pg.db, postgresUrl: pg.url, postgresPids: () => pg.backendPids(), redisUrl, redisPid, smscPort: smsc.port,
+          messages, connections, warmUp, enqueueOnly, log: ctx.log,
+        })
+      : undefined;
 
     const pool = new Pool(direct ? messagingUrl : `http://127.0.0.1:${gatewayPort}`, { connections, keepAliveTimeout: 30_000 });
     const signingKey = parsePrincipalKey(keys[principalKeyEnv('messaging')]!);
@@ -270,7 +254,6 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     requestedAt.clear();
 
     ctx.log(`peak: ${messages} sends from ${connections} connections`);
-    const redisPid = await redisServerPid(redisUrl);
     const meter = await new CpuMeter([
       ...Object.entries(children).map(([name, child]) => ({ name, pid: child.pid! })),
       { name: 'postgres', pids: () => pg.backendPids() },
@@ -355,14 +338,28 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
       row('bare BullMQ processed', bull.processed),
       row('bare smpp submit_sm', bare.submitted, bare.latencies),
       row('bare smpp receipts', bare.receipts),
-      row(`Meld enqueued (POST ${direct ? 'straight to messaging' : 'through the gateway'}, 201)`, rate(messages, peak.elapsedS * 1000), peak.latencies, 'bare BullMQ add'),
+      ...(floor
+        ? [
+            row('floor enqueued (bare proxy, bare HTTP: INSERT, BullMQ add, 201)', floor.enqueued, floor.latencies),
+            row(`floor delivered (receipt processed)${enqueueOnly ? ' on the backlog, from the first request' : ''}`, floor.delivered),
+            ...(floor.drained !== undefined ? [row('floor backlog drained (first sent to last delivered)', floor.drained)] : []),
+          ]
+        : []),
+      row(`Meld enqueued (POST ${direct ? 'straight to messaging' : 'through the gateway'}, 201)`, rate(messages, peak.elapsedS * 1000), peak.latencies, floor ? 'floor enqueued (bare proxy, bare HTTP: INSERT, BullMQ add, 201)' : 'bare BullMQ add'),
       row(`Meld submitted (sent)${enqueueOnly ? ' by the delivery role on the backlog' : ''}`, rate(times.sent, Number(times.sentMs)), [], 'bare smpp submit_sm'),
-      row(`Meld delivered (receipt processed)${enqueueOnly ? ' on the backlog, from the first request' : ''}`, deliveredRate, [], 'bare smpp receipts'),
-      ...(drain ? [row('Meld backlog drained by the delivery role (first sent to last delivered)', rate(drained.length, Number(drain.drainMs)), [], 'bare smpp receipts')] : []),
+      row(
+        `Meld delivered (receipt processed)${enqueueOnly ? ' on the backlog, from the first request' : ''}`,
+        deliveredRate,
+        [],
+        floor ? `floor delivered (receipt processed)${enqueueOnly ? ' on the backlog, from the first request' : ''}` : 'bare smpp receipts',
+      ),
+      ...(drain
+        ? [row('Meld backlog drained by the delivery role (first sent to last delivered)', rate(drained.length, Number(drain.drainMs)), [], floor ? 'floor backlog drained (first sent to last delivered)' : 'bare smpp receipts')]
+        : []),
       row('Meld webhook deliveries (every status)', webhookRate),
       row(`Meld request → delivered webhook at ${halfRate}/s (half of peak delivered)`, halfIds.length / halfSeconds, toDelivered),
     ];
-    const enqueued = rows[4]!.throughput;
+    const enqueued = rate(messages, peak.elapsedS * 1000);
     return {
       title: `sms${direct ? ' (straight to messaging)' : ''}${warmUp ? ` (after ${warmUp} warm-up sends)` : ''}${split ? ' (messaging as api + delivery processes)' : ''}${enqueueOnly ? ' (enqueue path alone: api role during the peak, delivery role started after it)' : ''}: ${messages} direct SMS at peak from ${connections} connections, then ${halfSeconds} s at half of peak; simulator receipts after ${receiptDelayMs} ms`,
       units: { throughput: 'messages/s (webhook deliveries/s for that row)', latency: 'request (or add / submit) to its answer; the half-peak row: request to the delivered webhook' },
@@ -375,6 +372,11 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
         ...(drain && drainCpu
           ? [
               `backlog drain (--enqueue-only): the delivery process's first sent ${Number(drain.startMs).toFixed(0)} ms after its start, then ${Number(drain.drainMs).toFixed(0)} ms to the last delivered; CPU per message from its readiness to the last delivered webhook: ${Object.entries(drainCpu).map(([name, us]) => `${name} ${(us / drained.length).toFixed(0)} µs`).join(', ')}${pgStatements ? '; the statements below are the drain\'s' : ''}`,
+            ]
+          : []),
+        ...(floor
+          ? [
+              `floor (ADR 0320): ${floor.enqueued.toFixed(0)} enqueued/s, ${floor.delivered.toFixed(0)} delivered/s${floor.drained !== undefined ? `, backlog drained ${floor.drained.toFixed(0)}/s` : ''}; lost ${floor.lost}; CPU per message over its peak: ${Object.entries(floor.cpu).map(([name, us]) => `${name} ${us.toFixed(0)} µs`).join(', ')}`,
             ]
           : []),
         'one machine: bench client, simulator, receiver, gateway, messaging, Postgres, Redis and the broker share its cores',

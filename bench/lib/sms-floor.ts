@@ -1,0 +1,143 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { Queue } from 'bullmq';
+import Redis from 'ioredis';
+import { Pool } from 'undici';
+import { freePort, stopApp, waitReady } from './apps';
+import { bareSmsTable } from './bare-sms';
+import { CpuMeter } from './cpu';
+import { closedLoopOver } from './load';
+import type { BenchPostgres } from './postgres-db';
+import { WebhookReceiver } from './webhook-receiver';
+
+export interface FloorOptions {
+  root: string;
+  db: BenchPostgres['db'];
+  postgresUrl: string;
+  postgresPids: () => Promise<number[]>;
+  redisUrl: string;
+  redisPid?: number;
+  smscPort: number;
+  messages: number;
+  connections: number;
+  warmUp: number;
+  /** As Meld's --enqueue-only: `api` alone during the peak, then a `delivery` process drains the backlog. */
+  enqueueOnly: boolean;
+  log(message: string): void;
+}
+
+export interface FloorResult {
+  enqueued: number;
+  latencies: number[];
+  /** Receipts processed per second, first request to last `delivered` (the peak's messages). */
+  delivered: number;
+  /** With enqueueOnly: the backlog's first `sent` to its last `delivered`. */
+  drained?: number;
+  /** µs per message over the peak, by process (first request to last delivered webhook, or to the last 201 with enqueueOnly). */
+  cpu: Record<string, number>;
+  lost: number;
+}
+
+const rate = (count: number, ms: number) => (ms > 0 ? (count * 1000) / ms : 0);
+
+/**
+ * The floor of ADR 0320, measured in the sms bench's own run: bench/lib/bare-sms.ts behind the
+ * gateway bench's bare proxy (bench/lib/bare-proxy.ts, ADR 0271), the same SMSC simulator,
+ * Postgres server and Redis, the same number of messages, connections and warm-up as Meld's
+ * peak. Its webhooks go to a receiver of their own.
+ */
+export async function measureFloor(o: FloorOptions): Promise<FloorResult> {
+  await o.db.query(bareSmsTable);
+  const queueName = `bench-sms-floor-${randomBytes(4).toString('hex')}`;
+  const receiver = new WebhookReceiver();
+  const webhookUrl = await receiver.start();
+  const children: ChildProcess[] = [];
+  const spawnTs = (file: string, env: Record<string, string>) => {
+    const child = spawn(process.execPath, ['-r', '@swc-node/register', join(o.root, file)], { cwd: o.root, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+    children.push(child);
+    return child;
+  };
+  const floorEnv = (role: string, port: number) => ({
+    PORT: String(port), BARE_ROLE: role, MELD_POSTGRES_URL: o.postgresUrl, MELD_REDIS_URL: o.redisUrl, BARE_QUEUE: queueName,
+    BARE_SMSC_PORT: String(o.smscPort), BARE_WEBHOOK_URL: webhookUrl, BARE_WEBHOOK_SECRET: randomBytes(24).toString('base64'),
+  });
+  try {
+    const [appPort, proxyPort] = [await freePort(), await freePort()];
+    const app = spawnTs('bench/lib/bare-sms.ts', floorEnv(o.enqueueOnly ? 'api' : 'all', appPort));
+    const proxy = spawnTs('bench/lib/bare-proxy.ts', { PORT: String(proxyPort), BARE_PROXY_UPSTREAM: `http://127.0.0.1:${appPort}` });
+    await waitReady(`http://127.0.0.1:${appPort}/readyz`);
+    const pool = new Pool(`http://127.0.0.1:${proxyPort}`, { connections: o.connections, keepAliveTimeout: 30_000 });
+    const ids: string[] = [];
+    let next = 0;
+    const send = async () => {
+      const i = next++;
+      const res = await pool.request({
+        method: 'POST',
+        path: `/sms/${encodeURIComponent(`+4474${String(i * 10 + 1).padStart(8, '0')}`)}`,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ text: 'Your code is 4821' }),
+      });
+      const body = (await res.body.json()) as { entity?: { id: string } };
+      if (res.statusCode !== 201 || !body.entity) return false;
+      ids.push(body.entity.id);
+      return true;
+    };
+    const settle = async (wanted: string[], timeoutMs: number) => {
+      const deadline = performance.now() + timeoutMs;
+      while (wanted.some((id) => !receiver.delivered.has(id)) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      return wanted.filter((id) => !receiver.delivered.has(id)).length;
+    };
+    if (o.warmUp > 0) {
+      o.log(`floor warm-up: ${o.warmUp} sends, not metered`);
+      const warm = await closedLoopOver(o.connections, o.warmUp, () => send());
+      if (warm.errors) throw new Error(`floor warm-up: ${warm.errors} sends failed`);
+      if (!o.enqueueOnly && (await settle(ids, 120_000))) throw new Error('floor warm-up: messages not delivered');
+    }
+    const warmIds = ids.splice(0);
+    o.log(`floor peak: ${o.messages} sends from ${o.connections} connections`);
+    const meter = await new CpuMeter([
+      { name: 'floor', pid: app.pid! },
+      { name: 'proxy', pid: proxy.pid! },
+      { name: 'postgres', pids: o.postgresPids },
+      ...(o.redisPid ? [{ name: 'redis', pid: o.redisPid }] : []),
+    ]).start();
+    const peak = await closedLoopOver(o.connections, o.messages, () => send());
+    const peakIds = [...ids];
+    let cpu: Record<string, number> | undefined;
+    if (o.enqueueOnly) {
+      cpu = await meter.stop();
+      spawnTs('bench/lib/bare-sms.ts', floorEnv('delivery', await freePort()));
+    }
+    const lost = (await settle(peakIds, 120_000)) + (o.enqueueOnly ? await settle(warmIds, 60_000) : 0) + peak.errors;
+    cpu ??= await meter.stop();
+    await pool.close();
+    const timesOf = async (which: string[]) =>
+      (
+        await o.db.query(
+          `SELECT count(delivered_at)::int AS n, extract(epoch FROM max(delivered_at) - min(created_at)) * 1000 AS "fromRequestMs",
+                  extract(epoch FROM max(delivered_at) - min(sent_at)) * 1000 AS "fromSentMs"
+             FROM bare_sms WHERE id = ANY($1::uuid[])`,
+          [which],
+        )
+      )[0] as { n: number; fromRequestMs: string; fromSentMs: string };
+    const peakTimes = await timesOf(peakIds);
+    const backlog = o.enqueueOnly ? await timesOf([...warmIds, ...peakIds]) : undefined;
+    return {
+      enqueued: rate(o.messages, peak.elapsedS * 1000),
+      latencies: peak.latencies,
+      delivered: rate(peakTimes.n, Number(peakTimes.fromRequestMs)),
+      ...(backlog ? { drained: rate(backlog.n, Number(backlog.fromSentMs)) } : {}),
+      cpu: Object.fromEntries(Object.entries(cpu).map(([name, us]) => [name, us / o.messages])),
+      lost,
+    };
+  } finally {
+    await Promise.all(children.map((c) => stopApp(c)));
+    await receiver.stop();
+    const redis = new Redis(o.redisUrl, { maxRetriesPerRequest: null });
+    const queue = new Queue(queueName, { connection: redis });
+    await queue.obliterate({ force: true }).catch(() => undefined);
+    await queue.close();
+    redis.disconnect();
+  }
+}

@@ -1,0 +1,29 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** Arrival times of the delivery reports, by message: the status and when it came. */
+export class WebhookReceiver {
+  readonly delivered = new Map<string, number>();
+  arrivals: number[] = [];
+  private readonly server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const now = performance.now();
+      const report = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: string; status: string };
+      this.arrivals.push(now);
+      if (report.status === 'delivered' && !this.delivered.has(report.id)) this.delivered.set(report.id, now);
+      res.writeHead(204).end();
+    });
+  });
+
+  async start(): Promise<string> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/sms`;
+  }
+
+  stop(): Promise<void> {
+    this.server.closeAllConnections();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}
