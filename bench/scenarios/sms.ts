@@ -30,7 +30,7 @@
  * --warm-up N (0: N sends through the same path after the baselines and before the peak, not
  * metered, so the figures are those of warm processes and not of V8 compiling their code: ADR 0310;
  * with --enqueue-only the delivery role drains them with the peak's messages),
- * --floor 0 (skips the floor's measurement).
+ * --no-floor (skips the floor's measurement).
  * The notes give the CPU time each Meld process and Redis used per message over the peak (from
  * the first request to the last delivered webhook; with --enqueue-only, to the last 201).
  */
@@ -147,7 +147,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const pgStatements = ctx.args.int('pg-statements', 0) === 1;
   const enqueueOnly = ctx.args.int('enqueue-only', 0) === 1;
   const warmUp = ctx.args.int('warm-up', 0);
-  const withFloor = ctx.args.int('floor', 1) === 1;
+  const withFloor = !ctx.args.flag('no-floor');
   if (split && enqueueOnly) throw new Error('--split and --enqueue-only exclude each other: --enqueue-only runs api, then delivery');
   const serverUrl = process.env.MELD_POSTGRES_URL;
   const redisUrl = process.env.MELD_REDIS_URL;
