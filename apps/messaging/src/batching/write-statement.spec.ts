@@ -20,25 +20,6 @@ describe('WriteStatement (ADR 0254)', () => {
     ]);
   });
 
-  it("answers the rows of its returning part, from an EntityManager's array or a pg result", async () => {
-    for (const answer of [[{ id: 'a' }], { rows: [{ id: 'a' }] }]) {
-      const calls: string[] = [];
-      const db = { query: async (sql: string) => (calls.push(sql), answer) };
-      const write = new WriteStatement();
-      write.add(`UPDATE a SET x = ${write.param(1)}`);
-      write.returning(`INSERT INTO b (v) VALUES (${write.param(2)}) RETURNING id`, (part) => `SELECT id FROM ${part} WHERE ${write.param(3)} > 0`);
-      expect(await write.run<{ id: string }>(db)).toEqual([{ id: 'a' }]);
-      expect(calls).toEqual(['WITH w0 AS (UPDATE a SET x = $1),\nw1 AS (INSERT INTO b (v) VALUES ($2) RETURNING id)\nSELECT id FROM w1 WHERE $3 > 0']);
-      expect(() => write.returning('DELETE FROM c RETURNING id', (part) => `SELECT id FROM ${part}`)).toThrow('one part only');
-    }
-  });
-
-  it('answers no rows without a returning part', async () => {
-    const write = new WriteStatement();
-    write.add('DELETE FROM c');
-    expect(await write.run({ query: async () => [{ '?column?': 1 }] })).toEqual([]);
-  });
-
   it('sends nothing without parts', async () => {
     const { em, calls } = recorder();
     await new WriteStatement().run(em);

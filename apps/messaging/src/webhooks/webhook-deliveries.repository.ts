@@ -20,25 +20,6 @@ export interface ClaimedDelivery {
   lastChance: boolean;
 }
 
-/** A status change's delivery to write; `lease` asks for it to be written claimed (ADR 0321). */
-export type RecordedChange = {
-  organizationId: string;
-  projectId: string;
-  smsId: string;
-  body: string;
-  lease: boolean;
-};
-
-/** How long a delivery written claimed stays claimed, the retry window (for `lastChance`), and how many may be. */
-export interface HandOffLease {
-  seconds: number;
-  retryForSeconds: number;
-  max: number;
-}
-
-/** A delivery a write statement wrote: claimed by this process when `leased`. */
-export type RecordedDelivery = ClaimedDelivery & { leased: boolean };
-
 /**
  * Claims up to $1 due deliveries at the head of their message's line, with a lease of $2
  * seconds, `lastChance` once the retry window ($3 seconds) has passed (see `claimDue`);
@@ -85,33 +66,15 @@ export class WebhookDeliveries implements OnApplicationShutdown {
     this.claims = undefined;
   }
 
-  /**
-   * A part of the status changes' write (ADR 0254): a delivery per change whose organization has
-   * a webhook, `seq` in the changes' order. With `lease`, a change marked `lease` whose message
-   * has no pending delivery before it is written already claimed by this process (ADR 0321), and
-   * the statement answers every delivery it wrote, leased or not, with what an attempt needs.
-   * A claimed one is due again when its lease ends, so claims walking the due index stop before
-   * it rather than step over every delivery in flight.
-   */
-  record(write: WriteStatement, changes: ReadonlyArray<RecordedChange>, lease?: HandOffLease): void {
+  /** A part of the status changes' write (ADR 0254): a delivery per change whose organization has a webhook, `seq` in the changes' order. */
+  record(write: WriteStatement, changes: ReadonlyArray<{ organizationId: string; projectId: string; smsId: string; body: string }>): void {
     if (!changes.length) return;
-    const values = `jsonb_to_recordset(${write.param(numberedRows(changes))}::jsonb) AS v("organizationId" uuid, "projectId" uuid, "smsId" uuid, body text, lease boolean, n int)`;
-    const hook = `JOIN webhooks w ON w.organization_id = v."organizationId" AND w.kind = 'sms-status'`;
-    if (!lease) {
-      write.add(`INSERT INTO webhook_deliveries (organization_id, project_id, sms_id, body) SELECT v."organizationId", v."projectId", v."smsId", v.body FROM ${values} ${hook} ORDER BY v.n`);
-      return;
-    }
-    write.returning(
-      `INSERT INTO webhook_deliveries (organization_id, project_id, sms_id, body, locked_until, next_attempt_at)
-       SELECT v."organizationId", v."projectId", v."smsId", v.body, l.until, COALESCE(l.until, now())
-         FROM ${values} ${hook}
-        CROSS JOIN LATERAL (SELECT CASE WHEN v.lease AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.sms_id = v."smsId" AND e.status = 'pending')
-                                        THEN now() + make_interval(secs => ${write.param(lease.seconds)}) END AS until) l
-        ORDER BY v.n
-       RETURNING id, organization_id, body, locked_until, retry_from`,
-      (part) => `SELECT d.id, 0 AS attempts, d.body, w.url, w.secret, d.locked_until IS NOT NULL AS leased,
-                        d.retry_from + make_interval(secs => ${write.param(lease.retryForSeconds)}) <= now() AS "lastChance"
-                   FROM ${part} d JOIN webhooks w ON w.organization_id = d.organization_id AND w.kind = 'sms-status'`,
+    write.add(
+      `INSERT INTO webhook_deliveries (organization_id, project_id, sms_id, body)
+       SELECT v."organizationId", v."projectId", v."smsId", v.body
+         FROM jsonb_to_recordset(${write.param(numberedRows(changes))}::jsonb) AS v("organizationId" uuid, "projectId" uuid, "smsId" uuid, body text, n int)
+         JOIN webhooks w ON w.organization_id = v."organizationId" AND w.kind = 'sms-status'
+        ORDER BY v.n`,
     );
   }
 
@@ -136,21 +99,16 @@ export class WebhookDeliveries implements OnApplicationShutdown {
     return rows;
   }
 
-  /**
-   * Deliveries their receivers accepted, with the status code each answered; answers, by id,
-   * whether the message has a later pending delivery (then at the head of its line, ADR 0321).
-   */
-  async delivered(deliveries: ReadonlyArray<{ id: string; statusCode: number }>): Promise<Map<string, boolean>> {
+  /** Deliveries their receivers accepted, with the status code each answered. */
+  async delivered(deliveries: ReadonlyArray<{ id: string; statusCode: number }>): Promise<void> {
     // Planned at each call (ADR 0275): a generic plan kept a hash join over the whole table.
-    const rows: Array<{ id: string; follower: boolean }> = await planned(
+    await planned(
       this.ds,
       `UPDATE webhook_deliveries d SET status = 'delivered', attempts = d.attempts + 1, last_status_code = v.code, last_error = NULL, delivered_at = now(),
               locked_until = NULL, updated_at = now()
-         FROM unnest($1::uuid[], $2::int[]) AS v(id, code) WHERE d.id = v.id
-       RETURNING d.id, EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.sms_id = d.sms_id AND e.status = 'pending' AND e.id <> d.id) AS follower`,
+         FROM unnest($1::uuid[], $2::int[]) AS v(id, code) WHERE d.id = v.id`,
       [deliveries.map((d) => d.id), deliveries.map((d) => d.statusCode)],
     );
-    return new Map(rows.map((r) => [r.id, r.follower]));
   }
 
   /** A failed attempt: the next one after `delayMs`, or, with `final`, the delivery ends `failed`. */

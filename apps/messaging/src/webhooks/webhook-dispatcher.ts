@@ -5,15 +5,13 @@ import { Counter } from 'prom-client';
 import { MicroBatcher, ok } from '../batching/micro-batcher';
 import { delivers } from '../messaging-role';
 import { loadWebhookConfig, retryDelayMs, type WebhookConfig } from './webhook-config';
-import { type ClaimedDelivery, type HandOffLease, type RecordedDelivery, WebhookDeliveries } from './webhook-deliveries.repository';
+import { type ClaimedDelivery, WebhookDeliveries } from './webhook-deliveries.repository';
 import { type PostResult, WebhookPoster } from './webhook-poster';
 import { signatureHeaders } from './webhook-signature';
 
 const POLL_EVERY_MS = 2000;
 /** Attempts in flight at once per process. */
 const CONCURRENCY = 50;
-/** Of a handed-off delivery's lease (the attempt's timeout + 5 s), what must be left when its attempt starts (ADR 0321). */
-const LEASE_MARGIN_MS = 2000;
 /**
  * Free slots a claim waits for while attempts are in flight: a claim reads every due pending
  * row, so under a backlog one per finished attempt cost Postgres more than the attempts
@@ -43,12 +41,9 @@ const attempts = new Counter({
  * lease, one statement for all it can take, and posts them, up to CONCURRENCY at once; a
  * failed attempt sets the delivery's next attempt time (exponential backoff for the retry
  * window, 24 h by default). The pump runs on a nudge after each status change and each
- * finished attempt that leaves work behind, at the next retry this process scheduled, and
- * every two seconds for what another process wrote or an operator retried. A delivering
- * process writes the deliveries of its own status changes already claimed when it has room
- * and attempts them right after their commit, without a claim (ADR 0321). Per message, one
- * delivery at a time and in order: the next is claimable once the one before it is delivered
- * or has failed for good.
+ * finished attempt, at the next retry this process scheduled, and every two seconds for what
+ * another process wrote or an operator retried. Per message, one delivery at a time and in
+ * order: the next is claimable once the one before it is delivered or has failed for good.
  */
 @Injectable()
 export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
@@ -60,20 +55,15 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   private retryTimer?: { at: number; timer: NodeJS.Timeout };
   private pumping?: Promise<void>;
   private again = false;
-  /** A claim may have left due deliveries behind (it filled the room, or there was none): finished attempts nudge. */
-  private behind = true;
   /** True until Postgres is connected (ADR 0283) and again from shutdown on: nudges do nothing. */
   private stopped = true;
   private shuttingDown = false;
   private readonly sending = new Set<Promise<void>>();
-  /** Deliveries written claimed by this process, waiting for a free slot (ADR 0321). */
-  private readonly handedOff: Array<{ delivery: ClaimedDelivery; leaseEnd: number }> = [];
-  /** Completions answer whether their message has a delivery waiting behind them. */
-  private readonly completions = new MicroBatcher<{ id: string; statusCode: number }, boolean>({
+  private readonly completions = new MicroBatcher<{ id: string; statusCode: number }, void>({
     ...WRITE_BATCH,
     run: async (deliveries) => {
-      const followers = await this.deliveries.delivered(deliveries);
-      return deliveries.map((d) => ok(followers.get(d.id) === true));
+      await this.deliveries.delivered(deliveries);
+      return deliveries.map(() => ok(undefined));
     },
   });
 
@@ -122,51 +112,6 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     await this.poster.close();
   }
 
-  /**
-   * The lease under which a status write may write up to `max` of its deliveries claimed by this
-   * process (ADR 0321); none while it does not deliver, is stopping or has no free slot.
-   */
-  handOffLease(): HandOffLease | undefined {
-    const room = CONCURRENCY - this.sending.size - this.handedOff.length;
-    if (this.stopped || room <= 0) return undefined;
-    return { seconds: this.leaseMs() / 1000, retryForSeconds: this.config.retryForMs / 1000, max: room };
-  }
-
-  /**
-   * After the COMMIT of status changes: their deliveries written claimed are attempted now (or
-   * as slots free, while their lease lasts); a claim runs for any left unclaimed, or for all
-   * when the write did not say (`undefined`).
-   */
-  committed(deliveries?: readonly RecordedDelivery[]): void {
-    if (!deliveries) return this.nudge();
-    let unclaimed = false;
-    // Counted from now, a little after the database's clock set the lease: later than its real end.
-    const leaseEnd = Date.now() + this.leaseMs();
-    for (const { leased, ...delivery } of deliveries) {
-      if (!leased) unclaimed = true;
-      // Stopping since the write: the lease passes and a claim, here or elsewhere, takes it.
-      else if (!this.stopped) this.handedOff.push({ delivery, leaseEnd });
-    }
-    this.startHandedOff();
-    if (unclaimed) this.nudge();
-  }
-
-  /**
-   * Starts handed-off deliveries while slots are free. One whose lease could end before its
-   * attempt's deadline (with a margin for the clocks) is left to the claims once it passes: a
-   * second process could otherwise post it while this one still does.
-   */
-  private startHandedOff(): void {
-    while (this.handedOff.length && this.sending.size < CONCURRENCY && !this.stopped) {
-      const { delivery, leaseEnd } = this.handedOff.shift()!;
-      if (leaseEnd - Date.now() > this.config.timeoutMs + LEASE_MARGIN_MS) this.send(delivery);
-    }
-  }
-
-  private leaseMs(): number {
-    return this.config.timeoutMs + 5000;
-  }
-
   /** Claims and sends the due deliveries soon; calls while a pass runs make one more pass. */
   nudge(): void {
     if (this.stopped) return;
@@ -188,57 +133,38 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   private async pump(): Promise<void> {
     const room = CONCURRENCY - this.sending.size;
     // Few free slots: each attempt that finishes nudges again, until a claim is worth its read.
-    if (room < CLAIM_AT_LEAST) {
-      this.behind = true;
-      return;
+    if (room < CLAIM_AT_LEAST) return;
+    const claimed = await this.deliveries.claimDue(room, this.config.timeoutMs + 5000, this.config.retryForMs);
+    for (const delivery of claimed) {
+      const sent: Promise<void> = this.attempt(delivery)
+        .catch((err: Error) => this.log.warn(`webhook attempt: ${err.message}`))
+        .finally(() => {
+          this.sending.delete(sent);
+          this.nudge();
+        });
+      this.sending.add(sent);
     }
-    const claimed = await this.deliveries.claimDue(room, this.leaseMs(), this.config.retryForMs);
-    this.behind = claimed.length === room;
-    for (const delivery of claimed) this.send(delivery);
   }
 
-  /** An attempt in a slot; once it ends, a claim if it may have freed a follower or the claims are behind. */
-  private send(delivery: ClaimedDelivery): void {
-    const sent: Promise<void> = this.attempt(delivery)
-      .then(
-        (unblocked) => unblocked,
-        (err: Error) => {
-          this.log.warn(`webhook attempt: ${err.message}`);
-          return true;
-        },
-      )
-      .then((claimAgain) => {
-        this.sending.delete(sent);
-        this.startHandedOff();
-        if (claimAgain || this.behind) this.nudge();
-      });
-    this.sending.add(sent);
-  }
-
-  /**
-   * One attempt of a claimed delivery; answers whether it may have put another delivery at the
-   * head of its message's line. One that throws (a store down) keeps its lease: it is claimed
-   * again once the lease has passed.
-   */
-  private async attempt(claimed: ClaimedDelivery): Promise<boolean> {
+  /** One attempt of a claimed delivery. One that throws (a store down) keeps its lease: it is claimed again once the lease has passed. */
+  private async attempt(claimed: ClaimedDelivery): Promise<void> {
     const result: PostResult = claimed.secret
       ? await this.poster.post(claimed.url, claimed.body, signatureHeaders(claimed.id, claimed.body, claimed.secret))
       : { ok: false, error: NO_SECRET };
     if (result.ok) {
-      const follower = await this.completions.submit({ id: claimed.id, statusCode: result.statusCode! });
+      await this.completions.submit({ id: claimed.id, statusCode: result.statusCode! });
       attempts.inc({ result: 'delivered' });
-      return follower;
+      return;
     }
     const delayMs = retryDelayMs(claimed.attempts + 1);
     await this.deliveries.attemptFailed(claimed.id, { statusCode: result.statusCode, error: result.error ?? 'failed', delayMs, final: claimed.lastChance });
     if (claimed.lastChance) {
       attempts.inc({ result: 'failed' });
       this.log.warn(`webhook delivery ${claimed.id} failed for good after ${claimed.attempts + 1} attempts: ${result.error}`);
-      return true;
+      return;
     }
     attempts.inc({ result: 'retry' });
     this.wakeAt(Date.now() + delayMs);
-    return false;
   }
 
   /** A pass when the earliest retry this process scheduled is due (the poll would find it up to POLL_EVERY_MS later). */

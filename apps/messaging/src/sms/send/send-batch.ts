@@ -6,7 +6,6 @@ import { type BatchOutcome, MicroBatcher, failed, ok } from '../../batching/micr
 import { numberedRows } from '../../batching/numbered-rows';
 import { WriteStatement } from '../../batching/write-statement';
 import { LinksRepository } from '../../links/links.repository';
-import type { RecordedDelivery } from '../../webhooks/webhook-deliveries.repository';
 import type { TemplateLink } from '../../links/text-template';
 import { SendQueue } from '../delivery/send-queue';
 import type { SmsEncoding } from '../text/sms-parts';
@@ -88,7 +87,7 @@ export class SendBatch {
       this.charge(write, kept);
       this.links.insert(write, kept.map((sms) => ({ projectId: sms.projectId, smsId: sms.id, links: sms.links })));
       const at = new Date();
-      const returnsDeliveries = this.status.record(
+      this.status.record(
         write,
         kept.map((sms) => ({
           row: {
@@ -99,11 +98,11 @@ export class SendBatch {
           at,
         })),
       );
-      const deliveries = kept.length ? await write.run<RecordedDelivery>(em) : [];
-      return { results, kept, deliveries: returnsDeliveries ? deliveries : undefined };
+      if (kept.length) await write.run(em);
+      return { results, kept };
     });
     if (outcomes.kept.length) {
-      this.status.committed(outcomes.deliveries);
+      this.status.committed();
       // After COMMIT: a crash before this add leaves the messages `enqueued`, and the sweep queues them.
       await this.queue.addCommitted(outcomes.kept.map((sms) => ({ smsId: sms.id, trace: sms.trace })));
     }

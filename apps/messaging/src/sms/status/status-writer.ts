@@ -7,7 +7,7 @@ import { MicroBatcher, ok } from '../../batching/micro-batcher';
 import { numberedRows } from '../../batching/numbered-rows';
 import { type Queryable, WriteStatement } from '../../batching/write-statement';
 import { type OutboxRow, outboxRow } from '../../outbox/outbox-row';
-import { type RecordedChange, type RecordedDelivery, WebhookDeliveries } from '../../webhooks/webhook-deliveries.repository';
+import { WebhookDeliveries } from '../../webhooks/webhook-deliveries.repository';
 import { WebhookDispatcher } from '../../webhooks/webhook-dispatcher';
 import { NEXT_STATUSES, REFUNDED_STATUSES, type SmsStatus } from './sms-status';
 import { SmsOutboxRelay } from './sms-outbox-relay';
@@ -118,13 +118,10 @@ export class StatusWriter {
     return this.batcher.submit({ smsId: null, smscId, change, at: new Date() });
   }
 
-  /**
-   * After the COMMIT of changes: their outbox rows and webhook deliveries go out now rather than
-   * at the next poll; `deliveries` are those `record`'s statement answered (ADR 0321).
-   */
-  committed(deliveries?: readonly RecordedDelivery[]): void {
+  /** After the COMMIT of changes: their outbox rows and webhook deliveries go out now rather than at the next poll. */
+  committed(): void {
     this.outbox.nudge();
-    this.webhooks.committed(deliveries);
+    this.webhooks.nudge();
   }
 
   /**
@@ -136,7 +133,6 @@ export class StatusWriter {
     const smscIds = [...new Set(items.flatMap((i) => (i.smscId === null ? [] : [i.smscId])))];
     const tx = await beginWith<LockedRow>(this.ds, lockRowsSql(smsIds, smscIds));
     let answers: Array<boolean | null>;
-    let deliveries: RecordedDelivery[] | undefined;
     try {
       const current = new Map<string, StatusRow>();
       const bySmscId = new Map<string, string>();
@@ -155,17 +151,17 @@ export class StatusWriter {
         current.set(row.id, { ...row, status: change.status, reserved_funds: REFUNDED_STATUSES.has(change.status) ? '0' : row.reserved_funds });
         return true;
       });
-      if (entries.length) deliveries = await this.applyChanges(tx.client, entries);
+      if (entries.length) await this.applyChanges(tx.client, entries);
       await tx.commit();
     } finally {
       await tx.release();
     }
-    if (answers.includes(true)) this.committed(deliveries);
+    if (answers.includes(true)) this.committed();
     return answers.map((c) => ok(c));
   }
 
   /** Writes allowed changes of locked rows in one statement: the rows, the refunds, then what every change writes. */
-  private async applyChanges(db: Queryable, entries: readonly StatusEntry[]): Promise<RecordedDelivery[] | undefined> {
+  private async applyChanges(db: Queryable, entries: readonly StatusEntry[]): Promise<void> {
     const updates = entries.map(({ row, change, at }) => ({
       id: row.id,
       status: change.status,
@@ -197,19 +193,16 @@ export class StatusWriter {
           WHERE o.id = r.organization`,
       );
     }
-    const lease = this.record(write, entries);
-    const deliveries = await write.run<RecordedDelivery>(db);
-    return lease ? deliveries : undefined;
+    this.record(write, entries);
+    await write.run(db);
   }
 
   /**
    * What every change writes (also the first `enqueued` of new messages, whose rows the send
    * is inserting): history, `meld.sms-status.v1` and timeline outbox rows, webhook deliveries,
    * each table one part of the batch's write statement (ADR 0254), rows in the entries' order.
-   * When this process delivers webhooks, the first delivery of each message in the batch is
-   * written claimed by it (ADR 0321): answers whether the statement then returns its deliveries.
    */
-  record(write: WriteStatement, entries: readonly StatusEntry[]): boolean {
+  record(write: WriteStatement, entries: readonly StatusEntry[]): void {
     write.add(
       `INSERT INTO sms_status_history (sms_id, status, error, at)
        SELECT v.sms_id, v.status, v.error, v.at
@@ -218,9 +211,7 @@ export class StatusWriter {
         ORDER BY v.n`,
     );
     const outbox: OutboxRow[] = [];
-    const reports: RecordedChange[] = [];
-    const lease = this.webhooks.handOffLease();
-    const firsts = new Set<string>();
+    const reports: Array<{ organizationId: string; projectId: string; smsId: string; body: string }> = [];
     for (const entry of entries) {
       const { row, change, at } = entry;
       const status = outboxRow(Outputs.smsStatus, {
@@ -238,17 +229,13 @@ export class StatusWriter {
       if (event) outbox.push(event);
       // The payload of system design §4, in this field order.
       const report = { id: row.id, status: change.status, audienceId: row.audience_id, messagesCount: row.messages_count, at: status.value.at, ...(change.error ? { error: change.error } : {}) };
-      // The first change of each message in the batch, as many as the dispatcher has room for.
-      const first = lease !== undefined && firsts.size < lease.max && !firsts.has(row.id);
-      if (first) firsts.add(row.id);
-      reports.push({ organizationId: row.organization_id, projectId: row.project_id, smsId: row.id, body: JSON.stringify(report), lease: first });
+      reports.push({ organizationId: row.organization_id, projectId: row.project_id, smsId: row.id, body: JSON.stringify(report) });
     }
     write.add(
       `INSERT INTO sms_outbox (topic, key, value, trace)
        SELECT v.topic, v.key, v.value, ${write.param(outboxTrace())}::jsonb
          FROM jsonb_to_recordset(${write.param(numberedRows(outbox))}::jsonb) AS v(topic text, key text, value jsonb, n int) ORDER BY v.n`,
     );
-    this.deliveries.record(write, reports, lease);
-    return lease !== undefined && reports.length > 0;
+    this.deliveries.record(write, reports);
   }
 }
