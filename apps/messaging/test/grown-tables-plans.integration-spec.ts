@@ -3,8 +3,10 @@ import { type OwnDatabase, beginWith, createDataSource } from '@meld/db';
 import { privateDatabase } from '@meld/fixtures';
 import { testEnv } from '@meld/testing';
 import type { DataSource } from 'typeorm';
-import { lockRowsSql } from '../src/sms/status/status-writer';
+import type { SmsOutboxRelay } from '../src/sms/status/sms-outbox-relay';
+import { StatusWriter, lockRowsSql } from '../src/sms/status/status-writer';
 import { WebhookDeliveries } from '../src/webhooks/webhook-deliveries.repository';
+import type { WebhookDispatcher } from '../src/webhooks/webhook-dispatcher';
 import { seedSmsTenancy } from './sms-tenancy';
 
 const GROWN = 5000;
@@ -65,5 +67,28 @@ describe('statements over tables grown from empty keep index plans (real Postgre
     expect(await seqScans('sms_messages')).toBe(messagesBefore);
     expect(await seqScans('webhook_deliveries')).toBe(deliveriesBefore);
     expect((await ds.query(`SELECT status FROM webhook_deliveries WHERE id = $1`, [delivery.id]))[0].status).toBe('delivered');
+  });
+
+  // ADR 0322: the status batch's write is a named prepared statement, run on a generic plan made
+  // on whatever size the tables had; INDEX_PLANS keeps that plan on the primary key.
+  it("writes status changes through the prepared write's index plan, made while the table was small", async () => {
+    const nudged = { nudge: () => undefined };
+    const writer = new StatusWriter(ds, nudged as unknown as SmsOutboxRelay, nudged as unknown as WebhookDispatcher, new WebhookDeliveries(ds));
+    const insert = async (n: number): Promise<string[]> =>
+      (
+        await ds.query(
+          `INSERT INTO sms_messages (project_id, organization_id, sender_id, destination, country, text, encoding, messages_count, price_per_sms)
+           SELECT $1, $2, $3, '+447400000000', 'GB', 'x', 'GSM-7', 1, 0.04 FROM generate_series(1, $4::int) RETURNING id`,
+          [t.project.id, t.organization.id, t.sender.id, n],
+        )
+      ).map((r: { id: string }) => r.id);
+    // More than the five runs after which Postgres settles on a generic plan, on a table of a few rows.
+    await ds.query(`TRUNCATE sms_messages CASCADE`);
+    for (const id of await insert(8)) expect(await writer.change(id, { status: 'sent', smscMessageId: `early-${id}` })).toBe(true);
+    const [grown] = await insert(GROWN);
+    const before = await seqScans('sms_messages');
+    expect(await writer.change(grown!, { status: 'sent', smscMessageId: 'grown' })).toBe(true);
+    expect(await seqScans('sms_messages')).toBe(before);
+    expect((await ds.query(`SELECT status, smsc_message_id FROM sms_messages WHERE id = $1`, [grown]))[0]).toEqual({ status: 'sent', smsc_message_id: 'grown' });
   });
 });

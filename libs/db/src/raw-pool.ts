@@ -60,13 +60,19 @@ export interface OpenTransaction<R> {
  *
  * `asyncCommit`: COMMIT returns before its WAL is flushed (`synchronous_commit = off` for this
  * transaction only). A Postgres crash can then lose the last ~0.6 s of such commits, never
- * half of one: only for writes whose durable copy is elsewhere.
+ * half of one: only for writes whose durable copy is elsewhere. *
+ * `settings`: settings for this transaction only (`set_config(…, true)`, as `SET LOCAL`; sent with
+ * BEGIN; names and values are the caller's constants), in force for every statement it runs,
+ * the plans of named statements made in it included.
  */
-export async function beginWith<R>(ds: DataSource, sql: string, o: { asyncCommit?: boolean } = {}): Promise<OpenTransaction<R>> {
+export async function beginWith<R>(ds: DataSource, sql: string, o: { asyncCommit?: boolean; settings?: Readonly<Record<string, string>> } = {}): Promise<OpenTransaction<R>> {
   const client = await rawPool(ds).connect();
   let rows: R[];
   try {
-    const setup = o.asyncCommit ? 'BEGIN; SET LOCAL synchronous_commit = off;' : 'BEGIN;';
+    const settings = { ...o.settings, ...(o.asyncCommit ? { synchronous_commit: 'off' } : {}) };
+    // One statement for all the settings: each statement of the round trip is parsed on its own.
+    const entries = Object.entries(settings);
+    const setup = entries.length ? `BEGIN; SELECT ${entries.map(([name, value]) => `set_config('${name}', '${value}', true)`).join(', ')};` : 'BEGIN;';
     const results = (await client.query(`${setup} ${sql}`)) as unknown as Array<{ rows: R[] }>;
     rows = results[results.length - 1].rows;
   } catch (err) {

@@ -61,6 +61,16 @@ describe('rawPool / inRawTransaction / beginWith', () => {
     await rawPool(ds).query(`DELETE FROM ${table} WHERE n = 12`);
   });
 
+  it('beginWith settings: in force for that transaction only, with asyncCommit too', async () => {
+    const read = `SELECT current_setting('enable_seqscan') AS seq, current_setting('enable_hashjoin') AS hash, current_setting('synchronous_commit') AS sc`;
+    const tx = await beginWith<{ seq: string; hash: string; sc: string }>(ds, read, { settings: { enable_seqscan: 'off', enable_hashjoin: 'off' }, asyncCommit: true });
+    expect(tx.rows).toEqual([{ seq: 'off', hash: 'off', sc: 'off' }]);
+    await tx.commit();
+    const after = await beginWith<{ seq: string; hash: string; sc: string }>(ds, read);
+    expect(after.rows).toEqual([{ seq: 'on', hash: 'on', sc: 'on' }]);
+    await after.release();
+  });
+
   it('beginWith: release rolls back, and values travel as escaped literals', async () => {
     const quote = "o'brien\\ \"x\" $1 ; DROP TABLE x --";
     const tx = await beginWith<{ s: string }>(ds, `SELECT ${escapeLiteral(quote)}::text AS s`);

@@ -1,6 +1,8 @@
-/** What runs the statement: a TypeORM EntityManager or a raw pg client, both `query(text, values)`. */
+import { statementName } from '../db/index-plans';
+
+/** A raw pg client (a transaction's connection): runs named prepared statements. */
 export interface Queryable {
-  query(sql: string, values?: unknown[]): Promise<unknown>;
+  query(config: { name: string; text: string; values: unknown[] }): Promise<unknown>;
 }
 
 /**
@@ -8,6 +10,8 @@ export interface Queryable {
  * statement is a round trip, and a batch's history, outbox, webhook and funds writes touch
  * different tables, so they need not wait on each other. Every part runs once, to completion,
  * whether or not the final SELECT reads it; each keeps the row order of its own `ORDER BY`.
+ * The statement is prepared under a name of its text (ADR 0322): each connection parses and
+ * plans each combination of parts once; run it in a transaction with INDEX_PLANS.
  */
 export class WriteStatement {
   private readonly parts: string[] = [];
@@ -27,6 +31,7 @@ export class WriteStatement {
 
   async run(db: Queryable): Promise<void> {
     if (!this.parts.length) return;
-    await db.query(`WITH ${this.parts.join(',\n')}\nSELECT 1`, this.params);
+    const text = `WITH ${this.parts.join(',\n')}\nSELECT 1`;
+    await db.query({ name: statementName('write', text), text, values: this.params });
   }
 }

@@ -1,10 +1,12 @@
-import { DATA_SOURCE } from '@meld/db';
+import { beginWith, DATA_SOURCE } from '@meld/db';
 import { traceHeaders } from '@meld/kafka';
 import { Inject, Injectable } from '@nestjs/common';
-import type { DataSource, EntityManager } from 'typeorm';
+import { escapeLiteral, type PoolClient } from 'pg';
+import type { DataSource } from 'typeorm';
 import { type BatchOutcome, MicroBatcher, failed, ok } from '../../batching/micro-batcher';
 import { numberedRows } from '../../batching/numbered-rows';
 import { WriteStatement } from '../../batching/write-statement';
+import { INDEX_PLANS, statementName } from '../../db/index-plans';
 import { LinksRepository } from '../../links/links.repository';
 import type { TemplateLink } from '../../links/text-template';
 import { SendQueue } from '../delivery/send-queue';
@@ -41,6 +43,20 @@ interface Pending extends NewSms {
   trace?: Record<string, string>;
 }
 
+const INSERT_MESSAGES_SQL = `INSERT INTO sms_messages (id, project_id, organization_id, sender_id, audience_id, destination, country, text, encoding, messages_count, price_per_sms,
+                                 idempotency_key, request_hash, response, reserved_funds)
+       SELECT v.id, v.project_id, v.organization_id, v.sender_id, v.audience_id, v.destination, v.country, v.text, v.encoding, v.messages_count, v.price_per_sms,
+              v.idempotency_key, v.request_hash, v.response, v.reserved_funds
+         FROM jsonb_to_recordset($1::jsonb) AS v(id uuid, project_id uuid, organization_id uuid, sender_id uuid, audience_id uuid, destination text, country text,
+              text text, encoding text, messages_count int, price_per_sms numeric, idempotency_key text, request_hash text, response jsonb, reserved_funds numeric, n int)
+        ORDER BY v.n
+       ON CONFLICT (project_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING RETURNING id`;
+const INSERT_MESSAGES = statementName('send-insert', INSERT_MESSAGES_SQL);
+
+/** The prepaid organizations of a batch, locked in id order (values as literals: sent with BEGIN). */
+const lockFundsSql = (ids: readonly string[]) =>
+  `SELECT id, funds::text FROM organizations WHERE id = ANY(ARRAY[${ids.map(escapeLiteral).join(',')}]::uuid[]) ORDER BY id FOR UPDATE`;
+
 /** Sends stored per transaction at most, and transactions at once (ADR 0202). */
 const MAX_BATCH = 200;
 const MAX_IN_FLIGHT = 3;
@@ -74,14 +90,19 @@ export class SendBatch {
     // Nothing is stored while the queue does not answer: each request gets a 503 within about MELD_REDIS_TIMEOUT_MS (ADR 0284).
     const unreachable = await this.queue.checkReachable();
     if (unreachable) return items.map(() => failed(unreachable));
-    const outcomes = await this.ds.transaction(async (em) => {
-      const results = await this.reserve(em, items);
+    // BEGIN with the prepaid organizations' lock in one round trip, on index plans for the prepared writes (ADR 0322).
+    const charged = [...new Set(items.filter((sms) => sms.cost > 0n).map((sms) => sms.organizationId))];
+    const tx = await beginWith<{ id: string; funds: string }>(this.ds, lockFundsSql(charged), { settings: INDEX_PLANS });
+    let kept: Pending[] = [];
+    let results: Array<BatchOutcome<StoreResult>>;
+    try {
+      results = this.reserve(tx.rows, items);
       const candidates = items.filter((_, i) => results[i]!.ok);
-      const stored = await this.insert(em, candidates);
+      const stored = await this.insert(tx.client, candidates);
       items.forEach((sms, i) => {
         if (results[i]!.ok && !stored.has(sms.id)) results[i] = ok('duplicate');
       });
-      const kept = candidates.filter((sms) => stored.has(sms.id));
+      kept = candidates.filter((sms) => stored.has(sms.id));
       // Funds, links and what every status change writes: one statement (ADR 0254).
       const write = new WriteStatement();
       this.charge(write, kept);
@@ -98,24 +119,23 @@ export class SendBatch {
           at,
         })),
       );
-      if (kept.length) await write.run(em);
-      return { results, kept };
-    });
-    if (outcomes.kept.length) {
+      if (kept.length) await write.run(tx.client);
+      await tx.commit();
+    } finally {
+      await tx.release();
+    }
+    if (kept.length) {
       this.status.committed();
       // After COMMIT: a crash before this add leaves the messages `enqueued`, and the sweep queues them.
-      await this.queue.addCommitted(outcomes.kept.map((sms) => ({ smsId: sms.id, trace: sms.trace })));
+      await this.queue.addCommitted(kept.map((sms) => ({ smsId: sms.id, trace: sms.trace })));
     }
-    return outcomes.results;
+    return results;
   }
 
-  /** Locks the prepaid organizations (in id order) and refuses, in arrival order, what their funds cannot cover. */
-  private async reserve(em: EntityManager, items: readonly Pending[]): Promise<Array<BatchOutcome<StoreResult>>> {
+  /** Refuses, in arrival order, what the locked organizations' funds cannot cover. */
+  private reserve(locked: ReadonlyArray<{ id: string; funds: string }>, items: readonly Pending[]): Array<BatchOutcome<StoreResult>> {
     const results: Array<BatchOutcome<StoreResult>> = items.map(() => ok('stored'));
-    const charged = [...new Set(items.filter((sms) => sms.cost > 0n).map((sms) => sms.organizationId))];
-    if (!charged.length) return results;
-    const rows: Array<{ id: string; funds: string }> = await em.query(`SELECT id, funds::text FROM organizations WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`, [charged]);
-    const left = new Map(rows.map((r) => [r.id, toUnits(r.funds)]));
+    const left = new Map(locked.map((r) => [r.id, toUnits(r.funds)]));
     items.forEach((sms, i) => {
       if (sms.cost === 0n) return;
       const funds = left.get(sms.organizationId) ?? 0n;
@@ -130,19 +150,13 @@ export class SendBatch {
    * here until its transaction ends). Rows go in key order so two batches never wait on each
    * other's keys in a cycle.
    */
-  private async insert(em: EntityManager, items: readonly Pending[]): Promise<Set<string>> {
+  private async insert(client: PoolClient, items: readonly Pending[]): Promise<Set<string>> {
     if (!items.length) return new Set();
     const ordered = [...items].sort((a, b) => `${a.projectId}/${a.idempotencyKey ?? ''}`.localeCompare(`${b.projectId}/${b.idempotencyKey ?? ''}`));
-    const rows: Array<{ id: string }> = await em.query(
-      `INSERT INTO sms_messages (id, project_id, organization_id, sender_id, audience_id, destination, country, text, encoding, messages_count, price_per_sms,
-                                 idempotency_key, request_hash, response, reserved_funds)
-       SELECT v.id, v.project_id, v.organization_id, v.sender_id, v.audience_id, v.destination, v.country, v.text, v.encoding, v.messages_count, v.price_per_sms,
-              v.idempotency_key, v.request_hash, v.response, v.reserved_funds
-         FROM jsonb_to_recordset($1::jsonb) AS v(id uuid, project_id uuid, organization_id uuid, sender_id uuid, audience_id uuid, destination text, country text,
-              text text, encoding text, messages_count int, price_per_sms numeric, idempotency_key text, request_hash text, response jsonb, reserved_funds numeric, n int)
-        ORDER BY v.n
-       ON CONFLICT (project_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING RETURNING id`,
-      [
+    const { rows } = await client.query<{ id: string }>({
+      name: INSERT_MESSAGES,
+      text: INSERT_MESSAGES_SQL,
+      values: [
         numberedRows(
           ordered.map((sms) => ({
             id: sms.id, project_id: sms.projectId, organization_id: sms.organizationId, sender_id: sms.senderId, audience_id: sms.audienceId, destination: sms.destination,
@@ -151,7 +165,7 @@ export class SendBatch {
           })),
         ),
       ],
-    );
+    });
     return new Set(rows.map((r) => r.id));
   }
 

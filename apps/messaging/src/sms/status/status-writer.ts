@@ -6,6 +6,7 @@ import type { DataSource } from 'typeorm';
 import { MicroBatcher, ok } from '../../batching/micro-batcher';
 import { numberedRows } from '../../batching/numbered-rows';
 import { type Queryable, WriteStatement } from '../../batching/write-statement';
+import { INDEX_PLANS } from '../../db/index-plans';
 import { type OutboxRow, outboxRow } from '../../outbox/outbox-row';
 import { WebhookDeliveries } from '../../webhooks/webhook-deliveries.repository';
 import { WebhookDispatcher } from '../../webhooks/webhook-dispatcher';
@@ -126,12 +127,12 @@ export class StatusWriter {
 
   /**
    * One transaction on the raw pool in three round trips (ADR 0316): BEGIN with the locking
-   * statement, the write, COMMIT.
+   * statement, the write (prepared, on index plans: ADR 0322), COMMIT.
    */
   private async changeBatch(items: readonly PendingChange[]) {
     const smsIds = [...new Set(items.flatMap((i) => (i.smsId === null ? [] : [i.smsId])))];
     const smscIds = [...new Set(items.flatMap((i) => (i.smscId === null ? [] : [i.smscId])))];
-    const tx = await beginWith<LockedRow>(this.ds, lockRowsSql(smsIds, smscIds));
+    const tx = await beginWith<LockedRow>(this.ds, lockRowsSql(smsIds, smscIds), { settings: INDEX_PLANS });
     let answers: Array<boolean | null>;
     try {
       const current = new Map<string, StatusRow>();
