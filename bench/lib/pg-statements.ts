@@ -33,6 +33,8 @@ const LABELS: Array<[RegExp, string]> = [
   [/^WITH w0 AS \(INSERT INTO sms_status_history/, 'send: write (history, outbox, webhooks)'],
   [/^SELECT m\.id, m\.status, s\.alias/, 'worker: messages loaded'],
   [/^SELECT m\.id, m\.project_id.*FOR UPDATE OF m/s, 'status: rows locked'],
+  [/^WITH r AS MATERIALIZED \(SELECT DISTINCT ON \(smsc_message_id\)/, 'status: rows locked, receipts found by SMSC id (ADR 0316)'],
+  [/^SELECT set_config\(/, 'send and status: index-plan settings with BEGIN (ADR 0322)'],
   [/^WITH w0 AS \(UPDATE sms_messages m SET status/, 'status: write (message, history, outbox, webhooks)'],
   [/^SELECT DISTINCT ON \(smsc_message_id\)/, 'receipts: ids by SMSC id'],
   [/^UPDATE webhook_deliveries d SET locked_until/, 'webhooks: claim'],
