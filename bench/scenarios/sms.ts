@@ -58,6 +58,7 @@ const smpp = require('smpp');
 const { startSmsc } = require(join(__dirname, '../../tools/smsc/simulator'));
 
 const rate = (count: number, ms: number) => (ms > 0 ? (count * 1000) / ms : 0);
+const sum = (values: readonly number[]) => values.reduce((a, b) => a + b, 0);
 const row = (name: string, throughput: number, latencies: number[] = [], baseline?: string): BenchRow => ({
   name,
   throughput,
@@ -377,6 +378,8 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
         ...(floor
           ? [
               `floor (ADR 0320): ${floor.enqueued.toFixed(0)} enqueued/s, ${floor.delivered.toFixed(0)} delivered/s${floor.drained !== undefined ? `, backlog drained ${floor.drained.toFixed(0)}/s` : ''}; lost ${floor.lost}; CPU per message over its peak: ${Object.entries(floor.cpu).map(([name, us]) => `${name} ${us.toFixed(0)} µs`).join(', ')}`,
+              // The machine's speed moves both alike: across runs, compare these ratios rather than the rates (ADR 0320).
+              `Meld / floor, same run: enqueued ${(enqueued / floor.enqueued).toFixed(2)}, delivered ${(deliveredRate / floor.delivered).toFixed(2)}${drain && floor.drained ? `, drained ${(rate(drained.length, Number(drain.drainMs)) / floor.drained).toFixed(2)}` : ''}; CPU per message ${(sum(Object.values(cpu)) / messages / sum(Object.values(floor.cpu))).toFixed(2)}×`,
             ]
           : []),
         'one machine: bench client, simulator, receiver, gateway, messaging, Postgres, Redis and the broker share its cores',
