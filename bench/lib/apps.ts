@@ -26,6 +26,14 @@ export function startApp(root: string, app: string, env: NodeJS.ProcessEnv, node
   return child;
 }
 
+/**
+ * Starts one of the bench's own TypeScript processes (`bench/lib/*.ts`: floors, stubs) through
+ * swc's register hook, in `root`, with `env` as its whole environment.
+ */
+export function startScript(root: string, file: string, env: NodeJS.ProcessEnv): ChildProcess {
+  return spawn(process.execPath, ['-r', '@swc-node/register', join(root, file)], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
 /** Resolves once `url` answers 200 (typically an app's /readyz). */
 export async function waitReady(url: string, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -1,14 +1,14 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import Redis from 'ioredis';
 import { Pool } from 'undici';
-import { freePort, stopApp, waitReady } from './apps';
+import { freePort, startScript, stopApp, waitReady } from './apps';
 import { bareSmsTable } from './bare-sms';
 import { CpuMeter } from './cpu';
 import { closedLoopOver } from './load';
 import type { BenchPostgres } from './postgres-db';
+import { rate } from './stats';
 import { WebhookReceiver } from './webhook-receiver';
 
 export interface FloorOptions {
@@ -39,8 +39,6 @@ export interface FloorResult {
   lost: number;
 }
 
-const rate = (count: number, ms: number) => (ms > 0 ? (count * 1000) / ms : 0);
-
 /**
  * The floor of ADR 0320, measured in the sms bench's own run: bench/lib/bare-sms.ts behind the
  * gateway bench's bare proxy (bench/lib/bare-proxy.ts, ADR 0271), the same SMSC simulator,
@@ -54,7 +52,7 @@ export async function measureFloor(o: FloorOptions): Promise<FloorResult> {
   const webhookUrl = await receiver.start();
   const children: ChildProcess[] = [];
   const spawnTs = (file: string, env: Record<string, string>) => {
-    const child = spawn(process.execPath, ['-r', '@swc-node/register', join(o.root, file)], { cwd: o.root, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+    const child = startScript(o.root, file, { ...process.env, ...env });
     children.push(child);
     return child;
   };
@@ -83,16 +81,11 @@ export async function measureFloor(o: FloorOptions): Promise<FloorResult> {
       ids.push(body.entity.id);
       return true;
     };
-    const settle = async (wanted: string[], timeoutMs: number) => {
-      const deadline = performance.now() + timeoutMs;
-      while (wanted.some((id) => !receiver.delivered.has(id)) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-      return wanted.filter((id) => !receiver.delivered.has(id)).length;
-    };
     if (o.warmUp > 0) {
       o.log(`floor warm-up: ${o.warmUp} sends, not metered`);
       const warm = await closedLoopOver(o.connections, o.warmUp, () => send());
       if (warm.errors) throw new Error(`floor warm-up: ${warm.errors} sends failed`);
-      if (!o.enqueueOnly && (await settle(ids, 120_000))) throw new Error('floor warm-up: messages not delivered');
+      if (!o.enqueueOnly && (await receiver.settle(ids, 120_000))) throw new Error('floor warm-up: messages not delivered');
     }
     const warmIds = ids.splice(0);
     o.log(`floor peak: ${o.messages} sends from ${o.connections} connections`);
@@ -109,7 +102,7 @@ export async function measureFloor(o: FloorOptions): Promise<FloorResult> {
       cpu = await meter.stop();
       spawnTs('bench/lib/bare-sms.ts', floorEnv('delivery', await freePort()));
     }
-    const lost = (await settle(peakIds, 120_000)) + (o.enqueueOnly ? await settle(warmIds, 60_000) : 0) + peak.errors;
+    const lost = (await receiver.settle(peakIds, 120_000)) + (o.enqueueOnly ? await receiver.settle(warmIds, 60_000) : 0) + peak.errors;
     cpu ??= await meter.stop();
     await pool.close();
     const timesOf = async (which: string[]) =>

@@ -8,6 +8,11 @@ export function percentile(values: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1];
 }
 
+/** `count` events over `ms` milliseconds, per second; 0 over no time. */
+export function rate(count: number, ms: number): number {
+  return ms > 0 ? (count * 1000) / ms : 0;
+}
+
 export function median(values: readonly number[]): number {
   if (values.length === 0) return Number.NaN;
   const sorted = [...values].sort((a, b) => a - b);

@@ -17,6 +17,13 @@ export class WebhookReceiver {
     });
   });
 
+  /** Waits up to `timeoutMs` for the `delivered` report of each of `ids`; answers how many never came. */
+  async settle(ids: readonly string[], timeoutMs: number): Promise<number> {
+    const deadline = performance.now() + timeoutMs;
+    while (ids.some((id) => !this.delivered.has(id)) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    return ids.filter((id) => !this.delivered.has(id)).length;
+  }
+
   async start(): Promise<string> {
     await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/sms`;

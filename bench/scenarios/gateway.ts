@@ -31,16 +31,14 @@
  * cost of a GET and a POST on equal terms, and the delay sets the request rate (ADR 0290).
  */
 import type { ChildProcess } from 'node:child_process';
-import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { join } from 'node:path';
 import { Pool } from 'undici';
 import { encodePrincipal, generatePrincipalKeys, issueToken, parsePrincipalKey, principalKeyEnv } from '../../libs/auth/src';
 import { createClickHouse, sql } from '../../libs/clickhouse/src';
 import { defaultAttributionConfig, defaultGeneralConfig, RESERVED_ATTRIBUTES } from '../../libs/contracts/src';
 import { AttributeEntity, DataSourceEntity, OrganizationEntity, ProjectEntity, TokenEntity, createDataSource } from '../../libs/db/src';
 import { withSlotColumns } from '../../libs/fixtures/src/audience-rows';
-import { freePort, startApp, stopApp, waitReady } from '../lib/apps';
+import { freePort, startApp, startScript, stopApp, waitReady } from '../lib/apps';
 import { closedLoop } from '../lib/load';
 import type { BenchContext, BenchRow, ScenarioResult } from '../lib/context';
 import { processCpuSplitUs } from '../lib/cpu';
@@ -159,24 +157,12 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     MELD_RATE_LIMIT_NAMESPACE: namespace,
   });
   const children: Record<string, ChildProcess> = {
-    bare: spawn(process.execPath, ['-r', '@swc-node/register', join(ctx.root, 'bench/lib/bare-audience.ts')], {
-      cwd: ctx.root,
-      env: { ...process.env, PORT: String(barePort), BARE_ORGANIZATION_ID: org.id, BARE_PROJECT_ID: project.id },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    }),
-    proxy: spawn(process.execPath, ['-r', '@swc-node/register', join(ctx.root, 'bench/lib/bare-proxy.ts')], {
-      cwd: ctx.root,
-      env: { ...process.env, PORT: String(proxyPort), BARE_PROXY_UPSTREAM: bareUrl },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    }),
+    bare: startScript(ctx.root, 'bench/lib/bare-audience.ts', { ...process.env, PORT: String(barePort), BARE_ORGANIZATION_ID: org.id, BARE_PROJECT_ID: project.id }),
+    proxy: startScript(ctx.root, 'bench/lib/bare-proxy.ts', { ...process.env, PORT: String(proxyPort), BARE_PROXY_UPSTREAM: bareUrl }),
     audience:
       stubDelay === undefined
         ? startApp(ctx.root, 'audience', { ...common, PORT: String(audiencePort) }, profile('audience'))
-        : spawn(process.execPath, ['-r', '@swc-node/register', join(ctx.root, 'bench/lib/stub-app.ts')], {
-            cwd: ctx.root,
-            env: { ...process.env, PORT: String(audiencePort), STUB_DELAY_MS: stubDelay },
-            stdio: ['ignore', 'ignore', 'inherit'],
-          }),
+        : startScript(ctx.root, 'bench/lib/stub-app.ts', { ...process.env, PORT: String(audiencePort), STUB_DELAY_MS: stubDelay }),
     gateway: startApp(ctx.root, 'gateway', gatewayEnv(gatewayPort, `bench-${suffix}`), profile('gateway')),
     // A/B in one run: another build of the gateway (e.g. the commit before a change) in front of the same app.
     ...(beforeRoot ? { before: startApp(beforeRoot, 'gateway', gatewayEnv(beforePort, `bench-${suffix}-before`)) } : {}),

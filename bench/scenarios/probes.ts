@@ -15,15 +15,14 @@
  * --keep (leave the generated databases for a rerun), --reuse (start from a --keep run's data when its
  * sizes match: ADR 0248).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
-import { join } from 'node:path';
 import Redis from 'ioredis';
 import { Pool } from 'undici';
 import { generatePrincipalKeys } from '../../libs/auth/src';
 import { allTopicNames } from '../../libs/contracts/src';
-import { freePort, startApp, stopApp, waitReady } from '../lib/apps';
+import { freePort, startApp, startScript, stopApp, waitReady } from '../lib/apps';
 import type { BenchContext, BenchRow, ScenarioResult } from '../lib/context';
 import { closedLoop, type LoopResult } from '../lib/load';
 import { startPrivateKafka } from '../lib/private-kafka';
@@ -206,11 +205,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     if (!cacheKey) throw new Error('no cached coverage answer in Redis after a call');
     const barePort = await freePort();
     children.push(
-      spawn(process.execPath, ['-r', '@swc-node/register', join(ctx.root, 'bench/lib/probes-bare-cache.ts')], {
-        cwd: ctx.root,
-        env: { ...process.env, PORT: String(barePort), BARE_CACHE_KEY: cacheKey },
-        stdio: ['ignore', 'ignore', 'inherit'],
-      }),
+      startScript(ctx.root, 'bench/lib/probes-bare-cache.ts', { ...process.env, PORT: String(barePort), BARE_CACHE_KEY: cacheKey }),
     );
     await waitReady(`http://127.0.0.1:${barePort}/readyz`);
     const bare = new Pool(`http://127.0.0.1:${barePort}`, { connections: 1, keepAliveTimeout: 60_000 });

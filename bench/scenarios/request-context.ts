@@ -7,10 +7,9 @@
  *
  * Options: --seconds N (5 per round), --rounds R (3), --connections C (16).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { Pool } from 'undici';
-import { freePort, stopApp, waitReady } from '../lib/apps';
+import { freePort, startScript, stopApp, waitReady } from '../lib/apps';
 import type { BenchContext, BenchRow, ScenarioResult } from '../lib/context';
 import { processCpuUs } from '../lib/cpu';
 import { closedLoop } from '../lib/load';
@@ -27,7 +26,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const servers: Record<string, { child: ChildProcess; origin: string }> = {};
   for (const mode of MODES) {
     const port = await freePort();
-    const child = spawn(process.execPath, ['-r', '@swc-node/register', join(ctx.root, 'bench/lib/request-context-server.ts')], { cwd: ctx.root, env: { ...env, PORT: String(port), MODE: mode }, stdio: ['ignore', 'ignore', 'inherit'] });
+    const child = startScript(ctx.root, 'bench/lib/request-context-server.ts', { ...env, PORT: String(port), MODE: mode });
     servers[mode] = { child, origin: `http://127.0.0.1:${port}` };
   }
   try {

@@ -49,7 +49,7 @@ import { closedLoopOver, openLoop } from '../lib/load';
 import { startPrivateKafka } from '../lib/private-kafka';
 import { PgStatements, statementNotes, tableChanges } from '../lib/pg-statements';
 import { benchPostgres } from '../lib/postgres-db';
-import { percentile } from '../lib/stats';
+import { percentile, rate } from '../lib/stats';
 import { measureFloor } from '../lib/sms-floor';
 import { createBenchTenant } from '../lib/tenant';
 import { WebhookReceiver } from '../lib/webhook-receiver';
@@ -57,7 +57,6 @@ import { WebhookReceiver } from '../lib/webhook-receiver';
 const smpp = require('smpp');
 const { startSmsc } = require(join(__dirname, '../../tools/smsc/simulator'));
 
-const rate = (count: number, ms: number) => (ms > 0 ? (count * 1000) / ms : 0);
 const sum = (values: readonly number[]) => values.reduce((a, b) => a + b, 0);
 const row = (name: string, throughput: number, latencies: number[] = [], baseline?: string): BenchRow => ({
   name,
@@ -237,11 +236,6 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
       requestedAt.set(body.entity.id, t);
       return true;
     };
-    const settle = async (ids: string[], timeoutMs: number) => {
-      const deadline = performance.now() + timeoutMs;
-      while (ids.some((id) => !receiver.delivered.has(id)) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-      return ids.filter((id) => !receiver.delivered.has(id)).length;
-    };
 
     if (warmUp > 0) {
       ctx.log(`warm-up: ${warmUp} sends from ${connections} connections, not metered`);
@@ -249,7 +243,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
       if (warm.errors) throw new Error(`warm-up: ${warm.errors} sends failed`);
       // Their outbox rows relayed (and on the full path, their deliveries done) before the meters start.
       if (enqueueOnly) await waitOutboxEmpty(pg.db);
-      else if (await settle([...requestedAt.keys()], 120_000)) throw new Error('warm-up: messages not delivered');
+      else if (await receiver.settle([...requestedAt.keys()], 120_000)) throw new Error('warm-up: messages not delivered');
     }
     const warmIds = [...requestedAt.keys()];
     requestedAt.clear();
@@ -291,10 +285,10 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
         ...(redisPid ? [{ name: 'redis', pid: redisPid }] : []),
       ]).start();
     }
-    const peakLost = await settle(peakIds, 120_000) + peak.errors;
+    const peakLost = await receiver.settle(peakIds, 120_000) + peak.errors;
     // The warm-up's messages wait in the backlog with the peak's (--enqueue-only): the drain is theirs too, and none may be lost.
     const drained = enqueueOnly ? [...warmIds, ...peakIds] : peakIds;
-    const warmLost = enqueueOnly ? await settle(warmIds, 60_000) : 0;
+    const warmLost = enqueueOnly ? await receiver.settle(warmIds, 60_000) : 0;
     const drainCpu = await drainMeter?.stop();
     if (!cpu) {
       cpu = await meter.stop();
@@ -329,7 +323,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     requestedAt.clear();
     const half = await openLoop(halfRate, halfSeconds, 0, () => send());
     const halfIds = [...requestedAt.keys()];
-    const halfLost = await settle(halfIds, 60_000) + half.errors;
+    const halfLost = await receiver.settle(halfIds, 60_000) + half.errors;
     const toDelivered = halfIds.filter((id) => receiver.delivered.has(id)).map((id) => receiver.delivered.get(id)! - requestedAt.get(id)!);
     await pool.close();
 

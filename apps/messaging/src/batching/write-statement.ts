@@ -1,4 +1,4 @@
-import { statementName } from '../db/index-plans';
+import { statementName } from '../db/prepared';
 
 /** A raw pg client (a transaction's connection): runs named prepared statements. */
 export interface Queryable {

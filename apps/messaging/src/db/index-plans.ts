@@ -1,5 +1,3 @@
-import { createHash } from 'node:crypto';
-
 /**
  * The planner settings of the direct SMS path's write transactions (ADR 0322): their write
  * statements are prepared once per connection and run on a generic plan, which must not
@@ -9,8 +7,3 @@ import { createHash } from 'node:crypto';
  * tables through their indexes, at any size; a table with no usable index is still scanned.
  */
 export const INDEX_PLANS = { enable_seqscan: 'off', enable_hashjoin: 'off', enable_mergejoin: 'off' } as const;
-
-/** A prepared statement's name for `text`: the same text always gets the same name (pg keeps one text per name and connection). */
-export function statementName(prefix: string, text: string): string {
-  return `meld-messaging-${prefix}-${createHash('sha1').update(text).digest('base64url').slice(0, 16)}`;
-}

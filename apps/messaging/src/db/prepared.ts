@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { rawPool } from '@meld/db';
 import type { QueryResultRow } from 'pg';
 import type { DataSource } from 'typeorm';
@@ -10,6 +11,14 @@ import type { DataSource } from 'typeorm';
  */
 export async function prepared<T extends QueryResultRow>(ds: DataSource, name: string, text: string, values: unknown[]): Promise<T[]> {
   return (await rawPool(ds).query<T>({ name: `meld-messaging-${name}`, text, values })).rows;
+}
+
+/**
+ * A prepared statement's name for a text built at run time (ADR 0322): the same text always
+ * gets the same name, as pg keeps one text per name and connection.
+ */
+export function statementName(prefix: string, text: string): string {
+  return `meld-messaging-${prefix}-${createHash('sha1').update(text).digest('base64url').slice(0, 16)}`;
 }
 
 /**

@@ -6,7 +6,7 @@ import type { DataSource } from 'typeorm';
 import { type BatchOutcome, MicroBatcher, failed, ok } from '../../batching/micro-batcher';
 import { numberedRows } from '../../batching/numbered-rows';
 import { WriteStatement } from '../../batching/write-statement';
-import { INDEX_PLANS, statementName } from '../../db/index-plans';
+import { INDEX_PLANS } from '../../db/index-plans';
 import { LinksRepository } from '../../links/links.repository';
 import type { TemplateLink } from '../../links/text-template';
 import { SendQueue } from '../delivery/send-queue';
@@ -51,7 +51,8 @@ const INSERT_MESSAGES_SQL = `INSERT INTO sms_messages (id, project_id, organizat
               text text, encoding text, messages_count int, price_per_sms numeric, idempotency_key text, request_hash text, response jsonb, reserved_funds numeric, n int)
         ORDER BY v.n
        ON CONFLICT (project_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING RETURNING id`;
-const INSERT_MESSAGES = statementName('send-insert', INSERT_MESSAGES_SQL);
+/** The INSERT's prepared statement (ADR 0322), run in the batch's transaction on index plans. */
+const INSERT_MESSAGES = 'meld-messaging-send-insert';
 
 /** The prepaid organizations of a batch, locked in id order (values as literals: sent with BEGIN). */
 const lockFundsSql = (ids: readonly string[]) =>
