@@ -42,6 +42,9 @@ const LABELS: Array<[RegExp, string]> = [
   [/^UPDATE webhook_deliveries d SET status = (\$\d+|'delivered'), attempts/, 'webhooks: delivered'],
   [/^UPDATE webhook_deliveries SET attempts/, 'webhooks: attempt failed'],
   [/^DELETE FROM webhook_deliveries/, 'webhooks: prune'],
+  [/^SELECT DISTINCT sms_id::text AS sms_id FROM webhook_deliveries/, 'webhooks: earlier reports still owed (ADR 0323)'],
+  [/^INSERT INTO webhook_deliveries \(id,/, 'webhooks: first attempts missed, to the retries (ADR 0323)'],
+  [/^SELECT organization_id::text AS organization_id, url, secret FROM webhooks/, 'webhooks: URLs and secrets for first attempts (ADR 0323)'],
   [/FROM sms_messages WHERE status = 'enqueued'/, 'sweep: stale enqueued'],
   [/^LISTEN/i, 'LISTEN'],
 ];

@@ -5,6 +5,9 @@ import type { AddressInfo } from 'node:net';
 export class WebhookReceiver {
   readonly delivered = new Map<string, number>();
   arrivals: number[] = [];
+  /** Reports that came again (a `webhook-id` seen before): at-least-once allows them, the bench counts them. */
+  duplicates = 0;
+  private readonly eventIds = new Set<string>();
   private readonly server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -12,6 +15,9 @@ export class WebhookReceiver {
       const now = performance.now();
       const report = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: string; status: string };
       this.arrivals.push(now);
+      const eventId = String(req.headers['webhook-id']);
+      if (this.eventIds.has(eventId)) this.duplicates++;
+      else this.eventIds.add(eventId);
       if (report.status === 'delivered' && !this.delivered.has(report.id)) this.delivered.set(report.id, now);
       res.writeHead(204).end();
     });

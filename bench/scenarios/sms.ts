@@ -362,7 +362,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
       notes: [
         `goal ≥ 1,000 enqueued/s: ${enqueued.toFixed(0)} ${enqueued >= 1000 ? 'MET' : 'MISSED'}`,
         `goal ≥ 500 delivered/s: ${deliveredRate.toFixed(0)} ${deliveredRate >= 500 ? 'MET' : 'MISSED'} (end to end, first request to last delivered webhook: ${endToEnd.toFixed(0)}/s)`,
-        `goal no message lost: ${lost === 0 ? 'MET' : `MISSED (${lost} without a delivered webhook)`}; bare smpp receipts missing: ${bare.lost}`,
+        `goal no message lost: ${lost === 0 ? 'MET' : `MISSED (${lost} without a delivered webhook)`}; bare smpp receipts missing: ${bare.lost}; reports received twice (same webhook-id): ${receiver.duplicates}`,
         `CPU per message over the peak (first request to ${enqueueOnly ? 'last 201, outbox relayed' : 'last delivered webhook'}${redisPid ? '; redis: the whole server, other users of it included' : ''}): ${Object.entries(cpu).map(([name, us]) => `${name} ${(us / messages).toFixed(0)} µs`).join(', ')}; Postgres transactions per message ${(xacts / messages).toFixed(2)}`,
         ...(drain && drainCpu
           ? [

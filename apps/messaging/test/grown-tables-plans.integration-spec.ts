@@ -7,6 +7,7 @@ import type { SmsOutboxRelay } from '../src/sms/status/sms-outbox-relay';
 import { StatusWriter, lockRowsSql } from '../src/sms/status/status-writer';
 import { WebhookDeliveries } from '../src/webhooks/webhook-deliveries.repository';
 import type { WebhookDispatcher } from '../src/webhooks/webhook-dispatcher';
+import { WebhookOutbox } from '../src/webhooks/webhook-outbox';
 import { seedSmsTenancy } from './sms-tenancy';
 
 const GROWN = 5000;
@@ -73,7 +74,7 @@ describe('statements over tables grown from empty keep index plans (real Postgre
   // on whatever size the tables had; INDEX_PLANS keeps that plan on the primary key.
   it("writes status changes through the prepared write's index plan, made while the table was small", async () => {
     const nudged = { nudge: () => undefined };
-    const writer = new StatusWriter(ds, nudged as unknown as SmsOutboxRelay, nudged as unknown as WebhookDispatcher, new WebhookDeliveries(ds));
+    const writer = new StatusWriter(ds, nudged as unknown as SmsOutboxRelay, new WebhookOutbox(ds, new WebhookDeliveries(ds), nudged as unknown as WebhookDispatcher));
     const insert = async (n: number): Promise<string[]> =>
       (
         await ds.query(

@@ -1,6 +1,7 @@
 import { type Json, principalHeader } from '@meld/fixtures';
 import { waitFor } from '@meld/testing';
 import { seedContact, seedSmsTenancy, startMessaging } from './app.fixture';
+import { WebhookReceiver } from './webhook-receiver';
 
 type Started = Awaited<ReturnType<typeof startMessaging>>;
 
@@ -16,17 +17,21 @@ async function startAs(role: 'api' | 'delivery'): Promise<Started> {
 
 describe('MELD_MESSAGING_ROLE: an api process stores and queues, a delivery process submits (ADR 0253; real Postgres, Redis, SMSC simulators)', () => {
   const started: Started[] = [];
+  const receiver = new WebhookReceiver();
   afterAll(async () => {
+    await receiver.stop();
     for (const s of started.reverse()) {
       await s.app.close();
       await s.smsc.close();
     }
   });
 
-  it('a message sent to the api process is submitted only once a delivery process runs, and ends delivered', async () => {
+  it('a message sent to the api process is submitted and reported only once a delivery process runs, and ends delivered', async () => {
     const api = await startAs('api');
     started.push(api);
     const t = await seedSmsTenancy(api.db);
+    await receiver.start();
+    await api.db.query(`INSERT INTO webhooks (organization_id, kind, url, secret) VALUES ($1, 'sms-status', $2, 'whsec_cm9sZXM=')`, [t.organization.id, receiver.url]);
     const audienceId = await seedContact(api.db, t.project.id, { _user_id: 'u-roles', _phone_mobile: '+447400123477' });
     const url = `/v1/project/${t.project.uid}/channel/sms/sms/direct/default/${audienceId}`;
     const res = await fetch(`${api.base}${url}`, {
@@ -40,11 +45,15 @@ describe('MELD_MESSAGING_ROLE: an api process stores and queues, a delivery proc
 
     await new Promise((r) => setTimeout(r, 1500));
     expect([await statusOf(), api.smsc.stats().sessions, api.smsc.stats().submitted]).toEqual(['enqueued', 0, 0]);
+    // The report owed for `enqueued` waits in the outbox for a delivery process (ADR 0323).
+    expect([(await api.db.query(`SELECT count(*)::int AS n FROM sms_webhook_outbox WHERE key = $1`, [smsId]))[0].n, receiver.about(smsId)]).toEqual([1, []]);
 
     const delivery = await startAs('delivery');
     started.push(delivery);
     expect(await waitFor('delivered by the delivery process', async () => ((await statusOf()) === 'delivered' ? true : undefined), { timeoutMs: 15_000 })).toBe(true);
     expect(delivery.smsc.stats().submitted).toBeGreaterThanOrEqual(1);
     expect(api.smsc.stats().submitted).toBe(0);
+    const reports = await waitFor('three reports', async () => (receiver.about(smsId).length >= 3 ? receiver.about(smsId) : undefined), { timeoutMs: 15_000 });
+    expect(reports.map((r) => r.json.status)).toEqual(['enqueued', 'sent', 'delivered']);
   });
 });

@@ -3,10 +3,11 @@ import type { Json } from '@meld/fixtures';
 import { waitFor } from '@meld/testing';
 import type { DataSource } from 'typeorm';
 import { WebhookPoster } from '../src/webhooks/webhook-poster';
+import { TARGET_TTL_MS } from '../src/webhooks/webhook-targets';
 import { startWithWebhook } from './webhook-fixture';
 import type { WebhookReceiver } from './webhook-receiver';
 
-describe('delivery-report webhooks that fail (real Postgres, Redis, SMSC simulator)', () => {
+describe('delivery-report webhooks that fail (real Postgres, Redis, Kafka, SMSC simulator)', () => {
   let fx: Awaited<ReturnType<typeof startWithWebhook>>;
   let db: DataSource;
   let receiver: WebhookReceiver;
@@ -58,6 +59,8 @@ describe('delivery-report webhooks that fail (real Postgres, Redis, SMSC simulat
 
   it('a webhook without a secret (the column allows it) fails its deliveries visibly instead of leaving them stuck', async () => {
     await db.query(`UPDATE webhooks SET secret = NULL WHERE organization_id = $1`, [fx.t.organization.id]);
+    // The stream reads a project's webhook at most TARGET_TTL_MS before an attempt (ADR 0323).
+    await new Promise((r) => setTimeout(r, TARGET_TTL_MS + 100));
     try {
       const smsId = await send('+447400123499');
       const rows = await settled(smsId, 2);

@@ -3,7 +3,7 @@ import { waitFor } from '@meld/testing';
 import { WebhookDispatcher } from '../src/webhooks/webhook-dispatcher';
 import { startWithWebhook } from './webhook-fixture';
 
-describe('delivered webhook deliveries are pruned after their retention (real Postgres, Redis, SMSC simulator)', () => {
+describe('delivered webhook deliveries are pruned after their retention (real Postgres, Redis, Kafka, SMSC simulator)', () => {
   let fx: Awaited<ReturnType<typeof startWithWebhook>>;
 
   beforeAll(async () => {
@@ -14,7 +14,13 @@ describe('delivered webhook deliveries are pruned after their retention (real Po
   const statuses = (smsId: string) => fx.db.query(`SELECT status FROM webhook_deliveries WHERE sms_id = $1 ORDER BY seq`, [smsId]);
 
   it('deletes delivered rows older than the retention (7 days by default), keeps recent ones and failed ones', async () => {
+    // Deliveries reach the table when their first attempt fails (ADR 0323): the receiver refuses them, then takes the retries.
+    fx.receiver.answer = 500;
     const [old, recent] = [await fx.send('+447400123470'), await fx.send('+447400123471')];
+    for (const smsId of [old, recent]) {
+      await waitFor(`owed reports of ${smsId}`, async () => ((await statuses(smsId)).length === 3 ? true : undefined), { timeoutMs: 15_000 });
+    }
+    fx.receiver.answer = 204;
     for (const smsId of [old, recent]) {
       await waitFor(`delivered reports of ${smsId}`, async () => {
         const rows = await statuses(smsId);

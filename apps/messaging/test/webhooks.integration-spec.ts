@@ -1,8 +1,10 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { SmsStatusChange } from '@meld/contracts';
 import type { Json } from '@meld/fixtures';
 import { waitFor } from '@meld/testing';
 import { Webhook } from 'standardwebhooks';
 import type { DataSource } from 'typeorm';
+import { webhookReport } from '../src/webhooks/webhook-report';
 import { startWithWebhook } from './webhook-fixture';
 import type { Received, WebhookReceiver } from './webhook-receiver';
 
@@ -15,7 +17,7 @@ function verifyMeldSignature(received: Received, secret: string): boolean {
   return timingSafeEqual(expected, Buffer.from(match[2]!, 'hex')) && Math.abs(Date.now() / 1000 - Number(match[1])) < 300;
 }
 
-describe('delivery-report webhooks (real Postgres, Redis, SMSC simulator, an HTTP receiver)', () => {
+describe('delivery-report webhooks (real Postgres, Redis, Kafka, SMSC simulator, an HTTP receiver)', () => {
   const secret = `whsec_${randomBytes(24).toString('base64')}`;
   let fx: Awaited<ReturnType<typeof startWithWebhook>>;
   let db: DataSource;
@@ -52,11 +54,13 @@ describe('delivery-report webhooks (real Postgres, Redis, SMSC simulator, an HTT
       expect(standard.verify(report.body, report.headers as Record<string, string>)).toEqual(report.json);
       expect(report.headers['content-type']).toBe('application/json');
     }
-    // One event id per status change, and it is the row's id.
+    // One event id per status change, named by the message and the status (ADR 0323).
     const ids = reports.map((r) => r.headers['webhook-id']);
     expect(new Set(ids).size).toBe(ids.length);
-    const rows = await db.query(`SELECT id::text, status, attempts FROM webhook_deliveries WHERE sms_id = $1 ORDER BY seq`, [smsId]);
-    expect(rows).toEqual(ids.map((id) => ({ id, status: 'delivered', attempts: 1 })));
+    expect(ids).toEqual(reports.map((r) => webhookReport({ schemaVersion: 1, projectId: fx.t.project.id, smsId, ...r.json } as SmsStatusChange).eventId));
+    // Delivered at their first attempts: the outbox rows are gone and no delivery row was needed.
+    expect(await db.query(`SELECT id FROM webhook_deliveries WHERE sms_id = $1`, [smsId])).toEqual([]);
+    expect(await db.query(`SELECT id FROM sms_webhook_outbox WHERE key = $1`, [smsId])).toEqual([]);
   });
 
   it('a tampered body or another secret does not verify', async () => {

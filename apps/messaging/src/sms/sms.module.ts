@@ -11,7 +11,8 @@ import { smsOutboxRelay } from './status/sms-outbox-relay';
 import { StatusWriter } from './status/status-writer';
 import { WebhookDeliveries } from '../webhooks/webhook-deliveries.repository';
 import { WebhookDispatcher } from '../webhooks/webhook-dispatcher';
+import { WebhookOutbox } from '../webhooks/webhook-outbox';
 
 /** Direct SMS: the send endpoint, delivery over SMPP through BullMQ, status changes through the outbox and to the organization's webhook. */
-@Module({ imports: [LinksModule], controllers: [SmsController], providers: [SmsRepository, smsOutboxRelay, StatusWriter, SendQueue, SendBatch, SendDirectSms, GetSms, ListSms, WebhookDeliveries, WebhookDispatcher] })
+@Module({ imports: [LinksModule], controllers: [SmsController], providers: [SmsRepository, smsOutboxRelay, StatusWriter, SendQueue, SendBatch, SendDirectSms, GetSms, ListSms, WebhookDeliveries, WebhookDispatcher, WebhookOutbox] })
 export class SmsModule {}

@@ -3,9 +3,25 @@ import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import type { Pool } from 'pg';
 import type { DataSource } from 'typeorm';
 import { numberedRows } from '../batching/numbered-rows';
-import type { WriteStatement } from '../batching/write-statement';
 import { planned } from '../db/prepared';
 import { settingsPool } from '../db/settings-pool';
+
+/** A report the stream hands to the table (see `spill`). */
+export type SpilledReport = {
+  id: string;
+  organizationId: string;
+  projectId: string;
+  smsId: string;
+  body: string;
+  status: 'pending' | 'failed';
+  /** 1 after a failed attempt, 0 when queued behind an earlier report. */
+  attempts: number;
+  code: number | null;
+  error: string | null;
+  delaySeconds: number;
+  /** Where the retry window starts: the status change's time. */
+  retryFrom: string;
+};
 
 /** A due delivery, claimed by one attempt, with where and how to send it. */
 export interface ClaimedDelivery {
@@ -66,15 +82,32 @@ export class WebhookDeliveries implements OnApplicationShutdown {
     this.claims = undefined;
   }
 
-  /** A part of the status changes' write (ADR 0254): a delivery per change whose organization has a webhook, `seq` in the changes' order. */
-  record(write: WriteStatement, changes: ReadonlyArray<{ organizationId: string; projectId: string; smsId: string; body: string }>): void {
-    if (!changes.length) return;
-    write.add(
-      `INSERT INTO webhook_deliveries (organization_id, project_id, sms_id, body)
-       SELECT v."organizationId", v."projectId", v."smsId", v.body
-         FROM jsonb_to_recordset(${write.param(numberedRows(changes))}::jsonb) AS v("organizationId" uuid, "projectId" uuid, "smsId" uuid, body text, n int)
-         JOIN webhooks w ON w.organization_id = v."organizationId" AND w.kind = 'sms-status'
-        ORDER BY v.n`,
+  /** The messages among `smsIds` with a `pending` delivery: a later report of theirs queues behind it (ADR 0323). */
+  async pendingOf(smsIds: readonly string[]): Promise<Set<string>> {
+    const rows: Array<{ sms_id: string }> = await this.ds.query(
+      `SELECT DISTINCT sms_id::text AS sms_id FROM webhook_deliveries WHERE status = 'pending' AND sms_id = ANY($1::uuid[])`,
+      [smsIds],
+    );
+    return new Set(rows.map((r) => r.sms_id));
+  }
+
+  /**
+   * Reports the stream could not deliver at once (ADR 0323), as deliveries the pump retries: a
+   * failed first attempt (its outcome, its next attempt after the backoff, or `failed` when it
+   * was the last chance) or one queued behind an earlier pending report of its message. The
+   * event id is the row's id, so a change the stream sees again (a redelivery) adds nothing.
+   */
+  async spill(rows: ReadonlyArray<SpilledReport>): Promise<void> {
+    if (!rows.length) return;
+    await this.ds.query(
+      `INSERT INTO webhook_deliveries (id, organization_id, project_id, sms_id, body, status, attempts, last_status_code, last_error, next_attempt_at, retry_from)
+       SELECT v.id, v."organizationId", v."projectId", v."smsId", v.body, v.status, v.attempts, v.code, v.error,
+              now() + make_interval(secs => v."delaySeconds"), v."retryFrom"
+         FROM jsonb_to_recordset($1::jsonb) AS v(id uuid, "organizationId" uuid, "projectId" uuid, "smsId" uuid, body text, status text, attempts int,
+              code int, error text, "delaySeconds" float8, "retryFrom" timestamptz, n int)
+        ORDER BY v.n
+       ON CONFLICT (id) DO NOTHING`,
+      [numberedRows(rows)],
     );
   }
 

@@ -1,8 +1,7 @@
 import { PostgresConnection } from '@meld/db';
-import { metricsRegistry } from '@meld/platform';
 import { type BeforeApplicationShutdown, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import { Counter } from 'prom-client';
 import { MicroBatcher, ok } from '../batching/micro-batcher';
+import { NO_SECRET, webhookAttempts } from './webhook-attempts';
 import { delivers } from '../messaging-role';
 import { loadWebhookConfig, retryDelayMs, type WebhookConfig } from './webhook-config';
 import { type ClaimedDelivery, WebhookDeliveries } from './webhook-deliveries.repository';
@@ -18,8 +17,6 @@ const CONCURRENCY = 50;
  * (ADR 0277); each finished attempt still nudges, and the claim runs once this many are free.
  */
 const CLAIM_AT_LEAST = 10;
-/** Reports are always signed; the column allows no secret, so an attempt says what to fix. */
-const NO_SECRET = 'the webhook has no secret: set one with PUT /admin/v1/organizations/{org}/webhooks/sms-status';
 /** Delivered rows past their retention are deleted this often, this many per statement (ADR 0203). */
 const PRUNE_EVERY_MS = 10 * 60_000;
 const PRUNE_BATCH = 5000;
@@ -28,19 +25,14 @@ const PRUNE_BATCH = 5000;
  * those finishing meanwhile make the next batch instead of a second small one (ADR 0300).
  */
 const WRITE_BATCH = { maxBatch: 200, maxInFlight: 1 };
-const attempts = new Counter({
-  name: 'meld_messaging_webhook_attempts_total',
-  help: 'Delivery-report webhook attempts by result (delivered, retry, failed)',
-  labelNames: ['result'],
-  registers: [metricsRegistry],
-});
 
 /**
- * Delivery-report webhooks (ADR 0155). Postgres holds each delivery from the status change's
- * own transaction and is also its queue (ADR 0252): a pump claims the due deliveries with a
+ * The retries of delivery-report webhooks (ADR 0155). The stream makes each report's first
+ * attempt (ADR 0323); Postgres holds the reports it could not deliver and is their queue
+ * (ADR 0252), as it is for an operator's retries: a pump claims the due deliveries with a
  * lease, one statement for all it can take, and posts them, up to CONCURRENCY at once; a
  * failed attempt sets the delivery's next attempt time (exponential backoff for the retry
- * window, 24 h by default). The pump runs on a nudge after each status change and each
+ * window, 24 h by default). The pump runs on a nudge after each spill and each
  * finished attempt, at the next retry this process scheduled, and every two seconds for what
  * another process wrote or an operator retried. Per message, one delivery at a time and in
  * order: the next is claimable once the one before it is delivered or has failed for good.
@@ -153,17 +145,17 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       : { ok: false, error: NO_SECRET };
     if (result.ok) {
       await this.completions.submit({ id: claimed.id, statusCode: result.statusCode! });
-      attempts.inc({ result: 'delivered' });
+      webhookAttempts.inc({ result: 'delivered' });
       return;
     }
     const delayMs = retryDelayMs(claimed.attempts + 1);
     await this.deliveries.attemptFailed(claimed.id, { statusCode: result.statusCode, error: result.error ?? 'failed', delayMs, final: claimed.lastChance });
     if (claimed.lastChance) {
-      attempts.inc({ result: 'failed' });
+      webhookAttempts.inc({ result: 'failed' });
       this.log.warn(`webhook delivery ${claimed.id} failed for good after ${claimed.attempts + 1} attempts: ${result.error}`);
       return;
     }
-    attempts.inc({ result: 'retry' });
+    webhookAttempts.inc({ result: 'retry' });
     this.wakeAt(Date.now() + delayMs);
   }
 

@@ -8,8 +8,7 @@ import { numberedRows } from '../../batching/numbered-rows';
 import { type Queryable, WriteStatement } from '../../batching/write-statement';
 import { INDEX_PLANS } from '../../db/index-plans';
 import { type OutboxRow, outboxRow } from '../../outbox/outbox-row';
-import { WebhookDeliveries } from '../../webhooks/webhook-deliveries.repository';
-import { WebhookDispatcher } from '../../webhooks/webhook-dispatcher';
+import { type OwedReport, owedReport, WebhookOutbox } from '../../webhooks/webhook-outbox';
 import { NEXT_STATUSES, REFUNDED_STATUSES, type SmsStatus } from './sms-status';
 import { SmsOutboxRelay } from './sms-outbox-relay';
 import { timelineEvent } from './timeline-event';
@@ -85,8 +84,8 @@ const MAX_IN_FLIGHT = 2;
 
 /**
  * Every status change of a direct SMS (ADR 0154): the message row, its history row, the
- * `meld.sms-status.v1` outbox row and its timeline event (ADR 0157), the organization's
- * webhook delivery (ADR 0155) and, for `failed` / `rejected`, the prepaid funds given back.
+ * `meld.sms-status.v1` outbox row and its timeline event (ADR 0157), the report owed to the
+ * organization's webhook (ADR 0323) and, for `failed` / `rejected`, the prepaid funds given back.
  * Changes arriving together share one transaction with one statement per table (ADR 0202),
  * each still answered only after its COMMIT. A change the current status does not allow (a
  * late or replayed receipt, a job run twice) changes nothing and answers false.
@@ -102,8 +101,7 @@ export class StatusWriter {
   constructor(
     @Inject(DATA_SOURCE) private readonly ds: DataSource,
     private readonly outbox: SmsOutboxRelay,
-    private readonly webhooks: WebhookDispatcher,
-    private readonly deliveries: WebhookDeliveries,
+    private readonly webhooks: WebhookOutbox,
   ) {}
 
   async change(smsId: string, change: StatusChange): Promise<boolean> {
@@ -119,7 +117,7 @@ export class StatusWriter {
     return this.batcher.submit({ smsId: null, smscId, change, at: new Date() });
   }
 
-  /** After the COMMIT of changes: their outbox rows and webhook deliveries go out now rather than at the next poll. */
+  /** After the COMMIT of changes: their outbox rows and webhook reports go out now rather than at the next poll. */
   committed(): void {
     this.outbox.nudge();
     this.webhooks.nudge();
@@ -200,8 +198,8 @@ export class StatusWriter {
 
   /**
    * What every change writes (also the first `enqueued` of new messages, whose rows the send
-   * is inserting): history, `meld.sms-status.v1` and timeline outbox rows, webhook deliveries,
-   * each table one part of the batch's write statement (ADR 0254), rows in the entries' order.
+   * is inserting): history, `meld.sms-status.v1` and timeline outbox rows, webhook reports, each
+   * table one part of the batch's write statement (ADR 0254), rows in the entries' order.
    */
   record(write: WriteStatement, entries: readonly StatusEntry[]): void {
     write.add(
@@ -212,7 +210,7 @@ export class StatusWriter {
         ORDER BY v.n`,
     );
     const outbox: OutboxRow[] = [];
-    const reports: Array<{ organizationId: string; projectId: string; smsId: string; body: string }> = [];
+    const reports: OwedReport[] = [];
     for (const entry of entries) {
       const { row, change, at } = entry;
       const status = outboxRow(Outputs.smsStatus, {
@@ -228,15 +226,13 @@ export class StatusWriter {
       outbox.push(status);
       const event = timelineEvent(entry);
       if (event) outbox.push(event);
-      // The payload of system design §4, in this field order.
-      const report = { id: row.id, status: change.status, audienceId: row.audience_id, messagesCount: row.messages_count, at: status.value.at, ...(change.error ? { error: change.error } : {}) };
-      reports.push({ organizationId: row.organization_id, projectId: row.project_id, smsId: row.id, body: JSON.stringify(report) });
+      reports.push(owedReport(row.organization_id, status.value));
     }
     write.add(
       `INSERT INTO sms_outbox (topic, key, value, trace)
        SELECT v.topic, v.key, v.value, ${write.param(outboxTrace())}::jsonb
          FROM jsonb_to_recordset(${write.param(numberedRows(outbox))}::jsonb) AS v(topic text, key text, value jsonb, n int) ORDER BY v.n`,
     );
-    this.deliveries.record(write, reports);
+    this.webhooks.record(write, reports);
   }
 }
