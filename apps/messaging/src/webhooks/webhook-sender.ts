@@ -9,8 +9,13 @@ import type { OwedReport } from './webhook-outbox';
 import { signatureHeaders } from './webhook-signature';
 import { WebhookTargets } from './webhook-targets';
 
-/** Messages whose reports are attempted at once in a pass; one message's reports go one after the other. */
-const CONCURRENCY = 50;
+/**
+ * Messages whose reports are attempted at once in a pass (one message's reports go one after the
+ * other): every message of a full pass (the pump's batch), as one pass runs at a time across
+ * replicas and lasts as long as its slowest receiver; undici still opens at most 16 connections
+ * per receiver (WebhookPoster).
+ */
+const CONCURRENCY = 500;
 /**
  * After a failed first attempt, an organization's reports go straight to the retries for this
  * long (ADR 0323): a receiver that hangs then holds one pass for one timeout, not every pass.
