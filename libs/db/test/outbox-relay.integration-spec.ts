@@ -58,7 +58,7 @@ describe('OutboxRelay', () => {
       `SELECT c.relname AS table FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
        WHERE n.nspname = 'public' AND t.tgname = c.relname || '_notify' ORDER BY 1`,
     );
-    expect(rows.map((r) => r.table)).toEqual(['audience_outbox', 'outbox', 'sms_outbox']);
+    expect(rows.map((r) => r.table)).toEqual(['audience_outbox', 'outbox', 'sms_outbox', 'sms_webhook_outbox']);
   });
 
   it('publishes the first write after more than a safety poll of idle within ~100 ms, woken by its NOTIFY', async () => {
