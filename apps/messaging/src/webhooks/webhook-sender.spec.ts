@@ -40,8 +40,9 @@ function harness(options: { answer?: (url: string, body: string) => PostResult; 
     },
   } as unknown as WebhookPoster;
   let nudges = 0;
-  const sender = new WebhookSender(ds, deliveries, poster, { ...CONFIG, ...options.config }, () => nudges++);
-  return { sender, posted, spilled, pendingAsked, nudges: () => nudges };
+  const clock = { now: Date.now() };
+  const sender = new WebhookSender(ds, deliveries, poster, { ...CONFIG, ...options.config }, () => nudges++, () => clock.now);
+  return { sender, posted, spilled, pendingAsked, nudges: () => nudges, clock };
 }
 
 describe('WebhookSender (the first attempts of the webhook outbox, ADR 0323)', () => {
@@ -75,6 +76,27 @@ describe('WebhookSender (the first attempts of the webhook outbox, ADR 0323)', (
     await h.sender.send('webhooks', messages(report(ORG_A, 'm3', 'enqueued'), report(ORG_B, 'm4', 'enqueued')));
     expect(h.posted.map((p) => `${p.url.includes('a.') ? 'a' : 'b'}:${p.status}`)).toEqual(['a:enqueued', 'b:enqueued']);
     expect(h.spilled.map((s) => [s.smsId, s.status, s.attempts])).toEqual([['m1', 'pending', 1], ['m3', 'pending', 0]]);
+  });
+
+  it('an organization that keeps failing is tried less and less often; one success brings its first attempts back', async () => {
+    let up = false;
+    const h = harness({ answer: () => (up ? { ok: true, statusCode: 204 } : { ok: false, error: 'connect ECONNREFUSED' }) });
+    let n = 0;
+    const pass = async () => {
+      const before = h.posted.length;
+      await h.sender.send('webhooks', messages(report(ORG_A, `m${n++}`, 'enqueued')));
+      return h.posted.length > before ? 'attempted' : 'skipped';
+    };
+    const after = async (ms: number) => {
+      h.clock.now += ms;
+      return pass();
+    };
+    expect(await pass()).toBe('attempted');
+    // Skipped for 30 s after the first failure, then 60 s after the second.
+    expect([await after(29_000), await after(2_000), await after(59_000), await after(2_000)]).toEqual(['skipped', 'attempted', 'skipped', 'attempted']);
+    up = true;
+    expect(await after(120_001)).toBe('attempted');
+    expect(await after(1)).toBe('attempted');
   });
 
   it('a report whose message still owes an earlier one in the table queues behind it without an attempt', async () => {

@@ -18,9 +18,11 @@ import { WebhookTargets } from './webhook-targets';
 const CONCURRENCY = 500;
 /**
  * After a failed first attempt, an organization's reports go straight to the retries for this
- * long (ADR 0323): a receiver that hangs then holds one pass for one timeout, not every pass.
+ * long, doubled at each failed first attempt after it up to an hour, until one succeeds (ADR
+ * 0323): a receiver that hangs holds a pass for one timeout now and then, not every pass.
  */
 const FAILING_FOR_MS = 30_000;
+const FAILING_AT_MOST_MS = 3_600_000;
 
 /**
  * The first attempt of each report in a pass of the webhook outbox (ADR 0323), the pump's
@@ -33,7 +35,8 @@ const FAILING_FOR_MS = 30_000;
 export class WebhookSender implements OutboxProducer {
   private readonly log = new Logger('sms-webhook-outbox');
   private readonly targets: WebhookTargets;
-  private readonly failingUntil = new Map<string, number>();
+  /** Organizations whose last first attempt failed: until when their reports skip them, after how many failures in a row. */
+  private readonly failing = new Map<string, { until: number; failures: number }>();
 
   constructor(
     ds: DataSource,
@@ -41,6 +44,7 @@ export class WebhookSender implements OutboxProducer {
     private readonly poster: WebhookPoster,
     private readonly config: WebhookConfig,
     private readonly spilled: () => void,
+    private readonly now: () => number = Date.now,
   ) {
     this.targets = new WebhookTargets(ds);
   }
@@ -79,17 +83,20 @@ export class WebhookSender implements OutboxProducer {
     const target = await this.targets.of(report.organizationId);
     // The webhook was removed since the change: nothing to report to.
     if (!target) return null;
-    if ((this.failingUntil.get(report.organizationId) ?? 0) > Date.now()) return queued(report);
+    const failing = this.failing.get(report.organizationId);
+    if (failing && failing.until > this.now()) return queued(report);
     const result = target.secret
       ? await this.poster.post(target.url, report.body, signatureHeaders(report.eventId, report.body, target.secret))
       : { ok: false, error: NO_SECRET };
     if (result.ok) {
+      this.failing.delete(report.organizationId);
       webhookAttempts.inc({ result: 'delivered' });
       return null;
     }
-    this.failingUntil.set(report.organizationId, Date.now() + FAILING_FOR_MS);
-    if (this.failingUntil.size > 10_000) this.failingUntil.delete(this.failingUntil.keys().next().value!);
-    const lastChance = Date.parse(report.at) + this.config.retryForMs <= Date.now();
+    const failures = (failing?.failures ?? 0) + 1;
+    this.failing.set(report.organizationId, { until: this.now() + Math.min(FAILING_FOR_MS * 2 ** (failures - 1), FAILING_AT_MOST_MS), failures });
+    if (this.failing.size > 10_000) this.failing.delete(this.failing.keys().next().value!);
+    const lastChance = Date.parse(report.at) + this.config.retryForMs <= this.now();
     const error = (result.error ?? 'failed').slice(0, 500);
     webhookAttempts.inc({ result: lastChance ? 'failed' : 'retry' });
     if (lastChance) this.log.warn(`webhook delivery ${report.eventId} failed for good after 1 attempt: ${error}`);
