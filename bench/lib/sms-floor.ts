@@ -46,6 +46,8 @@ export interface FloorResult {
  * peak. Its webhooks go to a receiver of their own.
  */
 export async function measureFloor(o: FloorOptions): Promise<FloorResult> {
+  // A second measurement in the same run (--floor-after) starts from an empty table, as the first did.
+  await o.db.query('DROP TABLE IF EXISTS bare_sms');
   await o.db.query(bareSmsTable);
   const queueName = `bench-sms-floor-${randomBytes(4).toString('hex')}`;
   const receiver = new WebhookReceiver();
@@ -133,4 +135,19 @@ export async function measureFloor(o: FloorOptions): Promise<FloorResult> {
     await queue.close();
     redis.disconnect();
   }
+}
+
+/** Two floors of one run as one: the mean of each rate and each process's CPU per message, losses added. */
+export function meanFloor(a: FloorResult, b: FloorResult): FloorResult {
+  const mean = (x: number, y: number) => (x + y) / 2;
+  const cpu = new Map<string, number>();
+  for (const name of new Set([...Object.keys(a.cpu), ...Object.keys(b.cpu)])) cpu.set(name, mean(a.cpu[name] ?? 0, b.cpu[name] ?? 0));
+  return {
+    enqueued: mean(a.enqueued, b.enqueued),
+    latencies: [...a.latencies, ...b.latencies],
+    delivered: mean(a.delivered, b.delivered),
+    ...(a.drained !== undefined && b.drained !== undefined ? { drained: mean(a.drained, b.drained) } : {}),
+    cpu: Object.fromEntries(cpu),
+    lost: a.lost + b.lost,
+  };
 }

@@ -30,7 +30,9 @@
  * --warm-up N (0: N sends through the same path after the baselines and before the peak, not
  * metered, so the figures are those of warm processes and not of V8 compiling their code: ADR 0310;
  * with --enqueue-only the delivery role drains them with the peak's messages),
- * --no-floor (skips the floor's measurement).
+ * --no-floor (skips the floor's measurement),
+ * --floor-after (measures the floor again right after Meld's peak; the Meld / floor ratios use the
+ * mean of both, so the machine's drift over the run biases them less: for A/B comparisons, ADR 0320).
  * The notes give the CPU time each Meld process and Redis used per message over the peak (from
  * the first request to the last delivered webhook; with --enqueue-only, to the last 201).
  */
@@ -50,7 +52,7 @@ import { startPrivateKafka } from '../lib/private-kafka';
 import { PgStatements, statementNotes, tableChanges } from '../lib/pg-statements';
 import { benchPostgres } from '../lib/postgres-db';
 import { percentile, rate } from '../lib/stats';
-import { measureFloor } from '../lib/sms-floor';
+import { measureFloor, meanFloor } from '../lib/sms-floor';
 import { createBenchTenant } from '../lib/tenant';
 import { WebhookReceiver } from '../lib/webhook-receiver';
 
@@ -148,6 +150,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const enqueueOnly = ctx.args.int('enqueue-only', 0) === 1;
   const warmUp = ctx.args.int('warm-up', 0);
   const withFloor = !ctx.args.flag('no-floor');
+  const floorAfter = withFloor && ctx.args.flag('floor-after');
   if (split && enqueueOnly) throw new Error('--split and --enqueue-only exclude each other: --enqueue-only runs api, then delivery');
   const serverUrl = process.env.MELD_POSTGRES_URL;
   const redisUrl = process.env.MELD_REDIS_URL;
@@ -199,12 +202,12 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     const bare = await bareSmpp(smsc.port, messages, connections);
     const redisPid = await redisServerPid(redisUrl);
     ctx.log('baseline: the floor (ADR 0320)');
-    const floor = withFloor
-      ? await measureFloor({
-          root: ctx.root, db: pg.db, postgresUrl: pg.url, postgresPids: () => pg.backendPids(), redisUrl, redisPid, smscPort: smsc.port,
-          messages, connections, warmUp, enqueueOnly, log: ctx.log,
-        })
-      : undefined;
+    const measureTheFloor = () =>
+      measureFloor({
+        root: ctx.root, db: pg.db, postgresUrl: pg.url, postgresPids: () => pg.backendPids(), redisUrl, redisPid, smscPort: smsc.port,
+        messages, connections, warmUp, enqueueOnly, log: ctx.log,
+      });
+    const floorBefore = withFloor ? await measureTheFloor() : undefined;
 
     const pool = new Pool(direct ? messagingUrl : `http://127.0.0.1:${gatewayPort}`, { connections, keepAliveTimeout: 30_000 });
     const signingKey = parsePrincipalKey(keys[principalKeyEnv('messaging')]!);
@@ -318,6 +321,10 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     const deliveredRate = rate(times.delivered, Number(times.deliveredMs));
     const endToEnd = rate(messages - peakLost, lastDelivered - t0);
 
+    if (floorAfter) ctx.log('baseline: the floor again, after the peak');
+    const floorAgain = floorAfter ? await measureTheFloor() : undefined;
+    const floor = floorBefore && floorAgain ? meanFloor(floorBefore, floorAgain) : floorBefore;
+
     const halfRate = Math.max(1, Math.floor(deliveredRate / 2));
     ctx.log(`half of peak: ${halfRate} sends/s for ${halfSeconds} s`);
     requestedAt.clear();
@@ -371,6 +378,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
           : []),
         ...(floor
           ? [
+              ...(floorAgain ? [`floor before Meld's peak: ${floorBefore!.enqueued.toFixed(0)} enqueued/s, ${floorBefore!.delivered.toFixed(0)} delivered/s; after it: ${floorAgain.enqueued.toFixed(0)} and ${floorAgain.delivered.toFixed(0)}; the figures below are their means`] : []),
               `floor (ADR 0320): ${floor.enqueued.toFixed(0)} enqueued/s, ${floor.delivered.toFixed(0)} delivered/s${floor.drained !== undefined ? `, backlog drained ${floor.drained.toFixed(0)}/s` : ''}; lost ${floor.lost}; CPU per message over its peak: ${Object.entries(floor.cpu).map(([name, us]) => `${name} ${us.toFixed(0)} µs`).join(', ')}`,
               // The machine's speed moves both alike: across runs, compare these ratios rather than the rates (ADR 0320).
               `Meld / floor, same run: enqueued ${(enqueued / floor.enqueued).toFixed(2)}, delivered ${(deliveredRate / floor.delivered).toFixed(2)}${drain && floor.drained ? `, drained ${(rate(drained.length, Number(drain.drainMs)) / floor.drained).toFixed(2)}` : ''}; CPU per message ${(sum(Object.values(cpu)) / messages / sum(Object.values(floor.cpu))).toFixed(2)}×`,
