@@ -44,11 +44,15 @@ const LINGER_MS = 10;
  */
 @Injectable()
 export class WebhookOutbox implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
-  private readonly poster = new WebhookPoster(loadWebhookConfig());
+  private readonly poster: WebhookPoster;
   private readonly relay: OutboxRelay;
+  /** Read once at start: `nudge()` runs after every status batch's COMMIT. */
+  private readonly delivering = delivers();
 
   constructor(@Inject(DATA_SOURCE) ds: DataSource, deliveries: WebhookDeliveries, dispatcher: WebhookDispatcher) {
-    const sender = new WebhookSender(ds, deliveries, this.poster, loadWebhookConfig(), () => dispatcher.nudge());
+    const config = loadWebhookConfig();
+    this.poster = new WebhookPoster(config);
+    const sender = new WebhookSender(ds, deliveries, this.poster, config, () => dispatcher.nudge());
     this.relay = new OutboxRelay(ds, sender, { table: 'sms_webhook_outbox', topic: 'sms-status webhooks', lingerMs: LINGER_MS, metrics: metricsRegistry });
   }
 
@@ -70,7 +74,7 @@ export class WebhookOutbox implements OnApplicationBootstrap, BeforeApplicationS
 
   /** Reports were just committed in this process: attempt them now. */
   nudge(): void {
-    if (delivers()) this.relay.nudge();
+    if (this.delivering) this.relay.nudge();
   }
 
   /** One pass (tests). */
@@ -80,11 +84,11 @@ export class WebhookOutbox implements OnApplicationBootstrap, BeforeApplicationS
 
   // An `api` process writes reports and leaves their attempts to the delivery processes (ADR 0253).
   onApplicationBootstrap(): void {
-    if (delivers()) this.relay.onApplicationBootstrap();
+    if (this.delivering) this.relay.onApplicationBootstrap();
   }
 
   async beforeApplicationShutdown(): Promise<void> {
-    if (delivers()) await this.relay.beforeApplicationShutdown();
+    if (this.delivering) await this.relay.beforeApplicationShutdown();
   }
 
   async onApplicationShutdown(): Promise<void> {
