@@ -67,6 +67,8 @@ export async function measureFloor(o: FloorOptions): Promise<FloorResult> {
     const app = spawnTs('bench/lib/bare-sms.ts', floorEnv(o.enqueueOnly ? 'api' : 'all', appPort));
     const proxy = spawnTs('bench/lib/bare-proxy.ts', { PORT: String(proxyPort), BARE_PROXY_UPSTREAM: `http://127.0.0.1:${appPort}` });
     await waitReady(`http://127.0.0.1:${appPort}/readyz`);
+    // Through the proxy too: it starts on its own, and a busy machine (after Meld's peak) can leave it a moment behind.
+    await waitReady(`http://127.0.0.1:${proxyPort}/readyz`);
     const pool = new Pool(`http://127.0.0.1:${proxyPort}`, { connections: o.connections, keepAliveTimeout: 30_000 });
     const ids: string[] = [];
     let next = 0;

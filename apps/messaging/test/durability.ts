@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitFor } from '@meld/testing';
 import Redis from 'ioredis';
-import type { Smsc } from './app.fixture';
+import { type Smsc, startMessaging } from './app.fixture';
 
 // Helpers of the durability tests (issue 17, ADR 0268): a Redis of their own that they may
 // SIGKILL, and an SMSC simulator that counts the submit_sm of each message.
@@ -125,4 +125,25 @@ export async function burst(
   };
   await Promise.all([...Array.from({ length: clients }, client), during(answers)]);
   return answers;
+}
+
+/**
+ * The messaging processes of one suite on its private Redis (`redisUrl` read at each start), each
+ * in the role a test asks; `closeAll` for the suite's afterAll, the last started first.
+ */
+export function messagingOnPrivateRedis(redisUrl: () => string) {
+  const started: Array<Awaited<ReturnType<typeof startMessaging>>> = [];
+  return {
+    async start(role: 'api' | 'delivery', smsc?: CountingSmsc & Smsc) {
+      const s = await startMessaging({ overrides: { MELD_REDIS_URL: redisUrl(), MELD_MESSAGING_ROLE: role }, smsc });
+      started.push(s);
+      return s;
+    },
+    async closeAll() {
+      for (const s of started.reverse()) {
+        await s.app.close();
+        await s.smsc.close();
+      }
+    },
+  };
 }

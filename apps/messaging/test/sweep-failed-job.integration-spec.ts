@@ -4,33 +4,25 @@ import { waitFor } from '@meld/testing';
 import { Queue, UnrecoverableError, Worker } from 'bullmq';
 import Redis from 'ioredis';
 import { SEND_QUEUE, SendQueue } from '../src/sms/delivery/send-queue';
-import { type Smsc, seedContact, seedSmsTenancy, startMessaging } from './app.fixture';
-import { type CountingSmsc, startCountingSmsc, startPrivateRedis } from './durability';
-
-type Started = Awaited<ReturnType<typeof startMessaging>>;
+import { seedContact, seedSmsTenancy } from './app.fixture';
+import { messagingOnPrivateRedis, startCountingSmsc, startPrivateRedis } from './durability';
 
 jest.setTimeout(60_000);
 
 // A message still `enqueued` whose BullMQ job ended in the failed set without `failed` being
 // recorded: what BullMQ does to a job that stalled more than `maxStalledCount` (1) times, i.e.
-// whose worker was killed twice while holding it. The job id (the SMS id) stays taken for a day,
-// so the sweep's add was a no-op and the acknowledged message was never sent (ADR 0268).
+// whose worker was killed twice while holding it. The job id (the send job stored with the
+// message, ADR 0324) stays taken for a day, so the sweep's add was a no-op and the acknowledged
+// message was never sent (ADR 0268).
 describe('the recovery sweep and a message whose job BullMQ failed (private redis-server, SMSC simulator)', () => {
   let redis: Awaited<ReturnType<typeof startPrivateRedis>>;
-  const started: Started[] = [];
-  const startAs = async (role: 'api' | 'delivery', smsc?: CountingSmsc & Smsc) => {
-    const s = await startMessaging({ overrides: { MELD_REDIS_URL: redis.url, MELD_MESSAGING_ROLE: role }, smsc });
-    started.push(s);
-    return s;
-  };
+  const processes = messagingOnPrivateRedis(() => redis.url);
+  const startAs = processes.start;
   beforeAll(async () => {
     redis = await startPrivateRedis();
   });
   afterAll(async () => {
-    for (const s of started.reverse()) {
-      await s.app.close();
-      await s.smsc.close();
-    }
+    await processes.closeAll();
     await redis?.stop();
   });
 
@@ -48,6 +40,7 @@ describe('the recovery sweep and a message whose job BullMQ failed (private redi
     });
     expect(res.status).toBe(201);
     const smsId = ((await res.json()) as { entity: { id: string } }).entity.id;
+    const [{ send_job: jobId }] = await api.db.query(`SELECT send_job FROM sms_messages WHERE id = $1`, [smsId]);
 
     // The job fails for good without the app's worker ever seeing it, as a twice-stalled job does.
     const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
@@ -61,7 +54,7 @@ describe('the recovery sweep and a message whose job BullMQ failed (private redi
       { connection: workerConnection },
     );
     try {
-      await waitFor('the job failed', async () => (await queue.getJobState(smsId)) === 'failed');
+      await waitFor('the job failed', async () => (await queue.getJobState(jobId)) === 'failed');
     } finally {
       await worker.close();
       workerConnection.disconnect();

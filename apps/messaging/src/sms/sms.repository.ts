@@ -75,6 +75,12 @@ export interface SubmitRow {
   optedOut: boolean;
 }
 
+/** A message the recovery sweep looks at; `sendJob` is null for a row stored before ADR 0324. */
+export interface StaleSms {
+  id: string;
+  sendJob: string | null;
+}
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const isUuid = (value: string): boolean => UUID.test(value);
 
@@ -174,11 +180,11 @@ export class SmsRepository {
     );
   }
 
-  async staleEnqueued(olderThanMs: number, limit = 500): Promise<string[]> {
-    const rows: Array<{ id: string }> = await this.ds.query(
-      `SELECT id FROM sms_messages WHERE status = 'enqueued' AND created_at < now() - make_interval(secs => $1) ORDER BY created_at LIMIT $2`,
+  /** Messages left `enqueued` longer than `olderThanMs`, oldest first, with the send job that holds them (ADR 0324). */
+  async staleEnqueued(olderThanMs: number, limit = 500): Promise<StaleSms[]> {
+    return this.ds.query(
+      `SELECT id, send_job AS "sendJob" FROM sms_messages WHERE status = 'enqueued' AND created_at < now() - make_interval(secs => $1) ORDER BY created_at LIMIT $2`,
       [olderThanMs / 1000, limit],
     );
-    return rows.map((r) => r.id);
   }
 }

@@ -14,11 +14,21 @@ import { receiptStatus } from '../status/sms-status';
 import { type Receipt, SmscClient, SubmitRefused } from './smsc-client';
 
 export const SEND_QUEUE = 'meld-sms-send';
-export interface SendJob {
+/** One message of a send job. */
+export interface SendMessage {
   smsId: string;
   /** The request's `traceparent` and `x-request-id` (ADR 0187); absent for a sweep's re-queue. */
   trace?: Record<string, string>;
 }
+/** A job's data: the messages of one send batch (ADR 0324), or one message, as jobs were queued before it. */
+export type SendJob = { messages: SendMessage[] } | SendMessage;
+/** A job to queue: `id` is the `send_job` of its messages' rows, or the one message's id for a row from before ADR 0324. */
+export interface QueuedJob {
+  id: string;
+  messages: SendMessage[];
+}
+/** BullMQ states in which a job will still run its messages: the sweep leaves them to it. */
+const LIVE_STATES = new Set(['waiting', 'delayed', 'active', 'prioritized', 'waiting-children']);
 
 /** Retries of a submit the SMSC could not take (no session, busy): ~4 minutes in all (ADR 0153). */
 const ATTEMPTS = 8;
@@ -28,18 +38,25 @@ const QUEUE_RETRY_AFTER_S = 5;
 /** How often the jobs of stored messages whose add failed are added again (ADR 0284). */
 const READD_EVERY_MS = 1000;
 /**
- * Reads of jobs arriving together share one statement (ADR 0202); one at a time, so those
- * arriving meanwhile make the next batch instead of a second small one (ADR 0300).
+ * Jobs a delivery process runs at once. A job holds a send batch (one message at light load,
+ * tens at peak): enough for single-message jobs to keep the SMPP window full, few enough that a
+ * replica does not take a peak's whole backlog from the others.
  */
-const READ_BATCH = { maxBatch: 200, maxInFlight: 1 };
+const CONCURRENCY = 32;
+/**
+ * The reads of jobs starting together share one statement (ADR 0202); one at a time, so those
+ * starting meanwhile make the next read instead of a second small one (ADR 0300).
+ */
+const READ_BATCH = { maxBatch: 20, maxInFlight: 1 };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Delivery of direct SMS (ADR 0153): a BullMQ queue in Redis (a job per message, its id the
- * SMS id, so adding twice queues once), a worker that submits over the app's SMPP session and
- * records `sent` / `failed` / `rejected`, and the receipts that follow. Postgres stays the
- * record: a message still `enqueued` without a job (the process died between COMMIT and the
- * add, or Redis lost it) is queued again by a periodic sweep.
+ * Delivery of direct SMS (ADR 0153): a BullMQ queue in Redis, a job per send batch (ADR 0324:
+ * its id is the `send_job` the batch's rows were stored with, so adding it twice queues once and
+ * a message is only ever in that job), a worker that submits its messages over the app's SMPP
+ * session and records `sent` / `failed` / `rejected`, and the receipts that follow. Postgres
+ * stays the record: a message still `enqueued` whose job is gone or failed (the process died
+ * between COMMIT and the add, or Redis lost it) is queued again by a periodic sweep.
  */
 @Injectable()
 export class SendQueue implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
@@ -53,16 +70,16 @@ export class SendQueue implements OnApplicationBootstrap, BeforeApplicationShutd
   /** The check under way, shared by the batches that want one meanwhile. */
   private checking?: Promise<RetryLaterException | undefined>;
   /** Jobs of committed messages whose add failed, by SMS id, added again every READD_EVERY_MS. */
-  private readonly unqueued = new Map<string, SendJob>();
-  private readdTimer?: NodeJS.Timeout;
-  private readding = false;
-  private readonly submitRows = new MicroBatcher<string, SubmitRow | null>({
+  private readonly unqueued = new Map<string, QueuedJob>();
+  private readonly submitRows = new MicroBatcher<readonly string[], ReadonlyMap<string, SubmitRow>>({
     ...READ_BATCH,
-    run: async (ids) => {
-      const rows = await this.repo.forSubmit(ids);
-      return ids.map((id) => ok(rows.get(id) ?? null));
+    run: async (jobs) => {
+      const rows = await this.repo.forSubmit(jobs.flat());
+      return jobs.map(() => ok(rows));
     },
   });
+  private readdTimer?: NodeJS.Timeout;
+  private readding = false;
 
   constructor(
     private readonly repo: SmsRepository,
@@ -80,7 +97,7 @@ export class SendQueue implements OnApplicationBootstrap, BeforeApplicationShutd
     // An `api` process only queues (ADR 0253).
     if (!delivers()) return;
     this.smsc.start();
-    this.worker = new Worker<SendJob>(SEND_QUEUE, (job) => this.traced(job), { connection: this.connections.worker('meld-messaging-worker'), concurrency: 50 });
+    this.worker = new Worker<SendJob>(SEND_QUEUE, (job) => this.process(job), { connection: this.connections.worker('meld-messaging-worker'), concurrency: CONCURRENCY });
     this.worker.on('error', (err) => this.log.warn(`worker: ${err.message}`));
     this.worker.on('failed', (job, err) => void this.onFailed(job, err));
     this.sweepTimer = setInterval(() => void this.sweep().catch((err: Error) => this.log.warn(`sweep: ${err.message}`)), RECOVERY_EVERY_MS);
@@ -120,12 +137,12 @@ export class SendQueue implements OnApplicationBootstrap, BeforeApplicationShutd
    * within MELD_REDIS_TIMEOUT_MS) does not fail the send, whose rows are committed: its jobs are
    * added again every second until Redis takes them, so they do not wait for the sweep (ADR 0284).
    */
-  async addCommitted(jobs: readonly SendJob[]): Promise<void> {
+  async addCommitted(job: QueuedJob): Promise<void> {
     try {
-      await this.addMany(jobs);
+      await this.addMany([job]);
     } catch (err) {
-      this.log.warn(`queueing ${jobs.length} stored SMS failed, adding them again every second: ${(err as Error).message}`);
-      for (const job of jobs) this.unqueued.set(job.smsId, job);
+      this.log.warn(`queueing ${job.messages.length} stored SMS failed, adding them again every second: ${(err as Error).message}`);
+      this.unqueued.set(job.id, job);
       this.readdTimer ??= setInterval(() => void this.readd(), READD_EVERY_MS);
     }
   }
@@ -136,7 +153,7 @@ export class SendQueue implements OnApplicationBootstrap, BeforeApplicationShutd
     const jobs = [...this.unqueued.values()];
     try {
       await this.addMany(jobs);
-      for (const job of jobs) this.unqueued.delete(job.smsId);
+      for (const job of jobs) this.unqueued.delete(job.id);
       if (!this.unqueued.size) {
         clearInterval(this.readdTimer);
         this.readdTimer = undefined;
@@ -148,48 +165,66 @@ export class SendQueue implements OnApplicationBootstrap, BeforeApplicationShutd
     }
   }
 
-  /** Queues messages in one Redis round trip (idempotent: a job id is its SMS id); fails after MELD_REDIS_TIMEOUT_MS when Redis does not answer. */
-  async addMany(jobs: readonly SendJob[]): Promise<void> {
-    if (!jobs.length) return;
-    await this.queue.addBulk(
-      jobs.map((data) => ({
-        name: 'send',
-        data,
-        opts: { jobId: data.smsId, attempts: ATTEMPTS, backoff: { type: 'exponential' as const, delay: 1000 }, removeOnComplete: true, removeOnFail: { age: 86_400 } },
-      })),
-    );
-  }
-
-  /** Re-queues messages left `enqueued` longer than a sweep period. */
-  async sweep(olderThanMs = RECOVERY_EVERY_MS): Promise<number> {
-    const ids = await this.repo.staleEnqueued(olderThanMs);
-    await this.releaseFailedJobs(ids);
-    await this.addMany(ids.map((smsId) => ({ smsId })));
-    return ids.length;
+  /**
+   * Queues jobs in one Redis round trip (idempotent: a job's id is its messages' `send_job`);
+   * fails after MELD_REDIS_TIMEOUT_MS when Redis does not answer. A send batch's one job goes by
+   * `add`: `addBulk` builds an ioredis pipeline carrying every BullMQ script, per call (ADR 0295).
+   */
+  async addMany(jobs: readonly QueuedJob[]): Promise<void> {
+    const options = (id: string) => ({ jobId: id, attempts: ATTEMPTS, backoff: { type: 'exponential' as const, delay: 1000 }, removeOnComplete: true, removeOnFail: { age: 86_400 } });
+    if (jobs.length === 1) await this.queue.add('send', { messages: jobs[0]!.messages }, options(jobs[0]!.id));
+    else if (jobs.length) await this.queue.addBulk(jobs.map(({ id, messages }) => ({ name: 'send', data: { messages }, opts: options(id) })));
   }
 
   /**
-   * A message still `enqueued` may have a job in BullMQ's failed set without `failed` recorded:
-   * a job that stalled more than `maxStalledCount` times (its worker killed twice while holding
-   * it), or whose `failed` could not be written. Its id stays taken for a day, so adding it
-   * again would be a no-op and the message never sent: the job is removed first (ADR 0268).
+   * Re-queues messages left `enqueued` longer than a sweep period whose job will not run them:
+   * gone (never added, lost by Redis, completed) or failed. A job still waiting, delayed or
+   * running keeps its messages, so a message is never in two jobs (ADR 0324). A failed job stays
+   * in BullMQ's failed set for a day without `failed` recorded on its messages (it stalled more
+   * than `maxStalledCount` times, or the write of `failed` did not happen); its id would stay
+   * taken, so it is removed first (ADR 0268). Answers the number of messages queued again.
    */
-  private async releaseFailedJobs(ids: readonly string[]): Promise<void> {
-    const states = await Promise.all(ids.map((id) => this.queue.getJobState(id)));
-    const failed = ids.filter((_, i) => states[i] === 'failed');
-    if (!failed.length) return;
-    this.log.warn(`re-queuing ${failed.length} enqueued SMS whose job had failed`);
-    await Promise.all(failed.map((id) => this.queue.remove(id)));
+  async sweep(olderThanMs = RECOVERY_EVERY_MS): Promise<number> {
+    const byJob = new Map<string, SendMessage[]>();
+    for (const { id, sendJob } of await this.repo.staleEnqueued(olderThanMs)) {
+      const jobId = sendJob ?? id;
+      const messages = byJob.get(jobId) ?? [];
+      messages.push({ smsId: id });
+      byJob.set(jobId, messages);
+    }
+    const jobs = [...byJob].map(([id, messages]) => ({ id, messages }));
+    const states = await Promise.all(jobs.map(({ id }) => this.queue.getJobState(id)));
+    const requeued: QueuedJob[] = [];
+    const ended: string[] = [];
+    jobs.forEach((job, i) => {
+      if (LIVE_STATES.has(states[i]!)) return;
+      requeued.push(job);
+      if (states[i] !== 'unknown') ended.push(job.id);
+    });
+    if (ended.length) this.log.warn(`re-queuing the enqueued SMS of ${ended.length} send job(s) that had failed or ended without them`);
+    await Promise.all(ended.map((id) => this.queue.remove(id)));
+    await this.addMany(requeued);
+    return requeued.reduce((n, job) => n + job.messages.length, 0);
   }
 
-  /** The job under the context of the request that queued it: one trace from the POST to the submit. */
-  private traced(job: Job<SendJob>): Promise<void> {
-    if (!job.data.trace) return this.process(job);
-    return inConsumerSpan(`${SEND_QUEUE} process`, { 'messaging.system': 'bullmq', 'messaging.destination.name': SEND_QUEUE }, job.data.trace, () => this.process(job));
-  }
-
+  /** Submits a job's messages together; any left for a retry (no session, SMSC busy) fails the job once all settled, and BullMQ runs it again later. */
   private async process(job: Job<SendJob>): Promise<void> {
-    const sms = await this.submitRows.submit(job.data.smsId);
+    const messages = 'messages' in job.data ? job.data.messages : [job.data];
+    const rows = await this.submitRows.submit(messages.map((m) => m.smsId));
+    const outcomes = await Promise.allSettled(messages.map((m) => this.traced(m, rows.get(m.smsId))));
+    const retried = outcomes.flatMap((o) => (o.status === 'rejected' ? [o.reason as Error] : []));
+    // The first reason stands for all: they share the session (a `failed` after the last attempt records it).
+    if (retried.length) throw retried[0]!;
+  }
+
+  /** A message under the context of the request that queued it: one trace from the POST to the submit. */
+  private traced(message: SendMessage, sms: SubmitRow | undefined): Promise<void> {
+    if (!message.trace) return this.submit(sms);
+    return inConsumerSpan(`${SEND_QUEUE} process`, { 'messaging.system': 'bullmq', 'messaging.destination.name': SEND_QUEUE }, message.trace, () => this.submit(sms));
+  }
+
+  /** One message of a job: nothing when it is no longer `enqueued` (a retried or re-queued job); throws what should be tried again. */
+  private async submit(sms: SubmitRow | undefined): Promise<void> {
     if (!sms || sms.status !== 'enqueued') return;
     // Consent can change between the request and the job (system design §4): refuse late, as `rejected`.
     if (sms.optedOut) {
@@ -209,10 +244,15 @@ export class SendQueue implements OnApplicationBootstrap, BeforeApplicationShutd
     await this.status.change(sms.id, { status: 'sent', smscMessageId });
   }
 
+  /** After a job's last attempt: its messages not yet submitted become `failed` (those that were keep their status: the change is refused). */
   private async onFailed(job: Job<SendJob> | undefined, err: Error): Promise<void> {
     if (!job || job.attemptsMade < (job.opts.attempts ?? 1)) return;
-    this.log.warn(`giving up on an SMS after ${job.attemptsMade} attempts: ${err.message}`);
-    await this.status.change(job.data.smsId, { status: 'failed', error: `not submitted: ${err.message}` }).catch((e: Error) => this.log.warn(`could not record failed: ${e.message}`));
+    const messages = 'messages' in job.data ? job.data.messages : [job.data];
+    this.log.warn(`giving up on a send job of ${messages.length} SMS after ${job.attemptsMade} attempts: ${err.message}`);
+    const error = `not submitted: ${err.message}`;
+    await Promise.all(
+      messages.map(({ smsId }) => this.status.change(smsId, { status: 'failed', error }).catch((e: Error) => this.log.warn(`could not record failed: ${e.message}`))),
+    );
   }
 
   /**

@@ -1,6 +1,7 @@
 import { beginWith, DATA_SOURCE } from '@meld/db';
 import { traceHeaders } from '@meld/kafka';
 import { Inject, Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
 import { escapeLiteral, type PoolClient } from 'pg';
 import type { DataSource } from 'typeorm';
 import { type BatchOutcome, MicroBatcher, failed, ok } from '../../batching/micro-batcher';
@@ -44,9 +45,9 @@ interface Pending extends NewSms {
 }
 
 const INSERT_MESSAGES_SQL = `INSERT INTO sms_messages (id, project_id, organization_id, sender_id, audience_id, destination, country, text, encoding, messages_count, price_per_sms,
-                                 idempotency_key, request_hash, response, reserved_funds)
+                                 idempotency_key, request_hash, response, reserved_funds, send_job)
        SELECT v.id, v.project_id, v.organization_id, v.sender_id, v.audience_id, v.destination, v.country, v.text, v.encoding, v.messages_count, v.price_per_sms,
-              v.idempotency_key, v.request_hash, v.response, v.reserved_funds
+              v.idempotency_key, v.request_hash, v.response, v.reserved_funds, $2::uuid
          FROM jsonb_to_recordset($1::jsonb) AS v(id uuid, project_id uuid, organization_id uuid, sender_id uuid, audience_id uuid, destination text, country text,
               text text, encoding text, messages_count int, price_per_sms numeric, idempotency_key text, request_hash text, response jsonb, reserved_funds numeric, n int)
         ORDER BY v.n
@@ -66,8 +67,8 @@ const MAX_IN_FLIGHT = 3;
  * Stores the messages of concurrent send requests in one transaction (group commit, ADR
  * 0202): the prepaid organizations' rows locked once, funds checked exactly per message in
  * arrival order (never below zero), the messages in one multi-row INSERT, the funds, links,
- * history, outbox and webhook rows in one more statement (ADR 0254), then one `addBulk` to
- * the send queue. Every request is
+ * history, outbox and webhook rows in one more statement (ADR 0254), then one job carrying
+ * them all on the send queue (ADR 0324). Every request is
  * answered only after the COMMIT that holds its rows.
  */
 @Injectable()
@@ -95,11 +96,13 @@ export class SendBatch {
     const charged = [...new Set(items.filter((sms) => sms.cost > 0n).map((sms) => sms.organizationId))];
     const tx = await beginWith<{ id: string; funds: string }>(this.ds, lockFundsSql(charged), { settings: INDEX_PLANS });
     let kept: Pending[] = [];
+    // The batch's send job (ADR 0324): stored on its rows, so the sweep asks BullMQ about it.
+    const sendJob = randomUUID();
     let results: Array<BatchOutcome<StoreResult>>;
     try {
       results = this.reserve(tx.rows, items);
       const candidates = items.filter((_, i) => results[i]!.ok);
-      const stored = await this.insert(tx.client, candidates);
+      const stored = await this.insert(tx.client, candidates, sendJob);
       items.forEach((sms, i) => {
         if (results[i]!.ok && !stored.has(sms.id)) results[i] = ok('duplicate');
       });
@@ -128,7 +131,7 @@ export class SendBatch {
     if (kept.length) {
       this.status.committed();
       // After COMMIT: a crash before this add leaves the messages `enqueued`, and the sweep queues them.
-      await this.queue.addCommitted(kept.map((sms) => ({ smsId: sms.id, trace: sms.trace })));
+      await this.queue.addCommitted({ id: sendJob, messages: kept.map((sms) => ({ smsId: sms.id, trace: sms.trace })) });
     }
     return results;
   }
@@ -151,7 +154,7 @@ export class SendBatch {
    * here until its transaction ends). Rows go in key order so two batches never wait on each
    * other's keys in a cycle.
    */
-  private async insert(client: PoolClient, items: readonly Pending[]): Promise<Set<string>> {
+  private async insert(client: PoolClient, items: readonly Pending[], sendJob: string): Promise<Set<string>> {
     if (!items.length) return new Set();
     const ordered = [...items].sort((a, b) => `${a.projectId}/${a.idempotencyKey ?? ''}`.localeCompare(`${b.projectId}/${b.idempotencyKey ?? ''}`));
     const { rows } = await client.query<{ id: string }>({
@@ -165,6 +168,7 @@ export class SendBatch {
             request_hash: sms.requestHash, response: sms.response, reserved_funds: fromUnits(sms.cost),
           })),
         ),
+        sendJob,
       ],
     });
     return new Set(rows.map((r) => r.id));
