@@ -3,6 +3,7 @@ import { type OwnDatabase, beginWith, createDataSource } from '@meld/db';
 import { privateDatabase } from '@meld/fixtures';
 import { testEnv } from '@meld/testing';
 import type { DataSource } from 'typeorm';
+import { SmsRepository } from '../src/sms/sms.repository';
 import type { SmsOutboxRelay } from '../src/sms/status/sms-outbox-relay';
 import { StatusWriter, lockRowsSql } from '../src/sms/status/status-writer';
 import { WebhookDeliveries } from '../src/webhooks/webhook-deliveries.repository';
@@ -91,5 +92,34 @@ describe('statements over tables grown from empty keep index plans (real Postgre
     expect(await writer.change(grown!, { status: 'sent', smscMessageId: 'grown' })).toBe(true);
     expect(await seqScans('sms_messages')).toBe(before);
     expect((await ds.query(`SELECT status, smsc_message_id FROM sms_messages WHERE id = $1`, [grown]))[0]).toEqual({ status: 'sent', smsc_message_id: 'grown' });
+
+    // ADR 0325: no index reads `status`, so the receipt's update is HOT (its page has room: fillfactor).
+    const hotUpdates = async (): Promise<number> => {
+      await ds.query(`SELECT pg_stat_force_next_flush()`);
+      return (await ds.query(`SELECT n_tup_hot_upd::int AS n FROM pg_stat_user_tables WHERE relname = 'sms_messages'`))[0].n;
+    };
+    const hotBefore = await hotUpdates();
+    expect(await writer.change(grown!, { status: 'delivered' })).toBe(true);
+    expect(await hotUpdates()).toBe(hotBefore + 1);
+  });
+
+  it('keeps `status` out of the indexes of sms_messages, and the sweep finds the stale messages by index (ADR 0325)', async () => {
+    const indexed: Array<{ name: string }> = await ds.query(
+      `SELECT c.relname AS name FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+                JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attname = 'status'
+        WHERE i.indrelid = 'sms_messages'::regclass
+          AND (a.attnum = ANY(i.indkey) OR coalesce(pg_get_expr(i.indpred, i.indrelid), '') ~ '\mstatus\M' OR coalesce(pg_get_expr(i.indexprs, i.indrelid), '') ~ '\mstatus\M')`,
+    );
+    expect(indexed).toEqual([]);
+    const [stale] = (
+      await ds.query(
+        `INSERT INTO sms_messages (project_id, organization_id, sender_id, destination, country, text, encoding, messages_count, price_per_sms, created_at)
+         VALUES ($1, $2, $3, '+447400000000', 'GB', 'x', 'GSM-7', 1, 0.04, now() - interval '1 minute') RETURNING id`,
+        [t.project.id, t.organization.id, t.sender.id],
+      )
+    ).map((r: { id: string }) => r.id);
+    const before = await seqScans('sms_messages');
+    expect((await new SmsRepository(ds).staleEnqueued(30_000)).map((m) => m.id)).toEqual([stale]);
+    expect(await seqScans('sms_messages')).toBe(before);
   });
 });

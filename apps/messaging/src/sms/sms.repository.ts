@@ -180,10 +180,16 @@ export class SmsRepository {
     );
   }
 
-  /** Messages left `enqueued` longer than `olderThanMs`, oldest first, with the send job that holds them (ADR 0324). */
+  /**
+   * Messages left `enqueued` longer than `olderThanMs`, oldest first, with the send job that holds
+   * them (ADR 0324); read through the partial index of messages not yet handed to the SMSC, whose
+   * predicate the WHERE repeats (ADR 0325).
+   */
   async staleEnqueued(olderThanMs: number, limit = 500): Promise<StaleSms[]> {
     return this.ds.query(
-      `SELECT id, send_job AS "sendJob" FROM sms_messages WHERE status = 'enqueued' AND created_at < now() - make_interval(secs => $1) ORDER BY created_at LIMIT $2`,
+      `SELECT id, send_job AS "sendJob" FROM sms_messages
+        WHERE smsc_message_id IS NULL AND error IS NULL AND status = 'enqueued' AND created_at < now() - make_interval(secs => $1)
+        ORDER BY created_at LIMIT $2`,
       [olderThanMs / 1000, limit],
     );
   }
