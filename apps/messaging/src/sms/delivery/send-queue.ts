@@ -69,7 +69,7 @@ export class SendQueue implements OnApplicationBootstrap, BeforeApplicationShutd
   private readonly producer: Redis;
   /** The check under way, shared by the batches that want one meanwhile. */
   private checking?: Promise<RetryLaterException | undefined>;
-  /** Jobs of committed messages whose add failed, by SMS id, added again every READD_EVERY_MS. */
+  /** Jobs of committed messages whose add failed, by job id, added again every READD_EVERY_MS. */
   private readonly unqueued = new Map<string, QueuedJob>();
   private readonly submitRows = new MicroBatcher<readonly string[], ReadonlyMap<string, SubmitRow>>({
     ...READ_BATCH,
