@@ -59,7 +59,7 @@ describe('delivery-report webhooks that fail (real Postgres, Redis, Kafka, SMSC 
 
   it('a webhook without a secret (the column allows it) fails its deliveries visibly instead of leaving them stuck', async () => {
     await db.query(`UPDATE webhooks SET secret = NULL WHERE organization_id = $1`, [fx.t.organization.id]);
-    // The stream reads a project's webhook at most TARGET_TTL_MS before an attempt (ADR 0323).
+    // The outbox's first attempts read a project's webhook at most TARGET_TTL_MS before an attempt (ADR 0323).
     await new Promise((r) => setTimeout(r, TARGET_TTL_MS + 100));
     try {
       const smsId = await send('+447400123499');

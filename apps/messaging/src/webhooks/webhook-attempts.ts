@@ -1,7 +1,7 @@
 import { metricsRegistry } from '@meld/platform';
 import { Counter } from 'prom-client';
 
-/** Every attempt of a delivery report, the stream's first ones (ADR 0323) and the pump's retries (ADR 0252). */
+/** Every attempt of a delivery report, the outbox's first ones (ADR 0323) and the pump's retries (ADR 0252). */
 export const webhookAttempts = new Counter({
   name: 'meld_messaging_webhook_attempts_total',
   help: 'Delivery-report webhook attempts by result (delivered, retry, failed)',

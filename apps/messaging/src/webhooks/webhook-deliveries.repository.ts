@@ -6,7 +6,7 @@ import { numberedRows } from '../batching/numbered-rows';
 import { planned } from '../db/prepared';
 import { settingsPool } from '../db/settings-pool';
 
-/** A report the stream hands to the table (see `spill`). */
+/** A report the webhook outbox's first attempts hand to the table (see `spill`). */
 export type SpilledReport = {
   id: string;
   organizationId: string;
@@ -92,10 +92,10 @@ export class WebhookDeliveries implements OnApplicationShutdown {
   }
 
   /**
-   * Reports the stream could not deliver at once (ADR 0323), as deliveries the pump retries: a
+   * Reports the outbox's first attempts did not deliver (ADR 0323), as deliveries the pump retries: a
    * failed first attempt (its outcome, its next attempt after the backoff, or `failed` when it
    * was the last chance) or one queued behind an earlier pending report of its message. The
-   * event id is the row's id, so a change the stream sees again (a redelivery) adds nothing.
+   * event id is the row's id, so a report the outbox sends again (a pass run again) adds nothing.
    */
   async spill(rows: ReadonlyArray<SpilledReport>): Promise<void> {
     if (!rows.length) return;

@@ -27,7 +27,7 @@ const PRUNE_BATCH = 5000;
 const WRITE_BATCH = { maxBatch: 200, maxInFlight: 1 };
 
 /**
- * The retries of delivery-report webhooks (ADR 0155). The stream makes each report's first
+ * The retries of delivery-report webhooks (ADR 0155). The webhook outbox makes each report's first
  * attempt (ADR 0323); Postgres holds the reports it could not deliver and is their queue
  * (ADR 0252), as it is for an operator's retries: a pump claims the due deliveries with a
  * lease, one statement for all it can take, and posts them, up to CONCURRENCY at once; a

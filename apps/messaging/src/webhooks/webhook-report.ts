@@ -11,7 +11,7 @@ export interface WebhookReport {
  * The report of a `meld.sms-status.v1` change (ADR 0323). The body is the payload of system
  * design §4 in its field order. The event id (`webhook-id`) is a name-based uuid of the message
  * and the status: a message takes each status at most once, so every redelivery of the change
- * (a consumer that restarted, a replica that took the partition over, a spilled attempt) sends
+ * (an outbox pass that rolled back and ran again, a spilled attempt retried) sends
  * the same id and receivers de-duplicate on it.
  */
 export function webhookReport(change: SmsStatusChange): WebhookReport {
