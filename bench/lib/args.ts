@@ -21,6 +21,15 @@ export class Args {
     return n;
   }
 
+  /** `--name 1`, `--name 0` or a bare `--name` (true); anything else is refused. */
+  bool(name: string, fallback: boolean): boolean {
+    const v = this.values.get(name);
+    if (v === undefined) return fallback;
+    if (v === true || v === '1') return true;
+    if (v === '0') return false;
+    throw new Error(`--${name} wants 0 or 1, got "${v}"`);
+  }
+
   string(name: string): string | undefined {
     const v = this.values.get(name);
     return v === true ? undefined : v;

@@ -24,6 +24,8 @@ export interface FloorOptions {
   warmUp: number;
   /** As Meld's --enqueue-only: `api` alone during the peak, then a `delivery` process drains the backlog. */
   enqueueOnly: boolean;
+  /** As Meld's default shape (ADR 0326): an `api` process behind the proxy and a `delivery` process, both from the start. */
+  split: boolean;
   log(message: string): void;
 }
 
@@ -64,9 +66,12 @@ export async function measureFloor(o: FloorOptions): Promise<FloorResult> {
   });
   try {
     const [appPort, proxyPort] = [await freePort(), await freePort()];
-    const app = spawnTs('bench/lib/bare-sms.ts', floorEnv(o.enqueueOnly ? 'api' : 'all', appPort));
+    const app = spawnTs('bench/lib/bare-sms.ts', floorEnv(o.enqueueOnly || o.split ? 'api' : 'all', appPort));
+    const deliveryPort = o.split ? await freePort() : 0;
+    const delivery = o.split ? spawnTs('bench/lib/bare-sms.ts', floorEnv('delivery', deliveryPort)) : undefined;
     const proxy = spawnTs('bench/lib/bare-proxy.ts', { PORT: String(proxyPort), BARE_PROXY_UPSTREAM: `http://127.0.0.1:${appPort}` });
     await waitReady(`http://127.0.0.1:${appPort}/readyz`);
+    if (delivery) await waitReady(`http://127.0.0.1:${deliveryPort}/readyz`);
     // Through the proxy too: it starts on its own, and a busy machine (after Meld's peak) can leave it a moment behind.
     await waitReady(`http://127.0.0.1:${proxyPort}/readyz`);
     const pool = new Pool(`http://127.0.0.1:${proxyPort}`, { connections: o.connections, keepAliveTimeout: 30_000 });
@@ -95,6 +100,7 @@ export async function measureFloor(o: FloorOptions): Promise<FloorResult> {
     o.log(`floor peak: ${o.messages} sends from ${o.connections} connections`);
     const meter = await new CpuMeter([
       { name: 'floor', pid: app.pid! },
+      ...(delivery ? [{ name: 'floor-delivery', pid: delivery.pid! }] : []),
       { name: 'proxy', pid: proxy.pid! },
       { name: 'postgres', pids: o.postgresPids },
       ...(o.redisPid ? [{ name: 'redis', pid: o.redisPid }] : []),

@@ -18,8 +18,9 @@
  * --direct 1 (POST straight to the messaging app with a principal signed here, as the gateway
  * signs it: the gateway's share of the request cost is the difference between the two runs),
  * --profile DIR (V8 CPU profiles of the messaging processes and the gateway, `messaging*.cpuprofile`, `gateway.cpuprofile`),
- * --split 1 (two messaging processes, as Kubernetes runs them: MELD_MESSAGING_ROLE `api` behind
- * the gateway and `delivery`, ADR 0253; default: one process with every role),
+ * --split 0|1 (default 1: two messaging processes, as Kubernetes runs them, MELD_MESSAGING_ROLE
+ * `api` behind the gateway and `delivery`, ADR 0253, and the floor in the same two roles, ADR 0326;
+ * 0: one process with every role, as `npm start` and compose run it),
  * --pg-statements 1 (Postgres's cost per message by statement over the peak, from
  * pg_stat_statements, with the row changes per table: ADR 0274; the server must preload it,
  * `MELD_STACK_PG_STAT_STATEMENTS=1`),
@@ -145,9 +146,10 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const receiptDelayMs = ctx.args.int('receipt-delay-ms', 100);
   const direct = ctx.args.int('direct', 0) === 1;
   const profileDir = ctx.args.string('profile');
-  const split = ctx.args.int('split', 0) === 1;
-  const pgStatements = ctx.args.int('pg-statements', 0) === 1;
   const enqueueOnly = ctx.args.int('enqueue-only', 0) === 1;
+  // The deployed shape unless told otherwise (ADR 0326); --enqueue-only has its own sequence of roles.
+  const split = ctx.args.bool('split', !enqueueOnly);
+  const pgStatements = ctx.args.int('pg-statements', 0) === 1;
   const warmUp = ctx.args.int('warm-up', 0);
   const withFloor = !ctx.args.flag('no-floor');
   const floorAfter = withFloor && ctx.args.flag('floor-after');
@@ -205,7 +207,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     const measureTheFloor = () =>
       measureFloor({
         root: ctx.root, db: pg.db, postgresUrl: pg.url, postgresPids: () => pg.backendPids(), redisUrl, redisPid, smscPort: smsc.port,
-        messages, connections, warmUp, enqueueOnly, log: ctx.log,
+        messages, connections, warmUp, enqueueOnly, split, log: ctx.log,
       });
     const floorBefore = withFloor ? await measureTheFloor() : undefined;
 
