@@ -120,5 +120,5 @@ export function statementNotes(costs: readonly StatementCost[], per: number): st
     (t, c) => ({ ...t, calls: t.calls + c.calls, execMs: t.execMs + c.execMs, planMs: t.planMs + c.planMs, plans: t.plans + c.plans, rows: t.rows + c.rows, blocksHit: t.blocksHit + c.blocksHit, blocksDirtied: t.blocksDirtied + c.blocksDirtied, walBytes: t.walBytes + c.walBytes }),
     { label: 'all statements', calls: 0, execMs: 0, planMs: 0, plans: 0, rows: 0, blocksHit: 0, blocksDirtied: 0, walBytes: 0 },
   );
-  return [`Postgres statements per message (pg_stat_statements, this database; exec and plan are server time): ${line(total)}`, ...costs.map((c) => `  ${line(c)}`)];
+  return [`Postgres statements per message (pg_stat_statements, this database; exec and plan are the backend's elapsed time, waits for a core included on a busy machine): ${line(total)}`, ...costs.map((c) => `  ${line(c)}`)];
 }
