@@ -226,9 +226,26 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it('messaging waits for the SMSC simulator', () => {
+  it('messaging runs as its api and delivery roles, as on Kubernetes (ADRs 0253, 0326); only delivery waits for the SMSC simulator', () => {
     if (!APPS.includes('messaging')) return;
-    expect(dependsOn('messaging').smsc).toBe('service_healthy');
+    const [api, delivery] = [services.messaging, services['messaging-delivery']];
+    expect(api.environment.MELD_MESSAGING_ROLE).toBe('api');
+    expect(dependsOn('messaging').smsc).toBeUndefined();
+    expect(delivery).toBeDefined();
+    expect([delivery.image, delivery.pull_policy, delivery.build]).toEqual([meldImage, 'never', undefined]);
+    expect(delivery.environment.MELD_APP).toBe('messaging');
+    expect(delivery.environment.MELD_MESSAGING_ROLE).toBe('delivery');
+    expect(delivery.ports).toBeUndefined();
+    // The same app, so the same key only (ADR 0256), from the deployment's .env.
+    const keys = Object.keys(delivery.environment).filter((name) => name.startsWith('MELD_PRINCIPAL_') || name === 'MELD_ADMIN_TOKEN');
+    expect(keys).toEqual([principalKeyEnv('messaging')]);
+    expect(delivery.environment[principalKeyEnv('messaging')]).toBe(api.environment[principalKeyEnv('messaging')]);
+    expect(JSON.stringify(delivery.healthcheck.test)).toContain(`:${delivery.environment.PORT}/readyz`);
+    expect(dependsOn('messaging-delivery')).toEqual({
+      migrate: 'service_completed_successfully', topics: 'service_completed_successfully',
+      postgres: 'service_healthy', redis: 'service_healthy', kafka: 'service_healthy', smsc: 'service_healthy',
+    });
+    expect(delivery.stop_grace_period).toBe(api.stop_grace_period);
     expect(services.smsc.command.join(' ')).toMatch(/tools\/smsc\/server\.js --port 2775 --host 0\.0\.0\.0/);
   });
 
