@@ -20,7 +20,7 @@
  * --profile DIR (V8 CPU profiles of the messaging processes and the gateway, `messaging*.cpuprofile`, `gateway.cpuprofile`),
  * --split 0|1 (default 1: two messaging processes, as Kubernetes runs them, MELD_MESSAGING_ROLE
  * `api` behind the gateway and `delivery`, ADR 0253, and the floor in the same two roles, ADR 0326;
- * 0: one process with every role, as `npm start` and compose run it),
+ * 0: one process with every role, as `npm start` runs it),
  * --pg-statements 1 (Postgres's cost per message by statement over the peak, from
  * pg_stat_statements, with the row changes per table: ADR 0274; the server must preload it,
  * `MELD_STACK_PG_STAT_STATEMENTS=1`),
@@ -144,12 +144,12 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const connections = ctx.args.int('connections', 32);
   const halfSeconds = ctx.args.int('half-seconds', 10);
   const receiptDelayMs = ctx.args.int('receipt-delay-ms', 100);
-  const direct = ctx.args.int('direct', 0) === 1;
+  const direct = ctx.args.bool('direct', false);
   const profileDir = ctx.args.string('profile');
-  const enqueueOnly = ctx.args.int('enqueue-only', 0) === 1;
+  const enqueueOnly = ctx.args.bool('enqueue-only', false);
   // The deployed shape unless told otherwise (ADR 0326); --enqueue-only has its own sequence of roles.
   const split = ctx.args.bool('split', !enqueueOnly);
-  const pgStatements = ctx.args.int('pg-statements', 0) === 1;
+  const pgStatements = ctx.args.bool('pg-statements', false);
   const warmUp = ctx.args.int('warm-up', 0);
   const withFloor = !ctx.args.flag('no-floor');
   const floorAfter = withFloor && ctx.args.flag('floor-after');
