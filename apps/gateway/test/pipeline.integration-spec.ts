@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
-import { DEV_PRINCIPAL_MASTER_KEY, PrincipalKeyring, decodePrincipal, devPrincipalKey } from '@meld/auth';
+import { DEV_PRINCIPAL_MASTER_KEY, PRINCIPAL_TTL_MS, PrincipalKeyring, decodePrincipal, devPrincipalKey } from '@meld/auth';
 import { APP_NAMES, type AppName, PUBLIC_ROUTES, type PublicRoute } from '@meld/contracts';
 import { requestIdOf } from '@meld/platform';
 import { PROTOTYPE_NAMES, testEnv } from '@meld/testing';
@@ -145,6 +145,30 @@ describe('public API pipeline', () => {
     expect(text.status).toBe(200);
     expect(stub.last().body).toBe('not json');
   });
+
+  it('signs the principal when the request leaves for the app, so a slow upload does not expire it (ADR 0102)', async () => {
+    const body = '[{"_user_id":"slow"}]';
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest(
+        `${base}${stream()}/contacts`,
+        { method: 'POST', headers: { authorization: `Bearer ${writer.token}`, 'content-type': 'application/json', 'content-length': String(body.length), 'x-request-id': 'req-slow-upload' } },
+        (r) => {
+          r.resume();
+          r.on('end', () => resolve(r.statusCode ?? 0));
+        },
+      );
+      req.on('error', reject);
+      req.flushHeaders();
+      // The body arrives after a whole principal lifetime: the gateway collects it before forwarding (ADR 0290).
+      setTimeout(() => req.end(body), PRINCIPAL_TTL_MS + 500);
+    });
+    expect(status).toBe(200);
+    const seen = stub.last();
+    expect(seen.body).toBe(body);
+    const received = { method: 'POST', url: `${stream()}/contacts`, app: 'ingest', requestId: 'req-slow-upload' };
+    // The app's own check, from when the request reached it.
+    expect(decodePrincipal(seen.headers['x-meld-principal'] as string, received, devPrincipalKey('ingest'), seen.at)).toMatchObject({ requestId: 'req-slow-upload' });
+  }, 20_000);
 
   it('refuses a body over the route limit with 413 in the error shape, by length or while streaming', async () => {
     const big = 'x'.repeat(2048);

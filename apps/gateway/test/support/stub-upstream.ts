@@ -5,6 +5,8 @@ export interface SeenRequest {
   url: string;
   headers: IncomingHttpHeaders;
   body: string;
+  /** When its headers arrived (ms since epoch): where an app starts a principal's age (ADR 0102). */
+  at: number;
 }
 
 /**
@@ -14,10 +16,11 @@ export interface SeenRequest {
 export async function startStubUpstream(respond?: (req: SeenRequest) => { status: number; body: unknown; headers?: Record<string, string> }) {
   const seen: SeenRequest[] = [];
   const server: Server = createServer((req, res) => {
+    const at = Date.now();
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const request = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      const request = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at };
       seen.push(request);
       const answer = respond?.(request) ?? { status: 200, body: { seen: { method: request.method, url: request.url, bytes: request.body.length } } };
       res.writeHead(answer.status, { 'content-type': 'application/json', 'x-request-id': 'upstream-must-not-leak', ...answer.headers });

@@ -85,22 +85,24 @@ export class PublicApi {
       }
       if (route.app === 'gateway') return await this.local(route, auth.token, reply);
 
-      const principal = encodePrincipal(
-        {
-          kind: auth.token.kind,
-          tokenId: auth.token.id,
-          organizationId: auth.token.organizationId,
-          plan: auth.token.plan,
-          scopes: decision.scopes,
-          project: project ? { id: project.id, uid: project.uid, dataMode: project.dataMode } : null,
-          dataSourceId: dataSource?.id ?? null,
-          requestId: request.id,
-        },
-        // The app checks these against the request it receives (forward() sends request.url as is).
-        { method: request.method, url: request.url, app: route.app },
-        this.deps.principalKeys.forApp(route.app),
-      );
-      const headers: Record<string, string> = { 'x-meld-principal': principal, 'x-request-id': request.id };
+      // Signed as the request leaves for the app, after its body (forward()): see there.
+      const principal = () =>
+        encodePrincipal(
+          {
+            kind: auth.token.kind,
+            tokenId: auth.token.id,
+            organizationId: auth.token.organizationId,
+            plan: auth.token.plan,
+            scopes: decision.scopes,
+            project: project ? { id: project.id, uid: project.uid, dataMode: project.dataMode } : null,
+            dataSourceId: dataSource?.id ?? null,
+            requestId: request.id,
+          },
+          // The app checks these against the request it receives (forward() sends request.url as is).
+          { method: request.method, url: request.url, app: route.app },
+          this.deps.principalKeys.forApp(route.app),
+        );
+      const headers: Record<string, string> = { 'x-request-id': request.id };
       if (route.rateLimit === 'ingest') {
         // Ingest's GET …/stream reports recent usage from these (agreed interface); `-window`
         // (seconds) is extra: the window is configurable, so usage reports need not assume a minute.
@@ -109,7 +111,7 @@ export class PublicApi {
         headers['x-meld-ratelimit-reset'] = String(state.reset);
         headers['x-meld-ratelimit-window'] = String(state.window);
       }
-      return await this.forward(route, request, reply, headers, bodyLimit);
+      return await this.forward(route, request, reply, headers, bodyLimit, principal);
     } catch (err) {
       return this.failed(err, reply, bucket);
     }
@@ -158,9 +160,9 @@ export class PublicApi {
     return reply.send(body);
   }
 
-  private async forward(route: PublicRoute, request: FastifyRequest, reply: FastifyReply, headers: Record<string, string>, bodyLimit: number) {
+  private async forward(route: PublicRoute, request: FastifyRequest, reply: FastifyReply, headers: Record<string, string>, bodyLimit: number, principal: () => string) {
     try {
-      return await forward(this.deps.upstreams.pool(route.app), request, reply, headers, bodyLimit);
+      return await forward(this.deps.upstreams.pool(route.app), request, reply, headers, bodyLimit, principal);
     } catch (err) {
       if (err instanceof BodyTooLarge || (err as { cause?: unknown }).cause instanceof BodyTooLarge) {
         return sendError(reply.header('connection', 'close'), 413, `request body larger than ${bodyLimit} bytes`);

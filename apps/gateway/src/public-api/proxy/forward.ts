@@ -1,4 +1,5 @@
 import { Readable, Transform, pipeline } from 'node:stream';
+import { PRINCIPAL_HEADER } from '@meld/auth';
 import { dict } from '@meld/contracts';
 import { context, propagation } from '@opentelemetry/api';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -23,7 +24,9 @@ export class BodyTooLarge extends Error {}
  * arrives, a chunked one is piped and cut off at the route's limit. Resolves with the reply
  * once it is sent (or, for a streamed answer, once its stream is handed to Fastify); rejects
  * when the client's body or the app fails before the answer is complete (the caller maps that
- * to 502/504 or 413).
+ * to 502/504 or 413). `principal` signs the request's principal when the request leaves for the
+ * app, after a collected body has arrived: the app measures the principal's age from the
+ * request's arrival, so a slow upload must not spend it (ADR 0102).
  */
 export function forward(
   pool: Dispatcher,
@@ -31,6 +34,7 @@ export function forward(
   reply: FastifyReply,
   extraHeaders: Record<string, string>,
   bodyLimit: number,
+  principal?: () => string,
 ): Promise<FastifyReply> {
   // Header names are the client's: a null-prototype object (ADR 0124).
   const headers: Record<string, string | string[]> = dict();
@@ -51,8 +55,10 @@ export function forward(
   propagation.inject(context.active(), headers);
 
   return new Promise((resolve, reject) => {
-    const send = (body: Buffer | Readable | null) =>
-      pool.dispatch({ method: request.method as Dispatcher.HttpMethod, path: request.url, headers, body }, new AnswerHandler(reply, request.method === 'HEAD', resolve, reject));
+    const send = (body: Buffer | Readable | null) => {
+      if (principal) headers[PRINCIPAL_HEADER] = principal();
+      return pool.dispatch({ method: request.method as Dispatcher.HttpMethod, path: request.url, headers, body }, new AnswerHandler(reply, request.method === 'HEAD', resolve, reject));
+    };
     if (!hasBody) send(null);
     else if (bodyLength === undefined) send(pipeline(stream, limitBytes(bodyLimit), () => undefined));
     else if (Number(bodyLength) <= COLLECT_LIMIT) collect(stream, send, reject);
