@@ -57,13 +57,13 @@ export class PublicApi {
     let bucket: Bucket | undefined;
     try {
       const client = this.deps.clients.hit(request.ip);
-      if (!client.allowed) return tooMany(reply, client, 'too many requests from this client; retry later');
+      if (!client.allowed) return tooMany(reply, client);
       // Each step answers from memory when it can and awaits only when it must: on the common
       // path (token, project and lease in memory) a request makes no promise of its own before
       // the forward (ADR 0270).
       const authenticating = this.authenticate(request.headers.authorization, request.ip);
       const auth = authenticating instanceof Promise ? await authenticating : authenticating;
-      if (auth.throttled) return tooMany(reply, auth.throttled, 'too many requests with invalid tokens from this client; retry later');
+      if (auth.throttled) return tooMany(reply, auth.throttled);
       let decision: AccessDecision | undefined;
       let project: ProjectRecord | null = null;
       let dataSource: DataSourceRecord | null = null;
@@ -200,9 +200,10 @@ export function bucketFor(route: PublicRoute, token: TokenRecord | undefined, de
   return { cls: route.rateLimit, subject: `org:${token.organizationId}`, plan: token.plan };
 }
 
-function tooMany(reply: FastifyReply, state: RateLimitState, message: string) {
+/** A refusal by one of the in-process limits: like every 429, an empty body with X-RateLimit-* and Retry-After (system design §4). */
+function tooMany(reply: FastifyReply, state: RateLimitState) {
   setRefusalHeaders(reply, state);
-  return sendError(reply, 429, message);
+  return reply.code(429).send();
 }
 
 export function sendError(reply: FastifyReply, status: number, message: string, details?: unknown) {
