@@ -8,7 +8,8 @@ describe('event volumes window (product spec "Limits", ADR 0166)', () => {
     [9_999, 90, 'under 10,000 contacts: 90 days'],
     [10_000, 30, '10,000 to 20,000 contacts: 30 days'],
     [19_999, 30, '10,000 to 20,000 contacts: 30 days'],
-    [20_000, 15, 'above 20,000 contacts: 15 days'],
+    [20_000, 30, '10,000 to 20,000 contacts: 30 days'],
+    [20_001, 15, 'above 20,000 contacts: 15 days'],
   ])('defaults by audience size: %i contacts → %i days', (audienceSize, days, band) => {
     expect(volumesWindow({ audienceSize, plan: 'xl', now })).toMatchObject({ days, requestedDays: days, band, clamped: false, clampedBy: null });
   });

@@ -2,9 +2,13 @@ import { EVENTS_LOOK_BACK_DAYS, type Plan } from '@meld/contracts';
 
 const DAY_MS = 86_400_000;
 
-/** Default window by project audience size (product spec "Limits"): [below this size, days, band]; a boundary belongs to the band above, as for sampling. */
+/**
+ * Default window by project audience size (product spec "Limits": "90 days below 10,000
+ * contacts, 30 days up to 20,000, 15 days above"): [up to this size, days, band]. 20,000 itself
+ * is "up to 20,000"; 10,000 is not "below 10,000".
+ */
 const DEFAULT_WINDOWS: ReadonlyArray<readonly [number, number, string]> = [
-  [10_000, 90, 'under 10,000 contacts: 90 days'],
+  [9_999, 90, 'under 10,000 contacts: 90 days'],
   [20_000, 30, '10,000 to 20,000 contacts: 30 days'],
   [Infinity, 15, 'above 20,000 contacts: 15 days'],
 ];
@@ -34,7 +38,7 @@ export interface VolumesWindow {
  * on the principal reads as the smallest). It ends at `now`.
  */
 export function volumesWindow(input: { audienceSize: number; requestedDays?: number; plan: Plan | null; now: Date }): VolumesWindow {
-  const [, defaultDays, defaultBand] = DEFAULT_WINDOWS.find(([below]) => input.audienceSize < below)!;
+  const [, defaultDays, defaultBand] = DEFAULT_WINDOWS.find(([upTo]) => input.audienceSize <= upTo)!;
   const requestedDays = input.requestedDays ?? defaultDays;
   const planLookBackDays = EVENTS_LOOK_BACK_DAYS[input.plan ?? 's'];
   const clamped = requestedDays > planLookBackDays;
