@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import { INTERNAL_APPS, PUBLIC_ROUTES, appUrlEnv } from '@meld/contracts';
+import { INTERNAL_APPS, PRODUCT_SCOPES, PUBLIC_ROUTES, appUrlEnv } from '@meld/contracts';
 import { scanAppDocument } from '@meld/api';
 import { bootstrapApp, meldAppModule } from '@meld/platform';
 import { PROTOTYPE_NAMES, testEnv } from '@meld/testing';
@@ -111,6 +111,15 @@ describe('public OpenAPI document and /docs (gateway)', () => {
       type: 'oauth2',
       flows: { authorizationCode: { tokenUrl: '/oauth/token', authorizationUrl: '/oauth/authorize', scopes: { ACCOUNT_READ: expect.any(String) } } },
     });
+    // Only what the OAuth server grants (its `scopes_supported`), and every operation's OAuth scopes among them.
+    const oauthScopes = Object.keys(doc.components.securitySchemes.oauth2.flows.authorizationCode.scopes);
+    expect(oauthScopes.sort()).toEqual([...PRODUCT_SCOPES].sort());
+    for (const [path, operations] of Object.entries(doc.paths as Record<string, Record<string, { security?: Array<Record<string, string[]>> }>>)) {
+      for (const [method, op] of Object.entries(operations)) {
+        const asked = (op.security ?? []).flatMap((s) => s.oauth2 ?? []);
+        expect([method, path, asked.filter((s) => !oauthScopes.includes(s))]).toEqual([method, path, []]);
+      }
+    }
     expect(doc.components.schemas.Error).toMatchObject({ properties: { statusCode: {}, error: {}, message: {} }, required: ['statusCode', 'error', 'message'] });
     expect(doc.components.schemas.Project.required).toEqual(expect.arrayContaining(['id', 'uid', 'generalConfig', 'attributionConfig', 'createdAt']));
     for (const ref of new Set(JSON.stringify(doc).match(/"\$ref":"[^"]+"/g) ?? [])) {

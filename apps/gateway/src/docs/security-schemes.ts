@@ -1,4 +1,4 @@
-import { ALL_SCOPES, SCOPE_DESCRIPTIONS } from '@meld/contracts';
+import { PRODUCT_SCOPES, SCOPE_DESCRIPTIONS } from '@meld/contracts';
 
 export const BEARER = 'bearer';
 export const OAUTH2 = 'oauth2';
@@ -19,7 +19,8 @@ export function securitySchemes() {
           authorizationUrl: '/oauth/authorize',
           tokenUrl: '/oauth/token',
           refreshUrl: '/oauth/token',
-          scopes: Object.fromEntries(ALL_SCOPES.map((s) => [s, SCOPE_DESCRIPTIONS[s]])),
+          // What /oauth/authorize grants and discovery's `scopes_supported` lists: ingest scopes belong to data-source and product tokens only.
+          scopes: Object.fromEntries(PRODUCT_SCOPES.map((s) => [s, SCOPE_DESCRIPTIONS[s]])),
         },
       },
     },
