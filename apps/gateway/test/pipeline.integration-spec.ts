@@ -210,6 +210,22 @@ describe('public API pipeline', () => {
     expect(await res.json()).toMatchObject({ statusCode: 401, message: 'token revoked' });
   });
 
+  it('refuses an expired OAuth access token (401), whether looked up now or already in memory', async () => {
+    const oauth = async (expiresInMs: number) => {
+      const token = await createToken(db, { organizationId: t.org.id, kind: 'oauth', scopes: [], projects: ['*'] });
+      await db.query(`UPDATE tokens SET expires_at = now() + make_interval(secs => $2::float8 / 1000) WHERE id = $1`, [token.id, expiresInMs]);
+      return token;
+    };
+    const expired = await call('/v1/', { token: (await oauth(-60_000)).token });
+    expect(expired.status).toBe(401);
+    expect(await expired.json()).toEqual({ statusCode: 401, error: 'Unauthorized', message: 'token expired' });
+    expect(expired.headers.get('www-authenticate')).toContain('resource_metadata=');
+    const soon = await oauth(1_500);
+    expect((await call('/v1/', { token: soon.token })).status).toBe(200); // in memory from here on
+    await new Promise((r) => setTimeout(r, 1_700));
+    expect(await (await call('/v1/', { token: soon.token })).json()).toMatchObject({ statusCode: 401, message: 'token expired' });
+  });
+
   it('refuses an OAuth token bound (RFC 8707) to another resource than this API', async () => {
     const bind = async (resource: string | null) => {
       const token = await createToken(db, { organizationId: t.org.id, kind: 'oauth', scopes: [], projects: ['*'] });
