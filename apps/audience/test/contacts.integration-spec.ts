@@ -56,6 +56,7 @@ describe('contact reads (audience): search by phone, by email, read by user id',
   const national = { id: randomUUID(), userId: 'u-national' };
   const older = { id: randomUUID(), userId: 'u-older' };
   const newer = { id: randomUUID(), userId: 'u-newer' };
+  const crm = { id: randomUUID(), userId: 'u-crm' };
   const JANE = {
     _first_name: 'Jane',
     _last_name: 'Doe',
@@ -77,6 +78,8 @@ describe('contact reads (audience): search by phone, by email, read by user id',
     // Two contacts with one email that did not merge them (no merge key): the newer one wins.
     await seedContact(db, t, { ...older, attributes: { _first_name: 'Old', _email: 'shared@example.com' }, updatedAt: '2026-01-01T00:00:00Z' });
     await seedContact(db, t, { ...newer, attributes: { _first_name: 'New', _email: 'shared@example.com' }, updatedAt: '2026-06-01T00:00:00Z' });
+    // A source's own custom attribute named `id` (any non-reserved name is custom).
+    await seedContact(db, t, { ...crm, attributes: { _first_name: 'Crm', id: 42 } });
     // Another tenant with the same keys: never visible from t.
     await seedContact(db, other, { id: randomUUID(), userId: 'u-jane', attributes: JANE, keys: [['_email', 'jane.doe@example.com']] });
   });
@@ -176,6 +179,13 @@ describe('contact reads (audience): search by phone, by email, read by user id',
       expect(full.body.entity).toMatchObject({ _email: 'J***@E***.com', _phone_mobile: '+33******78', loyalty_tier: 'gold', _ds_contact_ids: [`${t.dataSource.id}/u-jane`] });
       const dflt = await get(`user/u-jane`, as(t, READ, 'anonymized'));
       expect(dflt.body.entity).toEqual({ id: jane.id, _user_id: 'u-jane', _first_name: 'Jane', _last_name: 'Doe' });
+    });
+
+    it('`id` is always the audience contact id, even when a source sent a custom attribute named id', async () => {
+      for (const headers of [as(t, FULL), as(t, BASIC), as(t, READ), as(t, FULL, 'blocked'), as(t, FULL, 'anonymized')]) {
+        const { status, body } = await get(`user/u-crm`, headers);
+        expect([status, body.entity.id]).toEqual([200, crm.id]);
+      }
     });
 
     it('blocked mode, or no audience scope, leaves { id } only', async () => {

@@ -23,7 +23,8 @@ export class FindContact {
     // No contact holds U+0000 (ingest refuses it; Postgres text cannot even compare with it).
     const row = lookup.value.includes('\u0000') ? null : await this.contacts.find(projectId, lookup);
     if (!row) throw new NotFoundException('contact not found');
-    const contact = { id: row.id, ...row.attributes, _datasources: row.datasources, _ds_contact_ids: row.ds_contact_ids };
+    // The audience id last: a custom attribute named `id` (a valid custom name) must not replace the id later calls use.
+    const contact = { ...row.attributes, id: row.id, _datasources: row.datasources, _ds_contact_ids: row.ds_contact_ids };
     return { entity: serializeContact(contact, principal), metadata: { matches: Number(row.matches) } };
   }
 
