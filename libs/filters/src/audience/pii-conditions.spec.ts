@@ -1,0 +1,46 @@
+import { piiConditionPath } from './pii-conditions';
+import type { AudienceFilterNode, FilterCatalogue } from './types';
+
+const catalogue: FilterCatalogue = {
+  attributes: [
+    { uid: '_email', type: 'email', multivalue: false },
+    { uid: 'tier', type: 'string', multivalue: false },
+  ],
+  eventTypes: [
+    {
+      uid: 'signup',
+      parameters: [
+        { uid: 'email', dataType: 'email' },
+        { uid: 'mobile', dataType: 'phone' },
+        { uid: 'plan', dataType: 'string' },
+      ],
+    },
+  ],
+};
+
+const attr = (key: string): AudienceFilterNode => ({ type: 'attribute_condition', key, operator: 'is-set', values: [], valueKind: 'string', multivalue: false });
+const param = (parameter: string): AudienceFilterNode => ({
+  type: 'event_condition',
+  key: `signup.${parameter}`,
+  eventType: 'signup',
+  parameter,
+  operator: 'matches-string',
+  values: ['x'],
+  valueKind: 'string',
+  multivalue: false,
+});
+const group = (...children: AudienceFilterNode[]): AudienceFilterNode => ({ type: 'group', operator: 'and', negate: false, children });
+
+describe('piiConditionPath (ADR 0053)', () => {
+  it('finds email and phone attributes, and event parameters declared email or phone, standalone or in a group_event', () => {
+    expect(piiConditionPath(group(attr('tier'), attr('_email')), catalogue)).toBe('root.children[1].key');
+    expect(piiConditionPath(group(attr('tier'), param('email')), catalogue)).toBe('root.children[1].key');
+    const onEvent: AudienceFilterNode = { type: 'group_event', eventType: 'signup', negate: false, children: [param('plan') as never, param('mobile') as never] };
+    expect(piiConditionPath(group(onEvent), catalogue)).toBe('root.children[0].children[1].key');
+  });
+
+  it('leaves other conditions alone, and unknown event types or parameters (the parser refuses them)', () => {
+    expect(piiConditionPath(group(attr('tier'), param('plan'), { type: 'group_event', eventType: 'signup', negate: false, children: [] }), catalogue)).toBeNull();
+    expect(piiConditionPath({ ...param('email'), eventType: 'other' } as AudienceFilterNode, catalogue)).toBeNull();
+  });
+});
