@@ -116,6 +116,23 @@ describe('POST /v1/project/:project/channel/sms/sms/direct/:sender/:target (real
     expect([status, body.details?.reason, body.details?.country]).toEqual([422, 'country_not_accepted', 'FR']);
   });
 
+  it('auto-creates the contact of an unknown number only for a send that passes its checks (ADR 0184)', async () => {
+    await db.query(`UPDATE projects SET general_config = jsonb_set(COALESCE(general_config, '{}'), '{channelSms}', '{"autoCreateContactsOnOutbounds": true}') WHERE id = $1`, [t.project.id]);
+    try {
+      const created = async (phone: string) => (await db.query(`SELECT count(*)::int AS n FROM source_contacts WHERE project_id = $1 AND user_id = $2`, [t.project.id, phone]))[0].n;
+      const france = await send('+33612340001', 'bonjour');
+      expect([france.status, france.body.details?.reason]).toEqual([422, 'country_not_accepted']);
+      const badLink = await send('+447400123901', 'see {{short:ftp://example.com/x}}');
+      expect(badLink.status).toBe(400);
+      expect([await created('+33612340001'), await created('+447400123901')]).toEqual([0, 0]);
+      const sent = await send('+447400123901', 'hello');
+      expect([sent.status, sent.body.metadata]).toEqual([201, { autoCreated: true }]);
+      expect(await created('+447400123901')).toBe(1);
+    } finally {
+      await db.query(`UPDATE projects SET general_config = general_config #- '{channelSms,autoCreateContactsOnOutbounds}' WHERE id = $1`, [t.project.id]);
+    }
+  });
+
   it('answers a retried Idempotency-Key with the first answer and stores one message', async () => {
     const audienceId = await seedContact(db, t.project.id, { _user_id: 'u-idem', _phone_mobile: '+447400123444' });
     const answers = await Promise.all([1, 2, 3, 4].map(() => send(audienceId, 'once', { key: 'order-42' })));

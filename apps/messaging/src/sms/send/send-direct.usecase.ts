@@ -60,8 +60,8 @@ export class SendDirectSms {
     if (!sender) throw new NotFoundException(cmd.sender === 'default' ? 'the project has no default SMS sender (defaultSmsSender)' : 'sender not found');
     if (sender.status !== 'active') throw refuse('sender_inactive', `sender ${sender.id} is ${sender.status}, not active`);
 
-    const { contact, destination, autoCreated } = await this.target(cmd.projectId, cmd.target, context);
-    if (consentOf(contact.attributes, 'sms') === 'opt-out') throw refuse('opted_out', 'the contact opted out of SMS');
+    const { contact: found, destination } = await this.target(cmd.projectId, cmd.target, context);
+    if (found && consentOf(found.attributes, 'sms') === 'opt-out') throw refuse('opted_out', 'the contact opted out of SMS');
 
     const country = new Map(Object.entries(sender.countries)).get(destination.country);
     if (!country?.accepted || country.effectiveStatus !== 'active') {
@@ -73,6 +73,9 @@ export class SendDirectSms {
       short: linkOrigin(context.shortTrackingDomain, this.publicUrl),
       unsubscribe: linkOrigin(context.unsubscribeTrackingDomain, this.publicUrl),
     });
+    // Created only once every check this request can make has passed: a refused send leaves no contact behind (ADR 0184).
+    const autoCreated = found === null;
+    const contact: SendContact = found ?? { id: await this.autoCreate(cmd.projectId, destination.e164), attributes: {} };
     const parts = smsParts(text);
     const price = Number(country.price);
     const id = randomUUID();
@@ -92,11 +95,12 @@ export class SendDirectSms {
     return answerOf(first, requestHash);
   }
 
-  private async target(projectId: string, target: string, context: SendContext): Promise<{ contact: SendContact; destination: Destination; autoCreated: boolean }> {
+  /** The target's contact and number; a null contact is one to auto-create (the project allows it) once the send passes its checks. */
+  private async target(projectId: string, target: string, context: SendContext): Promise<{ contact: TargetContact | null; destination: Destination }> {
     if (context.contact) {
       const destination = contactDestination(context.contact.attributes, context.locale);
       if (!destination) throw refuse('no_phone', 'the contact has no valid mobile number (_phone_mobile)');
-      return { contact: context.contact, destination, autoCreated: false };
+      return { contact: context.contact, destination };
     }
     const destination = destinationOf(target, context.locale);
     if (!destination) {
@@ -106,9 +110,9 @@ export class SendDirectSms {
       });
     }
     const contact = await this.repo.contactByPhone(projectId, destination.e164);
-    if (contact) return { contact, destination, autoCreated: false };
+    if (contact) return { contact, destination };
     if (!context.autoCreateContacts) throw new NotFoundException('no audience contact with this phone');
-    return { contact: { id: await this.autoCreate(projectId, destination.e164), attributes: {} }, destination, autoCreated: true };
+    return { contact: null, destination };
   }
 
   /**
