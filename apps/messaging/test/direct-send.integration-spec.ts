@@ -133,6 +133,23 @@ describe('POST /v1/project/:project/channel/sms/sms/direct/:sender/:target (real
     }
   });
 
+  it('refuses an inactive sender (422 sender_inactive), a contact without a valid mobile (422 no_phone), `default` without a default sender (404), sending nothing', async () => {
+    const before = smsc.stats().submitted;
+    const [inactive] = await db.query(`INSERT INTO senders (project_id, channel, alias, name, status) VALUES ($1, 'sms', 'OLD', 'Old', 'inactive') RETURNING id`, [t.project.id]);
+    const reachable = await seedContact(db, t.project.id, { _user_id: 'u-inactive-sender', _phone_mobile: '+447400123902' });
+    const fromInactive = await send(reachable, 'hello', { sender: inactive.id });
+    expect([fromInactive.status, fromInactive.body.details?.reason]).toEqual([422, 'sender_inactive']);
+    const noPhone = await seedContact(db, t.project.id, { _user_id: 'u-no-phone', _phone_mobile: '12' });
+    const withoutPhone = await send(noPhone, 'hello');
+    expect([withoutPhone.status, withoutPhone.body.details?.reason]).toEqual([422, 'no_phone']);
+    const bare = await seedSmsTenancy(db);
+    await db.query(`UPDATE projects SET default_sms_sender = NULL WHERE id = $1`, [bare.project.id]);
+    const noDefault = await send('+447400123903', 'hello', { tenancy: bare });
+    expect([noDefault.status, noDefault.body.message]).toEqual([404, 'the project has no default SMS sender (defaultSmsSender)']);
+    expect((await db.query(`SELECT count(*)::int AS n FROM sms_messages WHERE audience_id = ANY($1::uuid[])`, [[reachable, noPhone]]))[0].n).toBe(0);
+    expect(smsc.stats().submitted).toBe(before);
+  });
+
   it('answers a retried Idempotency-Key with the first answer and stores one message', async () => {
     const audienceId = await seedContact(db, t.project.id, { _user_id: 'u-idem', _phone_mobile: '+447400123444' });
     const answers = await Promise.all([1, 2, 3, 4].map(() => send(audienceId, 'once', { key: 'order-42' })));
