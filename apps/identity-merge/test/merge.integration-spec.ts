@@ -137,6 +137,17 @@ describe('identity merge on Postgres', () => {
     await upsert(p.id, p.shop, 's1', { _phone_mobile: '0611111111' });
   }
 
+  it('keeps the audience contact\'s mobile in E.164 (project country as default) even where the phone is no merging attribute; the source keeps what it sent', async () => {
+    const p = await project([], 'fr_FR');
+    await upsert(p.id, p.crm, 'national', { _phone_mobile: '06 98 76 54 32' });
+    await upsert(p.id, p.shop, 'listed', { _phone_mobile: ['+33 6 11 22 33 44', 'not a phone'] });
+    const byUser = new Map((await audiences(p.id)).map((a) => [a.attributes._user_id, a.attributes._phone_mobile]));
+    expect(Object.fromEntries(byUser)).toEqual({ national: '+33698765432', listed: ['+33611223344', 'not a phone'] });
+    const [source] = await db.query(`SELECT attributes FROM source_contacts WHERE project_id = $1 AND user_id = 'national'`, [p.id]);
+    expect(source.attributes._phone_mobile).toBe('06 98 76 54 32');
+    await expectMatchesScratch(p);
+  });
+
   it('unions on a bridging contact; the oldest keeps its id and the absorbed id resolves to it', async () => {
     const p = await project();
     await upsert(p.id, p.crm, 'c1', { _email: 'Ann@X.com', _first_name: 'Ann' });

@@ -197,6 +197,21 @@ export function mergeAttributes(members: readonly SourceContact[], sources: Read
 }
 
 /**
+ * The audience contact's `_phone_mobile` in E.164 wherever it parses with the project's country,
+ * each value of a list too; a value that does not parse stays as sent. Contact search by
+ * phone, a direct SMS to a phone and a STOP from a phone all find the contact by its E.164
+ * number, also in a project that does not merge on the phone (which has no phone merge key).
+ * The source contacts keep what their sources sent (ADR 0327).
+ */
+function withE164Mobile(attributes: Record<string, AttributeValue>, normaliser: KeyNormaliser): Record<string, AttributeValue> {
+  if (!Object.hasOwn(attributes, '_phone_mobile')) return attributes;
+  const e164 = (v: string | number | boolean) => (typeof v === 'string' ? (normaliser.phone(v) ?? v) : v);
+  const value = attributes._phone_mobile!;
+  attributes._phone_mobile = Array.isArray(value) ? value.map(e164) : e164(value);
+  return attributes;
+}
+
+/**
  * Audience contacts of the given source contacts.
  *
  * `previous` maps a source contact ref to the audience id it had. A component keeps the
@@ -234,7 +249,8 @@ export function computeAudience(
     }
     id ??= newId(contactRef(members[0]));
     claimed.add(id);
-    const audience: AudienceContact = { id, ...mergeAttributes(members, sources), members: members.map(contactRef) };
+    const merged = mergeAttributes(members, sources);
+    const audience: AudienceContact = { id, ...merged, attributes: withE164Mobile(merged.attributes, normaliser), members: members.map(contactRef) };
     audiences.push(audience);
     for (const m of members) {
       const ref = contactRef(m);

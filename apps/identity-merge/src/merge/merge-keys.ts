@@ -1,4 +1,4 @@
-import { DEFAULT_JUNK_VALUES, localeCountry, normaliseKeyValue } from '@meld/contracts';
+import { DEFAULT_JUNK_VALUES, localeCountry, normaliseKeyValue, normalisePhone } from '@meld/contracts';
 import type { CountryCode } from 'libphonenumber-js';
 
 // The pure normalisation lives in @meld/contracts (contact-keys.ts): the audience app's
@@ -29,6 +29,11 @@ export class KeyNormaliser {
     this.junk = new Set((options.junkValues ?? DEFAULT_JUNK_VALUES).map((v) => v.trim().toLowerCase()));
     this.country = localeCountry(options.locale);
     this.attributes = ['_user_id', ...options.mergingAttributes.filter((a) => a !== '_user_id')];
+  }
+
+  /** A phone number in E.164 with the project's country as default (as its merge key), or null when it does not parse as a valid number. */
+  phone(raw: string): string | null {
+    return normalisePhone(raw, this.country);
   }
 
   /** Every merge key of a source contact, `_user_id` first, deduplicated. */
