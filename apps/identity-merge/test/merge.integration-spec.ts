@@ -140,7 +140,8 @@ describe('identity merge on Postgres', () => {
   it('keeps the audience contact\'s mobile in E.164 (project country as default) even where the phone is no merging attribute; the source keeps what it sent', async () => {
     const p = await project([], 'fr_FR');
     await upsert(p.id, p.crm, 'national', { _phone_mobile: '06 98 76 54 32' });
-    await upsert(p.id, p.shop, 'listed', { _phone_mobile: ['+33 6 11 22 33 44', 'not a phone'] });
+    // A list attribute (ingest writes lists as JSON arrays; the helper's Patch type knows scalars only).
+    await upsert(p.id, p.shop, 'listed', { _phone_mobile: ['+33 6 11 22 33 44', 'not a phone'] as unknown as string });
     const byUser = new Map((await audiences(p.id)).map((a) => [a.attributes._user_id, a.attributes._phone_mobile]));
     expect(Object.fromEntries(byUser)).toEqual({ national: '+33698765432', listed: ['+33611223344', 'not a phone'] });
     const [source] = await db.query(`SELECT attributes FROM source_contacts WHERE project_id = $1 AND user_id = 'national'`, [p.id]);
