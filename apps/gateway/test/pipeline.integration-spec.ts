@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
-import { DEV_PRINCIPAL_MASTER_KEY, PRINCIPAL_TTL_MS, PrincipalKeyring, decodePrincipal, devPrincipalKey } from '@meld/auth';
+import { DEV_PRINCIPAL_MASTER_KEY, PRINCIPAL_TTL_MS, PrincipalKeyring, decodePrincipal, devPrincipalKey, parsePlanGates } from '@meld/auth';
 import { APP_NAMES, type AppName, PUBLIC_ROUTES, type PublicRoute } from '@meld/contracts';
 import { requestIdOf } from '@meld/platform';
 import { PROTOTYPE_NAMES, testEnv } from '@meld/testing';
@@ -208,6 +208,41 @@ describe('public API pipeline', () => {
     const revoked = await createToken(db, { organizationId: t.org.id, scopes: [], projects: ['*'], revoked: true });
     const res = await call('/v1/', { token: revoked.token });
     expect(await res.json()).toMatchObject({ statusCode: 401, message: 'token revoked' });
+  });
+
+  it('drops a plan-gated scope the organization\'s plan does not unlock, from the principal and from GET /v1/ (ADR 0328)', async () => {
+    const gated = new PublicApi({
+      tokens: new TokenStore(db, 5000, 2000, 'https://api.meld.test/v1', undefined, parsePlanGates('PROJECT_AUDIENCE_DATA_BASIC=m')),
+      tenancy: new TenancyStore(db, 5000),
+      limiter: new RateLimiter(redis, DEFAULT_RATE_LIMITS, `pipeline-spec-gates-${randomUUID()}`),
+      clients: localWindow(DEFAULT_RATE_LIMITS, 'client'),
+      authFailures: localWindow(DEFAULT_RATE_LIMITS, 'authFailures'),
+      upstreams: new Upstreams(Object.fromEntries(APP_NAMES.map((a) => [a, stub.url])) as Record<AppName, string>),
+      db,
+      principalKeys: new PrincipalKeyring(DEV_PRINCIPAL_MASTER_KEY),
+      publicUrl: 'https://api.meld.test',
+    });
+    const gatedApp = Fastify({ genReqId: requestIdOf, trustProxy: true });
+    await gatedApp.register(publicApiPlugin(gated, PUBLIC_ROUTES));
+    const gatedBase = await gatedApp.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const scopesOf = async (plan: 's' | 'm') => {
+        const tenancy = await createTenancy(db, { plan });
+        const token = await createToken(db, { organizationId: tenancy.org.id, scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_DATA_BASIC'], projects: ['*'] });
+        const auth = { authorization: `Bearer ${token.token}` };
+        const me = (await (await fetch(`${gatedBase}/v1/`, { headers: auth })).json()) as { metadata: { scopes: string[]; dataPolicy: { mayReadPii: boolean } } };
+        const url = `/v1/project/${tenancy.project.uid}`;
+        expect((await fetch(`${gatedBase}${url}`, { headers: { ...auth, 'x-request-id': `req-gates-${plan}` } })).status).toBe(200);
+        const received = { method: 'GET', url, app: 'audience', requestId: `req-gates-${plan}` };
+        const principal = decodePrincipal(stub.last().headers['x-meld-principal'] as string, received, devPrincipalKey('audience'));
+        return { listed: me.metadata.scopes, mayReadPii: me.metadata.dataPolicy.mayReadPii, forwarded: principal.scopes };
+      };
+      expect(await scopesOf('s')).toEqual({ listed: ['PROJECT_AUDIENCE_READ'], mayReadPii: false, forwarded: ['PROJECT_AUDIENCE_READ'] });
+      const both = ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_DATA_BASIC'];
+      expect(await scopesOf('m')).toEqual({ listed: both, mayReadPii: true, forwarded: both });
+    } finally {
+      await gatedApp.close();
+    }
   });
 
   it('refuses an expired OAuth access token (401), whether looked up now or already in memory', async () => {

@@ -8,3 +8,4 @@ export * from './principal-keys';
 export * from './tokens';
 export * from './password';
 export * from './project-of';
+export * from './plan-gates';

@@ -1,4 +1,4 @@
-import { PrincipalKeyring } from '@meld/auth';
+import { type PlanGates, PrincipalKeyring, parsePlanGates } from '@meld/auth';
 import { envVars, loadConfig, loadPrincipalMasterKey } from '@meld/platform';
 import { z } from 'zod';
 import { type RateLimits, resolveRateLimits } from './rate-limit/limits';
@@ -19,6 +19,8 @@ export interface GatewayConfig {
   negativeCacheTtlMs: number;
   /** The public API origin, without a trailing slash: RFC 9728 discovery from a 401 (ADR 0145). */
   publicUrl: string;
+  /** The smallest plan of each plan-gated scope (`MELD_PLAN_GATED_SCOPES`, ADR 0328); empty: every plan. */
+  planGates: PlanGates;
 }
 
 /** The public API's settings, validated at start (a bad `MELD_RATE_LIMITS` stops the gateway with a clear line). */
@@ -32,6 +34,7 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
       MELD_GATEWAY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(300_000).default(5000),
       MELD_GATEWAY_NEGATIVE_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(2000),
       MELD_PUBLIC_URL: envVars.httpUrl.default('http://127.0.0.1:8080'),
+      MELD_PLAN_GATED_SCOPES: z.string().optional(),
     }),
     env,
   );
@@ -44,5 +47,6 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
     cacheTtlMs: c.MELD_GATEWAY_CACHE_TTL_MS,
     negativeCacheTtlMs: c.MELD_GATEWAY_NEGATIVE_CACHE_TTL_MS,
     publicUrl: c.MELD_PUBLIC_URL.replace(/\/+$/, ''),
+    planGates: parsePlanGates(c.MELD_PLAN_GATED_SCOPES),
   };
 }

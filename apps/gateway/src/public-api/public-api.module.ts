@@ -43,7 +43,7 @@ class PublicApiRuntime implements OnModuleInit, OnApplicationShutdown {
     const config = loadGatewayConfig();
     this.redis = createRedisClient(config.redisUrl, { name: 'meld-gateway-ratelimit', role: 'request', timeoutMs: config.redisTimeoutMs, extra: { enableAutoPipelining: true } });
     this.redis.on('error', () => undefined); // refusals are logged per request; the platform client logs the outage
-    const tokens = new TokenStore(db, config.cacheTtlMs, config.negativeCacheTtlMs, `${config.publicUrl}/v1`);
+    const tokens = new TokenStore(db, config.cacheTtlMs, config.negativeCacheTtlMs, `${config.publicUrl}/v1`, undefined, config.planGates);
     const tenancy = new TenancyStore(db, config.cacheTtlMs);
     this.invalidation = new CacheInvalidation(config.redisUrl, config.redisTimeoutMs, tokens, tenancy);
     this.upstreams = new Upstreams(loadAppUrls());

@@ -1,4 +1,4 @@
-import type { TokenRecord } from '@meld/auth';
+import { NO_PLAN_GATES, type PlanGates, type TokenRecord, scopesOnPlan } from '@meld/auth';
 import type { Plan, Scope } from '@meld/contracts';
 import { query } from './store-unavailable';
 import { TtlCache } from './ttl-cache';
@@ -51,6 +51,8 @@ export class TokenStore {
     /** This API as an RFC 8707 resource (`<MELD_PUBLIC_URL>/v1`): tokens bound to another are refused (ADR 0146). */
     private readonly apiResource: string,
     maxEntries = 10_000,
+    /** Plan-gated scopes (ADR 0328): a token carries only what its organization's plan unlocks. */
+    private readonly planGates: PlanGates = NO_PLAN_GATES,
   ) {
     this.cache = new TtlCache(maxEntries, ttlMs);
     this.unknown = new TtlCache(maxEntries, negativeTtlMs);
@@ -66,7 +68,7 @@ export class TokenStore {
       return UNKNOWN;
     }
     const entry: Cached = {
-      token: { id: row.id, kind: row.kind, organizationId: row.organization_id, plan: row.plan, scopes: row.scopes, projects: row.projects, dataSourceId: row.data_source_id },
+      token: { id: row.id, kind: row.kind, organizationId: row.organization_id, plan: row.plan, scopes: scopesOnPlan(row.scopes, row.plan, this.planGates), projects: row.projects, dataSourceId: row.data_source_id },
       revoked: row.revoked_at !== null,
       expiresAt: row.expires_at ? row.expires_at.getTime() : null,
       resource: row.resource,
