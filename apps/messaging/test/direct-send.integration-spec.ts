@@ -133,8 +133,7 @@ describe('POST /v1/project/:project/channel/sms/sms/direct/:sender/:target (real
     }
   });
 
-  it('refuses an inactive sender (422 sender_inactive), a contact without a valid mobile (422 no_phone), `default` without a default sender (404), sending nothing', async () => {
-    const before = smsc.stats().submitted;
+  it('refuses an inactive sender (422 sender_inactive), a contact without a valid mobile (422 no_phone), `default` without a default sender (404), storing nothing', async () => {
     const [inactive] = await db.query(`INSERT INTO senders (project_id, channel, alias, name, status) VALUES ($1, 'sms', 'OLD', 'Old', 'inactive') RETURNING id`, [t.project.id]);
     const reachable = await seedContact(db, t.project.id, { _user_id: 'u-inactive-sender', _phone_mobile: '+447400123902' });
     const fromInactive = await send(reachable, 'hello', { sender: inactive.id });
@@ -146,8 +145,8 @@ describe('POST /v1/project/:project/channel/sms/sms/direct/:sender/:target (real
     await db.query(`UPDATE projects SET default_sms_sender = NULL WHERE id = $1`, [bare.project.id]);
     const noDefault = await send('+447400123903', 'hello', { tenancy: bare });
     expect([noDefault.status, noDefault.body.message]).toEqual([404, 'the project has no default SMS sender (defaultSmsSender)']);
-    expect((await db.query(`SELECT count(*)::int AS n FROM sms_messages WHERE audience_id = ANY($1::uuid[])`, [[reachable, noPhone]]))[0].n).toBe(0);
-    expect(smsc.stats().submitted).toBe(before);
+    // Nothing stored is nothing queued (the SMSC's submit count is the whole suite's: an earlier test's message may still be on its way).
+    expect((await db.query(`SELECT count(*)::int AS n FROM sms_messages WHERE audience_id = ANY($1::uuid[]) OR project_id = $2`, [[reachable, noPhone], bare.project.id]))[0].n).toBe(0);
   });
 
   it('answers a retried Idempotency-Key with the first answer and stores one message', async () => {
