@@ -115,6 +115,18 @@ describe('contact writes (ingest)', () => {
     expect(await del('a\u0000b')).toEqual({ status: 404, body: expect.objectContaining({ message: expect.any(String) }) });
   });
 
+  it('refuses a lone UTF-16 surrogate as the item\'s error (Postgres cannot store it), and stores a paired one', async () => {
+    const [paired, lone] = [uid(), uid()];
+    const res = await post([{ _user_id: 'a\ud800' }, { _user_id: lone, _first_name: 'Ev\udc00e' }, { _user_id: paired, _first_name: 'Eve 🚀' }]);
+    expect(res.status).toBe(202);
+    const items = res.body.entity.items as Array<{ status: string; errors?: Record<string, string[]> }>;
+    expect(items.map((i) => i.status)).toEqual(['error', 'error', 'success']);
+    expect(items[0].errors).toEqual({ _user_id: ['must be valid Unicode text (a lone UTF-16 surrogate cannot be stored)'] });
+    expect(Object.keys(items[1].errors ?? {})).toEqual(['_first_name']);
+    expect(await row(lone)).toBeUndefined();
+    expect((await row(paired)).attributes).toMatchObject({ _first_name: 'Eve 🚀' });
+  });
+
   it('accepts attributes named like Object.prototype members (ADR 0124): stored as given, never a 500', async () => {
     const id = uid();
     const names = PROTOTYPE_NAMES.filter((n) => !n.startsWith('_'));

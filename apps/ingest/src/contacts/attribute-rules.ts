@@ -1,4 +1,5 @@
 import { type AttributeType, isEmail } from '@meld/contracts';
+import { unstorableText } from '../storable-text';
 
 /** What ingest needs to know of a catalogue attribute to accept a value for it. */
 export interface AttributeRule {
@@ -75,9 +76,9 @@ export function valueError(rule: AttributeRule, value: unknown): string | null {
   return null;
 }
 
-/** Contact values live in Postgres jsonb, which cannot hold U+0000: the item's error, not the batch's 500. */
+/** Contact values live in Postgres jsonb: what it cannot hold is the item's error, not the batch's 500. */
 function nulError(value: unknown): string | null {
-  return typeof value === 'string' && value.includes('\u0000') ? 'must not contain the NUL character (U+0000)' : null;
+  return typeof value === 'string' ? unstorableText(value) : null;
 }
 
 /**

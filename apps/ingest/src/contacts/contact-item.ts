@@ -1,5 +1,6 @@
 import { dict } from '@meld/contracts';
 import { type AttributeRule, type AttributeValue, CUSTOM_NAME, inferRule, normaliseValue, valueError } from './attribute-rules';
+import { unstorableText } from '../storable-text';
 
 export type AttributePatch = Record<string, AttributeValue | null>;
 export type ItemErrors = Record<string, string[]>;
@@ -30,9 +31,7 @@ export function keyError(value: unknown, max: number): string | null {
   if (value === undefined || value === null) return 'is required';
   if (typeof value !== 'string' || value.trim() === '') return 'must be a non-empty string';
   if (value.length > max) return `must be at most ${max} characters`;
-  // Postgres text cannot hold U+0000: refused here, as the item's error, not as the batch's 500.
-  if (value.includes('\u0000')) return 'must not contain the NUL character (U+0000)';
-  return null;
+  return unstorableText(value);
 }
 
 /**

@@ -1,14 +1,14 @@
+import { unstorableText } from '../storable-text';
+
 /**
  * Bounds on what an event may carry beyond its declaration (ADR 0113). Undeclared parameters
  * pass (types evolve), but every parameter, declared or not, is a JSON value stored as text in
- * ClickHouse and read back by probes: no U+0000 in names or values (Postgres refuses it, and a
- * NUL in a ClickHouse string breaks the tools that read it), at most MAX_PARAMETER_DEPTH levels
+ * ClickHouse and read back by probes: no U+0000 nor lone surrogate in names or values (Postgres
+ * refuses both, and a NUL in a ClickHouse string breaks the tools that read it), at most MAX_PARAMETER_DEPTH levels
  * of nesting, and at most MAX_PARAMETERS_BYTES as JSON for the whole object.
  */
 export const MAX_PARAMETER_DEPTH = 5;
 export const MAX_PARAMETERS_BYTES = 16 * 1024;
-
-const NUL = '\u0000';
 
 /**
  * ClickHouse 18.16's DateTime is seconds since 1970 in a UInt32: a date before 1970 is stored as
@@ -27,8 +27,9 @@ export function eventDateRangeError(iso: string): string | null {
 export function eventParametersErrors(parameters: Record<string, unknown>): Array<[field: string, message: string]> {
   const errors: Array<[string, string]> = [];
   for (const [name, value] of Object.entries(parameters)) {
-    if (name.includes(NUL)) {
-      errors.push(['_event_parameters', 'parameter names must not contain the NUL character (U+0000)']);
+    const badName = unstorableText(name);
+    if (badName) {
+      errors.push(['_event_parameters', `parameter names ${badName}`]);
       continue;
     }
     const problem = valueProblem(value);
@@ -49,7 +50,8 @@ function valueProblem(root: unknown): string | null {
   while (stack.length > 0) {
     const [value, depth] = stack.pop()!;
     if (typeof value === 'string') {
-      if (value.includes(NUL)) return 'must not contain the NUL character (U+0000)';
+      const bad = unstorableText(value);
+      if (bad) return bad;
       continue;
     }
     if (value === null || typeof value !== 'object') continue;
@@ -57,7 +59,8 @@ function valueProblem(root: unknown): string | null {
     if (Array.isArray(value)) for (const v of value) stack.push([v, depth + 1]);
     else
       for (const [k, v] of Object.entries(value)) {
-        if (k.includes(NUL)) return 'names inside must not contain the NUL character (U+0000)';
+        const badKey = unstorableText(k);
+        if (badKey) return `names inside ${badKey}`;
         stack.push([v, depth + 1]);
       }
   }
