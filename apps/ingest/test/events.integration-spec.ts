@@ -216,6 +216,15 @@ describe('event writes (ingest)', () => {
     expect((await row(user)).attributes).toEqual({ _first_name: 'Later', _last_name: 'Kept' });
   });
 
+  it('a future-dated event\'s _user_data does not hold off later contact writes (stamped at reception)', async () => {
+    const user = uid();
+    const tomorrow = new Date(Date.now() + 24 * HOUR).toISOString();
+    expect((await post('/events', [purchase(user, eid(), { _event_date: tomorrow, _user_data: { _first_name: 'Future', _last_name: 'Doe' } })])).status).toBe(202);
+    expect((await row(user)).attributes).toEqual({ _first_name: 'Future', _last_name: 'Doe' });
+    await contact(user, { _first_name: 'Fixed', _last_name: null });
+    expect((await row(user)).attributes).toEqual({ _first_name: 'Fixed' });
+  });
+
   it('checks required fields, the event type, parameters and the date; 422 when every item fails', async () => {
     const user = uid();
     await contact(user);

@@ -86,7 +86,10 @@ export class WriteEvents {
         const result = results[n];
         const event = accepted[i]!;
         if (result.ok) {
-          writes.push({ userId: event.userId, patch: result.patch, at: event.eventDate });
+          // A future-dated event's values are stamped at reception: stamped at their date, they would win
+          // over every contact write until then, and a later write or clearing `null` would change nothing.
+          const at = Date.parse(event.eventDate) > Date.parse(receivedAt) ? receivedAt : event.eventDate;
+          writes.push({ userId: event.userId, patch: result.patch, at });
           return;
         }
         const errors = Object.fromEntries(Object.entries(result.errors).map(([name, messages]) => [`_user_data.${name}`, messages]));
