@@ -93,6 +93,13 @@ describe('public API pipeline', () => {
     }
   });
 
+  it('answers 404 for a project path parameter holding U+0000 (%00), not a 503 from the failed lookup', async () => {
+    for (const path of ['/v1/project/a%00b', `/v1/project/a%00b/datasource/${t.dataSource.id}/stream`]) {
+      const res = await call(path, { token: reader.token });
+      expect([path, res.status, ((await res.json()) as { message: string }).message]).toEqual([path, 404, 'project not found']);
+    }
+  });
+
   it('forwards to the owning app with a signed principal, the request id and no bearer', async () => {
     const res = await call(`/v1/project/${t.project.uid}?x=1`, { token: reader.token, headers: { 'x-request-id': 'req-pipeline-1', 'x-meld-principal': 'forged.value' } });
     expect(res.status).toBe(200);

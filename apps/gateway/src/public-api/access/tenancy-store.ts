@@ -39,6 +39,8 @@ export class TenancyStore {
   }
 
   async project(uid: string): Promise<ProjectRecord | null> {
+    // No project holds U+0000 (Postgres text cannot): not found, rather than a failed query answered 503.
+    if (uid.includes('\u0000')) return null;
     const hit = this.projects.get(uid);
     if (hit) return hit;
     const [row] = await query<{ id: string; uid: string; organization_id: string; name: string; data_mode: DataMode }>(this.ds, PROJECT_SQL, [uid]);
