@@ -51,6 +51,11 @@ describe('contact writes (ingest)', () => {
       expect(typeof res.body.message).toBe('string');
     }
     expect((await post('[{', true)).status).toBe(400);
+    // A body without Content-Type, or with one no parser takes: a malformed body too (400), not Fastify's 415.
+    for (const type of [undefined, 'application/vnd.api+json', 'text/plain']) {
+      const res = await fetch(url(), { method: 'POST', headers: { ...dsToken('POST', url()), ...(type ? { 'content-type': type } : {}) }, body: new Blob(['[{"_user_id":"x"}]']) });
+      expect([type, res.status, ((await res.json()) as Json).message]).toEqual([type, 400, expect.stringMatching(/JSON/)]);
+    }
   });
 
   it('accepts 100 items', async () => {

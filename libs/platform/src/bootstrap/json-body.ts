@@ -51,6 +51,11 @@ function protoKeyPath(root: unknown): string | null {
 
 /** Replaces Nest's JSON body parser (registered at init unless one is set first). */
 export function useJsonBodyParser(app: NestFastifyApplication, bodyLimit: number): void {
+  // A body with no Content-Type, or one no parser takes, is a malformed body to the API's clients
+  // (product and ingest spec: 400 with a message), not Fastify's bare 415.
+  app.getHttpAdapter().getInstance().addContentTypeParser('*', (_request: unknown, _payload: unknown, done: (err: Error | null, body?: unknown) => void) =>
+    done(new BadJsonBody('the body must be JSON, sent with Content-Type: application/json')),
+  );
   app.useBodyParser('application/json', { bodyLimit }, (_request, body, done) => {
     let parsed: unknown;
     try {
