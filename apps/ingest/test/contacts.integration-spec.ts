@@ -169,6 +169,16 @@ describe('contact writes (ingest)', () => {
     expect((await post([{ _user_id: uid(), legacy_score: 5 }])).status).toBe(422);
   });
 
+  it('an item refused for its _user_id creates no attribute, so a corrected retry types it afresh', async () => {
+    const name = `tier_${randomUUID().slice(0, 6)}`;
+    const refused = await post([{ _user_id: 42, [name]: 5 }, { _user_id: uid() }]);
+    expect(refused.body.entity.items.map((i: Json) => i.status)).toEqual(['error', 'success']);
+    expect(Object.keys(refused.body.entity.items[0].errors)).toEqual(['_user_id']);
+    expect(await db.query(`SELECT 1 FROM attributes WHERE project_id = $1 AND uid = $2`, [tenancy.project.id, name])).toEqual([]);
+    const retried = await post([{ _user_id: uid(), [name]: 'gold' }]);
+    expect(retried.body.entity.items.map((i: Json) => i.status)).toEqual(['success']);
+  });
+
   it('a failing batch leaves no new attribute behind', async () => {
     const name = `ghost_${randomUUID().slice(0, 6)}`;
     expect((await post([{ _user_id: uid(), [name]: 'x', _email: 'bad' }])).status).toBe(422);

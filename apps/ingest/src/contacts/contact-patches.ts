@@ -9,6 +9,8 @@ export interface PatchInput {
   attributes: Record<string, unknown>;
   /** Names the caller handles itself (`_user_id`, the event fields). */
   skip: ReadonlySet<string>;
+  /** The item already failed on a field the caller checks (its `_user_id`): its attributes are checked, but it creates none (ADR 0035). */
+  failed?: boolean;
 }
 
 export type PatchResult = { ok: true; patch: AttributePatch } | { ok: false; errors: ItemErrors };
@@ -29,7 +31,7 @@ export class ContactPatches {
     const created: NewAttribute[] = [];
     const results: PatchResult[] = inputs.map((input) => {
       const parsed = parseAttributes(input.attributes, catalogue, pending, input.skip);
-      if (Object.keys(parsed.errors).length > 0) return { ok: false, errors: parsed.errors };
+      if (Object.keys(parsed.errors).length > 0 || input.failed) return { ok: false, errors: parsed.errors };
       for (const attr of parsed.created) {
         if (pending.has(attr.uid)) continue;
         pending.set(attr.uid, { ...attr, enabled: true, internal: false, reserved: false });

@@ -31,7 +31,8 @@ export class WriteContacts {
       const results = await this.patches.prepare(
         tx,
         command.projectId,
-        items.map((attributes) => ({ attributes, skip: SKIP })),
+        // An item refused for its `_user_id` still has its attributes checked, but creates none.
+        items.map((attributes) => ({ attributes, skip: SKIP, failed: userIdError(attributes._user_id) !== null })),
       );
       const writes: ContactWrite[] = [];
       const out = items.map((item, i): ItemOutcome => {
