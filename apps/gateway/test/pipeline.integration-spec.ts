@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
-import { DEV_PRINCIPAL_MASTER_KEY, PRINCIPAL_TTL_MS, PrincipalKeyring, decodePrincipal, devPrincipalKey, parsePlanGates } from '@meld/auth';
+import { DEV_PRINCIPAL_MASTER_KEY, PRINCIPAL_TTL_MS, type PlanGates, PrincipalKeyring, decodePrincipal, devPrincipalKey, parsePlanGates } from '@meld/auth';
 import { APP_NAMES, type AppName, PUBLIC_ROUTES, type PublicRoute } from '@meld/contracts';
 import { requestIdOf } from '@meld/platform';
 import { PROTOTYPE_NAMES, testEnv } from '@meld/testing';
@@ -45,16 +45,10 @@ describe('public API pipeline', () => {
     fetch(`${base}${path}`, { ...init, headers: { ...(init.token ? { authorization: `Bearer ${init.token}` } : {}), ...(init.headers as Record<string, string>) } });
   const stream = () => `/v1/project/${t.project.uid}/datasource/${t.dataSource.id}/stream`;
 
-  beforeAll(async () => {
-    db = await openTestDb();
-    redis = new Redis(testEnv().redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 0 });
-    stub = await startStubUpstream();
-    t = await createTenancy(db);
-    reader = await createToken(db, { organizationId: t.org.id, scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_INGEST_READ'], projects: [t.project.uid] });
-    writer = await createToken(db, { organizationId: t.org.id, scopes: ['PROJECT_INGEST_WRITE'], projects: ['*'] });
-    dsToken = await createToken(db, { organizationId: t.org.id, kind: 'datasource', dataSourceId: t.dataSource.id });
-    const api = new PublicApi({
-      tokens: new TokenStore(db, 5000, 2000, 'https://api.meld.test/v1'),
+  /** The pipeline on the suite's stores, every app answered by the stub; rate limits in a namespace of its own. */
+  const pipelineApi = (planGates?: PlanGates) =>
+    new PublicApi({
+      tokens: new TokenStore(db, 5000, 2000, 'https://api.meld.test/v1', undefined, planGates),
       tenancy: new TenancyStore(db, 5000),
       limiter: new RateLimiter(redis, DEFAULT_RATE_LIMITS, `pipeline-spec-${randomUUID()}`),
       clients: localWindow(DEFAULT_RATE_LIMITS, 'client'),
@@ -64,6 +58,16 @@ describe('public API pipeline', () => {
       principalKeys: new PrincipalKeyring(DEV_PRINCIPAL_MASTER_KEY),
       publicUrl: 'https://api.meld.test',
     });
+
+  beforeAll(async () => {
+    db = await openTestDb();
+    redis = new Redis(testEnv().redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+    stub = await startStubUpstream();
+    t = await createTenancy(db);
+    reader = await createToken(db, { organizationId: t.org.id, scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_INGEST_READ'], projects: [t.project.uid] });
+    writer = await createToken(db, { organizationId: t.org.id, scopes: ['PROJECT_INGEST_WRITE'], projects: ['*'] });
+    dsToken = await createToken(db, { organizationId: t.org.id, kind: 'datasource', dataSourceId: t.dataSource.id });
+    const api = pipelineApi();
     app = Fastify({ genReqId: requestIdOf, trustProxy: true });
     app.get('/v1/openapi.json', async () => ({ openapi: '3.1.0' }));
     await app.register(publicApiPlugin(api, [...PUBLIC_ROUTES.filter((r) => !(r.method === writeRoute.method && r.path === writeRoute.path)), writeRoute]));
@@ -218,17 +222,7 @@ describe('public API pipeline', () => {
   });
 
   it('drops a plan-gated scope the organization\'s plan does not unlock, from the principal and from GET /v1/ (ADR 0328)', async () => {
-    const gated = new PublicApi({
-      tokens: new TokenStore(db, 5000, 2000, 'https://api.meld.test/v1', undefined, parsePlanGates('PROJECT_AUDIENCE_DATA_BASIC=m')),
-      tenancy: new TenancyStore(db, 5000),
-      limiter: new RateLimiter(redis, DEFAULT_RATE_LIMITS, `pipeline-spec-gates-${randomUUID()}`),
-      clients: localWindow(DEFAULT_RATE_LIMITS, 'client'),
-      authFailures: localWindow(DEFAULT_RATE_LIMITS, 'authFailures'),
-      upstreams: new Upstreams(Object.fromEntries(APP_NAMES.map((a) => [a, stub.url])) as Record<AppName, string>),
-      db,
-      principalKeys: new PrincipalKeyring(DEV_PRINCIPAL_MASTER_KEY),
-      publicUrl: 'https://api.meld.test',
-    });
+    const gated = pipelineApi(parsePlanGates('PROJECT_AUDIENCE_DATA_BASIC=m'));
     const gatedApp = Fastify({ genReqId: requestIdOf, trustProxy: true });
     await gatedApp.register(publicApiPlugin(gated, PUBLIC_ROUTES));
     const gatedBase = await gatedApp.listen({ port: 0, host: '127.0.0.1' });

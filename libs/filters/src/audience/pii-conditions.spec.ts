@@ -1,12 +1,12 @@
+import { TEST_CATALOGUE } from '../../test/audience/test-catalogue';
 import { piiConditionPath } from './pii-conditions';
 import type { AudienceFilterNode, FilterCatalogue } from './types';
 
+/** The lib's test catalogue (`_email` is an email attribute, `city` a string) with an event whose parameters are email, phone and string. */
 const catalogue: FilterCatalogue = {
-  attributes: [
-    { uid: '_email', type: 'email', multivalue: false },
-    { uid: 'tier', type: 'string', multivalue: false },
-  ],
+  ...TEST_CATALOGUE,
   eventTypes: [
+    ...TEST_CATALOGUE.eventTypes,
     {
       uid: 'signup',
       parameters: [
@@ -33,14 +33,14 @@ const group = (...children: AudienceFilterNode[]): AudienceFilterNode => ({ type
 
 describe('piiConditionPath (ADR 0053)', () => {
   it('finds email and phone attributes, and event parameters declared email or phone, standalone or in a group_event', () => {
-    expect(piiConditionPath(group(attr('tier'), attr('_email')), catalogue)).toBe('root.children[1].key');
-    expect(piiConditionPath(group(attr('tier'), param('email')), catalogue)).toBe('root.children[1].key');
+    expect(piiConditionPath(group(attr('city'), attr('_email')), catalogue)).toBe('root.children[1].key');
+    expect(piiConditionPath(group(attr('city'), param('email')), catalogue)).toBe('root.children[1].key');
     const onEvent: AudienceFilterNode = { type: 'group_event', eventType: 'signup', negate: false, children: [param('plan') as never, param('mobile') as never] };
     expect(piiConditionPath(group(onEvent), catalogue)).toBe('root.children[0].children[1].key');
   });
 
   it('leaves other conditions alone, and unknown event types or parameters (the parser refuses them)', () => {
-    expect(piiConditionPath(group(attr('tier'), param('plan'), { type: 'group_event', eventType: 'signup', negate: false, children: [] }), catalogue)).toBeNull();
+    expect(piiConditionPath(group(attr('city'), param('plan'), { type: 'group_event', eventType: 'signup', negate: false, children: [] }), catalogue)).toBeNull();
     expect(piiConditionPath({ ...param('email'), eventType: 'other' } as AudienceFilterNode, catalogue)).toBeNull();
   });
 });
