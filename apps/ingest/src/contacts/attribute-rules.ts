@@ -66,18 +66,18 @@ const CONSENT_ATTRIBUTE = /^_consent_/;
 export function valueError(rule: AttributeRule, value: unknown): string | null {
   // The compliance filter reads exactly these two statements: anything else would be silently "no consent".
   if (CONSENT_ATTRIBUTE.test(rule.uid) && !CONSENT_VALUES.includes(value as (typeof CONSENT_VALUES)[number])) return "must be 'opt-in', 'opt-out' or null";
-  if (!rule.multivalue) return Array.isArray(value) ? 'must be a single value, not a list' : (scalarError(rule.type, value) ?? nulError(value));
+  if (!rule.multivalue) return Array.isArray(value) ? 'must be a single value, not a list' : (scalarError(rule.type, value) ?? unstorableValue(value));
   const list = Array.isArray(value) ? value : [value];
   if (list.length > MAX_VALUES) return `must have at most ${MAX_VALUES} values`;
   for (const v of list) {
-    const err = scalarError(rule.type, v) ?? nulError(v);
+    const err = scalarError(rule.type, v) ?? unstorableValue(v);
     if (err) return `every value ${err}`;
   }
   return null;
 }
 
 /** Contact values live in Postgres jsonb: what it cannot hold is the item's error, not the batch's 500. */
-function nulError(value: unknown): string | null {
+function unstorableValue(value: unknown): string | null {
   return typeof value === 'string' ? unstorableText(value) : null;
 }
 
