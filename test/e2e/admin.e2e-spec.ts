@@ -106,6 +106,17 @@ describe('operator bootstrap through the CLI, used through the gateway', () => {
     await waitFor('revoked token refused', async () => (await get(`/v1/project/${boot.project.uid}`, extra.metadata.token)).status === 401, { timeoutMs: 3000 });
   });
 
+  it('a data-source token is rotated with `meld admin`: the new one works at once, the old one until it is revoked', async () => {
+    const stream = `/v1/project/${boot.project.uid}/datasource/${boot.dataSource.id}/stream`;
+    const fresh = await meld('admin', 'post', `projects/${boot.project.uid}/datasources/${boot.dataSource.uid}/tokens`);
+    expect(fresh.entity).toMatchObject({ kind: 'datasource', dataSourceId: boot.dataSource.id });
+    expect((await get(stream, fresh.metadata.token)).status).toBe(200);
+    expect((await get(stream, boot.dataSource.token)).status).toBe(200);
+    expect(await meld('admin', 'delete', `tokens/${boot.dataSource.tokenId}`)).toBeUndefined();
+    await waitFor('old data-source token refused', async () => (await get(stream, boot.dataSource.token)).status === 401, { timeoutMs: 3000 });
+    expect((await get(stream, fresh.metadata.token)).status).toBe(200);
+  });
+
   it('`meld admin` exits non-zero with the error body on stderr', async () => {
     await expect(meld('admin', 'post', 'organizations', '--data', '{"name":"x","plan":"huge"}')).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('"path": "plan"') });
   });

@@ -38,6 +38,33 @@ describe('admin: data sources and tokens', () => {
     expect(list.body.entity.map((d: { uid: string }) => d.uid)).toEqual(expect.arrayContaining(['web-shop', second.body.entity.uid]));
   });
 
+  it('issues another token for a data source, by uid or id, for rotation; unknown sources and foreign projects are 404', async () => {
+    const created = await gw.call('POST', `/projects/${project.uid}/datasources`, { name: 'Rotated' });
+    const source = created.body.entity as { id: string; uid: string };
+    const byUid = await gw.call('POST', `/projects/${project.uid}/datasources/${source.uid}/tokens`);
+    expect(byUid.status).toBe(201);
+    expect(byUid.body.entity).toMatchObject({ kind: 'datasource', dataSourceId: source.id, projects: [project.uid], label: `data source ${source.uid}`, revokedAt: null });
+    expect(byUid.body.metadata).toEqual({ token: expect.stringMatching(/^mld_ds_/) });
+    expect(byUid.body.metadata.token).not.toBe(created.body.metadata.token);
+    const stored = await db.getRepository(TokenEntity).findOneByOrFail({ id: byUid.body.entity.id });
+    expect(stored).toMatchObject({ dataSourceId: source.id, secretHash: hashToken(byUid.body.metadata.token) });
+    const byId = await gw.call('POST', `/projects/${project.uid}/datasources/${source.id}/tokens`, { label: 'rotated in November' });
+    expect(byId.body.entity).toMatchObject({ dataSourceId: source.id, label: 'rotated in November' });
+    // The first token is untouched: both work until the operator revokes the old one.
+    const listed = (await gw.call('GET', `/organizations/${org}/tokens`)).body.entity.filter((t: { dataSourceId: string | null }) => t.dataSourceId === source.id);
+    expect(listed.map((t: { id: string; revokedAt: string | null }) => [t.id, t.revokedAt]).sort()).toEqual(
+      [created.body.metadata.tokenId, byUid.body.entity.id, byId.body.entity.id].map((id) => [id, null]).sort(),
+    );
+
+    const other = await createProject(gw, org);
+    const missing = await gw.call('POST', `/projects/${other.uid}/datasources/${source.uid}/tokens`);
+    expect([missing.status, missing.body.message]).toEqual([404, `data source "${source.uid}" not found in project "${other.uid}"`]);
+    expect((await gw.call('POST', `/projects/${other.uid}/datasources/${source.id}/tokens`)).status).toBe(404);
+    expect((await gw.call('POST', `/projects/${project.uid}/datasources/${UNKNOWN_ID}/tokens`)).status).toBe(404);
+    expect((await gw.call('POST', `/projects/${unique('nope')}/datasources/${source.uid}/tokens`)).status).toBe(404);
+    expect(fieldsOf((await gw.call('POST', `/projects/${project.uid}/datasources/${source.uid}/tokens`, { scopes: ['PROJECT_AUDIENCE_READ'] })).body)).toEqual([['scopes', 'unknown field']]);
+  });
+
   it('issues a product token with scopes and projects; the secret is never listed', async () => {
     const res = await gw.call('POST', `/organizations/${org}/tokens`, { scopes: ['PROJECT_AUDIENCE_READ', 'ACCOUNT_READ'], projects: [project.uid], label: 'crm sync' });
     expect(res.status).toBe(201);

@@ -7,6 +7,7 @@ import { CreateEventType } from './catalogue/usecases/create-event-type/create-e
 import { DataSourcesController } from './datasources/datasources.controller';
 import { DataSourcesRepository } from './datasources/datasources.repository';
 import { CreateDataSource } from './datasources/usecases/create-data-source/create-data-source.usecase';
+import { IssueDataSourceToken } from './datasources/usecases/issue-data-source-token/issue-data-source-token.usecase';
 import { ListDataSources } from './datasources/usecases/list-data-sources/list-data-sources.usecase';
 import { ADMIN_CONFIG, loadAdminConfig } from './http/admin-config';
 import { ADMIN_LIMITS, loadAdminLimits } from './http/admin-limits';
@@ -92,6 +93,7 @@ import { WebhooksRepository } from './webhooks/webhooks.repository';
     SetLegalProfile,
     CreateDataSource,
     ListDataSources,
+    IssueDataSourceToken,
     CreateToken,
     ListTokens,
     RevokeToken,

@@ -5,8 +5,11 @@ import { z } from 'zod';
 import { AdminOperation } from '../http/admin-docs';
 import { AdminTokenGuard } from '../http/admin-token.guard';
 import { JsonBody } from '../http/json-body';
+import { IssuedTokenSchema, TokenSchema } from '../tokens/token.resource';
 import { CreateDataSourceBody, type CreateDataSourceCommand } from './usecases/create-data-source/create-data-source.command';
 import { CreateDataSource } from './usecases/create-data-source/create-data-source.usecase';
+import { IssueDataSourceTokenBody, type IssueDataSourceTokenCommand } from './usecases/issue-data-source-token/issue-data-source-token.command';
+import { IssueDataSourceToken } from './usecases/issue-data-source-token/issue-data-source-token.usecase';
 import { ListDataSources } from './usecases/list-data-sources/list-data-sources.usecase';
 
 const CreatedDataSourceMetadata = z.object({
@@ -22,6 +25,7 @@ export class DataSourcesController {
   constructor(
     private readonly createDataSource: CreateDataSource,
     private readonly listDataSources: ListDataSources,
+    private readonly issueToken: IssueDataSourceToken,
   ) {}
 
   @Post()
@@ -34,5 +38,16 @@ export class DataSourcesController {
   @AdminOperation("List a project's data sources", 200, envelope(z.array(DataSourceSchema), z.object({ count: z.int() })), [404])
   list(@Param('project') projectUid: string) {
     return this.listDataSources.execute({ projectUid });
+  }
+
+  @Post(':dataSource/tokens')
+  @AdminOperation(
+    'Issue another token for a data source (uid or id), to rotate: the old one works until it is revoked (metadata.token, shown once)',
+    201,
+    envelope(TokenSchema, IssuedTokenSchema),
+    [400, 404],
+  )
+  issue(@Param('project') projectUid: string, @Param('dataSource') dataSource: string, @JsonBody(IssueDataSourceTokenBody) body: Omit<IssueDataSourceTokenCommand, 'projectUid' | 'dataSource'>) {
+    return this.issueToken.execute({ ...body, projectUid, dataSource });
   }
 }

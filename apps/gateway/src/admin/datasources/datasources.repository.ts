@@ -1,4 +1,4 @@
-import { DATA_SOURCE, DataSourceEntity, TokenEntity } from '@meld/db';
+import { DATA_SOURCE, DataSourceEntity, TokenEntity, isUuid } from '@meld/db';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 
@@ -8,6 +8,12 @@ export class DataSourcesRepository {
 
   uidTaken(projectId: string, uid: string): Promise<boolean> {
     return this.ds.getRepository(DataSourceEntity).existsBy({ projectId, uid });
+  }
+
+  /** A source of the project by its uid or its id, as the public API's paths name it. */
+  async findInProject(projectId: string, key: string): Promise<DataSourceEntity | null> {
+    const repo = this.ds.getRepository(DataSourceEntity);
+    return (await repo.findOneBy({ projectId, uid: key })) ?? (isUuid(key) ? repo.findOneBy({ projectId, id: key }) : null);
   }
 
   listByProject(projectId: string): Promise<DataSourceEntity[]> {

@@ -1,18 +1,14 @@
-import { issueToken } from '@meld/auth';
-import { INGEST_SCOPES } from '@meld/contracts';
 import { isUniqueViolation } from '@meld/db';
 import { toDataSourceResource } from '@meld/api';
 import { ConflictException, Injectable } from '@nestjs/common';
 import { ProjectsRepository } from '../../../projects/projects.repository';
 import { found } from '../../../shared/found';
 import { uidCandidates } from '../../../shared/slug';
+import { newDataSourceToken } from '../../data-source-token';
 import { DataSourcesRepository } from '../../datasources.repository';
 import type { CreateDataSourceCommand } from './create-data-source.command';
 
-/**
- * A data source and its data-source token (write-only, this source only; the gateway
- * grants it the ingest scopes whatever is stored, we store them so a listing reads right).
- */
+/** A data source and its first data-source token (ADR 0018; more are issued by IssueDataSourceToken). */
 @Injectable()
 export class CreateDataSource {
   constructor(
@@ -24,19 +20,10 @@ export class CreateDataSource {
     const project = found(await this.projects.findByUid(projectUid), 'project', projectUid);
     for (const candidate of uid ? [uid] : uidCandidates(fields.name, 'source')) {
       if (await this.dataSources.uidTaken(project.id, candidate)) continue;
-      const issued = issueToken('datasource');
-      const token = {
-        organizationId: project.organizationId,
-        kind: 'datasource' as const,
-        secretHash: issued.secretHash,
-        prefix: issued.prefix,
-        scopes: [...INGEST_SCOPES],
-        projects: [project.uid],
-        label: `data source ${candidate}`,
-      };
+      const token = newDataSourceToken(project, candidate);
       try {
-        const created = await this.dataSources.createWithToken(project.id, { ...fields, uid: candidate }, token);
-        return { entity: toDataSourceResource(created.dataSource), metadata: { project: project.uid, tokenId: created.token.id, token: issued.token } };
+        const created = await this.dataSources.createWithToken(project.id, { ...fields, uid: candidate }, token.values);
+        return { entity: toDataSourceResource(created.dataSource), metadata: { project: project.uid, tokenId: created.token.id, token: token.secret } };
       } catch (err) {
         if (!isUniqueViolation(err)) throw err; // uid taken between the check and the insert
       }
