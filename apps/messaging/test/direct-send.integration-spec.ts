@@ -124,7 +124,10 @@ describe('POST /v1/project/:project/channel/sms/sms/direct/:sender/:target (real
       expect([france.status, france.body.details?.reason]).toEqual([422, 'country_not_accepted']);
       const badLink = await send('+447400123901', 'see {{short:ftp://example.com/x}}');
       expect(badLink.status).toBe(400);
-      expect([await created('+33612340001'), await created('+447400123901')]).toEqual([0, 0]);
+      await db.query(`UPDATE organizations SET prepaid = true, funds = 0.01 WHERE id = $1`, [t.organization.id]);
+      const broke = await send('+447400123904', 'hello').finally(() => db.query(`UPDATE organizations SET prepaid = false WHERE id = $1`, [t.organization.id]));
+      expect([broke.status, broke.body.details?.reason]).toEqual([422, 'insufficient_funds']);
+      expect([await created('+33612340001'), await created('+447400123901'), await created('+447400123904')]).toEqual([0, 0, 0]);
       const sent = await send('+447400123901', 'hello');
       expect([sent.status, sent.body.metadata]).toEqual([201, { autoCreated: true }]);
       expect(await created('+447400123901')).toBe(1);

@@ -12,6 +12,8 @@ export interface SendSettings {
   defaultSmsSender: string | null;
   autoCreateContacts: boolean;
   prepaid: boolean;
+  /** The organization's funds as Postgres prints numeric; checked exactly in the send's transaction. */
+  funds: string;
   shortTrackingDomain: string | null;
   unsubscribeTrackingDomain: string | null;
 }
@@ -105,7 +107,7 @@ export class SmsRepository {
         'send-contexts',
         `SELECT r.n, p.locale, p.default_sms_sender AS "defaultSmsSender",
                 COALESCE((p.general_config #>> '{channelSms,autoCreateContactsOnOutbounds}')::boolean, false) AS "autoCreateContacts",
-                o.prepaid, p.short_tracking_domain AS "shortTrackingDomain", p.unsubscribe_tracking_domain AS "unsubscribeTrackingDomain",
+                o.prepaid, o.funds::text AS funds, p.short_tracking_domain AS "shortTrackingDomain", p.unsubscribe_tracking_domain AS "unsubscribeTrackingDomain",
                 (SELECT jsonb_build_object('id', s.id, 'alias', s.alias, 'status', s.status,
                         'countries', COALESCE((SELECT jsonb_object_agg(sc.country, jsonb_build_object('accepted', sc.accepted, 'effectiveStatus', sc.effective_status, 'price', sc.price::text))
                                                  FROM sender_countries sc WHERE sc.sender_id = s.id), '{}'::jsonb))

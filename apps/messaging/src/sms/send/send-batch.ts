@@ -55,6 +55,9 @@ const INSERT_MESSAGES_SQL = `INSERT INTO sms_messages (id, project_id, organizat
 /** The INSERT's prepared statement (ADR 0322), run in the batch's transaction on index plans. */
 const INSERT_MESSAGES = 'meld-messaging-send-insert';
 
+/** The 422 of a message its organization's funds cannot cover. */
+export const insufficientFunds = (cost: bigint) => refuse('insufficient_funds', 'not enough funds for this SMS', { cost: Number(fromUnits(cost)) });
+
 /** The prepaid organizations of a batch, locked in id order (values as literals: sent with BEGIN). */
 const lockFundsSql = (ids: readonly string[]) =>
   `SELECT id, funds::text FROM organizations WHERE id = ANY(ARRAY[${ids.map(escapeLiteral).join(',')}]::uuid[]) ORDER BY id FOR UPDATE`;
@@ -143,7 +146,7 @@ export class SendBatch {
     items.forEach((sms, i) => {
       if (sms.cost === 0n) return;
       const funds = left.get(sms.organizationId) ?? 0n;
-      if (sms.cost > funds) results[i] = failed(refuse('insufficient_funds', 'not enough funds for this SMS', { cost: Number(fromUnits(sms.cost)) }));
+      if (sms.cost > funds) results[i] = failed(insufficientFunds(sms.cost));
       else left.set(sms.organizationId, funds - sms.cost);
     });
     return results;

@@ -9,9 +9,9 @@ import type { DirectSmsResponse } from '../sms.schema';
 import { type FirstAnswer, type SendContext, SmsRepository, type TargetContact } from '../sms.repository';
 import { smsParts } from '../text/sms-parts';
 import { type Destination, contactDestination, destinationOf } from './destination';
-import { costUnits } from './money';
+import { costUnits, toUnits } from './money';
 import { refuse } from './refusal';
-import { SendBatch } from './send-batch';
+import { SendBatch, insufficientFunds } from './send-batch';
 
 export interface SendDirectCommand {
   projectId: string;
@@ -73,10 +73,13 @@ export class SendDirectSms {
       short: linkOrigin(context.shortTrackingDomain, this.publicUrl),
       unsubscribe: linkOrigin(context.unsubscribeTrackingDomain, this.publicUrl),
     });
-    // Created only once every check this request can make has passed: a refused send leaves no contact behind (ADR 0184).
-    const autoCreated = found === null;
-    const contact: SendContact = found ?? { id: await this.autoCreate(cmd.projectId, destination.e164), attributes: {} };
     const parts = smsParts(text);
+    const cost = context.prepaid ? costUnits(country.price, parts.messagesCount) : 0n;
+    // Created only once every check this request can make has passed: a refused send leaves no contact behind (ADR 0184).
+    // Funds are checked exactly in the send's transaction; this early look only keeps a send sure to be refused from creating one.
+    const autoCreated = found === null;
+    if (autoCreated && cost > toUnits(context.funds)) throw insufficientFunds(cost);
+    const contact: SendContact = found ?? { id: await this.autoCreate(cmd.projectId, destination.e164), attributes: {} };
     const price = Number(country.price);
     const id = randomUUID();
     const response: DirectSmsResponse = {
@@ -86,7 +89,7 @@ export class SendDirectSms {
     const stored = await this.batch.store({
       id, projectId: cmd.projectId, organizationId: cmd.organizationId, senderId: sender.id, audienceId: contact.id, destination: destination.e164,
       country: destination.country, text, encoding: parts.encoding, messagesCount: parts.messagesCount, pricePerSms: price,
-      idempotencyKey: cmd.idempotencyKey ?? null, requestHash, response, cost: context.prepaid ? costUnits(country.price, parts.messagesCount) : 0n, links,
+      idempotencyKey: cmd.idempotencyKey ?? null, requestHash, response, cost, links,
     });
     if (stored === 'stored') return response;
     // A twin with the same key committed first: this one stored nothing and answers as the twin did.
