@@ -74,6 +74,8 @@ const EXAMPLE_BODIES: Record<string, unknown> = {
   'segment.create': { name: 'Matrix segment', filter: { version: '0.0.1', root: { type: 'group', children: [] } } },
   'segment.update': { name: 'Renamed' },
   'audience.count': {},
+  'audience.scroll': {},
+  'audience.search': {},
   'probes.coverage': {},
   'sms.direct.send': { text: 'Matrix' },
   'probes.volumes': {},

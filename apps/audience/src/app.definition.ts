@@ -5,6 +5,7 @@ import { ContactsController } from './contacts/contacts.controller';
 import { EventsModule } from './events/events.module';
 import { CountModule } from './count/count.module';
 import { DataSourcesModule } from './datasources/datasources.module';
+import { ListsModule } from './lists/lists.module';
 import { SendersModule } from './senders/senders.module';
 import { SegmentsModule } from './segments/segments.module';
 import { ContactsRepository } from './contacts/contacts.repository';
@@ -21,7 +22,7 @@ export const appDefinition: MeldAppDefinition = {
   name: 'audience',
   port: APPS['audience'].port,
   stores: APPS['audience'].stores,
-  imports: [EventsModule, DataSourcesModule, SendersModule, SegmentsModule, CountModule],
+  imports: [EventsModule, DataSourcesModule, SendersModule, SegmentsModule, CountModule, ListsModule],
   controllers: [ProjectController, SpecsController, ContactsController],
   providers: [ProjectRepository, CatalogueRepository, GetProject, ListEventTypes, ListEventParameters, ListAttributes, ContactsRepository, FindContact],
 };

@@ -16,6 +16,8 @@ describe('audience /openapi.json', () => {
     expect(Object.keys(doc.paths).sort()).toEqual([
       '/v1/project/{project}',
       '/v1/project/{project}/audience/count',
+      '/v1/project/{project}/audience/scroll',
+      '/v1/project/{project}/audience/search',
       '/v1/project/{project}/audience/search/email/{userEmail}',
       '/v1/project/{project}/audience/search/phone/{phone}',
       '/v1/project/{project}/audience/user/{userId}',

@@ -117,6 +117,9 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   product('segment.count', 'GET', '/v1/project/:project/segment/:segmentId/count', 'audience', { scopes: ['PROJECT_AUDIENCE_READ'] }),
   // Exact live count with compliance per channel (ADR 0053).
   product('audience.count', 'POST', '/v1/project/:project/audience/count', 'audience', { scopes: ['PROJECT_AUDIENCE_READ'] }),
+  // Lists of contacts: reading them, plus the plan-gated list scope (ADR 0330).
+  product('audience.scroll', 'POST', '/v1/project/:project/audience/scroll', 'audience', { scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_LIST'] }),
+  product('audience.search', 'POST', '/v1/project/:project/audience/search', 'audience', { scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_LIST'] }),
   // Readiness: setup status, not contact data; project access is enough (ADR 0131).
   product('readiness.project', 'GET', '/v1/project/:project/readiness', 'readiness'),
   product('readiness.channel', 'GET', '/v1/project/:project/readiness/channel/:channel', 'readiness'),

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AudienceRoots } from './audience-roots';
 import { CountController } from './count.controller';
 import { CountRepository } from './count.repository';
 import { FilterCatalogueCache } from './filter-catalogue.cache';
@@ -6,8 +7,9 @@ import { FilterCatalogueRepository } from './filter-catalogue.repository';
 import { CountAudienceUseCase } from './usecases/count-audience/count-audience.usecase';
 
 /**
- * `POST /v1/project/:project/audience/count`. Exports the use case and the filter catalogue:
- * other features count through it (a segment's count), so the compliance rules live in one place.
+ * `POST /v1/project/:project/audience/count`. Exports the use case, the filter catalogue and the
+ * root parsing: other features count and filter through them (a segment's count, the lists), so
+ * the compliance and filter rules live in one place.
  */
-@Module({ controllers: [CountController], providers: [CountRepository, FilterCatalogueRepository, FilterCatalogueCache, CountAudienceUseCase], exports: [CountAudienceUseCase, FilterCatalogueRepository] })
+@Module({ controllers: [CountController], providers: [CountRepository, FilterCatalogueRepository, FilterCatalogueCache, AudienceRoots, CountAudienceUseCase], exports: [CountAudienceUseCase, FilterCatalogueRepository, AudienceRoots, CountRepository] })
 export class CountModule {}

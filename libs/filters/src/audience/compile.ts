@@ -86,6 +86,35 @@ export function audienceCount(opts: AudienceCountOptions): Sql {
   return checkedSize(sql`SELECT ${join(columns)} FROM audience_snapshot WHERE ${join(where, ' AND ')}`);
 }
 
+export interface AudiencePageOptions extends AudienceFilterOptions {
+  /** Keyset position: list the contacts after this one in the table's order (a scroll's next page). */
+  after?: { hash: string; id: string };
+  /** Contacts to skip before the page (a search's `from`). */
+  offset?: number;
+  limit: number;
+}
+
+/**
+ * One page of the current contacts matching the filter, `hash` (as a decimal string) and `id`,
+ * in the table's own order (audience_hash, audience_id): stable, and a keyset position prunes
+ * with the primary key. Like counts, one plain read summing `sign` per contact (ADR 0243): a
+ * contact is listed once, when its current state matches, whatever merges have collapsed.
+ */
+export function audiencePage(opts: AudiencePageOptions): Sql {
+  const count = (n: number, what: string) => {
+    if (!Number.isSafeInteger(n) || n < 0) throw new Error(`audiencePage: bad ${what} ${n}`);
+    return raw(String(n));
+  };
+  const after = opts.after
+    ? [sql`(audience_hash > toUInt64(${opts.after.hash}) OR (audience_hash = toUInt64(${opts.after.hash}) AND audience_id > ${opts.after.id}))`]
+    : [];
+  const where = [sql`project_id = ${opts.projectId}`, sql`deleted = 0`, ...after, ...compiledRoot(opts)];
+  return checkedSize(
+    sql`SELECT toString(audience_hash) AS hash, audience_id AS id FROM audience_snapshot WHERE ${join(where, ' AND ')}
+        GROUP BY audience_hash, audience_id HAVING sum(sign) > 0 ORDER BY audience_hash, audience_id LIMIT ${count(opts.offset ?? 0, 'offset')}, ${count(opts.limit, 'limit')}`,
+  );
+}
+
 /** The compiled root, if any: an expression that needs no parentheses in an AND. */
 function compiledRoot(opts: AudienceFilterOptions): Sql[] {
   const ctx: Context = { projectId: opts.projectId, now: Math.floor((opts.now ?? new Date()).getTime() / 1000) };

@@ -4,7 +4,7 @@ export * from './types';
 export { AudienceFilterError } from './errors';
 export { AUDIENCE_FILTER_LIMITS } from './limits';
 export { parseAudienceFilter, parseAudienceFilterVersion } from './parse';
-export { audienceCount, audienceSelect, paramValues, type AudienceCountOptions, type AudienceFilterOptions, type AudienceSelectOptions } from './compile';
+export { audienceCount, audiencePage, audienceSelect, paramValues, type AudienceCountOptions, type AudienceFilterOptions, type AudiencePageOptions, type AudienceSelectOptions } from './compile';
 export { liveSnapshot } from './live-snapshot';
 export { slotOf, slotValues, type AttributeArrays, type AttributeSlot } from './slots';
 export { attributeSql, type AttributeSql, type StoredAttribute } from './attribute-sql';

@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { ident, join, sql, type ClickHouse } from '@meld/clickhouse';
 import { migratedTestClickHouse } from '@meld/testing';
-import { audienceCount, audienceSelect, parseAudienceFilter } from '../../src/audience';
+import { audienceCount, audiencePage, audienceSelect, parseAudienceFilter } from '../../src/audience';
 import { compileNode } from '../../src/audience/compile';
 import { isoSecondsSql } from '../../src/audience/sql-dates';
 import { TEST_CATALOGUE } from './test-catalogue';
@@ -47,7 +47,20 @@ async function agrees(i: number, filter: object): Promise<void> {
   expect(rows.map((r) => r.id).sort()).toEqual(expected);
   const [count] = await ch.query<{ n: string }>(audienceCount({ projectId, root, counts: [['n']], now: NOW }));
   expect(Number(count.n)).toBe(expected.length);
+  // A scroll through small pages lists the same contacts, each once, in one order.
+  const listed: Array<{ hash: string; id: string }> = [];
+  for (;;) {
+    const page = await ch.query<{ hash: string; id: string }>(audiencePage({ projectId, root, now: NOW, after: listed.at(-1), limit: PAGE }));
+    listed.push(...page);
+    if (page.length < PAGE) break;
+  }
+  expect(listed.map((r) => r.id).sort()).toEqual(expected);
+  const offset = await ch.query<{ id: string }>(audiencePage({ projectId, root, now: NOW, offset: PAGE, limit: PAGE }));
+  expect(offset.map((r) => r.id)).toEqual(listed.slice(PAGE, 2 * PAGE).map((r) => r.id));
 }
+
+/** Small, so that a world's contacts take several pages. */
+const PAGE = 3;
 
 const world = fc.integer({ min: 0, max: WORLDS - 1 });
 

@@ -1,8 +1,9 @@
-import { maySearchByPii } from '@meld/auth';
-import { join, type Sql } from '@meld/clickhouse';
-import { type AudienceFilterNode, AudienceFilterError, type FilterCatalogue, parseAudienceFilter, parseAudienceFilterVersion, piiConditionPath } from '@meld/filters';
+import type { Sql } from '@meld/clickhouse';
+import { join } from '@meld/clickhouse';
+import { parseAudienceFilterVersion } from '@meld/filters';
 import { parseInput } from '@meld/platform';
-import { BadRequestException, ForbiddenException, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
+import { AudienceRoots, filterErrorsAs400 } from '../../audience-roots';
 import { type ChannelCompliance, type ComplianceChannel, type ComplianceMode, FilterComplianceSchema, channelCounts, channelFigures, complianceCondition, consentColumns } from '../../compliance';
 import { CountRepository, MATCHING } from '../../count.repository';
 import { FilterCatalogueCache } from '../../filter-catalogue.cache';
@@ -28,6 +29,7 @@ export interface CountAudienceResult {
 export class CountAudienceUseCase {
   constructor(
     private readonly repository: CountRepository,
+    private readonly roots: AudienceRoots,
     private readonly catalogues: FilterCatalogueCache,
   ) {}
 
@@ -35,24 +37,11 @@ export class CountAudienceUseCase {
     await filterErrorsAs400(() => parseAudienceFilterVersion(command.version));
     const compliance = parseInput(FilterComplianceSchema.optional(), command.filterCompliance, 'filterCompliance') ?? {};
     const channels = Object.entries(compliance).filter(([, m]) => m !== undefined) as Array<[ComplianceChannel, ComplianceMode]>;
-    let root: AudienceFilterNode | undefined;
-    // The catalogue names the slot columns of filtered attributes and of the consents.
-    let catalogue: FilterCatalogue | undefined = command.root !== undefined || channels.length ? (command.catalogue ?? (await this.catalogues.cached(command.projectId))) : undefined;
-    if (command.root !== undefined && catalogue) {
-      ({ root, catalogue } = await this.parseRoot(command, catalogue));
-      if (command.principal && !maySearchByPii(command.principal)) {
-        const path = piiConditionPath(root, catalogue, command.rootPath);
-        if (path) {
-          throw new ForbiddenException({
-            message: `${path}: filtering on an email or phone attribute needs the Basic or Full data level and a project in normal data mode (dataPolicy.mayReadPii)`,
-            details: { path },
-          });
-        }
-      }
-    }
+    const { root, catalogue: parsedWith } = await this.roots.resolve(command);
     const counts: Array<readonly [string, Sql?]> = [MATCHING];
     if (channels.length) {
-      const consent = consentColumns(catalogue!);
+      // The catalogue names the slot columns of the consents.
+      const consent = consentColumns(parsedWith ?? command.catalogue ?? (await this.catalogues.cached(command.projectId)));
       counts.push(['hits', join(channels.map(([ch, m]) => complianceCondition(ch, m, consent)), ' AND ')], ...channels.flatMap(([ch]) => channelCounts(ch, consent)));
     }
     const row = await filterErrorsAs400(() => this.repository.count(command.projectId, root, counts));
@@ -62,32 +51,5 @@ export class CountAudienceUseCase {
       totalHits: Number(row.hits ?? 0),
       compliance: Object.fromEntries(channels.map(([ch, m]) => [ch, channelFigures(ch, m, row, matching)])),
     };
-  }
-
-  /**
-   * The root checked against the catalogue; a refusal by the cached catalogue is only final after
-   * one new read, so a name declared since it was cached is never refused (ADR 0232).
-   */
-  private async parseRoot(command: CountAudienceCommand, cached: FilterCatalogue): Promise<{ root: AudienceFilterNode; catalogue: FilterCatalogue }> {
-    const parse = (catalogue: FilterCatalogue) => parseAudienceFilter(command.root, catalogue, command.rootPath);
-    if (!command.catalogue) {
-      try {
-        return { root: parse(cached), catalogue: cached };
-      } catch (err) {
-        if (!(err instanceof AudienceFilterError)) throw err;
-      }
-    }
-    const catalogue = command.catalogue ?? (await this.catalogues.reload(command.projectId));
-    return { root: await filterErrorsAs400(() => parse(catalogue)), catalogue };
-  }
-}
-
-/** A filter the lib refuses (a bad node, a query too large) is a 400 naming its path (and what is allowed there). */
-async function filterErrorsAs400<T>(run: () => T | Promise<T>): Promise<T> {
-  try {
-    return await run();
-  } catch (err) {
-    if (err instanceof AudienceFilterError) throw new BadRequestException({ message: `invalid filter: ${err.message}`, details: err.details });
-    throw err;
   }
 }

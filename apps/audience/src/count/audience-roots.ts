@@ -1,0 +1,71 @@
+import { maySearchByPii, type Principal } from '@meld/auth';
+import { type AudienceFilterNode, AudienceFilterError, type FilterCatalogue, parseAudienceFilter, parseAudienceFilterVersion, piiConditionPath } from '@meld/filters';
+import { BadRequestException, ForbiddenException, Injectable } from '@nestjs/common';
+import { FilterCatalogueCache } from './filter-catalogue.cache';
+
+export interface RootRequest {
+  projectId: string;
+  /** Audience filter version; absent or `0.0.1`. */
+  version?: unknown;
+  /** Audience filter root (system.md §4); absent: the whole audience. */
+  root?: unknown;
+  /** The caller, when a request asks: conditions on email or phone attributes then need `maySearchByPii`. */
+  principal?: Principal;
+  /** JSON path of `root` in the caller's request, for error paths (default `root`). */
+  rootPath?: string;
+  /** The project's filter catalogue when the caller has just read it; read otherwise. */
+  catalogue?: FilterCatalogue;
+}
+
+/**
+ * An audience filter root as every reader of the audience takes it (count, segments, lists): the
+ * version checked, the root parsed against the project's catalogue (400 naming the node), and a
+ * condition on an email or phone attribute refused (403) to a caller who may not search by them.
+ */
+@Injectable()
+export class AudienceRoots {
+  constructor(private readonly catalogues: FilterCatalogueCache) {}
+
+  async resolve(request: RootRequest): Promise<{ root?: AudienceFilterNode; catalogue?: FilterCatalogue }> {
+    await filterErrorsAs400(() => parseAudienceFilterVersion(request.version));
+    if (request.root === undefined) return {};
+    const parsed = await this.parse(request, request.catalogue ?? (await this.catalogues.cached(request.projectId)));
+    if (request.principal && !maySearchByPii(request.principal)) {
+      const path = piiConditionPath(parsed.root, parsed.catalogue, request.rootPath);
+      if (path) {
+        throw new ForbiddenException({
+          message: `${path}: filtering on an email or phone attribute needs the Basic or Full data level and a project in normal data mode (dataPolicy.mayReadPii)`,
+          details: { path },
+        });
+      }
+    }
+    return parsed;
+  }
+
+  /**
+   * The root checked against the catalogue; a refusal by the cached catalogue is only final after
+   * one new read, so a name declared since it was cached is never refused (ADR 0232).
+   */
+  private async parse(request: RootRequest, cached: FilterCatalogue): Promise<{ root: AudienceFilterNode; catalogue: FilterCatalogue }> {
+    const parse = (catalogue: FilterCatalogue) => parseAudienceFilter(request.root, catalogue, request.rootPath);
+    if (!request.catalogue) {
+      try {
+        return { root: parse(cached), catalogue: cached };
+      } catch (err) {
+        if (!(err instanceof AudienceFilterError)) throw err;
+      }
+    }
+    const catalogue = request.catalogue ?? (await this.catalogues.reload(request.projectId));
+    return { root: await filterErrorsAs400(() => parse(catalogue)), catalogue };
+  }
+}
+
+/** A filter the lib refuses (a bad node, a query too large) is a 400 naming its path (and what is allowed there). */
+export async function filterErrorsAs400<T>(run: () => T | Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (err instanceof AudienceFilterError) throw new BadRequestException({ message: `invalid filter: ${err.message}`, details: err.details });
+    throw err;
+  }
+}

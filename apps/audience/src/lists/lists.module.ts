@@ -1,0 +1,15 @@
+import { Module } from '@nestjs/common';
+import { CountModule } from '../count/count.module';
+import { AudiencePages } from './audience-pages';
+import { ListsController } from './lists.controller';
+import { ListsRepository } from './lists.repository';
+import { ScrollAudience } from './usecases/scroll-audience/scroll-audience.usecase';
+import { SearchAudience } from './usecases/search-audience/search-audience.usecase';
+
+/** `/v1/project/:project/audience/scroll` and `/search`: lists of contacts, filtered as counts are (ADR 0330). */
+@Module({
+  imports: [CountModule],
+  controllers: [ListsController],
+  providers: [ListsRepository, AudiencePages, ScrollAudience, SearchAudience],
+})
+export class ListsModule {}

@@ -1,0 +1,40 @@
+import type { ClickHouse } from '@meld/clickhouse';
+import { DATA_SOURCE } from '@meld/db';
+import { type AudiencePageOptions, audiencePage } from '@meld/filters';
+import { CLICKHOUSE_READER } from '@meld/platform';
+import { Inject, Injectable } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import { poolRead } from '../shared/pool-read';
+
+export interface ListedContactRow {
+  id: string;
+  attributes: Record<string, unknown>;
+  datasources: string[];
+  ds_contact_ids: string[];
+}
+
+/**
+ * Which contacts a page lists comes from the ClickHouse snapshot, where filters run (as counts);
+ * what they hold comes from Postgres, the tables identity-merge writes, read by primary key.
+ */
+@Injectable()
+export class ListsRepository {
+  constructor(
+    @Inject(CLICKHOUSE_READER) private readonly ch: ClickHouse,
+    @Inject(DATA_SOURCE) private readonly ds: DataSource,
+  ) {}
+
+  page(options: AudiencePageOptions): Promise<Array<{ hash: string; id: string }>> {
+    return this.ch.query<{ hash: string; id: string }>(audiencePage(options));
+  }
+
+  /** The contacts of these ids that still exist, in no particular order. */
+  contacts(projectId: string, ids: readonly string[]): Promise<ListedContactRow[]> {
+    if (!ids.length) return Promise.resolve([]);
+    return poolRead<ListedContactRow>(
+      this.ds,
+      `SELECT id, attributes, datasources, ds_contact_ids FROM audience_contacts WHERE project_id = $1 AND id = ANY($2::uuid[])`,
+      [projectId, ids],
+    );
+  }
+}

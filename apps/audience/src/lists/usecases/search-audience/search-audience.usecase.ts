@@ -1,0 +1,33 @@
+import type { Principal } from '@meld/auth';
+import { Injectable } from '@nestjs/common';
+import { AudienceRoots } from '../../../count/audience-roots';
+import { AudiencePages } from '../../audience-pages';
+
+export interface SearchAudienceCommand {
+  principal: Principal;
+  projectId: string;
+  version?: unknown;
+  root?: unknown;
+  from: number;
+  size: number;
+}
+
+/**
+ * `POST /audience/search` (ADR 0330): one page of the contacts matching a filter at an offset, for
+ * a screen that pages back and forth. No total: only `/audience/count` returns a size (probe rule
+ * 1); `more` says whether a next page exists. Offsets stop at 10,000 (`from + size`), beyond which
+ * a scroll reads further at a steady cost.
+ */
+@Injectable()
+export class SearchAudience {
+  constructor(
+    private readonly roots: AudienceRoots,
+    private readonly pages: AudiencePages,
+  ) {}
+
+  async execute({ principal, projectId, version, root: input, from, size }: SearchAudienceCommand) {
+    const { root } = await this.roots.resolve({ projectId, version, root: input, principal });
+    const page = await this.pages.page({ principal, projectId, root, offset: from, limit: size });
+    return { entity: page.contacts, metadata: { from, size, count: page.contacts.length, more: page.more } };
+  }
+}
