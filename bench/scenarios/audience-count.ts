@@ -32,35 +32,11 @@ import { createClickHouse, ident, join as sqlJoin, migrateClickHouse, raw, sql, 
 import { audienceCount, audienceSelect, parseAudienceFilter, type AudienceFilterNode, type FilterCatalogue } from '../../libs/filters/src';
 import type { BenchContext, BenchRow, ScenarioResult } from '../lib/context';
 import { RssSampler, type WatchedProcess } from '../lib/processes';
+import { CATALOGUE, DAY, EVENT_TYPES, PROJECT, SKUS, snapshotCancellations, sqlList, writeAudienceContacts } from '../lib/audience-bench-data';
 import { settleStores } from '../lib/settle';
 import { median, percentile } from '../lib/stats';
 
 const DATABASE = 'meld_bench_count';
-const PROJECT = 'bench-project';
-const DAY = 86_400;
-const CITIES = ['Paris', 'Lyon', 'Marseille', 'Toulouse', 'Nice', 'Nantes', 'Strasbourg', 'Montpellier', 'Bordeaux', 'Lille', ...Array.from({ length: 40 }, (_, i) => `Town ${i}`)];
-const PLANS = ['free', 'starter', 'pro', 'enterprise'];
-const TAGS = Array.from({ length: 20 }, (_, i) => `tag-${i}`);
-const EVENT_TYPES = ['purchase', 'page_view', 'login', 'add_to_cart', 'email_open', 'email_click', 'sms_delivered', 'search', 'signup', 'logout'];
-const SKUS = Array.from({ length: 20 }, (_, i) => `SKU-${i * 7}`);
-
-// Slots as Postgres gives them to a project's attributes in creation order (attributes.slot).
-const CATALOGUE: FilterCatalogue = {
-  attributes: [
-    { uid: 'city', type: 'string', multivalue: false, slot: 0 },
-    { uid: 'plan', type: 'string', multivalue: false, slot: 1 },
-    { uid: '_email', type: 'email', multivalue: false, slot: 2 },
-    { uid: 'tags', type: 'string', multivalue: true, slot: null },
-    { uid: 'score', type: 'number', multivalue: false, slot: 0 },
-    { uid: 'vip', type: 'boolean', multivalue: false, slot: 1 },
-    { uid: 'signup', type: 'date', multivalue: false, slot: 2 },
-  ],
-  eventTypes: EVENT_TYPES.map((uid) => ({
-    uid,
-    parameters: uid === 'purchase' ? [{ uid: 'amount', dataType: 'number' }, { uid: 'product-id', dataType: 'string' }] : [{ uid: 'url', dataType: 'string' }],
-  })),
-};
-
 const ARRAYS_ONLY: FilterCatalogue = { ...CATALOGUE, attributes: CATALOGUE.attributes.map((a) => ({ ...a, slot: null })) };
 
 interface Variant {
@@ -70,39 +46,9 @@ interface Variant {
   run(): Promise<number>;
 }
 
-const sqlList = (items: readonly string[]): Sql => sql`${[...items]}`;
-
 async function generateClickHouse(ch: ClickHouse, contacts: number, events: number, now: number, log: (m: string) => void): Promise<void> {
   const started = Date.now();
-  // The slot columns (s0-s2, n0-n2, all three present in the masks) hold the single-valued attributes' values as the sink writes them.
-  // `sign` only for audience_snapshot, the collapsing twin (ADR 0223).
-  const contactRows = (version: number, where: Sql, shift: number, sign?: 1 | -1) => sql`
-    INSERT INTO ${raw(sign ? 'audience_snapshot' : 'audience_contacts')} (project_id, audience_id, version, deleted, str_keys, str_values, num_keys, num_values, channels, updated_at, s0, s1, s2, n0, n1, n2, str_slots, num_slots${raw(sign ? ', sign' : '')})
-    SELECT project_id, audience_id, version, deleted, str_keys, str_values, num_keys, num_values, channels, updated_at,
-           str_values[1], str_values[2], str_values[3], num_values[1], num_values[2], num_values[3], 7, 7${sign ? sql`, toInt8(${sign})` : raw('')}
-    FROM (SELECT ${PROJECT} AS project_id, concat('a', toString(number)) AS audience_id, toUInt64(${version}) AS version, toUInt8(0) AS deleted,
-      arrayConcat(['city', 'plan', '_email'], arrayMap(i -> 'tags', range(number % 4))) AS str_keys,
-      arrayConcat([${sqlList(CITIES)}[(number + ${shift}) % ${CITIES.length} + 1], ${sqlList(PLANS)}[intHash32(number + ${shift}) % 4 + 1], concat('user', toString(number), '@Example.com')],
-                  arrayMap(i -> ${sqlList(TAGS)}[(number + i * 7) % 20 + 1], range(number % 4))) AS str_values,
-      ['score', 'vip', 'signup'] AS num_keys,
-      [toFloat64(intHash32(number + ${shift}) % 1000), toFloat64(intHash32(number + 1 + ${shift}) % 2), toFloat64(${now} - (number % 1000) * ${DAY})] AS num_values,
-      ['sms'] AS channels, toDateTime(${now}) AS updated_at
-    FROM numbers(${contacts}) WHERE ${where})`;
-  const tombstones = (sign?: 1) => sql`
-    INSERT INTO ${raw(sign ? 'audience_snapshot' : 'audience_contacts')} (project_id, audience_id, version, deleted, str_keys, str_values, num_keys, num_values, channels, updated_at${raw(sign ? ', sign' : '')})
-    SELECT ${PROJECT}, concat('a', toString(number)), 3, 1, [], [], [], [], [], toDateTime(${now})${sign ? sql`, toInt8(${sign})` : raw('')} FROM numbers(${contacts}) WHERE number % 100 = 7`;
-  // Stale versions first (an older part), then the current snapshot, then tombstones.
-  await ch.command(contactRows(1, sql`number % 20 = 0`, 17));
-  await ch.command(contactRows(2, sql`1`, 0));
-  await ch.command(tombstones());
-  // The same history as the sink writes it to the collapsing snapshot, one insert (part) per
-  // step: the stale states, their cancellation with the current ones, the deletions cancelling
-  // those. Merges are stopped on it (run): the noise stays unmerged while the counts are timed.
-  await ch.command(contactRows(1, sql`number % 20 = 0`, 17, 1));
-  await ch.command(contactRows(1, sql`number % 20 = 0`, 17, -1));
-  await ch.command(contactRows(2, sql`1`, 0, 1));
-  await ch.command(contactRows(2, sql`number % 100 = 7`, 0, -1));
-  await ch.command(tombstones(1));
+  await writeAudienceContacts(ch, contacts, now, true);
   // One source contact per audience contact, a second one (another data source) for 10%.
   await ch.command(sql`
     INSERT INTO audience_membership (project_id, data_source_id, user_id, audience_id, version, deleted)
@@ -199,7 +145,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     ctx.log(await settleStores({ clickhouse: { ch, database: DATABASE } }, 300_000));
     const parts = await ch.query<{ table: string; parts: string }>(sql`SELECT table, toString(count()) AS parts FROM system.parts WHERE database = ${DATABASE} AND active GROUP BY table ORDER BY table`);
     // Every −1 the data holds (5% stale states, 1% deleted ones) still in the table: nothing collapsed.
-    const cancellations = Math.floor((contacts - 1) / 20) + 1 + (contacts > 7 ? Math.floor((contacts - 8) / 100) + 1 : 0);
+    const cancellations = snapshotCancellations(contacts);
     const unmerged = async (when: string) => {
       const n = await count(ch, sql`SELECT count() AS n FROM audience_snapshot WHERE project_id = ${PROJECT} AND sign = -1`);
       if (n !== cancellations) throw new Error(`${when}: ${n} −1 rows in audience_snapshot, ${cancellations} written: merges collapsed the noise (rerun without --reuse)`);

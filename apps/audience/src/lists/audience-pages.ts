@@ -1,41 +1,50 @@
 import { type Contact, type Principal, serializeContact } from '@meld/auth';
-import type { AudienceFilterNode } from '@meld/filters';
+import type { AudienceFilterNode, PagePosition } from '@meld/filters';
 import { Injectable } from '@nestjs/common';
 import { filterErrorsAs400 } from '../count/audience-roots';
 import { ListsRepository } from './lists.repository';
-import type { ScrollPosition } from './scroll-id';
 
 export interface PageRequest {
   principal: Principal;
   projectId: string;
   root?: AudienceFilterNode;
-  after?: ScrollPosition;
+  /** Keyset position: the page starts after it (scroll). */
+  after?: PagePosition;
+  /** Contacts skipped before the page (search). */
   offset?: number;
   limit: number;
+  /** Window width the previous page ended with (from its scroll id); absent: sized from a count. */
+  span?: bigint;
+}
+
+export interface Page {
+  contacts: Contact[];
+  more: boolean;
+  /** The page's last snapshot row: where the next page starts. */
+  last?: PagePosition;
+  span: bigint;
 }
 
 /**
- * A page of the audience as the caller may see it: the ids the filter selects in the snapshot, then
- * the contacts read from Postgres in that order, each through the data-level serializer. One row
- * beyond the page is read to tell whether more follow, so a last page says so rather than leaving
- * an empty one to fetch. A contact deleted between the two reads is left out (the page is then
- * shorter); `last` is the page's last snapshot row whatever was left out, so a scroll goes on from
- * the right place.
+ * A page of the audience as the caller may see it (ADR 0330): the snapshot rows the filter selects
+ * (windowedAudiencePage), then the contacts read from Postgres in that order, each through the
+ * data-level serializer. A contact gone from Postgres but still in the snapshot (the sink trails
+ * identity-merge) is left out, so a page can be shorter than asked; `last` is the page's last
+ * snapshot row whatever was left out, so a scroll goes on from the right place.
  */
 @Injectable()
 export class AudiencePages {
   constructor(private readonly lists: ListsRepository) {}
 
-  async page(request: PageRequest): Promise<{ contacts: Contact[]; more: boolean; last?: ScrollPosition }> {
-    const { principal, projectId, root, after, offset, limit } = request;
-    const read = await filterErrorsAs400(() => this.lists.page({ projectId, root, after, offset, limit: limit + 1 }));
-    const rows = read.slice(0, limit);
-    const byId = new Map((await this.lists.contacts(projectId, rows.map((r) => r.id))).map((c) => [c.id, c]));
-    const contacts = rows.flatMap(({ id }) => {
+  async page(request: PageRequest): Promise<Page> {
+    const { principal, projectId, root, after, offset, limit, span } = request;
+    const page = await filterErrorsAs400(() => this.lists.page({ projectId, root, after, offset, limit, span }));
+    const byId = new Map((await this.lists.contacts(projectId, page.rows.map((r) => r.id))).map((c) => [c.id, c]));
+    const contacts = page.rows.flatMap(({ id }) => {
       const row = byId.get(id);
       // The audience id last: a custom attribute named `id` must not replace it (as the single reads).
       return row ? [serializeContact({ ...row.attributes, id: row.id, _datasources: row.datasources, _ds_contact_ids: row.ds_contact_ids }, principal)] : [];
     });
-    return { contacts, more: read.length > limit, last: rows.at(-1) };
+    return { contacts, more: page.more, last: page.rows.at(-1), span: page.span };
   }
 }

@@ -1,6 +1,6 @@
 import type { ClickHouse } from '@meld/clickhouse';
 import { DATA_SOURCE } from '@meld/db';
-import { type AudiencePageOptions, audiencePage } from '@meld/filters';
+import { type WindowedPage, type WindowedPageOptions, windowedAudiencePage } from '@meld/filters';
 import { CLICKHOUSE_READER } from '@meld/platform';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
@@ -14,8 +14,9 @@ export interface ListedContactRow {
 }
 
 /**
- * Which contacts a page lists comes from the ClickHouse snapshot, where filters run (as counts);
- * what they hold comes from Postgres, the tables identity-merge writes, read by primary key.
+ * Which contacts a page lists comes from the ClickHouse snapshot, where filters run (as counts),
+ * in hash windows (ADR 0330); what they hold comes from Postgres, the tables identity-merge
+ * writes, read by primary key.
  */
 @Injectable()
 export class ListsRepository {
@@ -24,8 +25,8 @@ export class ListsRepository {
     @Inject(DATA_SOURCE) private readonly ds: DataSource,
   ) {}
 
-  page(options: AudiencePageOptions): Promise<Array<{ hash: string; id: string }>> {
-    return this.ch.query<{ hash: string; id: string }>(audiencePage(options));
+  page(options: WindowedPageOptions): Promise<WindowedPage> {
+    return windowedAudiencePage((statement) => this.ch.query(statement), options);
   }
 
   /** The contacts of these ids that still exist, in no particular order. */

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
-import { AUDIENCE_FILTER_VERSION } from '@meld/filters';
+import { AUDIENCE_FILTER_VERSION, type PagePosition } from '@meld/filters';
 import { BadRequestException } from '@nestjs/common';
 
-/** Where a scroll stands: the last contact listed, in the snapshot's order. */
-export interface ScrollPosition {
-  hash: string;
-  id: string;
+/** A scroll's state between pages: the last contact listed (in the snapshot's order) and the hash window width its page ended with. */
+export interface ScrollState {
+  position: PagePosition;
+  span: bigint;
 }
 
 /**
@@ -28,23 +28,25 @@ function canonical(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-export function encodeScrollId(digest: string, position: ScrollPosition): string {
-  return Buffer.from(JSON.stringify({ v: 1, f: digest, h: position.hash, i: position.id })).toString('base64url');
+export function encodeScrollId(digest: string, { position, span }: ScrollState): string {
+  return Buffer.from(JSON.stringify({ v: 1, f: digest, h: position.hash, i: position.id, s: span.toString() })).toString('base64url');
 }
 
-export function decodeScrollId(scrollId: string, digest: string): ScrollPosition {
+/** The state a scroll id carries; its span is only a hint, clamped where it is used (windowedAudiencePage). */
+export function decodeScrollId(scrollId: string, digest: string): ScrollState {
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(scrollId, 'base64url').toString('utf8'));
   } catch {
     parsed = null;
   }
-  const { v, f, h, i } = (parsed ?? {}) as Record<string, unknown>;
-  if (v !== 1 || typeof f !== 'string' || typeof h !== 'string' || !/^\d{1,20}$/.test(h) || typeof i !== 'string' || !/^[0-9a-f-]{36}$/.test(i)) {
+  const { v, f, h, i, s } = (parsed ?? {}) as Record<string, unknown>;
+  const decimal = (x: unknown): x is string => typeof x === 'string' && /^\d{1,20}$/.test(x) && BigInt(x) < 2n ** 64n;
+  if (v !== 1 || typeof f !== 'string' || !decimal(h) || typeof i !== 'string' || !/^[0-9a-f-]{36}$/.test(i) || !decimal(s)) {
     throw scrollIdError('not a scroll id this endpoint issued');
   }
   if (f !== digest) throw scrollIdError('it was issued for another project, version or root: send the same version and root as for the first page');
-  return { hash: h, id: i };
+  return { position: { hash: h, id: i }, span: BigInt(s) };
 }
 
 function scrollIdError(why: string): BadRequestException {

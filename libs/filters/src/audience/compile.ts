@@ -92,6 +92,11 @@ export interface AudiencePageOptions extends AudienceFilterOptions {
   /** Contacts to skip before the page (a search's `from`). */
   offset?: number;
   limit: number;
+  /**
+   * Only contacts whose audience_hash is in [from, below) (decimal strings; no `below`: to the
+   * end). The primary key prunes outside it, so a page scans its window, not what follows.
+   */
+  window?: { from: string; below?: string };
 }
 
 /**
@@ -108,7 +113,10 @@ export function audiencePage(opts: AudiencePageOptions): Sql {
   const after = opts.after
     ? [sql`(audience_hash > toUInt64(${opts.after.hash}) OR (audience_hash = toUInt64(${opts.after.hash}) AND audience_id > ${opts.after.id}))`]
     : [];
-  const where = [sql`project_id = ${opts.projectId}`, sql`deleted = 0`, ...after, ...compiledRoot(opts)];
+  const window = opts.window
+    ? [sql`audience_hash >= toUInt64(${opts.window.from})`, ...(opts.window.below === undefined ? [] : [sql`audience_hash < toUInt64(${opts.window.below})`])]
+    : [];
+  const where = [sql`project_id = ${opts.projectId}`, sql`deleted = 0`, ...window, ...after, ...compiledRoot(opts)];
   return checkedSize(
     sql`SELECT toString(audience_hash) AS hash, audience_id AS id FROM audience_snapshot WHERE ${join(where, ' AND ')}
         GROUP BY audience_hash, audience_id HAVING sum(sign) > 0 ORDER BY audience_hash, audience_id LIMIT ${count(opts.offset ?? 0, 'offset')}, ${count(opts.limit, 'limit')}`,

@@ -6,6 +6,7 @@ export { AUDIENCE_FILTER_LIMITS } from './limits';
 export { parseAudienceFilter, parseAudienceFilterVersion } from './parse';
 export { audienceCount, audiencePage, audienceSelect, paramValues, type AudienceCountOptions, type AudienceFilterOptions, type AudiencePageOptions, type AudienceSelectOptions } from './compile';
 export { liveSnapshot } from './live-snapshot';
+export { HASH_SPACE, MIN_SPAN, windowedAudiencePage, type PagePosition, type WindowedPage, type WindowedPageOptions } from './page-windows';
 export { slotOf, slotValues, type AttributeArrays, type AttributeSlot } from './slots';
 export { attributeSql, type AttributeSql, type StoredAttribute } from './attribute-sql';
 export { piiConditionPath } from './pii-conditions';

@@ -15,8 +15,9 @@ export interface ScrollAudienceCommand {
 
 /**
  * `POST /audience/scroll` (ADR 0330): the whole audience matching a filter, page after page, for
- * exports and syncs. Keyset pages in the snapshot's order: each page costs the same however far
- * the scroll is, and a contact present from the first page to the last is listed exactly once.
+ * exports and syncs. Keyset pages in the snapshot's order, read in hash windows sized from the
+ * first page's count and carried in the scroll id: each page costs about the same however far the
+ * scroll is, and a contact present from the first page to the last is listed exactly once.
  */
 @Injectable()
 export class ScrollAudience {
@@ -28,8 +29,9 @@ export class ScrollAudience {
   async execute({ principal, projectId, version, root: input, size, scrollId }: ScrollAudienceCommand) {
     const { root } = await this.roots.resolve({ projectId, version, root: input, principal });
     const digest = filterDigest(projectId, version, input);
-    const after = scrollId === undefined ? undefined : decodeScrollId(scrollId, digest);
-    const page = await this.pages.page({ principal, projectId, root, after, limit: size });
-    return { entity: page.contacts, metadata: { count: page.contacts.length, scrollId: page.more && page.last ? encodeScrollId(digest, page.last) : null } };
+    const state = scrollId === undefined ? undefined : decodeScrollId(scrollId, digest);
+    const page = await this.pages.page({ principal, projectId, root, after: state?.position, span: state?.span, limit: size });
+    const next = page.more && page.last ? encodeScrollId(digest, { position: page.last, span: page.span }) : null;
+    return { entity: page.contacts, metadata: { count: page.contacts.length, scrollId: next } };
   }
 }
