@@ -117,6 +117,31 @@ describe('operator bootstrap through the CLI, used through the gateway', () => {
     expect((await get(stream, fresh.metadata.token)).status).toBe(200);
   });
 
+  it('a change of merging attributes merges the contacts already written (ADR 0331)', async () => {
+    const crm = await meld('admin', 'post', `projects/${boot.project.uid}/datasources`, '--data', JSON.stringify({ name: 'CRM e2e', connector: 'crm' }));
+    const writeContact = async (dataSourceId: string, token: string, contact: Json) => {
+      const res = await fetch(`${BASE}/v1/project/${boot.project.uid}/datasource/${dataSourceId}/stream/contacts`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify([contact]),
+      });
+      expect(res.status).toBe(202);
+    };
+    const fresh = await meld('admin', 'post', `projects/${boot.project.uid}/datasources/${boot.dataSource.id}/tokens`);
+    await writeContact(boot.dataSource.id, fresh.metadata.token, { _user_id: 'remerge-web', _email: 'grace@example.com' });
+    await writeContact(crm.entity.id, crm.metadata.token, { _user_id: 'remerge-crm', _email: 'GRACE@example.com', plan: 'gold' });
+    const sources = async () => {
+      const res = await get(`/v1/project/${boot.project.uid}/audience/user/remerge-web`, boot.productToken.token);
+      return res.status === 200 ? (res.body.entity._datasources as string[]).length : 0;
+    };
+    // Merged on _user_id only (the default): two audience contacts.
+    await waitFor('both contacts merged', async () => (await get(`/v1/project/${boot.project.uid}/audience/user/remerge-crm`, boot.productToken.token)).status === 200 && (await sources()) === 1, { timeoutMs: 30000 });
+    await meld('admin', 'patch', `projects/${boot.project.uid}`, '--data', JSON.stringify({ mergingAttributes: ['_email'] }));
+    await waitFor('merged again by email', async () => (await sources()) === 2, { timeoutMs: 30000 });
+    const contact = await get(`/v1/project/${boot.project.uid}/audience/user/remerge-web`, boot.productToken.token);
+    expect(contact.body.entity).toMatchObject({ _email: 'grace@example.com', plan: 'gold' });
+  });
+
   it('`meld admin` exits non-zero with the error body on stderr', async () => {
     await expect(meld('admin', 'post', 'organizations', '--data', '{"name":"x","plan":"huge"}')).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('"path": "plan"') });
   });

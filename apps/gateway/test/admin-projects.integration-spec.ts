@@ -110,8 +110,17 @@ describe('admin: projects', () => {
 
     expect(fieldsOf((await gw.call('PATCH', `/projects/${p.uid}`, { mergingAttributes: ['customer_no'] })).body)).toEqual([['mergingAttributes[0]', 'unknown attribute "customer_no"']]);
     await gw.call('POST', `/projects/${p.uid}/attributes`, { uid: 'customer_no', label: 'Customer number', type: 'string', unique: true });
+    // A change of merging attributes asks identity-merge to merge the contacts again, in the same transaction (ADR 0331).
+    const requests = (): Promise<Array<{ at: string; done_at: Date | null }>> =>
+      gw.app.get<DataSource>(DATA_SOURCE).query(`SELECT requested_at::text AS at, done_at FROM remerge_requests WHERE project_id = $1`, [p.id]);
+    expect(await requests()).toEqual([]);
     const merged = await gw.call('PATCH', `/projects/${p.uid}`, { mergingAttributes: ['_user_id', 'customer_no', '_email'] });
     expect(merged.body.metadata).toMatchObject({ mergingAttributes: ['customer_no', '_email'], uniqueAttributes: ['_user_id', 'customer_no', '_email'] });
+    const [asked] = await requests();
+    expect(asked).toMatchObject({ at: expect.any(String), done_at: null });
+    // The same attributes in another order change nothing: no new request.
+    await gw.call('PATCH', `/projects/${p.uid}`, { mergingAttributes: ['_email', 'customer_no'] });
+    expect(await requests()).toEqual([asked]);
 
     expect(fieldsOf((await gw.call('PATCH', `/projects/${p.uid}`, { defaultSmsSender: UNKNOWN_ID })).body)).toEqual([['defaultSmsSender', expect.stringContaining('no SMS sender')]]);
     const sender = await gw.call('POST', `/projects/${p.uid}/senders`, { channel: 'sms', alias: 'SHOP', name: 'Shop', status: 'active' });

@@ -7,6 +7,9 @@ import { audienceOutboxRelay } from './merge/audience-outbox.relay';
 import { CONTACTS_CONSUMER_OPTIONS, ContactsConsumer, contactsConsumerOptions } from './merge/contacts.consumer';
 import { MergeRepository } from './merge/merge.repository';
 import { MergeContacts } from './merge/usecases/merge-contacts/merge-contacts.usecase';
+import { RemergeRepository } from './remerge/remerge.repository';
+import { RemergeWorker, remergePollMs } from './remerge/remerge.worker';
+import { RemergeProject } from './remerge/usecases/remerge-project/remerge-project.usecase';
 import { AutomationTriggersConsumer, TRIGGERS_CONSUMER_OPTIONS, triggersConsumerOptions } from './triggers/automation-triggers.consumer';
 import { TriggerMembershipRepository } from './triggers/trigger-membership.repository';
 
@@ -26,6 +29,9 @@ export const appDefinition: MeldAppDefinition = {
     },
     { provide: CONTACTS_CONSUMER_OPTIONS, useFactory: () => contactsConsumerOptions() },
     { provide: TRIGGERS_CONSUMER_OPTIONS, useFactory: () => triggersConsumerOptions() },
+    { provide: RemergeRepository, inject: [DATA_SOURCE], useFactory: (ds: DataSource) => new RemergeRepository(ds) },
+    { provide: RemergeProject, inject: [RemergeRepository, MergeContacts], useFactory: (r: RemergeRepository, m: MergeContacts) => new RemergeProject(r, m) },
+    { provide: RemergeWorker, inject: [RemergeRepository, RemergeProject], useFactory: (r: RemergeRepository, p: RemergeProject) => new RemergeWorker(r, p, remergePollMs()) },
     audienceOutboxRelay,
     ContactsConsumer,
     TriggerMembershipRepository,

@@ -18,6 +18,7 @@ import { SmsHotTablesStorage1795269727600 } from './1795269727600-sms-hot-tables
 import { SmsWebhookOutbox1795269730000 } from './1795269730000-sms-webhook-outbox';
 import { SmsSendJob1795269740000 } from './1795269740000-sms-send-job';
 import { SmsReceiptsHot1795269750000 } from './1795269750000-sms-receipts-hot';
+import { RemergeRequests1795269760000 } from './1795269760000-remerge-requests';
 
 // Every migration in order. Files are named <timestamp>-<name>.ts and never edited once committed.
-export const migrations: Function[] = [Tenancy1795262000000, DataSourceUid1795263100000, IngestWrite1795264000000, Audience1795265000000, Consent1795266000000, Segments1795267000000, AttributeSlots1795268000000, OAuth1795269500000, OAuthTokenResource1795269510000, SmsMessages1795269600000, WebhookDeliveries1795269610000, SmsOutboxTopic1795269620000, SmsLinks1795269650000, WebhookDeliveriesPruning1795269660000, OutboxNotify1795269721100, OutboxTrace1795269721200, SmsHotTablesStorage1795269727600, SmsWebhookOutbox1795269730000, SmsSendJob1795269740000, SmsReceiptsHot1795269750000];
+export const migrations: Function[] = [Tenancy1795262000000, DataSourceUid1795263100000, IngestWrite1795264000000, Audience1795265000000, Consent1795266000000, Segments1795267000000, AttributeSlots1795268000000, OAuth1795269500000, OAuthTokenResource1795269510000, SmsMessages1795269600000, WebhookDeliveries1795269610000, SmsOutboxTopic1795269620000, SmsLinks1795269650000, WebhookDeliveriesPruning1795269660000, OutboxNotify1795269721100, OutboxTrace1795269721200, SmsHotTablesStorage1795269727600, SmsWebhookOutbox1795269730000, SmsSendJob1795269740000, SmsReceiptsHot1795269750000, RemergeRequests1795269760000];

@@ -29,11 +29,25 @@ export class ProjectsRepository {
     });
   }
 
-  async update(projectId: string, patch: Partial<ProjectEntity>): Promise<ProjectEntity> {
-    const repo = this.ds.getRepository(ProjectEntity);
-    // TypeORM's deep-partial type cannot see that a jsonb column takes a plain object.
-    if (Object.keys(patch).length) await repo.update({ id: projectId }, patch as Parameters<typeof repo.update>[1]);
-    return repo.findOneByOrFail({ id: projectId });
+  /**
+   * The patch, and with `remerge` a request that identity-merge merge the project's contacts
+   * again (ADR 0331), in one transaction: merging attributes never change without it. A newer
+   * request replaces one in progress, which then starts over.
+   */
+  update(projectId: string, patch: Partial<ProjectEntity>, { remerge = false } = {}): Promise<ProjectEntity> {
+    return this.ds.transaction(async (em) => {
+      // TypeORM's deep-partial type cannot see that a jsonb column takes a plain object.
+      if (Object.keys(patch).length) await em.update(ProjectEntity, { id: projectId }, patch as Parameters<typeof em.update>[2]);
+      if (remerge) {
+        await em.query(
+          `INSERT INTO remerge_requests (project_id, requested_at) VALUES ($1, clock_timestamp())
+           ON CONFLICT (project_id) DO UPDATE SET requested_at = EXCLUDED.requested_at, cursor_data_source_id = NULL, cursor_user_id = NULL,
+                                                  contacts_done = 0, lease_until = NULL, done_at = NULL`,
+          [projectId],
+        );
+      }
+      return em.findOneByOrFail(ProjectEntity, { id: projectId });
+    });
   }
 
   async hasSmsSender(projectId: string, senderId: string): Promise<boolean> {

@@ -13,10 +13,17 @@ export class MergeContactsCommand {
     readonly contacts: ReadonlyArray<{ dataSourceId: string; userId: string }>,
     /** The step's time (tests); otherwise Postgres' clock read under the lock (MergeStepStore.settings). */
     readonly now?: Date,
+    /** Merge the contacts even at a version already applied: the project's merging attributes changed (ADR 0331). */
+    readonly again = false,
   ) {}
 
   static create(projectId: string, contacts: ReadonlyArray<{ dataSourceId: string; userId: string }>, now?: Date): MergeContactsCommand {
     return new MergeContactsCommand(projectId, contacts, now);
+  }
+
+  /** Contacts merged again under the project's current merging attributes, whatever was applied before. */
+  static again(projectId: string, contacts: ReadonlyArray<{ dataSourceId: string; userId: string }>, now?: Date): MergeContactsCommand {
+    return new MergeContactsCommand(projectId, contacts, now, true);
   }
 
   /** One contact: a step of its own. */

@@ -45,7 +45,8 @@ export class MergeContacts {
     return this.repository.inProjectStep(projectId, async (store) => {
       const project = await store.settings();
       if (!project) return NOTHING;
-      const changed = await store.state.pending(named);
+      // A merge again (ADR 0331) looks at every named contact: its keys may differ at the same version.
+      const changed = command.again ? named : await store.state.pending(named);
       if (!changed.length) return NOTHING;
       const plan = await planMerge(store.state, changed, project.sources, this.mergeOptions(project), () => randomUUID());
       // Consent survivorship applies before anything is compared or written (ADR 0048).

@@ -25,9 +25,16 @@ export class UpdateProject {
     if (fields.defaultSmsSender && !(await this.projects.hasSmsSender(project.id, fields.defaultSmsSender))) {
       throw fieldError('defaultSmsSender', `no SMS sender "${fields.defaultSmsSender}" in this project`);
     }
-    const updated = await this.projects.update(project.id, patch);
+    // Contacts merged under the old attributes are merged again under the new ones (ADR 0331).
+    const remerge = patch.mergingAttributes !== undefined && !sameSet(patch.mergingAttributes, project.mergingAttributes);
+    const updated = await this.projects.update(project.id, patch, { remerge });
     // The gateways cache each project's data mode: tell them it changed.
     if (fields.dataMode !== undefined) await this.events.publish(TENANCY_CHANGED_CHANNEL, project.id);
     return adminProjectView(updated);
   }
+}
+
+function sameSet(a: readonly string[], b: readonly string[]): boolean {
+  const set = new Set(b);
+  return a.length === set.size && a.every((x) => set.has(x));
 }
