@@ -142,7 +142,7 @@ describe('audience lists: scroll and search', () => {
     const tiny = await call('scroll', { root: GOLD, size: 2, scrollId: Buffer.from(JSON.stringify({ ...state, s: '1' })).toString('base64url') });
     expect(tiny.body.entity.map((c: Json) => c.id)).toEqual(reordered.body.entity.map((c: Json) => c.id));
     for (const [body, why] of [
-      [{ size: 2, scrollId }, 'another project, version or root'],
+      [{ size: 2, scrollId }, 'another project or filter'],
       [{ root: GOLD, scrollId: 'bm9wZQ' }, 'not a scroll id'],
       [{ root: GOLD, scrollId: Buffer.from(JSON.stringify({ v: 1, f: 'x', h: '1 OR 1', i: randomUUID() })).toString('base64url') }, 'not a scroll id'],
     ] as const) {

@@ -25,6 +25,8 @@ describe('audience /openapi.json', () => {
       '/v1/project/{project}/channel/rcs/sender',
       '/v1/project/{project}/channel/sms/sender',
       '/v1/project/{project}/datasource',
+      '/v1/project/{project}/event/scroll',
+      '/v1/project/{project}/event/search',
       '/v1/project/{project}/segment',
       '/v1/project/{project}/segment/{segmentId}',
       '/v1/project/{project}/segment/{segmentId}/count',

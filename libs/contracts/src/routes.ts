@@ -120,6 +120,9 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   // Lists of contacts: reading them, plus the plan-gated list scope (ADR 0330).
   product('audience.scroll', 'POST', '/v1/project/:project/audience/scroll', 'audience', { scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_LIST'] }),
   product('audience.search', 'POST', '/v1/project/:project/audience/search', 'audience', { scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_LIST'] }),
+  // Lists of the project's events: event data, as a list (ADR 0332).
+  product('event.scroll', 'POST', '/v1/project/:project/event/scroll', 'audience', { scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_DATA_EVENTS', 'PROJECT_AUDIENCE_LIST'] }),
+  product('event.search', 'POST', '/v1/project/:project/event/search', 'audience', { scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_DATA_EVENTS', 'PROJECT_AUDIENCE_LIST'] }),
   // Readiness: setup status, not contact data; project access is enough (ADR 0131).
   product('readiness.project', 'GET', '/v1/project/:project/readiness', 'readiness'),
   product('readiness.channel', 'GET', '/v1/project/:project/readiness/channel/:channel', 'readiness'),

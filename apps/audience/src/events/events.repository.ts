@@ -4,6 +4,7 @@ import { currentMembersOf } from '@meld/filters';
 import { CLICKHOUSE_READER } from '@meld/platform';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
+import { eventParameters } from '../shared/event-parameters';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -66,17 +67,8 @@ export class EventsRepository {
       type: r.type,
       date: Number(r.ts),
       receivedAt: Number(r.rts),
-      parameters: Object.fromEntries(r.keys.map((k, i) => [k, parseJson(r.values[i])])),
+      parameters: eventParameters(r.keys, r.values),
       dataSourceId: r.ds,
     }));
-  }
-}
-
-function parseJson(text: string | undefined): unknown {
-  if (text === undefined) return null;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
   }
 }

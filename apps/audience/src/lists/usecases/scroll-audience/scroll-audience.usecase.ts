@@ -2,7 +2,8 @@ import type { Principal } from '@meld/auth';
 import { Injectable } from '@nestjs/common';
 import { AudienceRoots } from '../../../count/audience-roots';
 import { AudiencePages } from '../../audience-pages';
-import { decodeScrollId, encodeScrollId, filterDigest } from '../../scroll-id';
+import { AUDIENCE_FILTER_VERSION } from '@meld/filters';
+import { decodeScrollId, encodeScrollId, filterDigest, isUInt64, isUuidText } from '../../../shared/scroll-id';
 
 export interface ScrollAudienceCommand {
   principal: Principal;
@@ -28,10 +29,10 @@ export class ScrollAudience {
 
   async execute({ principal, projectId, version, root: input, size, scrollId }: ScrollAudienceCommand) {
     const { root } = await this.roots.resolve({ projectId, version, root: input, principal });
-    const digest = filterDigest(projectId, version, input);
-    const state = scrollId === undefined ? undefined : decodeScrollId(scrollId, digest);
-    const page = await this.pages.page({ principal, projectId, root, after: state?.position, span: state?.span, limit: size });
-    const next = page.more && page.last ? encodeScrollId(digest, { position: page.last, span: page.span }) : null;
+    const digest = filterDigest('audience', projectId, version ?? AUDIENCE_FILTER_VERSION, input ?? null);
+    const state = scrollId === undefined ? undefined : decodeScrollId(scrollId, digest, ({ h, i, s }) => (isUInt64(h) && isUuidText(i) && isUInt64(s) ? { after: { hash: h, id: i }, span: BigInt(s) } : null));
+    const page = await this.pages.page({ principal, projectId, root, after: state?.after, span: state?.span, limit: size });
+    const next = page.more && page.last ? encodeScrollId(digest, { h: page.last.hash, i: page.last.id, s: page.span.toString() }) : null;
     return { entity: page.contacts, metadata: { count: page.contacts.length, scrollId: next } };
   }
 }

@@ -1,0 +1,10 @@
+import { Module } from '@nestjs/common';
+import { EventListing } from './event-listing';
+import { EventListsController } from './event-lists.controller';
+import { EventListsRepository } from './event-lists.repository';
+import { ScrollEvents } from './usecases/scroll-events/scroll-events.usecase';
+import { SearchEvents } from './usecases/search-events/search-events.usecase';
+
+/** `/v1/project/:project/event/scroll` and `/search`: the project's events, in date windows (ADR 0332). */
+@Module({ controllers: [EventListsController], providers: [EventListsRepository, EventListing, ScrollEvents, SearchEvents] })
+export class EventListsModule {}

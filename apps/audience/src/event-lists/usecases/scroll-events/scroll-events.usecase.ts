@@ -1,0 +1,41 @@
+import type { Principal } from '@meld/auth';
+import { Injectable } from '@nestjs/common';
+import { decodeScrollId, encodeScrollId, filterDigest } from '../../../shared/scroll-id';
+import { EventListsRepository } from '../../event-lists.repository';
+import { type EventFilter, EventListing } from '../../event-listing';
+
+export interface ScrollEventsCommand extends EventFilter {
+  principal: Principal;
+  projectId: string;
+  size: number;
+  scrollId?: string;
+}
+
+/**
+ * `POST /event/scroll` (ADR 0332): every event of the project matching the filter within the
+ * plan's look-back, oldest first, page after page, for exports and syncs. Keyset pages read in
+ * date windows whose width travels in the scroll id: each page costs about the same wherever the
+ * scroll is, and an event present throughout is listed exactly once.
+ */
+@Injectable()
+export class ScrollEvents {
+  constructor(
+    private readonly listing: EventListing,
+    private readonly repository: EventListsRepository,
+  ) {}
+
+  async execute({ principal, projectId, size, scrollId, ...filter }: ScrollEventsCommand) {
+    const mask = this.listing.mask(principal);
+    const resolved = await this.listing.resolve(principal, projectId, filter);
+    const digest = filterDigest('events', projectId, filter.eventType ?? null, filter.datasource ?? null, filter.dateFrom ?? null, filter.dateTo ?? null);
+    const state =
+      scrollId === undefined
+        ? undefined
+        : decodeScrollId(scrollId, digest, ({ d, i, s }) => (Number.isSafeInteger(d) && typeof i === 'string' && Number.isSafeInteger(s) ? { after: { date: d as number, id: i }, span: s as number } : null));
+    const page = await this.repository.page({ projectId, ...resolved, order: 'asc', after: state?.after, span: state?.span, limit: size });
+    const last = page.rows.at(-1);
+    const next = page.more && last ? encodeScrollId(digest, { d: Number(last.ts), i: last.id, s: page.span }) : null;
+    const entity = await this.listing.show(projectId, page.rows, mask);
+    return { entity, metadata: { count: entity.length, scrollId: next, ...this.listing.window(resolved) } };
+  }
+}

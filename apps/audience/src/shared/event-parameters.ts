@@ -1,0 +1,16 @@
+/**
+ * An event's parameters from the events table's parallel arrays: the probes sink stores each
+ * value as its JSON encoding (event-row.ts); a value that does not parse is shown as stored.
+ */
+export function eventParameters(keys: readonly string[], values: readonly string[]): Record<string, unknown> {
+  return Object.fromEntries(keys.map((k, i) => [k, parseJson(values[i])]));
+}
+
+function parseJson(text: string | undefined): unknown {
+  if (text === undefined) return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
