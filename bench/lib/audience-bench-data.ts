@@ -76,3 +76,21 @@ export async function writeAudienceContacts(ch: ClickHouse, contacts: number, no
   await ch.command(contactRows(2, sql`number % 100 = 7`, 0, -1));
   await ch.command(tombstones(1));
 }
+
+/**
+ * `events` events over the last 365 days, uniformly over the source contacts (`ds2` for 1 in 11);
+ * 10 types, purchases with an amount and one of 1,000 products. `progress` gets the count written.
+ */
+export async function writeEvents(ch: ClickHouse, contacts: number, events: number, now: number, progress: (written: number) => void): Promise<void> {
+  const chunk = 2_000_000;
+  for (let offset = 0; offset < events; offset += chunk) {
+    await ch.command(sql`
+      INSERT INTO events (project_id, data_source_id, user_id, event_id, event_type, event_date, received_at, param_keys, param_values)
+      SELECT ${PROJECT}, if(h % 11 = 0, 'ds2', 'ds1'), concat('u', toString(if(h % 11 = 0, (h % ${Math.ceil(contacts / 10)}) * 10, h % ${contacts}))),
+             lower(hex(MD5(toString(number)))), t, toDateTime(${now} - cityHash64(number, 3) % ${365 * DAY}) AS d, d,
+             if(t = 'purchase', ['amount', 'product-id'], ['url']),
+             if(t = 'purchase', [toString(cityHash64(number, 4) % 500), concat('"SKU-', toString(cityHash64(number, 5) % 1000), '"')], [concat('"/p/', toString(number % 997), '"')])
+      FROM (SELECT number, intHash64(number) AS h, ${sqlList(EVENT_TYPES)}[cityHash64(number, 2) % ${EVENT_TYPES.length} + 1] AS t FROM numbers(${offset}, ${Math.min(chunk, events - offset)}))`);
+    progress(Math.min(offset + chunk, events));
+  }
+}

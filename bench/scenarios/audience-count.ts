@@ -32,7 +32,7 @@ import { createClickHouse, ident, join as sqlJoin, migrateClickHouse, raw, sql, 
 import { audienceCount, audienceSelect, parseAudienceFilter, type AudienceFilterNode, type FilterCatalogue } from '../../libs/filters/src';
 import type { BenchContext, BenchRow, ScenarioResult } from '../lib/context';
 import { RssSampler, type WatchedProcess } from '../lib/processes';
-import { CATALOGUE, DAY, EVENT_TYPES, PROJECT, SKUS, snapshotCancellations, sqlList, writeAudienceContacts } from '../lib/audience-bench-data';
+import { CATALOGUE, DAY, EVENT_TYPES, PROJECT, SKUS, snapshotCancellations, writeAudienceContacts, writeEvents } from '../lib/audience-bench-data';
 import { settleStores } from '../lib/settle';
 import { median, percentile } from '../lib/stats';
 
@@ -57,19 +57,7 @@ async function generateClickHouse(ch: ClickHouse, contacts: number, events: numb
     INSERT INTO audience_membership (project_id, data_source_id, user_id, audience_id, version, deleted)
     SELECT ${PROJECT}, 'ds2', concat('u', toString(number)), concat('a', toString(number)), 1, 0 FROM numbers(${contacts}) WHERE number % 10 = 0`);
   log(`contacts and memberships in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  // Events over the last 365 days, uniformly over source contacts (ds2 for 1 in 11); 10 types,
-  // purchases with an amount and one of 1,000 products.
-  const chunk = 2_000_000;
-  for (let offset = 0; offset < events; offset += chunk) {
-    await ch.command(sql`
-      INSERT INTO events (project_id, data_source_id, user_id, event_id, event_type, event_date, received_at, param_keys, param_values)
-      SELECT ${PROJECT}, if(h % 11 = 0, 'ds2', 'ds1'), concat('u', toString(if(h % 11 = 0, (h % ${Math.ceil(contacts / 10)}) * 10, h % ${contacts}))),
-             lower(hex(MD5(toString(number)))), t, toDateTime(${now} - cityHash64(number, 3) % ${365 * DAY}) AS d, d,
-             if(t = 'purchase', ['amount', 'product-id'], ['url']),
-             if(t = 'purchase', [toString(cityHash64(number, 4) % 500), concat('"SKU-', toString(cityHash64(number, 5) % 1000), '"')], [concat('"/p/', toString(number % 997), '"')])
-      FROM (SELECT number, intHash64(number) AS h, ${sqlList(EVENT_TYPES)}[cityHash64(number, 2) % ${EVENT_TYPES.length} + 1] AS t FROM numbers(${offset}, ${Math.min(chunk, events - offset)}))`);
-    log(`events: ${Math.min(offset + chunk, events).toLocaleString('en-US')} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  }
+  await writeEvents(ch, contacts, events, now, (done) => log(`events: ${done.toLocaleString('en-US')} in ${((Date.now() - started) / 1000).toFixed(1)} s`));
 }
 
 

@@ -7,9 +7,12 @@
  * (`sign = 1`, no per-contact sum), and the page query without hash windows (the first version:
  * everything after the position grouped and sorted), for one attribute condition (1 contact in
  * 50) and the whole audience, at the start and from the middle. Then whole scrolls, timed once each.
+ * Event pages of POST /event/scroll and /event/search (ADR 0332: libs/filters `windowedEventsPage`,
+ * date windows) on --events events over 365 days, beside the hand-written count of the
+ * look-back's events and the same page read in one window over everything after its position.
  *
- * Options: --contacts N (1,000,000), --reps R (30), --warmup W (3), --keep (leave the bench
- * databases), --reuse (use what a --keep run left when the size matches).
+ * Options: --contacts N (1,000,000), --events N (2,000,000), --reps R (30), --warmup W (3), --keep
+ * (leave the bench databases), --reuse (use what a --keep run left when the sizes match).
  *
  * Data: ClickHouse database `meld_bench_lists` (migrated like the real one; snapshot with 5% stale
  * versions and 1% tombstones, merges stopped, checked unmerged before and after the timing) and
@@ -19,8 +22,8 @@
 import { cpus, loadavg } from 'node:os';
 import { Client } from 'pg';
 import { createClickHouse, ident, migrateClickHouse, raw, sql, type ClickHouse, type Sql } from '../../libs/clickhouse/src';
-import { audiencePage, parseAudienceFilter, windowedAudiencePage, type AudienceFilterNode, type PagePosition } from '../../libs/filters/src';
-import { CATALOGUE, PROJECT, snapshotCancellations, writeAudienceContacts } from '../lib/audience-bench-data';
+import { audiencePage, parseAudienceFilter, windowedAudiencePage, windowedEventsPage, type AudienceFilterNode, type EventPageOptions, type PagePosition } from '../../libs/filters/src';
+import { CATALOGUE, DAY, PROJECT, snapshotCancellations, writeAudienceContacts, writeEvents } from '../lib/audience-bench-data';
 import type { BenchContext, BenchRow, ScenarioResult } from '../lib/context';
 import { settleStores } from '../lib/settle';
 import { median, percentile } from '../lib/stats';
@@ -39,6 +42,7 @@ const rowsOf = async (ch: ClickHouse, query: Sql): Promise<Array<{ hash: string;
 
 export async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const contacts = ctx.args.int('contacts', 1_000_000);
+  const events = ctx.args.int('events', 2_000_000);
   const reps = ctx.args.int('reps', 30);
   const warmup = ctx.args.int('warmup', 3);
   const keep = ctx.args.flag('keep');
@@ -52,17 +56,18 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     await ch.ensureDatabase();
     await migrateClickHouse({ client: ch });
     await pg.connect();
-    await ch.command(sql`CREATE TABLE IF NOT EXISTS bench_meta (contacts UInt64, now UInt32) ENGINE = TinyLog`);
-    const [meta] = await ch.query<{ contacts: string; now: number }>(sql`SELECT * FROM bench_meta`);
+    await ch.command(sql`CREATE TABLE IF NOT EXISTS bench_meta (contacts UInt64, events UInt64, now UInt32) ENGINE = TinyLog`);
+    const [meta] = await ch.query<{ contacts: string; events: string; now: number }>(sql`SELECT * FROM bench_meta`);
     const [pgRows] = (await pg.query(`SELECT to_regclass('${DATABASE}.audience_contacts') IS NOT NULL AS present`)).rows as Array<{ present: boolean }>;
-    const reuse = ctx.args.flag('reuse') && meta && Number(meta.contacts) === contacts && pgRows.present;
+    const reuse = ctx.args.flag('reuse') && meta && Number(meta.contacts) === contacts && Number(meta.events) === events && pgRows.present;
     const now = reuse ? Number(meta.now) : Math.floor(Date.now() / 1000);
     await ch.command(sql`SYSTEM STOP MERGES ${ident(DATABASE, 'audience_snapshot')}`);
     if (!reuse) {
       const started = Date.now();
-      for (const table of ['audience_snapshot', 'bench_meta']) await ch.command(sql`TRUNCATE TABLE ${raw(table)}`);
+      for (const table of ['audience_snapshot', 'events', 'bench_meta']) await ch.command(sql`TRUNCATE TABLE ${raw(table)}`);
       await writeAudienceContacts(ch, contacts, now, false);
       ctx.log(`ClickHouse snapshot in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      await writeEvents(ch, contacts, events, now, (done) => ctx.log(`events: ${done.toLocaleString('en-US')} in ${((Date.now() - started) / 1000).toFixed(1)} s`));
       // The contacts as identity-merge keeps them (ids as text here: the generated ids are `a<n>`).
       await pg.query(`DROP SCHEMA IF EXISTS ${DATABASE} CASCADE`);
       await pg.query(`CREATE SCHEMA ${DATABASE}`);
@@ -75,7 +80,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
         [PROJECT, contacts],
       );
       await pg.query(`ANALYZE ${DATABASE}.audience_contacts`);
-      await ch.command(sql`INSERT INTO bench_meta VALUES (${contacts}, ${now})`);
+      await ch.command(sql`INSERT INTO bench_meta VALUES (${contacts}, ${events}, ${now})`);
       ctx.log(`Postgres contacts in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     } else ctx.log('reusing the data of an earlier --keep run');
     ctx.log(await settleStores({ clickhouse: { ch, database: DATABASE } }, 300_000));
@@ -143,6 +148,26 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
           (await pg.query(`SELECT id, attributes, datasources, ds_contact_ids FROM ${DATABASE}.audience_contacts WHERE project_id = $1 AND id = ANY($2::text[])`, [PROJECT, parisIds.map((r) => r.id)])).rows.length,
       },
     ];
+    // Event pages as the app reads them, over the look-back of an xl plan (365 days) up to a day from now.
+    const range = { from: now - 365 * DAY, to: now + DAY };
+    const eventPage = (o: Partial<EventPageOptions> & { limit: number }) => windowedEventsPage((statement) => ch.query(statement), { projectId: PROJECT, range, order: 'asc', ...o });
+    const eventMiddle = { date: now - 182 * DAY, id: '' };
+    const [eventSpan, purchaseSpan] = [(await eventPage({ limit: PAGE })).span, (await eventPage({ eventType: 'purchase', limit: PAGE })).span];
+    const eventCount = 'event count, look-back (hand-written count())';
+    const unwindowedEvents = `without windows: event page of ${PAGE}, from the middle`;
+    variants.push(
+      { name: eventCount, run: () => count(sql`SELECT count() AS n FROM events WHERE project_id = ${PROJECT} AND event_date >= toDateTime(${range.from}) AND event_date < toDateTime(${range.to})`) },
+      { name: `event scroll, first page of ${PAGE} (count + window)`, baseline: eventCount, run: async () => (await eventPage({ limit: PAGE })).rows.length },
+      {
+        name: unwindowedEvents,
+        baseline: eventCount,
+        run: async () => (await eventPage({ after: eventMiddle, span: range.to - range.from, limit: PAGE })).rows.length,
+      },
+      // A next page is compared with the same page read in one window: what the windows are for.
+      { name: `event scroll, next page of ${PAGE}, from the middle (window)`, baseline: unwindowedEvents, run: async () => (await eventPage({ after: eventMiddle, span: eventSpan, limit: PAGE })).rows.length },
+      { name: `event scroll, next page of ${PAGE}, purchases, from the middle (window)`, baseline: unwindowedEvents, run: async () => (await eventPage({ eventType: 'purchase', after: eventMiddle, span: purchaseSpan, limit: PAGE })).rows.length },
+      { name: 'event search, newest page of 100 (count + window)', baseline: eventCount, run: async () => (await eventPage({ order: 'desc', limit: 100 })).rows.length },
+    );
     const times = new Map<string, number[]>(variants.map((v) => [v.name, []]));
     const results = new Map<string, number>();
     for (let round = -warmup; round < reps; round++) {
@@ -175,6 +200,20 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
       }
       return { ms: performance.now() - t0, listed, pagesRead };
     };
+    const signupScroll = await (async () => {
+      const t0 = performance.now();
+      let state: { after?: { date: number; id: string }; span?: number } = {};
+      let listed = 0;
+      for (;;) {
+        const p = await eventPage({ eventType: 'signup', limit: PAGE, ...state });
+        listed += p.rows.length;
+        const last = p.rows.at(-1);
+        if (!p.more || !last) break;
+        state = { after: { date: Number(last.ts), id: last.id }, span: p.span };
+      }
+      return { ms: performance.now() - t0, listed };
+    })();
+    const [signups] = await ch.query<{ n: string }>(sql`SELECT uniqExact(event_id) AS n FROM events WHERE project_id = ${PROJECT} AND event_type = 'signup' AND event_date >= toDateTime(${range.from})`);
     const parisScroll = await wholeScroll(paris);
     const allScroll = await wholeScroll();
     load.push(loadavg()[0]);
@@ -189,18 +228,21 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     const nextAll = p50(`scroll, next page of ${PAGE}, whole audience, from the middle (window + Postgres)`);
     const rate = (s: { ms: number; listed: number }) => Math.round((s.listed / s.ms) * 1000).toLocaleString('en-US');
     return {
-      title: `audience-lists: scroll and search pages on ${contacts.toLocaleString('en-US')} contacts as the audience app reads them, beside the count of the same filter (${reps} interleaved rounds)`,
+      title: `audience-lists: scroll and search pages on ${contacts.toLocaleString('en-US')} contacts and ${events.toLocaleString('en-US')} events as the audience app reads them, beside the count of the same filter (${reps} interleaved rounds)`,
       units: { throughput: 'pages (or queries)/s, from the p50', latency: 'one page or query, client side, before HTTP and serialization to JSON' },
       rows,
       notes: [
         `hash windows against one query over everything after the position: whole audience ${(p50(`without windows: page of ${PAGE}, whole audience, first`) / nextAll).toFixed(1)}× faster for a next page (${nextAll.toFixed(0)} ms against ${p50(`without windows: page of ${PAGE}, whole audience, first`).toFixed(0)} ms at the start without windows)`,
         `whole scroll, city = Paris: ${parisScroll.listed.toLocaleString('en-US')} of ${results.get(parisCount)!.toLocaleString('en-US')} counted contacts in ${parisScroll.pagesRead} pages, ${(parisScroll.ms / 1000).toFixed(1)} s, ${rate(parisScroll)} contacts/s`,
         `whole scroll, whole audience: ${allScroll.listed.toLocaleString('en-US')} of ${results.get(allCount)!.toLocaleString('en-US')} counted contacts in ${allScroll.pagesRead} pages, ${(allScroll.ms / 1000).toFixed(1)} s, ${rate(allScroll)} contacts/s (goal: a next page ≤ 1.5× one count of the whole audience: ${nextAll <= 1.5 * p50(allCount) ? 'MET' : 'MISSED'})`,
+        `whole event scroll, signups: ${signupScroll.listed.toLocaleString('en-US')} of ${Number(signups.n).toLocaleString('en-US')} distinct events, ${(signupScroll.ms / 1000).toFixed(1)} s, ${rate(signupScroll)} events/s (without the per-page membership read of audience ids)`,
+        `event windows against one window over everything after the position: ${(p50(`without windows: event page of ${PAGE}, from the middle`) / p50(`event scroll, next page of ${PAGE}, from the middle (window)`)).toFixed(1)}× faster for a next page`,
         `fastest run: ${variants.map((v) => `${v.name} ${Math.min(...times.get(v.name)!).toFixed(0)} ms`).join('; ')}`,
         `snapshot noise: 5% stale versions, 1% tombstones (${cancellations.toLocaleString('en-US')} −1 rows, merges stopped, checked unmerged before and after timing); contacts missing from a listing: ${parisScroll.listed === results.get(parisCount) && allScroll.listed === results.get(allCount) ? 'none' : 'SOME'}`,
         `load average (1 min) at start ${load[0].toFixed(1)}, at end ${load[1].toFixed(1)} on ${cpus().length} cores shared with other work`,
       ],
       goals: [
+        { row: `event scroll, next page of ${PAGE}, from the middle (window)`, minRatio: 3 },
         { row: `scroll, next page of ${PAGE}, city = Paris, from the middle (window + Postgres)`, minRatio: 1 / 1.5 },
         { row: `scroll, next page of ${PAGE}, whole audience, from the middle (window + Postgres)`, minRatio: 1 / 1.5 },
       ],

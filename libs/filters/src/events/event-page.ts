@@ -53,12 +53,17 @@ type Query = <T>(statement: Sql) => Promise<T[]>;
  * whether more follow.
  */
 export async function windowedEventsPage(query: Query, opts: EventPageOptions): Promise<EventPage> {
-  const { range, order, limit } = opts;
+  const { order, limit } = opts;
   const offset = opts.offset ?? 0;
   const needed = offset + limit + 1;
-  const length = Math.max(1, range.to - range.from);
-  let span = opts.span === undefined ? await initialSpan(query, opts, needed, length) : Math.min(length, Math.max(1, Math.floor(opts.span)));
-  if (span === 0) return { rows: [], more: false, span: 1 };
+  let range = opts.range;
+  let span: number;
+  if (opts.span === undefined) {
+    // A first page: the range narrowed to the dates its events have (no windows over an empty future or past), and a width from their count.
+    const sized = await sizeRange(query, opts, needed);
+    if (!sized) return { rows: [], more: false, span: 1 };
+    [range, span] = [sized.range, sized.span];
+  } else span = Math.min(Math.max(1, range.to - range.from), Math.max(1, Math.floor(opts.span)));
   const rows: EventRow[] = [];
   const asc = order === 'asc';
   let keyset = opts.after;
@@ -96,12 +101,18 @@ function eventsWindow(opts: EventPageOptions, window: { from: number; to: number
               GROUP BY event_id ORDER BY ts ${dir}, id ${dir} LIMIT ${raw(String(limit))}`;
 }
 
-/** Seconds expected to hold twice the rows needed (counting copies too: an estimate); 0 when the range holds none. */
-async function initialSpan(query: Query, opts: EventPageOptions, needed: number, length: number): Promise<number> {
+/**
+ * The range narrowed to its events' dates, and the seconds expected to hold twice the rows needed
+ * (the count includes copies: an estimate); null when the range holds no event.
+ */
+async function sizeRange(query: Query, opts: EventPageOptions, needed: number): Promise<{ range: { from: number; to: number }; span: number } | null> {
   const where = [...filters(opts), sql`event_date >= toDateTime(${seconds(opts.range.from)})`, sql`event_date < toDateTime(${seconds(opts.range.to)})`];
-  const [row] = await query<{ n: string }>(sql`SELECT count() AS n FROM events WHERE ${join(where, ' AND ')}`);
+  const [row] = await query<{ n: string; lo: number; hi: number }>(sql`SELECT count() AS n, toUInt32(min(event_date)) AS lo, toUInt32(max(event_date)) AS hi FROM events WHERE ${join(where, ' AND ')}`);
   const n = Number(row?.n ?? 0);
-  return n === 0 ? 0 : Math.min(length, Math.max(1, Math.floor((length * 2 * needed) / n)));
+  if (n === 0) return null;
+  const range = { from: Math.max(opts.range.from, Number(row.lo)), to: Math.min(opts.range.to, Number(row.hi) + 1) };
+  const length = Math.max(1, range.to - range.from);
+  return { range, span: Math.min(length, Math.max(1, Math.floor((length * 2 * needed) / n))) };
 }
 
 /** The current audience contact of each source contact among `pairs` (those with none are absent). */
