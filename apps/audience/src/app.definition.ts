@@ -7,6 +7,7 @@ import { CountModule } from './count/count.module';
 import { DataSourcesModule } from './datasources/datasources.module';
 import { ListsModule } from './lists/lists.module';
 import { EventListsModule } from './event-lists/event-lists.module';
+import { AggregationsModule } from './aggregations/aggregations.module';
 import { SendersModule } from './senders/senders.module';
 import { SegmentsModule } from './segments/segments.module';
 import { ContactsRepository } from './contacts/contacts.repository';
@@ -23,7 +24,7 @@ export const appDefinition: MeldAppDefinition = {
   name: 'audience',
   port: APPS['audience'].port,
   stores: APPS['audience'].stores,
-  imports: [EventsModule, DataSourcesModule, SendersModule, SegmentsModule, CountModule, ListsModule, EventListsModule],
+  imports: [EventsModule, DataSourcesModule, SendersModule, SegmentsModule, CountModule, ListsModule, EventListsModule, AggregationsModule],
   controllers: [ProjectController, SpecsController, ContactsController],
   providers: [ProjectRepository, CatalogueRepository, GetProject, ListEventTypes, ListEventParameters, ListAttributes, ContactsRepository, FindContact],
 };

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ClickHouse } from '@meld/clickhouse';
 import { type DataMode, type Scope } from '@meld/contracts';
-import { AudienceSnapshotFixture, seedTenancy, signedPrincipal, startAppUnderTest, type Json } from '@meld/fixtures';
+import { AudienceSnapshotFixture, contactRow, seedTenancy, signedPrincipal, startAppUnderTest, type Json } from '@meld/fixtures';
 import { migratedTestClickHouse } from '@meld/testing';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
@@ -57,20 +57,7 @@ describe('audience lists: scroll and search', () => {
     await ch?.close();
   });
 
-  function state(audienceId: string, str: Record<string, string>) {
-    return {
-      project_id: tenancy.project.id,
-      audience_id: audienceId,
-      version: '1',
-      deleted: 0,
-      str_keys: Object.keys(str),
-      str_values: Object.values(str),
-      num_keys: [] as string[],
-      num_values: [] as number[],
-      channels: [] as string[],
-      updated_at: Math.floor(Date.now() / 1000),
-    };
-  }
+  const state = (audienceId: string, str: Record<string, string>) => contactRow(tenancy.project.id, audienceId, { str });
 
   const call = async (path: 'scroll' | 'search', body: unknown, { scopes = LIST, dataMode = 'normal' as DataMode } = {}): Promise<{ status: number; body: Json }> => {
     const url = `${base}/v1/project/${tenancy.project.uid}/audience/${path}`;

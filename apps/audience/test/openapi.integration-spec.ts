@@ -15,6 +15,7 @@ describe('audience /openapi.json', () => {
     const doc: Json = await res.json();
     expect(Object.keys(doc.paths).sort()).toEqual([
       '/v1/project/{project}',
+      '/v1/project/{project}/audience/aggregations',
       '/v1/project/{project}/audience/count',
       '/v1/project/{project}/audience/scroll',
       '/v1/project/{project}/audience/search',

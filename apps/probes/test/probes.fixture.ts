@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { ClickHouse } from '@meld/clickhouse';
 import { APPS, type DataMode, type Plan, type Scope } from '@meld/contracts';
 import { AttributeEntity } from '@meld/db';
-import { signedPrincipal, startAppUnderTest, withSlotColumns } from '@meld/fixtures';
+import { type ContactState, contactRow, signedPrincipal, startAppUnderTest, withSlotColumns } from '@meld/fixtures';
 import type { MeldAppDefinition } from '@meld/platform';
 import { migratedTestClickHouse } from '@meld/testing';
 import type { DataSource } from 'typeorm';
@@ -21,27 +21,8 @@ export async function startProbes(overrides: Record<string, string> = {}) {
   return { ...started, ch };
 }
 
-export type Contact = { str?: Record<string, string | string[]>; num?: Record<string, number | number[]>; version?: number; deleted?: 0 | 1 };
-
-const spread = <T>(values: Record<string, T | T[]>) => Object.entries(values).flatMap(([k, v]) => (Array.isArray(v) ? v : [v]).map((x) => [k, x] as const));
-
-/** An audience_contacts row as the probes sink writes it (multivalue: one array entry per value). */
-export function contactRow(projectId: string, audienceId: string, c: Contact) {
-  const str = spread(c.str ?? {});
-  const num = spread(c.num ?? {});
-  return {
-    project_id: projectId,
-    audience_id: audienceId,
-    version: String(c.version ?? 1),
-    deleted: c.deleted ?? 0,
-    str_keys: str.map(([k]) => k),
-    str_values: str.map(([, v]) => v),
-    num_keys: num.map(([k]) => k),
-    num_values: num.map(([, v]) => v),
-    channels: [] as string[],
-    updated_at: Math.floor(Date.now() / 1000),
-  };
-}
+export type Contact = ContactState;
+export { contactRow };
 
 /** Contacts into audience_contacts and its collapsing twin, as the probes audience sink writes them (ADR 0223). */
 export async function insertContacts(ch: ClickHouse, db: DataSource, projectId: string, contacts: ReadonlyArray<readonly [string, Contact]>) {

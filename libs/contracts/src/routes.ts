@@ -120,6 +120,8 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   // Lists of contacts: reading them, plus the plan-gated list scope (ADR 0330).
   product('audience.scroll', 'POST', '/v1/project/:project/audience/scroll', 'audience', { scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_LIST'] }),
   product('audience.search', 'POST', '/v1/project/:project/audience/search', 'audience', { scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_LIST'] }),
+  // Aggregates of attributes over a filtered audience, granted manually (ADR 0333).
+  product('audience.aggregations', 'POST', '/v1/project/:project/audience/aggregations', 'audience', { scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_AGGREGATIONS'] }),
   // Lists of the project's events: event data, as a list (ADR 0332).
   product('event.scroll', 'POST', '/v1/project/:project/event/scroll', 'audience', { scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_DATA_EVENTS', 'PROJECT_AUDIENCE_LIST'] }),
   product('event.search', 'POST', '/v1/project/:project/event/search', 'audience', { scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_DATA_EVENTS', 'PROJECT_AUDIENCE_LIST'] }),

@@ -11,5 +11,5 @@ import { CountAudienceUseCase } from './usecases/count-audience/count-audience.u
  * root parsing: other features count and filter through them (a segment's count, the lists), so
  * the compliance and filter rules live in one place.
  */
-@Module({ controllers: [CountController], providers: [CountRepository, FilterCatalogueRepository, FilterCatalogueCache, AudienceRoots, CountAudienceUseCase], exports: [CountAudienceUseCase, FilterCatalogueRepository, AudienceRoots, CountRepository] })
+@Module({ controllers: [CountController], providers: [CountRepository, FilterCatalogueRepository, FilterCatalogueCache, AudienceRoots, CountAudienceUseCase], exports: [CountAudienceUseCase, FilterCatalogueRepository, FilterCatalogueCache, AudienceRoots, CountRepository] })
 export class CountModule {}

@@ -1,5 +1,5 @@
 import { join, raw, sql, type Sql } from '@meld/clickhouse';
-import { type AudienceFilterNode, attributeSql, audienceSelect, latestMembership, liveSnapshot, slotOf, type AudienceValueKind } from '@meld/filters';
+import { type AudienceFilterNode, audienceSelect, catalogueAttributeSql, latestMembership, liveSnapshot } from '@meld/filters';
 import type { ProfiledAttribute } from './profiled-attributes';
 
 /**
@@ -18,13 +18,10 @@ export interface Population {
   now?: Date;
 }
 
-export const valueKindOf = (type: ProfiledAttribute['type']): AudienceValueKind =>
-  type === 'string' || type === 'email' || type === 'phone' ? 'string' : type === 'boolean' ? 'boolean' : type === 'number' ? 'number' : 'date';
-
 const isNumeric = (a: ProfiledAttribute) => a.type === 'number';
 
 export function storedValues(a: ProfiledAttribute) {
-  return attributeSql({ key: a.uid, valueKind: valueKindOf(a.type), multivalue: a.multivalue, slot: slotOf(a) });
+  return catalogueAttributeSql(a);
 }
 
 function select(population: Population, columns: Sql[], sample?: Sql): Sql {

@@ -1,8 +1,8 @@
 import type { ContactDataView } from '@meld/auth';
 import type { SamplingPlan, Sql } from '@meld/clickhouse';
 import type { AttributeType } from '@meld/contracts';
+import { valueKindOf } from '@meld/filters';
 import { decodeValue } from '../coverage/coverage-entry';
-import { valueKindOf } from '../coverage/coverage-sql';
 import { MAX_DISTINCT_FOR_TOP_VALUES, TOP_VALUES_OMITTED, nameReason } from '../coverage/top-values-policy';
 import { estimateTotal } from '../shared/estimators';
 import type { ProbeReads } from '../shared/probe-reads';

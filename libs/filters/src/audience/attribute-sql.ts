@@ -1,6 +1,7 @@
 import { raw, sql, type Sql } from '@meld/clickhouse';
 import { slotColumn, slotMaskColumn } from '@meld/contracts';
-import type { AudienceValueKind } from './types';
+import { slotOf } from './slots';
+import type { AudienceValueKind, CatalogueType, FilterCatalogue } from './types';
 
 /** What locates an attribute's values in an audience_contacts row. */
 export interface StoredAttribute {
@@ -37,4 +38,13 @@ export function attributeSql(attribute: StoredAttribute): AttributeSql {
   }
   const present = sql`has(${keys}, ${attribute.key})`;
   return { present, value: sql`${values}[indexOf(${keys}, ${attribute.key})]`, values: attribute.multivalue ? all : sql`arraySlice(${all}, 1, 1)` };
+}
+
+/** How a catalogue type's values compare and where they are stored (emails and phones are strings). */
+export const valueKindOf = (type: CatalogueType): AudienceValueKind =>
+  type === 'string' || type === 'email' || type === 'phone' ? 'string' : type === 'boolean' ? 'boolean' : type === 'number' ? 'number' : 'date';
+
+/** The SQL of a catalogue attribute's values (its slot column when it has one). */
+export function catalogueAttributeSql(attribute: FilterCatalogue['attributes'][number]): AttributeSql {
+  return attributeSql({ key: attribute.uid, valueKind: valueKindOf(attribute.type), multivalue: attribute.multivalue, slot: slotOf(attribute) });
 }

@@ -123,6 +123,26 @@ export function audiencePage(opts: AudiencePageOptions): Sql {
   );
 }
 
+export interface AudienceTermsOptions extends AudienceFilterOptions {
+  /** Every value of a contact (AttributeSql.values): each distinct one counts the contact once. */
+  values: Sql;
+  limit: number;
+}
+
+/**
+ * The most frequent values among the current contacts matching the filter (`value` as text, `n`
+ * its contacts), exact: each row's distinct values joined out and `sign` summed per value in one
+ * plain read, as counts are (ADR 0243). Ties go to the smaller value, so the answer is stable.
+ */
+export function audienceTerms(opts: AudienceTermsOptions): Sql {
+  if (!Number.isSafeInteger(opts.limit) || opts.limit < 1) throw new Error(`audienceTerms: bad limit ${opts.limit}`);
+  const where = [sql`project_id = ${opts.projectId}`, sql`deleted = 0`, ...compiledRoot(opts)];
+  return checkedSize(
+    sql`SELECT toString(v) AS value, sum(sign) AS n FROM audience_snapshot ARRAY JOIN arrayReduce('groupUniqArray', ${opts.values}) AS v
+        WHERE ${join(where, ' AND ')} GROUP BY v HAVING n > 0 ORDER BY n DESC, value LIMIT ${raw(String(opts.limit))}`,
+  );
+}
+
 /** The compiled root, if any: an expression that needs no parentheses in an AND. */
 function compiledRoot(opts: AudienceFilterOptions): Sql[] {
   const ctx: Context = { projectId: opts.projectId, now: Math.floor((opts.now ?? new Date()).getTime() / 1000) };

@@ -1,0 +1,90 @@
+import { CONTACT_DATA_BLOCKED, contactDataMask, maySearchByPii, type Principal } from '@meld/auth';
+import { catalogueAttributeSql, type FilterCatalogue, valueKindOf } from '@meld/filters';
+import { BadRequestException, ForbiddenException, Injectable } from '@nestjs/common';
+import { AudienceRoots, filterErrorsAs400 } from '../../../count/audience-roots';
+import { FilterCatalogueCache } from '../../../count/filter-catalogue.cache';
+import { AggregationsRepository } from '../../aggregations.repository';
+import type { AggregateAudienceInput, AudienceAggregations } from '../../aggregations.schema';
+
+type CatalogueAttribute = FilterCatalogue['attributes'][number];
+type Asked = AggregateAudienceInput['aggregations'][number];
+
+const fieldError = (path: string, message: string) => new BadRequestException({ message: `invalid body: ${path}: ${message}`, details: { fields: [{ path, message }] } });
+
+/**
+ * `POST /audience/aggregations` (ADR 0333): terms (the most frequent values) and stats of
+ * attributes over the current contacts matching a filter, exact, from the snapshot the count
+ * reads. Aggregates are contact-derived: a blocked project is refused, and email or phone
+ * attributes need `mayReadPii`, as conditions on them do.
+ */
+@Injectable()
+export class AggregateAudience {
+  constructor(
+    private readonly roots: AudienceRoots,
+    private readonly catalogues: FilterCatalogueCache,
+    private readonly repository: AggregationsRepository,
+  ) {}
+
+  async execute(principal: Principal, projectId: string, input: AggregateAudienceInput): Promise<AudienceAggregations> {
+    if (!contactDataMask(principal)) throw new ForbiddenException(CONTACT_DATA_BLOCKED);
+    const { root } = await this.roots.resolve({ projectId, version: input.version, root: input.root, principal });
+    const attributes = await this.attributes(projectId, input.aggregations);
+    const names = input.aggregations.map((a) => a.name ?? `${a.type}_${a.attribute}`);
+    names.forEach((n, i) => {
+      if (names.indexOf(n) !== i) throw fieldError(`aggregations[${i}].name`, `"${n}" is used twice: name the aggregations`);
+    });
+    input.aggregations.forEach((a, i) => this.check(principal, a, attributes[i], i));
+    const stored = attributes.map(catalogueAttributeSql);
+    const counts = await filterErrorsAs400(() => this.repository.counts(projectId, root, stored.map((s) => s.present)));
+    const matching = Number(counts.matching ?? 0);
+    const results = await Promise.all(
+      input.aggregations.map(async (a, i) => {
+        const attribute = attributes[i];
+        if (a.type === 'terms') {
+          const withValue = Number(counts[`p${i}`] ?? 0);
+          const rows = await this.repository.terms(projectId, root, stored[i], a.size);
+          return { name: names[i], type: 'terms' as const, attribute: a.attribute, withValue, missing: matching - withValue, buckets: rows.map((r) => ({ value: typed(r.value, attribute), count: Number(r.n) })) };
+        }
+        const s = await this.repository.stats(projectId, root, stored[i]);
+        const date = valueKindOf(attribute.type) === 'date';
+        const edge = (x: number | null) => (x === null ? null : date ? new Date(Number(x) * 1000).toISOString() : Number(x));
+        return { name: names[i], type: 'stats' as const, attribute: a.attribute, count: Number(s.count), min: edge(s.min), max: edge(s.max), avg: date || s.avg === null ? null : Number(s.avg), sum: date || s.sum === null ? null : Number(s.sum) };
+      }),
+    );
+    return { metadata: { matching, aggregations: results } };
+  }
+
+  /** Each aggregation's attribute from the project's catalogue; one reload before an unknown one is refused (ADR 0232). */
+  private async attributes(projectId: string, asked: readonly Asked[]): Promise<CatalogueAttribute[]> {
+    const find = (catalogue: FilterCatalogue) => asked.map((a) => catalogue.attributes.find((c) => c.uid === a.attribute));
+    let found = find(await this.catalogues.cached(projectId));
+    if (found.some((a) => !a)) found = find(await this.catalogues.reload(projectId));
+    return found.map((a, i) => {
+      if (!a) throw fieldError(`aggregations[${i}].attribute`, `unknown attribute "${asked[i].attribute}"`);
+      return a;
+    });
+  }
+
+  private check(principal: Principal, asked: Asked, attribute: CatalogueAttribute, i: number): void {
+    if ((attribute.type === 'email' || attribute.type === 'phone') && !maySearchByPii(principal)) {
+      throw new ForbiddenException({
+        message: `aggregations[${i}].attribute: aggregating an email or phone attribute needs the Basic or Full data level and a project in normal data mode (dataPolicy.mayReadPii)`,
+        details: { path: `aggregations[${i}].attribute` },
+      });
+    }
+    if (asked.type === 'stats') {
+      const kind = valueKindOf(attribute.type);
+      if ((kind !== 'number' && kind !== 'date') || attribute.multivalue) throw fieldError(`aggregations[${i}].attribute`, `stats need a single-valued number or date attribute; "${attribute.uid}" is ${attribute.multivalue ? 'multivalue ' : ''}${attribute.type}`);
+    } else if (valueKindOf(attribute.type) === 'date') {
+      throw fieldError(`aggregations[${i}].attribute`, `terms of a date attribute ("${attribute.uid}") would list instants: use stats`);
+    }
+  }
+}
+
+/** A bucket's value in the attribute's own type (the query gives text). */
+function typed(value: string, attribute: CatalogueAttribute): string | number | boolean {
+  const kind = valueKindOf(attribute.type);
+  if (kind === 'number') return Number(value);
+  if (kind === 'boolean') return value === '1';
+  return value;
+}
