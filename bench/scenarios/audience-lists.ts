@@ -10,6 +10,8 @@
  * Event pages of POST /event/scroll and /event/search (ADR 0332: libs/filters `windowedEventsPage`,
  * date windows) on --events events over 365 days, beside the hand-written count of the
  * look-back's events and the same page read in one window over everything after its position.
+ * Aggregations of POST /audience/aggregations (ADR 0333: `audienceTerms`, stats through
+ * `audienceSelect`) beside hand-written GROUP BY queries over the same snapshot.
  *
  * Options: --contacts N (1,000,000), --events N (2,000,000), --reps R (30), --warmup W (3), --keep
  * (leave the bench databases), --reuse (use what a --keep run left when the sizes match).
@@ -22,7 +24,7 @@
 import { cpus, loadavg } from 'node:os';
 import { Client } from 'pg';
 import { createClickHouse, ident, migrateClickHouse, raw, sql, type ClickHouse, type Sql } from '../../libs/clickhouse/src';
-import { audiencePage, parseAudienceFilter, windowedAudiencePage, windowedEventsPage, type AudienceFilterNode, type EventPageOptions, type PagePosition } from '../../libs/filters/src';
+import { audiencePage, audienceSelect, audienceTerms, catalogueAttributeSql, parseAudienceFilter, windowedAudiencePage, windowedEventsPage, type AudienceFilterNode, type EventPageOptions, type PagePosition } from '../../libs/filters/src';
 import { CATALOGUE, DAY, PROJECT, snapshotCancellations, writeAudienceContacts, writeEvents } from '../lib/audience-bench-data';
 import type { BenchContext, BenchRow, ScenarioResult } from '../lib/context';
 import { settleStores } from '../lib/settle';
@@ -167,6 +169,23 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
       { name: `event scroll, next page of ${PAGE}, from the middle (window)`, baseline: unwindowedEvents, run: async () => (await eventPage({ after: eventMiddle, span: eventSpan, limit: PAGE })).rows.length },
       { name: `event scroll, next page of ${PAGE}, purchases, from the middle (window)`, baseline: unwindowedEvents, run: async () => (await eventPage({ eventType: 'purchase', after: eventMiddle, span: purchaseSpan, limit: PAGE })).rows.length },
       { name: 'event search, newest page of 100 (count + window)', baseline: eventCount, run: async () => (await eventPage({ order: 'desc', limit: 100 })).rows.length },
+    );
+    // Aggregations as the app reads them, beside the GROUP BY one would write by hand knowing the slot column.
+    const attr = (uid: string) => catalogueAttributeSql(CATALOGUE.attributes.find((a) => a.uid === uid)!);
+    const handTerms = 'terms of city, hand-written (GROUP BY the slot column, sum(sign))';
+    variants.push(
+      { name: handTerms, run: async () => (await ch.query(sql`SELECT s0 AS v, sum(sign) AS n FROM audience_snapshot WHERE ${P} AND has(str_keys, 'city') GROUP BY v HAVING n > 0 ORDER BY n DESC, v LIMIT 10`)).length },
+      { name: 'terms of city, 10 values (audienceTerms)', baseline: handTerms, run: async () => (await ch.query(audienceTerms({ projectId: PROJECT, attribute: attr('city'), multivalue: false, limit: 10, now: at }))).length },
+      { name: 'terms of tags, multivalue, 10 values (audienceTerms)', baseline: handTerms, run: async () => (await ch.query(audienceTerms({ projectId: PROJECT, attribute: attr('tags'), multivalue: true, limit: 10, now: at }))).length },
+      { name: 'terms of city, city = Paris (audienceTerms)', baseline: parisCount, run: async () => (await ch.query(audienceTerms({ projectId: PROJECT, root: paris, attribute: attr('city'), multivalue: false, limit: 10, now: at }))).length },
+      {
+        name: 'stats of score (audienceSelect)',
+        baseline: allCount,
+        run: async () => {
+          const s = attr('score');
+          return (await ch.query(audienceSelect({ projectId: PROJECT, now: at, columns: sql`countIf(${s.present}) AS c, minIf(${s.value}, ${s.present}) AS lo, maxIf(${s.value}, ${s.present}) AS hi, avgIf(${s.value}, ${s.present}) AS a` }))).length;
+        },
+      },
     );
     const times = new Map<string, number[]>(variants.map((v) => [v.name, []]));
     const results = new Map<string, number>();

@@ -14,8 +14,8 @@ export class AggregationsRepository {
     return row ?? {};
   }
 
-  terms(projectId: string, root: AudienceFilterNode | undefined, stored: AttributeSql, limit: number): Promise<Array<{ value: string; n: string }>> {
-    return this.ch.query(audienceTerms({ projectId, root, values: stored.values, limit }));
+  terms(projectId: string, root: AudienceFilterNode | undefined, attribute: AttributeSql, multivalue: boolean, limit: number): Promise<Array<{ value: string; n: string }>> {
+    return this.ch.query(audienceTerms({ projectId, root, attribute, multivalue, limit }));
   }
 
   /** count, min, max, avg and sum of a single-valued attribute over the current contacts matching the root that have it. */

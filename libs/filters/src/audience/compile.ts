@@ -18,7 +18,7 @@
  *     values of param_keys; conditions decode them in SQL (see paramValues).
  */
 import { join, raw, sql, type Sql } from '@meld/clickhouse';
-import { attributeSql } from './attribute-sql';
+import { attributeSql, type AttributeSql } from './attribute-sql';
 import { endOf, parseFilterDate, startOf } from './dates';
 import { liveSnapshot } from './live-snapshot';
 import { latestMembership } from './membership-sql';
@@ -124,22 +124,27 @@ export function audiencePage(opts: AudiencePageOptions): Sql {
 }
 
 export interface AudienceTermsOptions extends AudienceFilterOptions {
-  /** Every value of a contact (AttributeSql.values): each distinct one counts the contact once. */
-  values: Sql;
+  /** The attribute's SQL (attributeSql): a single-valued one is grouped by its value, a multivalue one by each distinct value. */
+  attribute: AttributeSql;
+  multivalue: boolean;
   limit: number;
 }
 
 /**
  * The most frequent values among the current contacts matching the filter (`value` as text, `n`
- * its contacts), exact: each row's distinct values joined out and `sign` summed per value in one
- * plain read, as counts are (ADR 0243). Ties go to the smaller value, so the answer is stable.
+ * its contacts), exact: `sign` summed per value in one plain read, as counts are (ADR 0243); a
+ * multivalue attribute's distinct values are joined out first, so a contact counts once per
+ * value. Ties go to the smaller value, so the answer is stable.
  */
 export function audienceTerms(opts: AudienceTermsOptions): Sql {
   if (!Number.isSafeInteger(opts.limit) || opts.limit < 1) throw new Error(`audienceTerms: bad limit ${opts.limit}`);
   const where = [sql`project_id = ${opts.projectId}`, sql`deleted = 0`, ...compiledRoot(opts)];
+  const tail = sql`GROUP BY value HAVING n > 0 ORDER BY n DESC, value LIMIT ${raw(String(opts.limit))}`;
+  if (!opts.multivalue) {
+    return checkedSize(sql`SELECT toString(${opts.attribute.value}) AS value, sum(sign) AS n FROM audience_snapshot WHERE ${join([...where, opts.attribute.present], ' AND ')} ${tail}`);
+  }
   return checkedSize(
-    sql`SELECT toString(v) AS value, sum(sign) AS n FROM audience_snapshot ARRAY JOIN arrayReduce('groupUniqArray', ${opts.values}) AS v
-        WHERE ${join(where, ' AND ')} GROUP BY v HAVING n > 0 ORDER BY n DESC, value LIMIT ${raw(String(opts.limit))}`,
+    sql`SELECT toString(v) AS value, sum(sign) AS n FROM audience_snapshot ARRAY JOIN arrayReduce('groupUniqArray', ${opts.attribute.values}) AS v WHERE ${join(where, ' AND ')} ${tail}`,
   );
 }
 

@@ -42,7 +42,7 @@ export class AggregateAudience {
         const attribute = attributes[i];
         if (a.type === 'terms') {
           const withValue = Number(counts[`p${i}`] ?? 0);
-          const rows = await this.repository.terms(projectId, root, stored[i], a.size);
+          const rows = await this.repository.terms(projectId, root, stored[i], attribute.multivalue, a.size);
           return { name: names[i], type: 'terms' as const, attribute: a.attribute, withValue, missing: matching - withValue, buckets: rows.map((r) => ({ value: typed(r.value, attribute), count: Number(r.n) })) };
         }
         const s = await this.repository.stats(projectId, root, stored[i]);
