@@ -144,7 +144,7 @@ export function audienceTerms(opts: AudienceTermsOptions): Sql {
     return checkedSize(sql`SELECT toString(${opts.attribute.value}) AS value, sum(sign) AS n FROM audience_snapshot WHERE ${join([...where, opts.attribute.present], ' AND ')} ${tail}`);
   }
   return checkedSize(
-    sql`SELECT toString(v) AS value, sum(sign) AS n FROM audience_snapshot ARRAY JOIN arrayReduce('groupUniqArray', ${opts.attribute.values}) AS v WHERE ${join(where, ' AND ')} ${tail}`,
+    sql`SELECT toString(v) AS value, sum(sign) AS n FROM audience_snapshot ARRAY JOIN arrayDistinct(${opts.attribute.values}) AS v WHERE ${join(where, ' AND ')} ${tail}`,
   );
 }
 
