@@ -140,6 +140,8 @@ describe('operator bootstrap through the CLI, used through the gateway', () => {
     await waitFor('merged again by email', async () => (await sources()) === 2, { timeoutMs: 30000 });
     const contact = await get(`/v1/project/${boot.project.uid}/audience/user/remerge-web`, boot.productToken.token);
     expect(contact.body.entity).toMatchObject({ _email: 'grace@example.com', plan: 'gold' });
+    // The operator sees the re-merge finish in the project read.
+    await waitFor('re-merge reported done', async () => (await meld('admin', 'get', `projects/${boot.project.uid}`)).metadata.remerge?.status === 'done', { timeoutMs: 10000 });
   });
 
   it('`meld admin` exits non-zero with the error body on stderr', async () => {

@@ -35,6 +35,7 @@ describe('admin: projects', () => {
       uniqueAttributes: ['_user_id', '_email', '_phone_mobile'],
       dataMode: null,
       legalProfileStatus: 'missing',
+      remerge: null,
     });
     const ds = gw.app.get<DataSource>(DATA_SOURCE);
     const seeded = await ds.getRepository(AttributeEntity).findBy({ projectId: project.id });
@@ -118,9 +119,12 @@ describe('admin: projects', () => {
     expect(merged.body.metadata).toMatchObject({ mergingAttributes: ['customer_no', '_email'], uniqueAttributes: ['_user_id', 'customer_no', '_email'] });
     const [asked] = await requests();
     expect(asked).toMatchObject({ at: expect.any(String), done_at: null });
+    expect(merged.body.metadata.remerge).toEqual({ status: 'in-progress', requestedAt: expect.stringMatching(/\+00:00$/), contactsDone: 0, doneAt: null });
+    await gw.app.get<DataSource>(DATA_SOURCE).query(`UPDATE remerge_requests SET contacts_done = 12, done_at = now() WHERE project_id = $1`, [p.id]);
+    expect((await gw.call('GET', `/projects/${p.uid}`)).body.metadata.remerge).toMatchObject({ status: 'done', contactsDone: 12, doneAt: expect.any(String) });
     // The same attributes in another order change nothing: no new request.
     await gw.call('PATCH', `/projects/${p.uid}`, { mergingAttributes: ['_email', 'customer_no'] });
-    expect(await requests()).toEqual([asked]);
+    expect((await requests()).map((r) => r.at)).toEqual([asked.at]);
 
     expect(fieldsOf((await gw.call('PATCH', `/projects/${p.uid}`, { defaultSmsSender: UNKNOWN_ID })).body)).toEqual([['defaultSmsSender', expect.stringContaining('no SMS sender')]]);
     const sender = await gw.call('POST', `/projects/${p.uid}/senders`, { channel: 'sms', alias: 'SHOP', name: 'Shop', status: 'active' });

@@ -1,6 +1,7 @@
 import { AttributeEntity, DATA_SOURCE, ProjectEntity, SenderEntity, isUuid } from '@meld/db';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
+import type { RemergeState } from './admin-project.view';
 
 type NewAttribute = Omit<AttributeEntity, 'id' | 'projectId' | 'createdAt' | 'slot'>;
 
@@ -48,6 +49,15 @@ export class ProjectsRepository {
       }
       return em.findOneByOrFail(ProjectEntity, { id: projectId });
     });
+  }
+
+  /** The project's re-merge request (ADR 0331), null before any change of merging attributes. */
+  async remergeOf(projectId: string): Promise<RemergeState | null> {
+    const [row]: Array<{ requested_at: Date; contacts_done: string; done_at: Date | null }> = await this.ds.query(
+      `SELECT requested_at, contacts_done, done_at FROM remerge_requests WHERE project_id = $1`,
+      [projectId],
+    );
+    return row ? { requestedAt: row.requested_at, contactsDone: Number(row.contacts_done), doneAt: row.done_at } : null;
   }
 
   async hasSmsSender(projectId: string, senderId: string): Promise<boolean> {

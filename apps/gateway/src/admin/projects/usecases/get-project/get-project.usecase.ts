@@ -12,6 +12,7 @@ export class GetProject {
   constructor(private readonly projects: ProjectsRepository) {}
 
   async execute({ projectUid }: GetProjectCommand) {
-    return adminProjectView(found(await this.projects.findByUid(projectUid), 'project', projectUid));
+    const project = found(await this.projects.findByUid(projectUid), 'project', projectUid);
+    return adminProjectView(project, await this.projects.remergeOf(project.id));
   }
 }

@@ -30,7 +30,7 @@ export class UpdateProject {
     const updated = await this.projects.update(project.id, patch, { remerge });
     // The gateways cache each project's data mode: tell them it changed.
     if (fields.dataMode !== undefined) await this.events.publish(TENANCY_CHANGED_CHANNEL, project.id);
-    return adminProjectView(updated);
+    return adminProjectView(updated, await this.projects.remergeOf(project.id));
   }
 }
 
