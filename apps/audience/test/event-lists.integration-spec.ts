@@ -129,9 +129,14 @@ describe('event lists: scroll and search', () => {
     expect([far.status, far.body.details.fields[0].path]).toEqual([400, 'from']);
   });
 
-  it('refuses a scroll id issued for another filter', async () => {
+  it('refuses a scroll id issued for another filter, or forged', async () => {
     const first = await call('scroll', { size: 2, eventType: 'purchase' });
     const other = await call('scroll', { size: 2, eventType: 'signup', scrollId: first.body.metadata.scrollId });
     expect([other.status, other.body.details.fields[0].path]).toEqual([400, 'scrollId']);
+    const state = JSON.parse(Buffer.from(first.body.metadata.scrollId, 'base64url').toString());
+    for (const forged of [{ ...state, d: -5 }, { ...state, s: 0 }, { ...state, d: 1e15 }]) {
+      const res = await call('scroll', { size: 2, eventType: 'purchase', scrollId: Buffer.from(JSON.stringify(forged)).toString('base64url') });
+      expect([res.status, res.body.details.fields[0].path]).toEqual([400, 'scrollId']);
+    }
   });
 });

@@ -31,11 +31,18 @@ export class ScrollEvents {
     const state =
       scrollId === undefined
         ? undefined
-        : decodeScrollId(scrollId, digest, ({ d, i, s }) => (Number.isSafeInteger(d) && typeof i === 'string' && Number.isSafeInteger(s) ? { after: { date: d as number, id: i }, span: s as number } : null));
+        : decodeScrollId(scrollId, digest, ({ d, i, s }) =>
+            isSeconds(d) && typeof i === 'string' && i.length <= 1000 && isSeconds(s) && s >= 1 ? { after: { date: d, id: i }, span: s } : null,
+          );
     const page = await this.repository.page({ projectId, ...resolved, order: 'asc', after: state?.after, span: state?.span, limit: size });
     const last = page.rows.at(-1);
     const next = page.more && last ? encodeScrollId(digest, { d: Number(last.ts), i: last.id, s: page.span }) : null;
     const entity = await this.listing.show(projectId, page.rows, mask);
     return { entity, metadata: { count: entity.length, scrollId: next, ...this.listing.window(resolved) } };
   }
+}
+
+/** A whole number of seconds a ClickHouse DateTime holds (a forged scroll id must not reach SQL as anything else). */
+function isSeconds(x: unknown): x is number {
+  return typeof x === 'number' && Number.isSafeInteger(x) && x >= 0 && x <= 4_291_747_199;
 }
