@@ -126,6 +126,8 @@ const dataModeOf = (caller: Caller) => DATA_MODE_CALLERS.get(caller) ?? null;
 /** The expected answer; '2xx' is whatever success the owning app gives. */
 function expected(route: PublicRoute, caller: Caller): number | '2xx' | undefined {
   const accepts = (k: 'product' | 'datasource' | 'oauth') => route.tokenKinds.includes(k);
+  // The ingest API (a data source's stream routes) refuses a token's kind or scopes with 404: its error table has no 403 (ADR 0009).
+  const denied = route.dataSourceParam ? 404 : 403;
   switch (caller) {
     case 'none':
     case 'malformed':
@@ -141,10 +143,10 @@ function expected(route: PublicRoute, caller: Caller): number | '2xx' | undefine
     case 'data source (other)':
       return !accepts('datasource') ? 403 : route.dataSourceParam ? 404 : '2xx';
     case 'oauth with the scopes':
-      return accepts('oauth') ? (APP_ANSWERS[route.id] ?? '2xx') : 403;
+      return accepts('oauth') ? (APP_ANSWERS[route.id] ?? '2xx') : denied;
     case 'product without the scopes':
       // Every scope but the route's: only meaningful when the route requires some.
-      return route.scopes.length === 0 ? undefined : accepts('product') ? 403 : 403;
+      return route.scopes.length === 0 ? undefined : denied;
     case 'product with the scopes':
       return accepts('product') ? (APP_ANSWERS[route.id] ?? '2xx') : 403;
     case 'product with the scopes, anonymized project':

@@ -81,7 +81,10 @@ describe('public OpenAPI document and /docs (gateway)', () => {
       expect([route.id, Boolean(op)]).toEqual([route.id, true]);
       expect(op.security[0]).toEqual({ bearer: [] });
       expect(op.security[1]).toEqual(route.tokenKinds.includes('oauth') ? { oauth2: [...route.scopes] } : undefined);
-      expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '401', '403', '429']));
+      // The ingest API refuses with 404 where product routes answer 403 (ADR 0009).
+      const refusals = route.dataSourceParam ? ['401', '404', '429'] : ['401', '403', '429'];
+      expect([route.id, Object.keys(op.responses)]).toEqual([route.id, expect.arrayContaining(['200', ...refusals])]);
+      if (route.dataSourceParam) expect([route.id, op.responses['403']]).toEqual([route.id, undefined]);
       expect(op['x-meld-route']).toMatchObject({ id: route.id, app: route.app, rateLimit: route.rateLimit, scopes: route.scopes });
     }
     const stream = doc.paths['/v1/project/{project}/datasource/{datasource}/stream'].get;

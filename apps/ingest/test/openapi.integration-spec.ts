@@ -23,12 +23,12 @@ describe('ingest /openapi.json', () => {
       `${stream}/specs/events`,
       `${stream}/specs/events/{eventType}`,
     ]);
-    expect(Object.keys(doc.paths[stream].get.responses).sort()).toEqual(['200', '401', '403', '404', '429']);
+    expect(Object.keys(doc.paths[stream].get.responses).sort()).toEqual(['200', '401', '404', '429']);
     expect(doc.components.schemas.StreamDescription).toBeDefined();
     for (const path of [`${stream}/contacts`, `${stream}/events`]) {
-      expect(Object.keys(doc.paths[path].post.responses).sort()).toEqual(['202', '400', '401', '403', '404', '413', '422', '429']);
+      expect(Object.keys(doc.paths[path].post.responses).sort()).toEqual(['202', '400', '401', '404', '413', '422', '429']);
     }
-    expect(Object.keys(doc.paths[`${stream}/contacts/{userId}`].delete.responses).sort()).toEqual(['202', '401', '403', '404', '429']);
+    expect(Object.keys(doc.paths[`${stream}/contacts/{userId}`].delete.responses).sort()).toEqual(['202', '401', '404', '429']);
     expect(doc.components.schemas.WriteOutcome).toBeDefined();
   });
 });

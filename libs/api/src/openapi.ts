@@ -45,3 +45,6 @@ export function ApiSuccess(status: number, schema: z.ZodType | null, description
 
 /** The errors every public route can answer, whatever it does: the gateway's token, scope and rate-limit checks. */
 export const PUBLIC_ROUTE_ERRORS = [401, 403, 404, 429] as const;
+
+/** The same for the ingest API (a data source's stream routes): its error table has no 403, a refused token is a 404 (ADR 0009). */
+export const INGEST_ROUTE_ERRORS = [401, 404, 429] as const;

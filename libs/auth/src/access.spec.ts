@@ -24,13 +24,13 @@ describe('authorize', () => {
   });
 
   it('names every missing scope (403) only once the project is reachable', () => {
-    expect(authorize(route('stream.read'), product(), project, ds)).toEqual({
+    expect(authorize(route('audience.count'), product(), project, null)).toEqual({
       ok: false,
       status: 403,
-      message: 'missing scope: PROJECT_INGEST_READ',
-      details: { missingScopes: ['PROJECT_INGEST_READ'] },
+      message: 'missing scope: PROJECT_AUDIENCE_READ',
+      details: { missingScopes: ['PROJECT_AUDIENCE_READ'] },
     });
-    expect(authorize(route('stream.read'), product({ projects: [] }), project, ds)).toMatchObject({ status: 404 });
+    expect(authorize(route('audience.count'), product({ projects: [] }), project, null)).toMatchObject({ status: 404, message: 'project not found' });
     expect(authorize(route('stream.read'), product({ scopes: ['PROJECT_INGEST_READ'] }), project, ds).ok).toBe(true);
   });
 
@@ -48,7 +48,17 @@ describe('authorize', () => {
     expect(effectiveScopes({ kind: 'datasource', scopes: ['PROJECT_AUDIENCE_DATA_FULL'] })).toEqual(['PROJECT_INGEST_WRITE', 'PROJECT_INGEST_READ']);
   });
 
-  it('refuses OAuth tokens on ingest routes (the ingest spec names data-source and product tokens)', () => {
-    expect(authorize(route('stream.read'), product({ kind: 'oauth', scopes: ['PROJECT_INGEST_READ'] }), project, ds)).toMatchObject({ status: 403 });
+  it('refuses OAuth tokens on ingest routes (the ingest spec names data-source and product tokens) with the ingest API\'s 404', () => {
+    expect(authorize(route('stream.read'), product({ kind: 'oauth', scopes: ['PROJECT_INGEST_READ'] }), project, ds)).toMatchObject({ status: 404 });
+  });
+
+  it('answers a product token without the ingest scope 404 on a stream route, naming the scope (the ingest spec has no 403)', () => {
+    expect(authorize(route('stream.contacts.write'), product({ scopes: ['PROJECT_INGEST_READ'] }), project, ds)).toEqual({
+      ok: false,
+      status: 404,
+      message: 'missing scope: PROJECT_INGEST_WRITE',
+      details: { missingScopes: ['PROJECT_INGEST_WRITE'] },
+    });
+    expect(authorize(route('project.read'), dsToken(), project, null)).toMatchObject({ status: 403 });
   });
 });

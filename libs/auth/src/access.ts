@@ -46,12 +46,16 @@ export function reachesProject(token: Pick<TokenRecord, 'organizationId' | 'proj
  * Whether an authenticated token may call a route, decided from the route table. Order
  * matters: the token kind first (a data-source token on a product route is told so, 403),
  * then the project and data source (404 whether they do not exist or are not reachable,
- * so existence never leaks), then the scopes (403 naming the missing ones).
+ * so existence never leaks), then the scopes (403 naming the missing ones). On the stream
+ * routes of a data source (the ingest API) a kind or scope refusal is a 404 too, its message
+ * still saying why: the ingest spec's error table answers "token not allowed to write to it"
+ * with 404 and has no 403 (ADR 0009).
  */
 export function authorize(route: PublicRoute, token: TokenRecord, project: ProjectRecord | null, dataSource: DataSourceRecord | null): AccessDecision {
+  const denied = route.dataSourceParam ? 404 : 403;
   if (!route.tokenKinds.includes(token.kind)) {
     return refuse(
-      403,
+      denied,
       token.kind === 'datasource'
         ? 'data-source tokens may only call the stream endpoints of their own data source'
         : `${token.kind} tokens cannot call this endpoint (accepted: ${route.tokenKinds.join(', ')} tokens)`,
@@ -70,6 +74,6 @@ export function authorize(route: PublicRoute, token: TokenRecord, project: Proje
   }
   const scopes = effectiveScopes(token);
   const missing = route.scopes.filter((s) => !scopes.includes(s));
-  if (missing.length) return refuse(403, `missing scope${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}`, { missingScopes: missing });
+  if (missing.length) return refuse(denied, `missing scope${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}`, { missingScopes: missing });
   return { ok: true, scopes };
 }

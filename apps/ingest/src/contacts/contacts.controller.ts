@@ -1,5 +1,5 @@
 import { CurrentPrincipal, type Principal } from '@meld/auth';
-import { ApiErrors, ApiSuccess, PUBLIC_ROUTE_ERRORS } from '@meld/api';
+import { ApiErrors, ApiSuccess, INGEST_ROUTE_ERRORS } from '@meld/api';
 import { Body, Controller, Delete, HttpCode, Param, Post, Res } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
@@ -25,7 +25,7 @@ export class ContactsController {
   })
   @ApiSuccess(202, WriteOutcomeSchema, 'accepted; inspect items[] for per-item errors')
   @ApiSuccess(422, WriteOutcomeSchema, 'every item failed validation')
-  @ApiErrors(400, 413, ...PUBLIC_ROUTE_ERRORS)
+  @ApiErrors(400, 413, ...INGEST_ROUTE_ERRORS)
   async write(
     @CurrentPrincipal() principal: Principal,
     @Param('project') project: string,
@@ -44,7 +44,7 @@ export class ContactsController {
   @ApiOperation({ summary: 'Delete a contact for good', description: 'Its personal data is removed and the audience recomputed. Unknown contact → 404.' })
   @ApiParam({ name: 'userId', description: 'the contact `_user_id` in this data source' })
   @ApiSuccess(202, DeletedContactSchema, 'deleted; the audience is recomputed within seconds')
-  @ApiErrors(...PUBLIC_ROUTE_ERRORS)
+  @ApiErrors(...INGEST_ROUTE_ERRORS)
   remove(
     @CurrentPrincipal() principal: Principal,
     @Param('project') project: string,

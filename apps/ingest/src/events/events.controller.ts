@@ -1,5 +1,5 @@
 import { CurrentPrincipal, type Principal } from '@meld/auth';
-import { ApiErrors, ApiSuccess, PUBLIC_ROUTE_ERRORS } from '@meld/api';
+import { ApiErrors, ApiSuccess, INGEST_ROUTE_ERRORS } from '@meld/api';
 import { Body, Controller, Param, Post, Res } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
@@ -21,7 +21,7 @@ export class EventsController {
   })
   @ApiSuccess(202, WriteOutcomeSchema, 'accepted; inspect items[] for per-item errors')
   @ApiSuccess(422, WriteOutcomeSchema, 'every item failed validation')
-  @ApiErrors(400, 413, ...PUBLIC_ROUTE_ERRORS)
+  @ApiErrors(400, 413, ...INGEST_ROUTE_ERRORS)
   async write(
     @CurrentPrincipal() principal: Principal,
     @Param('project') project: string,

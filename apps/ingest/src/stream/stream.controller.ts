@@ -1,5 +1,5 @@
 import { CurrentPrincipal, type Principal } from '@meld/auth';
-import { ApiErrors, ApiSuccess, PUBLIC_ROUTE_ERRORS } from '@meld/api';
+import { ApiErrors, ApiSuccess, INGEST_ROUTE_ERRORS } from '@meld/api';
 import { Controller, Get, Headers, Param } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { rateLimitUsage } from './rate-limit-usage';
@@ -26,7 +26,7 @@ export class StreamController {
   @Get()
   @ApiOperation({ summary: 'Describe the stream: organization, project, data source, recent usage', description: 'The cheapest credential probe.' })
   @ApiSuccess(200, StreamDescriptionSchema, 'the stream and its quota')
-  @ApiErrors(...PUBLIC_ROUTE_ERRORS)
+  @ApiErrors(...INGEST_ROUTE_ERRORS)
   describe(
     @CurrentPrincipal() principal: Principal,
     @Param('project') project: string,
@@ -40,7 +40,7 @@ export class StreamController {
   @Get('specs/attributes')
   @ApiOperation({ summary: 'List the attributes this data source accepts (enabled, not internal)' })
   @ApiSuccess(200, StreamAttributeListSchema, 'accepted attributes')
-  @ApiErrors(...PUBLIC_ROUTE_ERRORS)
+  @ApiErrors(...INGEST_ROUTE_ERRORS)
   attributes(@CurrentPrincipal() principal: Principal, @Param('project') project: string, @Param('datasource') datasource: string) {
     return this.listAttributes.execute(streamCommand(principal, project, datasource));
   }
@@ -48,7 +48,7 @@ export class StreamController {
   @Get('specs/events')
   @ApiOperation({ summary: 'List the event types this data source may send' })
   @ApiSuccess(200, StreamEventTypeListSchema, 'declared event types')
-  @ApiErrors(...PUBLIC_ROUTE_ERRORS)
+  @ApiErrors(...INGEST_ROUTE_ERRORS)
   events(@CurrentPrincipal() principal: Principal, @Param('project') project: string, @Param('datasource') datasource: string) {
     return this.listEventTypes.execute(streamCommand(principal, project, datasource));
   }
@@ -57,7 +57,7 @@ export class StreamController {
   @ApiOperation({ summary: 'List the parameters of an event type', description: 'An unknown type is 404.' })
   @ApiParam({ name: 'eventType', description: 'event type uid' })
   @ApiSuccess(200, StreamEventParameterListSchema, 'the parameters of the event type')
-  @ApiErrors(...PUBLIC_ROUTE_ERRORS)
+  @ApiErrors(...INGEST_ROUTE_ERRORS)
   event(
     @CurrentPrincipal() principal: Principal,
     @Param('project') project: string,
