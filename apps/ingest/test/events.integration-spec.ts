@@ -63,12 +63,15 @@ describe('event writes (ingest)', () => {
     expect(published.value.parameters).toEqual(params);
   });
 
-  it('refuses a body that is not an array of 1 to 100 objects with 400', async () => {
-    for (const body of [{}, [], Array.from({ length: 101 }, () => purchase('x')), [1]]) {
+  it('refuses a body that is not an array of up to 100 objects with 400; an empty one is accepted with nothing in it', async () => {
+    for (const body of [{}, Array.from({ length: 101 }, () => purchase('x')), [1]]) {
       const res = await post('/events', body);
       expect(res.status).toBe(400);
       expect(typeof res.body.message).toBe('string');
     }
+    // "up to 100 items" (contacts say "1 to 100"): a client flushing an empty batch is not refused (ADR 0334).
+    const empty = await post('/events', []);
+    expect([empty.status, empty.body]).toEqual([202, { entity: { successful: 0, failed: 0, items: [] } }]);
   });
 
   it('produces an accepted event to meld.events.v1 before answering; _event_date defaults to reception time', async () => {

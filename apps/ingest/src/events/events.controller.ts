@@ -16,7 +16,7 @@ export class EventsController {
 
   @Post()
   @ApiOperation({
-    summary: 'Record events (1 to 100 per call)',
+    summary: 'Record events (up to 100 per call)',
     description: 'Deduplicated by `_event_id`; answered after Kafka acknowledged them. 202 with per-item outcomes; 422 when every item failed.',
   })
   @ApiSuccess(202, WriteOutcomeSchema, 'accepted; inspect items[] for per-item errors')
