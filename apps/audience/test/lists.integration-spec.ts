@@ -165,6 +165,27 @@ describe('audience lists: scroll and search', () => {
     expect([huge.status, huge.body.details.fields[0].path]).toEqual([400, 'size']);
   });
 
+  it('lists a saved segment\'s contacts in place of a root; an unknown segment is 404, a segment with a root 400', async () => {
+    const [saved] = await db.query(`INSERT INTO segments (project_id, name, filter) VALUES ($1, 'Gold', $2) RETURNING id`, [tenancy.project.id, { version: '0.0.1', root: GOLD }]);
+    const viaSegment: string[] = [];
+    let scrollId: string | undefined;
+    do {
+      const res = await call('scroll', { segment: saved.id, size: 5, ...(scrollId ? { scrollId } : {}) });
+      expect(res.status).toBe(200);
+      viaSegment.push(...res.body.entity.map((c: Json) => c.id));
+      scrollId = res.body.metadata.scrollId ?? undefined;
+    } while (scrollId);
+    expect(viaSegment.sort()).toEqual([...gold].sort());
+    const page = await call('search', { segment: saved.id, size: 3 });
+    expect(page.body.metadata).toMatchObject({ count: 3, more: true });
+    expect((await call('search', { segment: randomUUID() })).status).toBe(404);
+    const both = await call('search', { segment: saved.id, root: GOLD });
+    expect([both.status, both.body.details.fields[0].path]).toEqual([400, 'segment']);
+    // A scroll id of the segment does not continue a scroll of its filter written out.
+    const first = await call('scroll', { segment: saved.id, size: 2 });
+    expect((await call('scroll', { root: GOLD, size: 2, scrollId: first.body.metadata.scrollId })).status).toBe(400);
+  });
+
   it('refuses a bad filter node (400 naming it) and an email condition without dataPolicy.mayReadPii (403)', async () => {
     const bad = await call('search', { root: { type: 'group', operator: 'and', children: [{ type: 'attribute_condition', key: 'nope', operator: 'is-set', values: [] }] } });
     expect([bad.status, bad.body.details.path]).toEqual([400, 'root.children[0].key']);

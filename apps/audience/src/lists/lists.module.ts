@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
 import { CountModule } from '../count/count.module';
+import { SegmentsModule } from '../segments/segments.module';
 import { AudiencePages } from './audience-pages';
+import { ListFilters } from './list-filter';
 import { ListsController } from './lists.controller';
 import { ListsRepository } from './lists.repository';
 import { ScrollAudience } from './usecases/scroll-audience/scroll-audience.usecase';
@@ -8,8 +10,8 @@ import { SearchAudience } from './usecases/search-audience/search-audience.useca
 
 /** `/v1/project/:project/audience/scroll` and `/search`: lists of contacts, filtered as counts are (ADR 0330). */
 @Module({
-  imports: [CountModule],
+  imports: [CountModule, SegmentsModule],
   controllers: [ListsController],
-  providers: [ListsRepository, AudiencePages, ScrollAudience, SearchAudience],
+  providers: [ListsRepository, AudiencePages, ListFilters, ScrollAudience, SearchAudience],
 })
 export class ListsModule {}

@@ -10,14 +10,16 @@ const version = z.unknown().optional().describe(`audience filter version: \`${AU
 const root = z
   .unknown()
   .optional()
-  .describe('audience filter root (system design §4), as in `/audience/count`; absent: the whole audience');
+  .describe('audience filter root (system design §4), as in `/audience/count`; absent (and no `segment`): the whole audience');
+const segment = z.string().min(1).max(100).optional().describe('a saved segment id: its contacts, in place of `version` and `root`');
 
 export const ScrollAudienceBody = z
   .strictObject({
     version,
     root,
+    segment,
     size: z.int().min(1).max(LIST_LIMITS.scrollSize).default(100).describe(`contacts per page, 1–${LIST_LIMITS.scrollSize} (default 100)`),
-    scrollId: z.string().min(1).max(1000).optional().describe("the previous page's `metadata.scrollId`, sent with the same `version` and `root`; absent: the first page"),
+    scrollId: z.string().min(1).max(1000).optional().describe("the previous page's `metadata.scrollId`, sent with the same `version` and `root` (or `segment`); absent: the first page"),
   })
   .meta({ id: 'AudienceScrollRequest' });
 
@@ -25,6 +27,7 @@ export const SearchAudienceBody = z
   .strictObject({
     version,
     root,
+    segment,
     from: z.int().min(0).default(0).describe('contacts to skip (default 0)'),
     size: z.int().min(1).max(LIST_LIMITS.searchSize).default(20).describe(`contacts to return, 1–${LIST_LIMITS.searchSize} (default 20)`),
   })

@@ -14,5 +14,7 @@ import { UpdateSegment } from './usecases/update-segment/update-segment.usecase'
   imports: [CountModule],
   controllers: [SegmentsController],
   providers: [SegmentsRepository, CreateSegment, GetSegment, UpdateSegment, DeleteSegment, ListSegments, CountSegment],
+  // The lists read a segment's filter (ADR 0330).
+  exports: [SegmentsRepository],
 })
 export class SegmentsModule {}

@@ -1,8 +1,7 @@
 import type { Principal } from '@meld/auth';
 import { Injectable } from '@nestjs/common';
-import { AudienceRoots } from '../../../count/audience-roots';
+import { ListFilters } from '../../list-filter';
 import { AudiencePages } from '../../audience-pages';
-import { AUDIENCE_FILTER_VERSION } from '@meld/filters';
 import { decodeScrollId, encodeScrollId, filterDigest, isUInt64, isUuidText } from '../../../shared/scroll-id';
 
 export interface ScrollAudienceCommand {
@@ -10,6 +9,7 @@ export interface ScrollAudienceCommand {
   projectId: string;
   version?: unknown;
   root?: unknown;
+  segment?: string;
   size: number;
   scrollId?: string;
 }
@@ -23,13 +23,13 @@ export interface ScrollAudienceCommand {
 @Injectable()
 export class ScrollAudience {
   constructor(
-    private readonly roots: AudienceRoots,
+    private readonly filters: ListFilters,
     private readonly pages: AudiencePages,
   ) {}
 
-  async execute({ principal, projectId, version, root: input, size, scrollId }: ScrollAudienceCommand) {
-    const { root } = await this.roots.resolve({ projectId, version, root: input, principal });
-    const digest = filterDigest('audience', projectId, version ?? AUDIENCE_FILTER_VERSION, input ?? null);
+  async execute({ principal, projectId, size, scrollId, ...filter }: ScrollAudienceCommand) {
+    const { root, key } = await this.filters.resolve(principal, projectId, filter);
+    const digest = filterDigest('audience', projectId, key);
     const state = scrollId === undefined ? undefined : decodeScrollId(scrollId, digest, ({ h, i, s }) => (isUInt64(h) && isUuidText(i) && isUInt64(s) ? { after: { hash: h, id: i }, span: BigInt(s) } : null));
     const page = await this.pages.page({ principal, projectId, root, after: state?.after, span: state?.span, limit: size });
     const next = page.more && page.last ? encodeScrollId(digest, { h: page.last.hash, i: page.last.id, s: page.span.toString() }) : null;

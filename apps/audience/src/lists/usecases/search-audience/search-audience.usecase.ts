@@ -1,6 +1,6 @@
 import type { Principal } from '@meld/auth';
 import { Injectable } from '@nestjs/common';
-import { AudienceRoots } from '../../../count/audience-roots';
+import { ListFilters } from '../../list-filter';
 import { AudiencePages } from '../../audience-pages';
 
 export interface SearchAudienceCommand {
@@ -8,6 +8,7 @@ export interface SearchAudienceCommand {
   projectId: string;
   version?: unknown;
   root?: unknown;
+  segment?: string;
   from: number;
   size: number;
 }
@@ -21,12 +22,12 @@ export interface SearchAudienceCommand {
 @Injectable()
 export class SearchAudience {
   constructor(
-    private readonly roots: AudienceRoots,
+    private readonly filters: ListFilters,
     private readonly pages: AudiencePages,
   ) {}
 
-  async execute({ principal, projectId, version, root: input, from, size }: SearchAudienceCommand) {
-    const { root } = await this.roots.resolve({ projectId, version, root: input, principal });
+  async execute({ principal, projectId, from, size, ...filter }: SearchAudienceCommand) {
+    const { root } = await this.filters.resolve(principal, projectId, filter);
     const page = await this.pages.page({ principal, projectId, root, offset: from, limit: size });
     return { entity: page.contacts, metadata: { from, size, count: page.contacts.length, more: page.more } };
   }

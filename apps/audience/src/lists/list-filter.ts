@@ -1,0 +1,44 @@
+import type { Principal } from '@meld/auth';
+import { AUDIENCE_FILTER_VERSION, type AudienceFilterNode } from '@meld/filters';
+import { BadRequestException, Injectable, NotFoundException } from '@nestjs/common';
+import { AudienceRoots } from '../count/audience-roots';
+import { FilterCatalogueRepository } from '../count/filter-catalogue.repository';
+import { assertStillValid } from '../segments/segment-filter';
+import { SegmentsRepository } from '../segments/segments.repository';
+
+/** What a list request names its contacts by: a filter root, or a saved segment (not both). */
+export interface ListFilterInput {
+  version?: unknown;
+  root?: unknown;
+  segment?: string;
+}
+
+/**
+ * The audience filter of a list request (ADR 0330): its own `root`, or the stored filter of the
+ * segment it names, checked as a segment's count checks it (404 for an unknown segment, 409
+ * for one the catalogue no longer accepts). `key` identifies the filter for a scroll id's digest.
+ */
+@Injectable()
+export class ListFilters {
+  constructor(
+    private readonly roots: AudienceRoots,
+    private readonly segments: SegmentsRepository,
+    private readonly catalogues: FilterCatalogueRepository,
+  ) {}
+
+  async resolve(principal: Principal, projectId: string, input: ListFilterInput): Promise<{ root?: AudienceFilterNode; key: unknown }> {
+    if (input.segment === undefined) {
+      const { root } = await this.roots.resolve({ projectId, version: input.version, root: input.root, principal });
+      return { root, key: { version: input.version ?? AUDIENCE_FILTER_VERSION, root: input.root ?? null } };
+    }
+    if (input.root !== undefined || input.version !== undefined) {
+      throw new BadRequestException({ message: 'invalid body: segment: send a segment or a root, not both', details: { fields: [{ path: 'segment', message: 'send a segment or a root, not both' }] } });
+    }
+    const segment = await this.segments.find(projectId, input.segment);
+    if (!segment) throw new NotFoundException('segment not found');
+    const catalogue = await this.catalogues.catalogue(projectId);
+    assertStillValid(segment, catalogue);
+    const { root } = await this.roots.resolve({ projectId, version: segment.filter.version, root: segment.filter.root, principal, rootPath: 'filter.root', catalogue });
+    return { root, key: { segment: segment.id } };
+  }
+}
