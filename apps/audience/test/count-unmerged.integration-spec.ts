@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { type ClickHouse, sql } from '@meld/clickhouse';
+import { type ClickHouse, ident, sql } from '@meld/clickhouse';
 import { AttributeEntity } from '@meld/db';
 import { AudienceSnapshotFixture, seedTenancy, signedPrincipal, startAppUnderTest } from '@meld/fixtures';
-import { migratedTestClickHouse } from '@meld/testing';
+import { migratedTestClickHouse, testEnv } from '@meld/testing';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { appDefinition } from '../src/app.definition';
@@ -12,7 +12,10 @@ import { AudienceCountSchema } from '../src/count/count.schema';
  * Counts read the collapsing snapshot without FINAL (ADR 0243): exact whatever merges have done.
  * These tests count while the snapshot still holds the stale states, their −1 cancellations and
  * the tombstones, unmerged (checked after each count: a merge only ever removes a −1), and while
- * new states keep arriving, one insert each, as the probes sink writes them.
+ * new states keep arriving, one insert each, as the probes sink writes them. Merges of the table
+ * are stopped for the spec: under a busy CI run ClickHouse collapsed the three small parts before
+ * the counts five times in a row, and a test that proves nothing about unmerged parts then failed.
+ * Other specs never depend on merges (counts are exact either way), so stopping them is harmless.
  */
 describe('audience count over an unmerged snapshot', () => {
   let app: INestApplication;
@@ -22,11 +25,13 @@ describe('audience count over an unmerged snapshot', () => {
 
   beforeAll(async () => {
     ch = await migratedTestClickHouse();
+    await ch.command(sql`SYSTEM STOP MERGES ${ident(testEnv().clickhouseDatabase, 'audience_snapshot')}`);
     ({ app, base, db } = await startAppUnderTest(appDefinition));
   }, 60000);
 
   afterAll(async () => {
     await app?.close();
+    await ch?.command(sql`SYSTEM START MERGES ${ident(testEnv().clickhouseDatabase, 'audience_snapshot')}`);
     await ch?.close();
   });
 
@@ -60,32 +65,25 @@ describe('audience count over an unmerged snapshot', () => {
   const cancellations = async (t: Tenancy) => Number((await ch.query<{ n: string }>(sql`SELECT count() AS n FROM audience_snapshot WHERE project_id = ${t.project.id} AND sign = -1`))[0].n);
 
   it('counts each current contact once while stale states and tombstones are unmerged', async () => {
-    // A background merge may collapse the parts before the counts run: then the counts proved
-    // nothing, and the scenario is written again for a new project.
-    for (let attempt = 1; ; attempt++) {
-      const t = await tenancy(`unmerged-${attempt}`);
-      const snapshot = new AudienceSnapshotFixture(ch, db);
-      const PHONE = ['sms', 'rcs', 'whatsapp'];
-      const [changed, deleted, kept] = [randomUUID(), randomUUID(), randomUUID()];
-      // One insert per step, so three parts: the first states, a change, a deletion.
-      await snapshot.write([state(t, changed, 1, { tier: 'gold' }, PHONE), state(t, deleted, 1, { tier: 'gold' }, PHONE), state(t, kept, 1, { tier: 'gold' }, PHONE)]);
-      await snapshot.write([state(t, changed, 2, { tier: 'silver' })]);
-      await snapshot.write([state(t, deleted, 2, {}, [], 1)]);
-      const counts = {
-        all: await totalHits(t, {}),
-        gold: await totalHits(t, tier('gold')),
-        silver: await totalHits(t, tier('silver')),
-        smsReachable: await totalHits(t, { filterCompliance: { sms: 'basic' } }),
-      };
-      // Both −1 rows still there after the counts: they were there during them, with their +1.
-      if ((await cancellations(t)) === 2 || attempt === 5) {
-        expect(await cancellations(t)).toBe(2);
-        // Summing every +1 row would give all 4 (a stale state counted) and gold 3; the tombstone
-        // is a +1 row too (deleted = 1).
-        expect(counts).toEqual({ all: 2, gold: 1, silver: 1, smsReachable: 1 });
-        return;
-      }
-    }
+    const t = await tenancy('unmerged');
+    const snapshot = new AudienceSnapshotFixture(ch, db);
+    const PHONE = ['sms', 'rcs', 'whatsapp'];
+    const [changed, deleted, kept] = [randomUUID(), randomUUID(), randomUUID()];
+    // One insert per step, so three parts: the first states, a change, a deletion.
+    await snapshot.write([state(t, changed, 1, { tier: 'gold' }, PHONE), state(t, deleted, 1, { tier: 'gold' }, PHONE), state(t, kept, 1, { tier: 'gold' }, PHONE)]);
+    await snapshot.write([state(t, changed, 2, { tier: 'silver' })]);
+    await snapshot.write([state(t, deleted, 2, {}, [], 1)]);
+    const counts = {
+      all: await totalHits(t, {}),
+      gold: await totalHits(t, tier('gold')),
+      silver: await totalHits(t, tier('silver')),
+      smsReachable: await totalHits(t, { filterCompliance: { sms: 'basic' } }),
+    };
+    // Both −1 rows still there after the counts: they were there during them, with their +1.
+    expect(await cancellations(t)).toBe(2);
+    // Summing every +1 row would give all 4 (a stale state counted) and gold 3; the tombstone
+    // is a +1 row too (deleted = 1).
+    expect(counts).toEqual({ all: 2, gold: 1, silver: 1, smsReachable: 1 });
   }, 60000);
 
   it('stays exact while the sink writes new states', async () => {
