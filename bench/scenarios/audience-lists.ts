@@ -11,7 +11,8 @@
  * date windows) on --events events over 365 days, beside the hand-written count of the
  * look-back's events and the same page read in one window over everything after its position.
  * Aggregations of POST /audience/aggregations (ADR 0333: `audienceTerms`, stats through
- * `audienceSelect`) beside hand-written GROUP BY queries over the same snapshot.
+ * `audienceSelect`) beside hand-written GROUP BY queries over the same snapshot, and of POST
+ * /event/aggregations (ADR 0335: each event once) beside a GROUP BY that counts copies too.
  *
  * Options: --contacts N (1,000,000), --events N (2,000,000), --reps R (30), --warmup W (3), --keep
  * (leave the bench databases), --reuse (use what a --keep run left when the sizes match).
@@ -24,7 +25,10 @@
 import { cpus, loadavg } from 'node:os';
 import { Client } from 'pg';
 import { createClickHouse, ident, migrateClickHouse, raw, sql, type ClickHouse, type Sql } from '../../libs/clickhouse/src';
-import { audiencePage, audienceSelect, audienceTerms, catalogueAttributeSql, parseAudienceFilter, windowedAudiencePage, windowedEventsPage, type AudienceFilterNode, type EventPageOptions, type PagePosition } from '../../libs/filters/src';
+import {
+  audiencePage, audienceSelect, audienceTerms, bucketStarts, catalogueAttributeSql, eventHistogramOf, eventsInScope, eventTermsOf, parameterStatsOf, parameterTermsOf, parseAudienceFilter,
+  windowedAudiencePage, windowedEventsPage, type AudienceFilterNode, type EventPageOptions, type PagePosition,
+} from '../../libs/filters/src';
 import { CATALOGUE, DAY, PROJECT, snapshotCancellations, writeAudienceContacts, writeEvents } from '../lib/audience-bench-data';
 import type { BenchContext, BenchRow, ScenarioResult } from '../lib/context';
 import { settleStores } from '../lib/settle';
@@ -184,6 +188,24 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
         run: async () => {
           const s = attr('score');
           return (await ch.query(audienceSelect({ projectId: PROJECT, now: at, columns: sql`countIf(${s.present}) AS c, minIf(${s.value}, ${s.present}) AS lo, maxIf(${s.value}, ${s.present}) AS hi, avgIf(${s.value}, ${s.present}) AS a` }))).length;
+        },
+      },
+    );
+    // Event aggregations as the app reads them (ADR 0335: each event once), beside the GROUP BY that counts copies too.
+    const scope = { projectId: PROJECT, range };
+    const handEventTerms = 'events by type, hand-written (GROUP BY event_type, copies counted)';
+    variants.push(
+      { name: handEventTerms, run: async () => (await ch.query(sql`SELECT event_type, count() AS n FROM events WHERE project_id = ${PROJECT} AND event_date >= toDateTime(${range.from}) AND event_date < toDateTime(${range.to}) GROUP BY event_type`)).length },
+      { name: 'events in scope, each once (eventsInScope)', baseline: eventCount, run: async () => (await ch.query(eventsInScope(scope))).length },
+      { name: 'terms of event type (eventTermsOf)', baseline: handEventTerms, run: async () => (await ch.query(eventTermsOf(scope, 'event_type', 10))).length },
+      { name: 'terms of product-id, 10 values (parameterTermsOf)', baseline: handEventTerms, run: async () => (await ch.query(parameterTermsOf(scope, 'product-id', 10))).length },
+      { name: 'stats of amount (parameterStatsOf)', baseline: handEventTerms, run: async () => (await ch.query(parameterStatsOf(scope, 'amount'))).length },
+      {
+        name: 'events per day over 365 days, Europe/Paris (eventHistogramOf + bucketStarts)',
+        baseline: handEventTerms,
+        run: async () => {
+          const [counted, starts] = await Promise.all([ch.query(eventHistogramOf(scope, 'day', 'Europe/Paris')), ch.query(bucketStarts('day', 'Europe/Paris', range.from, now))]);
+          return counted.length + starts.length;
         },
       },
     );

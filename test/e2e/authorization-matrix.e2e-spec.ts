@@ -65,7 +65,7 @@ const APP_ANSWERS: Record<string, number> = {
  */
 const DATA_MODE_ANSWERS: Record<'anonymized' | 'blocked', Record<string, number>> = {
   anonymized: {},
-  blocked: { 'audience.events': 403, 'event.scroll': 403, 'event.search': 403, 'audience.aggregations': 403 },
+  blocked: { 'audience.events': 403, 'event.scroll': 403, 'event.search': 403, 'audience.aggregations': 403, 'event.aggregations': 403 },
 };
 /** Valid bodies for routes that take one (writes), by route id. */
 const EXAMPLE_BODIES: Record<string, unknown> = {
@@ -79,6 +79,7 @@ const EXAMPLE_BODIES: Record<string, unknown> = {
   'audience.aggregations': { aggregations: [{ type: 'terms', attribute: '_first_name' }] },
   'event.scroll': {},
   'event.search': {},
+  'event.aggregations': { aggregations: [{ type: 'terms', field: 'eventType' }] },
   'probes.coverage': {},
   'sms.direct.send': { text: 'Matrix' },
   'probes.volumes': {},

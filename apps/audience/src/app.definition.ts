@@ -6,6 +6,7 @@ import { EventsModule } from './events/events.module';
 import { CountModule } from './count/count.module';
 import { DataSourcesModule } from './datasources/datasources.module';
 import { ListsModule } from './lists/lists.module';
+import { EventAggregationsModule } from './event-aggregations/event-aggregations.module';
 import { EventListsModule } from './event-lists/event-lists.module';
 import { AggregationsModule } from './aggregations/aggregations.module';
 import { SendersModule } from './senders/senders.module';
@@ -24,7 +25,7 @@ export const appDefinition: MeldAppDefinition = {
   name: 'audience',
   port: APPS['audience'].port,
   stores: APPS['audience'].stores,
-  imports: [EventsModule, DataSourcesModule, SendersModule, SegmentsModule, CountModule, ListsModule, EventListsModule, AggregationsModule],
+  imports: [EventsModule, DataSourcesModule, SendersModule, SegmentsModule, CountModule, ListsModule, EventListsModule, AggregationsModule, EventAggregationsModule],
   controllers: [ProjectController, SpecsController, ContactsController],
   providers: [ProjectRepository, CatalogueRepository, GetProject, ListEventTypes, ListEventParameters, ListAttributes, ContactsRepository, FindContact],
 };

@@ -26,6 +26,7 @@ describe('audience /openapi.json', () => {
       '/v1/project/{project}/channel/rcs/sender',
       '/v1/project/{project}/channel/sms/sender',
       '/v1/project/{project}/datasource',
+      '/v1/project/{project}/event/aggregations',
       '/v1/project/{project}/event/scroll',
       '/v1/project/{project}/event/search',
       '/v1/project/{project}/segment',

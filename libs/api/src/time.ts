@@ -9,3 +9,23 @@ export function isoWithOffset(date: Date): string {
 export function isoOrNull(date: Date | null | undefined): string | null {
   return date ? isoWithOffset(date) : null;
 }
+
+const zoneFormats = new Map<string, Intl.DateTimeFormat>();
+
+/**
+ * An instant as ISO 8601 in an IANA time zone, with that zone's offset at the instant
+ * (`2026-03-29T00:00:00+01:00`): a histogram bucket reads as the local start it is.
+ */
+export function isoInZone(date: Date, timeZone: string): string {
+  let format = zoneFormats.get(timeZone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-US', {
+      timeZone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', timeZoneName: 'longOffset',
+    });
+    zoneFormats.set(timeZone, format);
+  }
+  const parts = new Map(format.formatToParts(date).map((p) => [p.type, p.value]));
+  // `GMT+05:30`, or `GMT` alone at offset zero.
+  const offset = (parts.get('timeZoneName') ?? 'GMT').replace(/^GMT/, '') || '+00:00';
+  return `${parts.get('year')}-${parts.get('month')}-${parts.get('day')}T${parts.get('hour')}:${parts.get('minute')}:${parts.get('second')}${offset}`;
+}

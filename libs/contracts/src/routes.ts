@@ -125,6 +125,8 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   // Lists of the project's events: event data, as a list (ADR 0332).
   product('event.scroll', 'POST', '/v1/project/:project/event/scroll', 'audience', { scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_DATA_EVENTS', 'PROJECT_AUDIENCE_LIST'] }),
   product('event.search', 'POST', '/v1/project/:project/event/search', 'audience', { scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_DATA_EVENTS', 'PROJECT_AUDIENCE_LIST'] }),
+  // Aggregates of the project's events: event data, granted manually as the audience's (ADR 0335).
+  product('event.aggregations', 'POST', '/v1/project/:project/event/aggregations', 'audience', { scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_DATA_EVENTS', 'PROJECT_AGGREGATIONS'] }),
   // Readiness: setup status, not contact data; project access is enough (ADR 0131).
   product('readiness.project', 'GET', '/v1/project/:project/readiness', 'readiness'),
   product('readiness.channel', 'GET', '/v1/project/:project/readiness/channel/:channel', 'readiness'),

@@ -6,5 +6,5 @@ import { ScrollEvents } from './usecases/scroll-events/scroll-events.usecase';
 import { SearchEvents } from './usecases/search-events/search-events.usecase';
 
 /** `/v1/project/:project/event/scroll` and `/search`: the project's events, in date windows (ADR 0332). */
-@Module({ controllers: [EventListsController], providers: [EventListsRepository, EventListing, ScrollEvents, SearchEvents] })
+@Module({ controllers: [EventListsController], providers: [EventListsRepository, EventListing, ScrollEvents, SearchEvents], exports: [EventListing] })
 export class EventListsModule {}

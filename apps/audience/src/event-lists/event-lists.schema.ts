@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { AudienceEventSchema } from '../events/events.schema';
 import { LIST_LIMITS } from '../lists/lists.schema';
 
-const filter = {
+/** The filter of event listings and aggregations (ADR 0332, 0335). */
+export const EVENT_FILTER = {
   eventType: z.string().min(1).max(200).optional().describe('event type uid; absent: every type'),
   datasource: z.string().min(1).max(200).optional().describe('data source uid or id: events it produced; absent: every source'),
   dateFrom: z.iso.datetime({ offset: true }).optional().describe("oldest event date listed (ISO 8601); never before the plan's look-back (`metadata.since`)"),
@@ -12,7 +13,7 @@ const filter = {
 
 export const ScrollEventsBody = z
   .strictObject({
-    ...filter,
+    ...EVENT_FILTER,
     size: z.int().min(1).max(LIST_LIMITS.scrollSize).default(100).describe(`events per page, 1–${LIST_LIMITS.scrollSize} (default 100)`),
     scrollId: z.string().min(1).max(1000).optional().describe("the previous page's `metadata.scrollId`, sent with the same filter; absent: the first page"),
   })
@@ -20,7 +21,7 @@ export const ScrollEventsBody = z
 
 export const SearchEventsBody = z
   .strictObject({
-    ...filter,
+    ...EVENT_FILTER,
     from: z.int().min(0).default(0).describe('events to skip (default 0)'),
     size: z.int().min(1).max(LIST_LIMITS.searchSize).default(20).describe(`events to return, 1–${LIST_LIMITS.searchSize} (default 20)`),
   })
@@ -32,7 +33,8 @@ export const ListedEventSchema = AudienceEventSchema.extend({
   audienceId: z.string().nullable().describe('the audience contact that source contact belongs to now; null when none (deleted, or not merged yet)'),
 }).meta({ id: 'ListedEvent' });
 
-const window = {
+/** What a response says of the dates it read. */
+export const EVENT_WINDOW = {
   lookBackDays: z.int().describe("days of history the organization's plan allows: s 30, m 90, l 180, xl 365"),
   since: timestamp().describe('oldest event date listed'),
   until: timestamp().describe('event dates before this one are listed'),
@@ -40,10 +42,10 @@ const window = {
 
 export const EventScrollSchema = envelope(
   z.array(ListedEventSchema).describe('oldest first (event date, then id)'),
-  z.object({ count: z.int().min(0), scrollId: z.string().nullable().describe('send it back for the next page; null when this page is the last'), ...window }),
+  z.object({ count: z.int().min(0), scrollId: z.string().nullable().describe('send it back for the next page; null when this page is the last'), ...EVENT_WINDOW }),
 ).meta({ id: 'EventScroll' });
 
 export const EventSearchSchema = envelope(
   z.array(ListedEventSchema).describe('newest first (event date, then id)'),
-  z.object({ from: z.int().min(0), size: z.int().min(1), count: z.int().min(0), more: z.boolean().describe('whether events follow this page'), ...window }),
+  z.object({ from: z.int().min(0), size: z.int().min(1), count: z.int().min(0), more: z.boolean().describe('whether events follow this page'), ...EVENT_WINDOW }),
 ).meta({ id: 'EventSearch' });
