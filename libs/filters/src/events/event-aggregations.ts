@@ -11,21 +11,29 @@ export interface EventScope {
 export type HistogramInterval = 'hour' | 'day' | 'week' | 'month';
 
 /**
- * Every aggregation reads the events deduplicated by event id first, as the listings show them
- * (ADR 0332): copies of an event (a redelivery) count once, whether merges have collapsed them
- * or not. `columns` are what the outer query needs of each event, `any()` of its copies (they
- * are the same message).
+ * An event is counted once however often it was delivered (ADR 0335). Its copies are the same
+ * message, so they share the table's key (type, date, id) and its source and parameters: the
+ * key ReplacingMergeTree collapses them on, whether merges have done so yet or not. Counts are
+ * `uniqExact(event_id)` within groups of one type and one day, summed: small sets, where one
+ * set of every id in scope (or a GROUP BY event_id) costs twice as much (ADR 0335's bench).
  */
+function where(scope: EventScope, also: readonly Sql[] = []): Sql {
+  return join(
+    [
+      sql`project_id = ${scope.projectId}`,
+      ...(scope.eventType === undefined ? [] : [sql`event_type = ${scope.eventType}`]),
+      ...(scope.dataSourceId === undefined ? [] : [sql`data_source_id = ${scope.dataSourceId}`]),
+      sql`event_date >= toDateTime(${seconds(scope.range.from)})`,
+      sql`event_date < toDateTime(${seconds(scope.range.to)})`,
+      ...also,
+    ],
+    ' AND ',
+  );
+}
+
+/** Each event in scope once, with `columns` of one of its copies, for what a per-group count cannot give (a parameter's value, a sum). */
 function deduplicated(scope: EventScope, columns: readonly Sql[], also: readonly Sql[] = []): Sql {
-  const where = [
-    sql`project_id = ${scope.projectId}`,
-    ...(scope.eventType === undefined ? [] : [sql`event_type = ${scope.eventType}`]),
-    ...(scope.dataSourceId === undefined ? [] : [sql`data_source_id = ${scope.dataSourceId}`]),
-    sql`event_date >= toDateTime(${seconds(scope.range.from)})`,
-    sql`event_date < toDateTime(${seconds(scope.range.to)})`,
-    ...also,
-  ];
-  return sql`SELECT ${join([sql`event_id`, ...columns])} FROM events WHERE ${join(where, ' AND ')} GROUP BY event_id`;
+  return sql`SELECT ${join(columns)} FROM events WHERE ${where(scope, also)} GROUP BY event_type, event_date, event_id`;
 }
 
 const seconds = (n: number) => raw(String(Math.floor(n)));
@@ -35,17 +43,20 @@ const parameterText = (key: string) => sql`param_values[indexOf(param_keys, ${ke
 
 /** The events in scope, and their first and last dates (unix seconds; 0 when none). */
 export function eventsInScope(scope: EventScope): Sql {
-  return sql`SELECT count() AS events, toUInt32(min(d)) AS first, toUInt32(max(d)) AS last FROM (${deduplicated(scope, [sql`any(event_date) AS d`])})`;
+  return sql`SELECT sum(n) AS events, toUInt32(min(lo)) AS first, toUInt32(max(hi)) AS last
+               FROM (SELECT uniqExact(event_id) AS n, min(event_date) AS lo, max(event_date) AS hi FROM events WHERE ${where(scope)} GROUP BY event_type, toDate(event_date))`;
 }
 
 /** The most frequent event types or sources: `value`, `n` events, most first, ties by value. */
 export function eventTermsOf(scope: EventScope, field: 'event_type' | 'data_source_id', size: number): Sql {
-  return sql`SELECT v AS value, count() AS n FROM (${deduplicated(scope, [sql`any(${raw(field)}) AS v`])}) GROUP BY v ORDER BY n DESC, v LIMIT ${limit(size)}`;
+  return sql`SELECT v AS value, sum(n) AS n
+               FROM (SELECT ${raw(field)} AS v, uniqExact(event_id) AS n FROM events WHERE ${where(scope)} GROUP BY v, event_type, toDate(event_date))
+              GROUP BY v ORDER BY n DESC, v LIMIT ${limit(size)}`;
 }
 
 /** How many events in scope carry parameter `key`. */
 export function eventsWithParameter(scope: EventScope, key: string): Sql {
-  return sql`SELECT count() AS n FROM (${deduplicated(scope, [], [sql`has(param_keys, ${key})`])})`;
+  return sql`SELECT sum(n) AS n FROM (SELECT uniqExact(event_id) AS n FROM events WHERE ${where(scope, [sql`has(param_keys, ${key})`])} GROUP BY event_type, toDate(event_date))`;
 }
 
 /** The most frequent values of parameter `key` (JSON texts), most first, ties by value. */
@@ -80,7 +91,9 @@ function bucketStart(date: Sql, interval: HistogramInterval, timeZone: string): 
 
 /** Events per bucket (`b`: the bucket's start, unix seconds), non-empty buckets only, oldest first. */
 export function eventHistogramOf(scope: EventScope, interval: HistogramInterval, timeZone: string): Sql {
-  return sql`SELECT toUInt32(${bucketStart(raw('d'), interval, timeZone)}) AS b, count() AS n FROM (${deduplicated(scope, [sql`any(event_date) AS d`])}) GROUP BY b ORDER BY b`;
+  return sql`SELECT b, sum(n) AS n
+               FROM (SELECT toUInt32(${bucketStart(raw('event_date'), interval, timeZone)}) AS b, uniqExact(event_id) AS n FROM events WHERE ${where(scope)} GROUP BY b, event_type, toDate(event_date))
+              GROUP BY b ORDER BY b`;
 }
 
 /**
