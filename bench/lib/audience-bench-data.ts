@@ -94,3 +94,15 @@ export async function writeEvents(ch: ClickHouse, contacts: number, events: numb
     progress(Math.min(offset + chunk, events));
   }
 }
+
+/**
+ * The membership of the events' source contacts (`u<n>` of `ds1` in `a<n>`; `ds2`'s `u<n>`, every
+ * tenth, in `a<n>` too), as the probes sink writes audience_membership: what an audience filter
+ * over events goes through.
+ */
+export async function writeMembership(ch: ClickHouse, contacts: number): Promise<void> {
+  await ch.command(sql`
+    INSERT INTO audience_membership (project_id, data_source_id, user_id, audience_id, version, deleted)
+    SELECT ${PROJECT}, ds, concat('u', toString(number)), concat('a', toString(number)), 1, 0
+      FROM numbers(${contacts}) ARRAY JOIN if(number % 10 = 0, ['ds1', 'ds2'], ['ds1']) AS ds`);
+}

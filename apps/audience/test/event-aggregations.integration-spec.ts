@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { ClickHouse } from '@meld/clickhouse';
 import { type DataMode, type Plan, type Scope } from '@meld/contracts';
-import { seedTenancy, signedPrincipal, startAppUnderTest, type Json } from '@meld/fixtures';
+import { AttributeEntity } from '@meld/db';
+import { AudienceSnapshotFixture, contactRow, seedTenancy, signedPrincipal, startAppUnderTest, type Json } from '@meld/fixtures';
 import { migratedTestClickHouse } from '@meld/testing';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
@@ -36,6 +37,7 @@ describe('event aggregations', () => {
   let crm: { id: string; uid: string };
   const now = Math.floor(Date.now() / 1000);
   const written: Written[] = [];
+  const [gold, silver] = [randomUUID(), randomUUID()];
 
   beforeAll(async () => {
     ch = await migratedTestClickHouse();
@@ -66,6 +68,11 @@ describe('event aggregations', () => {
     // Redelivered copies in another part, one event beyond the plan's look-back, one of another project.
     const old: Written = { id: 'too-old', at: now - 200 * DAY, type: 'purchase', source: 'web', parameters: { amount: 1e6 } };
     await ch.insert('events', [...written.slice(0, 25).map((e) => row(e, 1)), row(old), { ...row(written[0]), project_id: randomUUID(), event_id: 'elsewhere' }]);
+    // The web user belongs to a gold contact, the CRM user to a silver one (an older membership of it in gold).
+    await db.getRepository(AttributeEntity).insert({ projectId: tenancy.project.id, uid: 'tier', label: 'tier', type: 'string' });
+    await new AudienceSnapshotFixture(ch, db).write([contactRow(tenancy.project.id, gold, { str: { tier: 'gold' } }), contactRow(tenancy.project.id, silver, { str: { tier: 'silver' } })]);
+    const member = (ds: string, user: string, audienceId: string, version: number) => ({ project_id: tenancy.project.id, data_source_id: ds, user_id: user, audience_id: audienceId, version: String(version), deleted: 0 });
+    await ch.insert('audience_membership', [member(tenancy.dataSource.id, 'web-user', gold, 1), member(crm.id, 'crm-user', gold, 1), member(crm.id, 'crm-user', silver, 2)]);
   }, 60000);
 
   afterAll(async () => {
@@ -157,6 +164,17 @@ describe('event aggregations', () => {
     // Nothing in the range: no buckets.
     const empty = await ok({ eventType: 'none', aggregations: [{ type: 'date_histogram', interval: 'week' }, { type: 'stats', parameter: 'amount' }] });
     expect([empty.events, empty.aggregations[0].buckets]).toEqual([0, []]);
+  });
+
+  it('narrows to the events of the audience contacts a root selects now, through their source contacts', async () => {
+    const tier = (value: string) => ({ version: '0.0.1', root: { type: 'attribute_condition', key: 'tier', operator: 'matches-string', values: [value] }, aggregations: [{ type: 'terms', field: 'datasource' }] });
+    const web = written.filter((e) => e.source === 'web').length;
+    const golden = await ok(tier('gold'));
+    expect([golden.events, golden.aggregations[0].buckets]).toEqual([web, [{ value: tenancy.dataSource.uid, count: web }]]);
+    expect((await ok(tier('silver'))).events).toBe(60 - web);
+    expect((await ok(tier('bronze'))).events).toBe(0);
+    const bad = await call({ root: { type: 'attribute_condition', key: 'nope', operator: 'matches-string', values: ['x'] }, aggregations: [{ type: 'terms', field: 'eventType' }] });
+    expect([bad.status, bad.body.details.path]).toEqual([400, 'root.key']);
   });
 
   it('refuses bad bodies with the field named, and a blocked project', async () => {

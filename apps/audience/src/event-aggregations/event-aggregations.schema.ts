@@ -1,4 +1,5 @@
 import { timestamp } from '@meld/api';
+import { AUDIENCE_FILTER_VERSION } from '@meld/filters';
 import { z } from 'zod';
 import { EVENT_FILTER, EVENT_WINDOW } from '../event-lists/event-lists.schema';
 
@@ -44,6 +45,8 @@ const Aggregation = z.discriminatedUnion('type', [
 export const AggregateEventsBody = z
   .strictObject({
     ...EVENT_FILTER,
+    version: z.unknown().optional().describe(`audience filter version: \`${AUDIENCE_FILTER_VERSION}\` (the only one)`),
+    root: z.unknown().optional().describe('audience filter root, as in `/audience/count`: only the events of the audience contacts it selects now; absent: every event'),
     aggregations: z.array(Aggregation).min(1).max(MAX_EVENT_AGGREGATIONS).describe(`1–${MAX_EVENT_AGGREGATIONS} aggregations over the events matching the filter`),
   })
   .meta({ id: 'EventAggregationsRequest' });

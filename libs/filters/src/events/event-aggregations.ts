@@ -1,4 +1,6 @@
 import { join, raw, sql, type Sql } from '@meld/clickhouse';
+import { audienceSelect, type AudienceFilterOptions } from '../audience/compile';
+import { latestMembership } from '../audience/membership-sql';
 
 /** The events an aggregation reads: a project's, of one type and source if given, dated in [from, to) (unix seconds). */
 export interface EventScope {
@@ -6,6 +8,8 @@ export interface EventScope {
   eventType?: string;
   dataSourceId?: string;
   range: { from: number; to: number };
+  /** Only the events of source contacts this condition keeps (`eventsOfAudience`). */
+  contacts?: Sql;
 }
 
 export type HistogramInterval = 'hour' | 'day' | 'week' | 'month';
@@ -23,6 +27,7 @@ function where(scope: EventScope, also: readonly Sql[] = []): Sql {
       sql`project_id = ${scope.projectId}`,
       ...(scope.eventType === undefined ? [] : [sql`event_type = ${scope.eventType}`]),
       ...(scope.dataSourceId === undefined ? [] : [sql`data_source_id = ${scope.dataSourceId}`]),
+      ...(scope.contacts === undefined ? [] : [scope.contacts]),
       sql`event_date >= toDateTime(${seconds(scope.range.from)})`,
       sql`event_date < toDateTime(${seconds(scope.range.to)})`,
       ...also,
@@ -34,6 +39,16 @@ function where(scope: EventScope, also: readonly Sql[] = []): Sql {
 /** Each event in scope once, with `columns` of one of its copies, for what a per-group count cannot give (a parameter's value, a sum). */
 function deduplicated(scope: EventScope, columns: readonly Sql[], also: readonly Sql[] = []): Sql {
   return sql`SELECT ${join(columns)} FROM events WHERE ${where(scope, also)} GROUP BY event_type, event_date, event_id`;
+}
+
+/**
+ * The events of the audience contacts an audience filter selects now: those of the source
+ * contacts whose current membership (not a deletion) is one of them. Events are stored by source
+ * contact, so merges and splits since an event never rewrite it (0001_events.sql).
+ */
+export function eventsOfAudience(opts: AudienceFilterOptions): Sql {
+  const members = sql`SELECT data_source_id, user_id FROM (${latestMembership(opts.projectId)}) WHERE gone = 0 AND aid IN (${audienceSelect({ ...opts, columns: sql`audience_id` })})`;
+  return sql`(data_source_id, user_id) IN (${members})`;
 }
 
 const seconds = (n: number) => raw(String(Math.floor(n)));

@@ -1,7 +1,8 @@
 import { isoInZone } from '@meld/api';
 import type { Principal } from '@meld/auth';
-import type { EventScope, HistogramInterval } from '@meld/filters';
+import { eventsOfAudience, type EventScope, type HistogramInterval } from '@meld/filters';
 import { BadRequestException, Injectable } from '@nestjs/common';
+import { AudienceRoots, filterErrorsAs400 } from '../../../count/audience-roots';
 import { EventListing } from '../../../event-lists/event-listing';
 import { parameterValue } from '../../../shared/event-parameters';
 import { type Bucket, EventAggregationsRepository } from '../../event-aggregations.repository';
@@ -26,8 +27,9 @@ const fieldError = (path: string, message: string) => new BadRequestException({ 
 
 /**
  * `POST /event/aggregations` (ADR 0335): exact aggregates of the project's events matching the
- * listings' filter, within the plan's look-back: the most frequent types, sources or parameter
- * values, events per hour, day, week or month in a time zone, and stats of a number parameter.
+ * listings' filter within the plan's look-back (with an audience filter `root`, only those of the
+ * contacts it selects now): the most frequent types, sources or parameter values, events per
+ * hour, day, week or month in a time zone, and stats of a number parameter.
  * Events count once however often they were delivered. Parameter values are contact data: shown
  * as the data mode and level allow (ADR 0121), a blocked project refused.
  */
@@ -35,17 +37,25 @@ const fieldError = (path: string, message: string) => new BadRequestException({ 
 export class AggregateEvents {
   constructor(
     private readonly listing: EventListing,
+    private readonly roots: AudienceRoots,
     private readonly repository: EventAggregationsRepository,
   ) {}
 
-  async execute({ principal, projectId, aggregations, ...filter }: AggregateEventsCommand): Promise<EventAggregations> {
+  /** A filter the query compiler refuses (too large, say) is a 400, as in the count. */
+  execute(command: AggregateEventsCommand): Promise<EventAggregations> {
+    return filterErrorsAs400(() => this.aggregate(command));
+  }
+
+  private async aggregate({ principal, projectId, aggregations, version, root: asked, ...filter }: AggregateEventsCommand): Promise<EventAggregations> {
     const mask = this.listing.mask(principal);
     const names = aggregations.map(defaultName);
     names.forEach((n, i) => {
       if (names.indexOf(n) !== i) throw fieldError(`aggregations[${i}].name`, `"${n}" is used twice: name the aggregations`);
     });
+    const { root } = await this.roots.resolve({ projectId, version, root: asked, principal });
     const resolved = await this.listing.resolve(principal, projectId, filter);
     const scope: EventScope = { projectId, eventType: resolved.eventType, dataSourceId: resolved.dataSourceId, range: resolved.range };
+    if (root) scope.contacts = eventsOfAudience({ projectId, root });
     const inScope = await this.repository.scope(scope);
     aggregations.forEach((a, i) => {
       if (a.type !== 'date_histogram' || !inScope.events) return;
