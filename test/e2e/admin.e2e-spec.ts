@@ -75,7 +75,8 @@ describe('operator bootstrap through the CLI, used through the gateway', () => {
   it('catalogue written with `meld admin` shows in the specs, through the gateway', async () => {
     await meld('admin', 'post', `projects/${boot.project.uid}/event-types`, '--data', JSON.stringify({ uid: 'signup', name: 'Sign-up', category: 'crm', parameters: [{ parameter: 'plan', title: 'Plan', dataType: 'string' }] }));
     const events = await get(`/v1/project/${boot.project.uid}/specs/events`, boot.productToken.token);
-    expect(events.body.entity.map((e: { uid: string }) => e.uid)).toEqual(['signup']);
+    // The declared type, then Meld's own (ADR 0336).
+    expect(events.body.entity.filter((e: { system?: boolean }) => !e.system).map((e: { uid: string }) => e.uid)).toEqual(['signup']);
     const params = await get(`/v1/project/${boot.project.uid}/specs/events/signup`, boot.productToken.token);
     expect(params.body.entity).toEqual([{ parameter: 'plan', title: 'Plan', dataType: 'string', required: false, multiValue: 1, maxLength: null }]);
     expect((await get(`/v1/project/${boot.project.uid}/specs/events/nope`, boot.productToken.token)).status).toBe(404);

@@ -1,4 +1,4 @@
-import { RESERVED_ATTRIBUTES } from '@meld/contracts';
+import { RESERVED_ATTRIBUTES, SYSTEM_EVENT_TYPES } from '@meld/contracts';
 import type { INestApplication } from '@nestjs/common';
 import { AttributeListSchema, EventParameterListSchema, EventTypeListSchema } from '../src/specs/specs.schema';
 import { startAudience } from './app.fixture';
@@ -26,7 +26,22 @@ describe('project specs (audience)', () => {
     const { status, body } = await get('/events');
     expect(status).toBe(200);
     expect(EventTypeListSchema.parse(body)).toBeTruthy();
-    expect(body).toEqual({ entity: [{ uid: 'purchase', name: 'Purchase', category: 'ecommerce', attribution: true, automation: false, important: false }], metadata: { count: 1 } });
+    const purchase = { uid: 'purchase', name: 'Purchase', category: 'ecommerce', attribution: true, automation: false, important: false };
+    // The declared types, then Meld's own, flagged (ADR 0336).
+    expect(body.entity[0]).toEqual(purchase);
+    expect(body.entity.slice(1)).toEqual(SYSTEM_EVENT_TYPES.map((t) => ({ uid: t.uid, name: t.name, category: 'marketing', attribution: false, automation: false, important: false, system: true })));
+    expect(body.entity.map((e: { uid: string }) => e.uid)).toContain('_sms_delivered');
+    expect(body.metadata).toEqual({ count: 1 + SYSTEM_EVENT_TYPES.length });
+  });
+
+  it("lists the parameters of Meld's own event types, as filters name them", async () => {
+    const { status, body } = await get('/events/_sms_delivered');
+    expect(status).toBe(200);
+    expect(EventParameterListSchema.parse(body)).toBeTruthy();
+    expect(body.entity.map((p: { parameter: string }) => p.parameter)).toEqual(['smsId', 'senderId', 'messagesCount', 'error']);
+    expect(body.entity[0]).toEqual({ parameter: 'smsId', title: 'SMS id', dataType: 'string', required: true, multiValue: 1, maxLength: null });
+    expect(body.metadata.eventType).toMatchObject({ uid: '_sms_delivered', system: true });
+    expect((await get('/events/_sms_nope')).status).toBe(404);
   });
 
   it('lists the parameter specs of an event type; an unknown type is 404', async () => {

@@ -1,4 +1,4 @@
-import { ATTRIBUTE_TYPES, EVENT_CATEGORIES } from '@meld/contracts';
+import { ATTRIBUTE_TYPES, EVENT_CATEGORIES, type SystemEventParameter, type SystemEventType } from '@meld/contracts';
 import { z } from 'zod';
 import type { AttributeEntity, EventParameterEntity, EventTypeEntity } from '@meld/db';
 
@@ -27,6 +27,10 @@ export const EventTypeSpecSchema = z
     attribution: z.boolean(),
     automation: z.boolean().describe('can trigger an automation'),
     important: z.boolean().describe('headline event on the contact timeline'),
+    system: z
+      .literal(true)
+      .optional()
+      .describe('written by Meld itself (SMS statuses, clicks and unsubscribes, uids starting with `_`): filtered on and read as any type, never sent by a data source nor edited'),
   })
   .meta({ id: 'EventTypeSpec' });
 export type EventTypeSpec = z.infer<typeof EventTypeSpecSchema>;
@@ -78,4 +82,13 @@ export function toEventParameterSpec(p: EventParameterEntity): EventParameterSpe
     multiValue: p.multiValue,
     maxLength: p.maxLength,
   };
+}
+
+/** A type Meld writes itself (ADR 0157), listed in the product API's catalogue (ADR 0336). */
+export function systemEventTypeSpec(t: SystemEventType): EventTypeSpec {
+  return { uid: t.uid, name: t.name, category: 'marketing', attribution: false, automation: false, important: false, system: true };
+}
+
+export function systemEventParameterSpec(p: SystemEventParameter): EventParameterSpec {
+  return { parameter: p.parameter, title: p.title, dataType: p.dataType as EventParameterSpec['dataType'], required: p.parameter === 'smsId', multiValue: 1, maxLength: null };
 }
