@@ -99,6 +99,11 @@ describe('audience aggregations', () => {
     expect(all.aggregations[0]).toMatchObject({ count: 4, min: 10, max: 40, sum: 100 });
     const nobody = await ok({ root: { ...gold, values: ['platinum'] }, aggregations: [{ type: 'stats', attribute: 'score' }, { type: 'terms', attribute: 'tags' }] });
     expect(nobody).toEqual({ matching: 0, aggregations: [{ name: 'stats_score', type: 'stats', attribute: 'score', count: 0, min: null, max: null, avg: null, sum: null }, { name: 'terms_tags', type: 'terms', attribute: 'tags', withValue: 0, missing: 0, buckets: [] }] });
+
+    // A saved segment in place of the root (ADR 0333): the same contacts.
+    const [saved] = await db.query(`INSERT INTO segments (project_id, name, filter) VALUES ($1, 'Gold', $2) RETURNING id`, [tenancy.project.id, { version: '0.0.1', root: gold }]);
+    expect(await ok({ segment: saved.id, aggregations: [{ type: 'stats', attribute: 'score' }, { type: 'terms', attribute: 'score' }, { type: 'stats', attribute: 'joined' }] })).toEqual(out);
+    expect((await aggregate({ segment: randomUUID(), aggregations: [{ type: 'stats', attribute: 'score' }] })).status).toBe(404);
   });
 
   it('refuses unknown attributes, stats of a string, terms of a date, a name used twice, and empty requests (400 naming the field)', async () => {

@@ -166,7 +166,7 @@ describe('event aggregations', () => {
     expect([empty.events, empty.aggregations[0].buckets]).toEqual([0, []]);
   });
 
-  it('narrows to the events of the audience contacts a root selects now, through their source contacts', async () => {
+  it('narrows to the events of the audience contacts a root or a segment selects now, through their source contacts', async () => {
     const tier = (value: string) => ({ version: '0.0.1', root: { type: 'attribute_condition', key: 'tier', operator: 'matches-string', values: [value] }, aggregations: [{ type: 'terms', field: 'datasource' }] });
     const web = written.filter((e) => e.source === 'web').length;
     const golden = await ok(tier('gold'));
@@ -175,6 +175,13 @@ describe('event aggregations', () => {
     expect((await ok(tier('bronze'))).events).toBe(0);
     const bad = await call({ root: { type: 'attribute_condition', key: 'nope', operator: 'matches-string', values: ['x'] }, aggregations: [{ type: 'terms', field: 'eventType' }] });
     expect([bad.status, bad.body.details.path]).toEqual([400, 'root.key']);
+
+    // A saved segment in place of the root; an unknown one is 404, both at once 400.
+    const [saved] = await db.query(`INSERT INTO segments (project_id, name, filter) VALUES ($1, 'Gold', $2) RETURNING id`, [tenancy.project.id, { version: '0.0.1', root: tier('gold').root }]);
+    expect((await ok({ segment: saved.id, aggregations: [{ type: 'terms', field: 'eventType' }] })).events).toBe(web);
+    expect((await call({ segment: randomUUID(), aggregations: [{ type: 'terms', field: 'eventType' }] })).status).toBe(404);
+    const both = await call({ segment: saved.id, ...tier('gold') });
+    expect([both.status, both.body.details.fields[0].path]).toEqual([400, 'segment']);
   });
 
   it('refuses bad bodies with the field named, and a blocked project', async () => {

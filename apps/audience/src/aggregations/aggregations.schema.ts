@@ -1,5 +1,5 @@
-import { AUDIENCE_FILTER_VERSION } from '@meld/filters';
 import { z } from 'zod';
+import { audienceSelectionFields } from '../segments/audience-selection.schema';
 
 export const MAX_AGGREGATIONS = 10;
 export const MAX_TERMS = 100;
@@ -14,9 +14,8 @@ const Aggregation = z.discriminatedUnion('type', [
 
 export const AggregateAudienceBody = z
   .strictObject({
-    version: z.unknown().optional().describe(`audience filter version: \`${AUDIENCE_FILTER_VERSION}\` (the only one)`),
-    root: z.unknown().optional().describe('audience filter root, as in `/audience/count`; absent: the whole audience'),
-    aggregations: z.array(Aggregation).min(1).max(MAX_AGGREGATIONS).describe(`1–${MAX_AGGREGATIONS} aggregations over the contacts matching the root`),
+    ...audienceSelectionFields('the whole audience'),
+    aggregations: z.array(Aggregation).min(1).max(MAX_AGGREGATIONS).describe(`1–${MAX_AGGREGATIONS} aggregations over the contacts the root or segment selects`),
   })
   .meta({ id: 'AudienceAggregationsRequest' });
 export type AggregateAudienceInput = z.infer<typeof AggregateAudienceBody>;

@@ -1,7 +1,7 @@
 import { timestamp } from '@meld/api';
-import { AUDIENCE_FILTER_VERSION } from '@meld/filters';
 import { z } from 'zod';
 import { EVENT_FILTER, EVENT_WINDOW } from '../event-lists/event-lists.schema';
+import { audienceSelectionFields } from '../segments/audience-selection.schema';
 
 export const MAX_EVENT_AGGREGATIONS = 10;
 export const MAX_EVENT_TERMS = 100;
@@ -45,8 +45,7 @@ const Aggregation = z.discriminatedUnion('type', [
 export const AggregateEventsBody = z
   .strictObject({
     ...EVENT_FILTER,
-    version: z.unknown().optional().describe(`audience filter version: \`${AUDIENCE_FILTER_VERSION}\` (the only one)`),
-    root: z.unknown().optional().describe('audience filter root, as in `/audience/count`: only the events of the audience contacts it selects now; absent: every event'),
+    ...audienceSelectionFields("every event; with either, only the events of the contacts selected now"),
     aggregations: z.array(Aggregation).min(1).max(MAX_EVENT_AGGREGATIONS).describe(`1–${MAX_EVENT_AGGREGATIONS} aggregations over the events matching the filter`),
   })
   .meta({ id: 'EventAggregationsRequest' });

@@ -2,7 +2,6 @@ import { Module } from '@nestjs/common';
 import { CountModule } from '../count/count.module';
 import { SegmentsModule } from '../segments/segments.module';
 import { AudiencePages } from './audience-pages';
-import { ListFilters } from './list-filter';
 import { ListsController } from './lists.controller';
 import { ListsRepository } from './lists.repository';
 import { ScrollAudience } from './usecases/scroll-audience/scroll-audience.usecase';
@@ -12,6 +11,6 @@ import { SearchAudience } from './usecases/search-audience/search-audience.useca
 @Module({
   imports: [CountModule, SegmentsModule],
   controllers: [ListsController],
-  providers: [ListsRepository, AudiencePages, ListFilters, ScrollAudience, SearchAudience],
+  providers: [ListsRepository, AudiencePages, ScrollAudience, SearchAudience],
 })
 export class ListsModule {}

@@ -1,23 +1,16 @@
 import { envelope } from '@meld/api';
-import { AUDIENCE_FILTER_VERSION } from '@meld/filters';
 import { z } from 'zod';
 import { AudienceContactSchema } from '../contacts/contact-read.schema';
+import { audienceSelectionFields } from '../segments/audience-selection.schema';
 
 /** Most contacts one page returns, and most a search may reach (`from + size`), as Elasticsearch's default window. */
 export const LIST_LIMITS = { scrollSize: 1000, searchSize: 100, searchWindow: 10_000 } as const;
 
-const version = z.unknown().optional().describe(`audience filter version: \`${AUDIENCE_FILTER_VERSION}\` (the only one)`);
-const root = z
-  .unknown()
-  .optional()
-  .describe('audience filter root (system design §4), as in `/audience/count`; absent (and no `segment`): the whole audience');
-const segment = z.string().min(1).max(100).optional().describe('a saved segment id: its contacts, in place of `version` and `root`');
+const selection = audienceSelectionFields('the whole audience');
 
 export const ScrollAudienceBody = z
   .strictObject({
-    version,
-    root,
-    segment,
+    ...selection,
     size: z.int().min(1).max(LIST_LIMITS.scrollSize).default(100).describe(`contacts per page, 1–${LIST_LIMITS.scrollSize} (default 100)`),
     scrollId: z.string().min(1).max(1000).optional().describe("the previous page's `metadata.scrollId`, sent with the same `version` and `root` (or `segment`); absent: the first page"),
   })
@@ -25,9 +18,7 @@ export const ScrollAudienceBody = z
 
 export const SearchAudienceBody = z
   .strictObject({
-    version,
-    root,
-    segment,
+    ...selection,
     from: z.int().min(0).default(0).describe('contacts to skip (default 0)'),
     size: z.int().min(1).max(LIST_LIMITS.searchSize).default(20).describe(`contacts to return, 1–${LIST_LIMITS.searchSize} (default 20)`),
   })

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { CountModule } from '../count/count.module';
+import { AudienceSelections } from './audience-selection';
 import { SegmentsController } from './segments.controller';
 import { SegmentsRepository } from './segments.repository';
 import { CountSegment } from './usecases/count-segment/count-segment.usecase';
@@ -13,8 +14,8 @@ import { UpdateSegment } from './usecases/update-segment/update-segment.usecase'
 @Module({
   imports: [CountModule],
   controllers: [SegmentsController],
-  providers: [SegmentsRepository, CreateSegment, GetSegment, UpdateSegment, DeleteSegment, ListSegments, CountSegment],
-  // The lists read a segment's filter (ADR 0330).
-  exports: [SegmentsRepository],
+  providers: [SegmentsRepository, AudienceSelections, CreateSegment, GetSegment, UpdateSegment, DeleteSegment, ListSegments, CountSegment],
+  // Lists and aggregations take a segment in place of a root (ADRs 0330, 0333, 0335).
+  exports: [SegmentsRepository, AudienceSelections],
 })
 export class SegmentsModule {}

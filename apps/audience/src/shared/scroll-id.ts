@@ -43,6 +43,8 @@ export function decodeScrollId<T>(scrollId: string, digest: string, parse: (stat
 
 /** A decimal string of an unsigned 64-bit integer. */
 export const isUInt64 = (x: unknown): x is string => typeof x === 'string' && /^\d{1,20}$/.test(x) && BigInt(x) < 2n ** 64n;
+/** A hash window's width: up to the whole hash space, 2^64 (page-windows.ts clamps it so). */
+export const isWindowWidth = (x: unknown): x is string => typeof x === 'string' && /^\d{1,20}$/.test(x) && BigInt(x) <= 2n ** 64n;
 export const isUuidText = (x: unknown): x is string => typeof x === 'string' && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(x);
 
 function scrollIdError(why: string): BadRequestException {

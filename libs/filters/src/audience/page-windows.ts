@@ -57,7 +57,8 @@ export async function windowedAudiencePage(query: <T>(statement: Sql) => Promise
     rows.push(...(await query<PagePosition>(audiencePage({ projectId, root, now, after: keyset, window, limit: needed - rows.length }))));
     if (rows.length >= needed || end >= HASH_SPACE) break;
     // Too few in this window: the next starts where it ended (past any keyset position), twice as wide.
-    [start, keyset, span] = [end, undefined, span * 2n];
+    // Clamped: wider than the hash space says nothing more, and the width goes into the scroll id.
+    [start, keyset, span] = [end, undefined, clamp(span * 2n)];
   }
   return { rows: rows.slice(offset, offset + limit), more: rows.length >= needed, span };
 }

@@ -74,7 +74,8 @@ export async function windowedEventsPage(query: Query, opts: EventPageOptions): 
     rows.push(...(await query<EventRow>(eventsWindow(opts, { from, to }, keyset, needed - rows.length))));
     const exhausted = asc ? to >= range.to : from <= range.from;
     if (rows.length >= needed || exhausted) break;
-    [edge, keyset, span] = [asc ? to : from, undefined, span * 2];
+    // Never wider than the range: the width goes into the scroll id, which takes seconds a DateTime holds.
+    [edge, keyset, span] = [asc ? to : from, undefined, Math.min(span * 2, Math.max(1, range.to - range.from))];
   }
   return { rows: rows.slice(offset, offset + limit), more: rows.length >= needed, span };
 }

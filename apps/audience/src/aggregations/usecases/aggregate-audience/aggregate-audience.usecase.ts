@@ -1,8 +1,9 @@
 import { CONTACT_DATA_BLOCKED, contactDataMask, maySearchByPii, type Principal } from '@meld/auth';
 import { catalogueAttributeSql, type FilterCatalogue, valueKindOf } from '@meld/filters';
 import { BadRequestException, ForbiddenException, Injectable } from '@nestjs/common';
-import { AudienceRoots, filterErrorsAs400 } from '../../../count/audience-roots';
+import { filterErrorsAs400 } from '../../../count/audience-roots';
 import { FilterCatalogueCache } from '../../../count/filter-catalogue.cache';
+import { AudienceSelections } from '../../../segments/audience-selection';
 import { AggregationsRepository } from '../../aggregations.repository';
 import type { AggregateAudienceInput, AudienceAggregations } from '../../aggregations.schema';
 
@@ -13,21 +14,21 @@ const fieldError = (path: string, message: string) => new BadRequestException({ 
 
 /**
  * `POST /audience/aggregations` (ADR 0333): terms (the most frequent values) and stats of
- * attributes over the current contacts matching a filter, exact, from the snapshot the count
+ * attributes over the current contacts a filter or saved segment selects, exact, from the snapshot the count
  * reads. Aggregates are contact-derived: a blocked project is refused, and email or phone
  * attributes need `mayReadPii`, as conditions on them do.
  */
 @Injectable()
 export class AggregateAudience {
   constructor(
-    private readonly roots: AudienceRoots,
+    private readonly selections: AudienceSelections,
     private readonly catalogues: FilterCatalogueCache,
     private readonly repository: AggregationsRepository,
   ) {}
 
   async execute(principal: Principal, projectId: string, input: AggregateAudienceInput): Promise<AudienceAggregations> {
     if (!contactDataMask(principal)) throw new ForbiddenException(CONTACT_DATA_BLOCKED);
-    const { root } = await this.roots.resolve({ projectId, version: input.version, root: input.root, principal });
+    const { root } = await this.selections.resolve(principal, projectId, input);
     const attributes = await this.attributes(projectId, input.aggregations);
     const names = input.aggregations.map((a) => a.name ?? `${a.type}_${a.attribute}`);
     names.forEach((n, i) => {

@@ -2,8 +2,9 @@ import { isoInZone } from '@meld/api';
 import type { Principal } from '@meld/auth';
 import { eventsOfAudience, type EventScope, type HistogramInterval } from '@meld/filters';
 import { BadRequestException, Injectable } from '@nestjs/common';
-import { AudienceRoots, filterErrorsAs400 } from '../../../count/audience-roots';
+import { filterErrorsAs400 } from '../../../count/audience-roots';
 import { EventListing } from '../../../event-lists/event-listing';
+import { AudienceSelections } from '../../../segments/audience-selection';
 import { parameterValue } from '../../../shared/event-parameters';
 import { type Bucket, EventAggregationsRepository } from '../../event-aggregations.repository';
 import { type AggregateEventsInput, type EventAggregations, MAX_BUCKETS, validTimeZone } from '../../event-aggregations.schema';
@@ -27,8 +28,8 @@ const fieldError = (path: string, message: string) => new BadRequestException({ 
 
 /**
  * `POST /event/aggregations` (ADR 0335): exact aggregates of the project's events matching the
- * listings' filter within the plan's look-back (with an audience filter `root`, only those of the
- * contacts it selects now): the most frequent types, sources or parameter values, events per
+ * listings' filter within the plan's look-back (with an audience filter `root` or a saved
+ * `segment`, only those of the contacts it selects now): the most frequent types, sources or parameter values, events per
  * hour, day, week or month in a time zone, and stats of a number parameter.
  * Events count once however often they were delivered. Parameter values are contact data: shown
  * as the data mode and level allow (ADR 0121), a blocked project refused.
@@ -37,7 +38,7 @@ const fieldError = (path: string, message: string) => new BadRequestException({ 
 export class AggregateEvents {
   constructor(
     private readonly listing: EventListing,
-    private readonly roots: AudienceRoots,
+    private readonly selections: AudienceSelections,
     private readonly repository: EventAggregationsRepository,
   ) {}
 
@@ -46,13 +47,13 @@ export class AggregateEvents {
     return filterErrorsAs400(() => this.aggregate(command));
   }
 
-  private async aggregate({ principal, projectId, aggregations, version, root: asked, ...filter }: AggregateEventsCommand): Promise<EventAggregations> {
+  private async aggregate({ principal, projectId, aggregations, version, root: asked, segment, ...filter }: AggregateEventsCommand): Promise<EventAggregations> {
     const mask = this.listing.mask(principal);
     const names = aggregations.map(defaultName);
     names.forEach((n, i) => {
       if (names.indexOf(n) !== i) throw fieldError(`aggregations[${i}].name`, `"${n}" is used twice: name the aggregations`);
     });
-    const { root } = await this.roots.resolve({ projectId, version, root: asked, principal });
+    const { root } = await this.selections.resolve(principal, projectId, { version, root: asked, segment });
     const resolved = await this.listing.resolve(principal, projectId, filter);
     const scope: EventScope = { projectId, eventType: resolved.eventType, dataSourceId: resolved.dataSourceId, range: resolved.range };
     if (root) scope.contacts = eventsOfAudience({ projectId, root });
@@ -64,7 +65,9 @@ export class AggregateEvents {
     });
     let projectZone: Promise<string> | undefined;
     const zoneOf = (asked: string | undefined) => asked ?? (projectZone ??= this.repository.projectTimeZone(projectId).then((tz) => (validTimeZone(tz) ? tz : 'UTC')));
-    const sources = aggregations.some((a) => a.type === 'terms' && a.field === 'datasource') ? this.repository.dataSourceUids(projectId) : undefined;
+    // Read when first needed and awaited there, so a failed read is never an unhandled rejection.
+    let sourceUids: Promise<Map<string, string>> | undefined;
+    const uidsOf = () => (sourceUids ??= this.repository.dataSourceUids(projectId));
 
     const results = await Promise.all(
       aggregations.map(async (a, i): Promise<Result> => {
@@ -85,7 +88,7 @@ export class AggregateEvents {
           return { name, type: 'terms', field: a.field, parameter: key, withValue, missing: inScope.events - withValue, buckets: maskedBuckets(rows, mask) };
         }
         const rows = await this.repository.terms(scope, a.field === 'eventType' ? 'event_type' : 'data_source_id', a.size);
-        const uids = sources ? await sources : undefined;
+        const uids = a.field === 'datasource' ? await uidsOf() : undefined;
         const buckets = rows.map((r) => ({ value: uids?.get(r.value) ?? r.value, count: Number(r.n) }));
         return { name, type: 'terms', field: a.field, withValue: inScope.events, missing: 0, buckets };
       }),

@@ -1,8 +1,8 @@
 import type { Principal } from '@meld/auth';
 import { Injectable } from '@nestjs/common';
-import { ListFilters } from '../../list-filter';
+import { AudienceSelections } from '../../../segments/audience-selection';
 import { AudiencePages } from '../../audience-pages';
-import { decodeScrollId, encodeScrollId, filterDigest, isUInt64, isUuidText } from '../../../shared/scroll-id';
+import { decodeScrollId, encodeScrollId, filterDigest, isUInt64, isUuidText, isWindowWidth } from '../../../shared/scroll-id';
 
 export interface ScrollAudienceCommand {
   principal: Principal;
@@ -23,14 +23,14 @@ export interface ScrollAudienceCommand {
 @Injectable()
 export class ScrollAudience {
   constructor(
-    private readonly filters: ListFilters,
+    private readonly filters: AudienceSelections,
     private readonly pages: AudiencePages,
   ) {}
 
   async execute({ principal, projectId, size, scrollId, ...filter }: ScrollAudienceCommand) {
     const { root, key } = await this.filters.resolve(principal, projectId, filter);
     const digest = filterDigest('audience', projectId, key);
-    const state = scrollId === undefined ? undefined : decodeScrollId(scrollId, digest, ({ h, i, s }) => (isUInt64(h) && isUuidText(i) && isUInt64(s) ? { after: { hash: h, id: i }, span: BigInt(s) } : null));
+    const state = scrollId === undefined ? undefined : decodeScrollId(scrollId, digest, ({ h, i, s }) => (isUInt64(h) && isUuidText(i) && isWindowWidth(s) ? { after: { hash: h, id: i }, span: BigInt(s) } : null));
     const page = await this.pages.page({ principal, projectId, root, after: state?.after, span: state?.span, limit: size });
     const next = page.more && page.last ? encodeScrollId(digest, { h: page.last.hash, i: page.last.id, s: page.span.toString() }) : null;
     return { entity: page.contacts, metadata: { count: page.contacts.length, scrollId: next } };

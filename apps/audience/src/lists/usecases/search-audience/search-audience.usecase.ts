@@ -1,6 +1,6 @@
 import type { Principal } from '@meld/auth';
 import { Injectable } from '@nestjs/common';
-import { ListFilters } from '../../list-filter';
+import { AudienceSelections } from '../../../segments/audience-selection';
 import { AudiencePages } from '../../audience-pages';
 
 export interface SearchAudienceCommand {
@@ -22,7 +22,7 @@ export interface SearchAudienceCommand {
 @Injectable()
 export class SearchAudience {
   constructor(
-    private readonly filters: ListFilters,
+    private readonly filters: AudienceSelections,
     private readonly pages: AudiencePages,
   ) {}
 

@@ -3,30 +3,31 @@ import { AUDIENCE_FILTER_VERSION, type AudienceFilterNode } from '@meld/filters'
 import { BadRequestException, Injectable, NotFoundException } from '@nestjs/common';
 import { AudienceRoots } from '../count/audience-roots';
 import { FilterCatalogueRepository } from '../count/filter-catalogue.repository';
-import { assertStillValid } from '../segments/segment-filter';
-import { SegmentsRepository } from '../segments/segments.repository';
+import { assertStillValid } from './segment-filter';
+import { SegmentsRepository } from './segments.repository';
 
-/** What a list request names its contacts by: a filter root, or a saved segment (not both). */
-export interface ListFilterInput {
+/** What a request names its contacts by: a filter root, or a saved segment (not both). */
+export interface AudienceSelectionInput {
   version?: unknown;
   root?: unknown;
   segment?: string;
 }
 
 /**
- * The audience filter of a list request (ADR 0330): its own `root`, or the stored filter of the
- * segment it names, checked as a segment's count checks it (404 for an unknown segment, 409
- * for one the catalogue no longer accepts). `key` identifies the filter for a scroll id's digest.
+ * The audience filter of a list or aggregation request (ADRs 0330, 0333, 0335): its own `root`,
+ * or the stored filter of the segment it names, checked as a segment's count checks it (404 for
+ * an unknown segment, 409 for one the catalogue no longer accepts). `key` identifies the filter
+ * for a scroll id's digest.
  */
 @Injectable()
-export class ListFilters {
+export class AudienceSelections {
   constructor(
     private readonly roots: AudienceRoots,
     private readonly segments: SegmentsRepository,
     private readonly catalogues: FilterCatalogueRepository,
   ) {}
 
-  async resolve(principal: Principal, projectId: string, input: ListFilterInput): Promise<{ root?: AudienceFilterNode; key: unknown }> {
+  async resolve(principal: Principal, projectId: string, input: AudienceSelectionInput): Promise<{ root?: AudienceFilterNode; key: unknown }> {
     if (input.segment === undefined) {
       const { root } = await this.roots.resolve({ projectId, version: input.version, root: input.root, principal });
       return { root, key: { version: input.version ?? AUDIENCE_FILTER_VERSION, root: input.root ?? null } };
