@@ -1,3 +1,4 @@
+import { SYSTEM_EVENT_TYPES } from '@meld/contracts';
 import { randomUUID } from 'node:crypto';
 import type { ClickHouse } from '@meld/clickhouse';
 import { DataSourceEntity, EventParameterEntity, EventTypeEntity } from '@meld/db';
@@ -154,7 +155,21 @@ describe('event volumes', () => {
       expect(res.status).toBe(400);
       expect(JSON.stringify(res.body)).toContain(field);
     }
-    expect((await volumes({ event: 'nope' })).body.details.eventTypes).toEqual(['page_view', 'purchase', 'signup']);
+    expect((await volumes({ event: 'nope' })).body.details.eventTypes).toEqual(['page_view', 'purchase', 'signup', ...SYSTEM_EVENT_TYPES.map((e) => e.uid)]);
+  });
+
+  it("probes one of Meld's own event types with `event` (ADR 0336), listing only the declared ones", async () => {
+    const ds = t.dataSource.id;
+    const sms = (id: string, days: number, senderId: string) => eventRow(t.project.id, ds, 'u0', '_sms_delivered', ago(days), { smsId: id, senderId, messagesCount: 1 }, `_sms_delivered:${id}`);
+    await ch.insert('events', [sms('m1', 2, 'brand'), sms('m2', 2.5, 'brand'), sms('m3', 200, 'brand')]);
+    const { status, body } = await volumes({ event: '_sms_delivered' });
+    expect(status).toBe(200);
+    VolumesSchema.parse(body);
+    expect(body.metadata.eventTypes.map((e: Json) => e.uid)).toEqual(['page_view', 'purchase', 'signup']);
+    expect(body.metadata.event).toMatchObject({ uid: '_sms_delivered', count: 2, lastSeenAt: new Date(Math.floor(ago(2).getTime() / 1000) * 1000).toISOString() });
+    expect(body.metadata.event.parameters.map((p: Json) => p.uid)).toEqual(['smsId', 'senderId', 'messagesCount', 'error']);
+    // Ids and counts by name (probe rule 7): measured, their values withheld.
+    expect(body.metadata.event.parameters.find((p: Json) => p.uid === 'senderId')).toMatchObject({ valuesOmitted: expect.any(String) });
   });
 
   it('clamps the window by the plan look-back and moves with the clock', async () => {

@@ -1,4 +1,5 @@
 import { contactDataView, type Principal } from '@meld/auth';
+import { SYSTEM_EVENT_TYPES } from '@meld/contracts';
 import { sampleQualifier, samplingPlan, type SamplingPlan } from '@meld/clickhouse';
 import { CatalogueRepository } from '@meld/db';
 import type { AudienceFilterNode } from '@meld/filters';
@@ -6,7 +7,7 @@ import { BadRequestException, Injectable } from '@nestjs/common';
 import { ProjectDataSources, resolveDataSource } from '../shared/data-sources';
 import { ProbeReads } from '../shared/probe-reads';
 import { ProbeRootParser } from '../shared/probe-root';
-import { eventParameters } from './event-parameters';
+import { type DeclaredParameter, eventParameters } from './event-parameters';
 import type { ComputedVolumes, VolumesInput } from './volumes.schema';
 import { bandColumn, type EventScope, populationQuery, rootContacts, sampledEvents, volumesQuery } from './volumes-sql';
 import { effectiveWindowDays, volumesWindow, windowStart } from './volumes-window';
@@ -19,14 +20,17 @@ export interface VolumesCommand {
 }
 
 type Population = { contacts: number; scanned: (plan: SamplingPlan) => number };
+/** The type an `event` probe reads: its parameters come from the catalogue, or are fixed for a system type. */
+type ProbedType = { uid: string; name: string; retentionDays: number | null; parameters: () => Promise<DeclaredParameter[]> };
 
 const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
 const isoOrNull = (unix: number | undefined) => (unix ? new Date(unix * 1000).toISOString() : null);
 
 /**
  * POST /event/volumes, computed (probe rules 6, 11, 12, 13; ADR 0166): every declared type's
- * exact count in its window, and with `event` that type's parameter values sampled by contact,
- * the band following the whole project audience.
+ * exact count in its window, and with `event` (a declared type or one Meld writes itself, ADR
+ * 0336) that type's parameter values sampled by contact, the band following the whole project
+ * audience.
  */
 @Injectable()
 export class VolumesUseCase {
@@ -40,15 +44,16 @@ export class VolumesUseCase {
   async execute({ projectId, principal, input, now }: VolumesCommand): Promise<ComputedVolumes> {
     const root = await this.roots.parse(projectId, input, principal);
     const [types, sources] = await Promise.all([this.catalogue.listEventTypes(projectId), input.datasource ? this.dataSources.list(projectId) : undefined]);
-    const probed = input.event === undefined ? undefined : types.find((t) => t.uid === input.event);
+    const probed = input.event === undefined ? undefined : this.probedType(input.event, types);
     if (input.event !== undefined && !probed) {
-      throw new BadRequestException({ message: `event: no event type "${input.event}" is declared in this project`, details: { fields: [{ path: 'event', message: 'unknown event type' }], eventTypes: types.map((t) => t.uid) } });
+      const known = [...types.map((t) => t.uid), ...SYSTEM_EVENT_TYPES.map((t) => t.uid)];
+      throw new BadRequestException({ message: `event: no event type "${input.event}" in this project`, details: { fields: [{ path: 'event', message: 'unknown event type' }], eventTypes: known } });
     }
     const matched = input.datasource ? resolveDataSource(input.datasource, sources!) : undefined;
 
     const project = await this.population(projectId, undefined, now);
     const window = volumesWindow({ audienceSize: project.contacts, requestedDays: input.window, plan: principal.plan, now });
-    const typeDays = new Map(types.map((t) => [t.uid, effectiveWindowDays(window.days, t.retentionDays)]));
+    const typeDays = new Map([...types, ...(probed ? [probed] : [])].map((t) => [t.uid, effectiveWindowDays(window.days, t.retentionDays)]));
     const scopeOf = (uids: string[]): EventScope => ({ projectId, to: seconds(now), types: uids.map((uid) => ({ uid, from: seconds(windowStart(now, typeDays.get(uid)!)) })), dataSourceIds: matched?.map((d) => d.id) });
     const contacts = root ? rootContacts(projectId, root, now) : undefined;
 
@@ -61,7 +66,9 @@ export class VolumesUseCase {
     });
 
     const plan = samplingPlan(project.contacts);
-    const event = probed ? await this.eventSection(probed, eventTypes.find((e) => e.uid === probed.uid)!, scopeOf([probed.uid]), { projectId, root, now, contacts, project, plan, principal }) : undefined;
+    // A system type is not in the declared list (probe volumes are per declared type): its own count is read for its section.
+    const probedVolume = probed && (eventTypes.find((e) => e.uid === probed.uid) ?? (await this.volumeOf(probed.uid, scopeOf([probed.uid]), contacts)));
+    const event = probed ? await this.eventSection(probed, probedVolume!, scopeOf([probed.uid]), { projectId, root, now, contacts, project, plan, principal }) : undefined;
     const received = eventTypes.filter((e) => e.received).length;
     return {
       computedAt: now.toISOString(),
@@ -79,6 +86,20 @@ export class VolumesUseCase {
     };
   }
 
+  /** The probed type: a declared one, or one Meld writes itself (`_sms_*`, ADR 0336) with its fixed parameters. */
+  private probedType(uid: string, declared: ReadonlyArray<{ uid: string; id: string; name: string; retentionDays: number | null }>): ProbedType | undefined {
+    const found = declared.find((t) => t.uid === uid);
+    if (found) return { uid: found.uid, name: found.name, retentionDays: found.retentionDays, parameters: () => this.catalogue.listParameters(found) };
+    const system = SYSTEM_EVENT_TYPES.find((t) => t.uid === uid);
+    return system && { uid: system.uid, name: system.name, retentionDays: null, parameters: async () => [...system.parameters] };
+  }
+
+  private async volumeOf(uid: string, scope: EventScope, contacts: ReturnType<typeof rootContacts> | undefined): Promise<{ count: number; lastSeenAt: string | null }> {
+    const [row] = await this.reads.rows<{ event_type: string; events: string; last: string }>(volumesQuery(scope, contacts));
+    const count = Number(row?.events ?? 0);
+    return { count, lastSeenAt: count > 0 ? isoOrNull(Number(row.last)) : null };
+  }
+
   private async population(projectId: string, root: AudienceFilterNode | undefined, now: Date): Promise<Population> {
     const row = await this.reads.row(populationQuery(projectId, root, now));
     const contacts = row.get('contacts') ?? 0;
@@ -86,7 +107,7 @@ export class VolumesUseCase {
   }
 
   private async eventSection(
-    type: { uid: string; id: string },
+    type: ProbedType,
     volume: { count: number; lastSeenAt: string | null },
     scope: EventScope,
     c: { projectId: string; root?: AudienceFilterNode; now: Date; contacts?: ReturnType<typeof rootContacts>; project: Population; plan: SamplingPlan; principal: Principal },
@@ -94,7 +115,7 @@ export class VolumesUseCase {
     // The band follows the whole project audience even with a root (probe rule 11); the estimate projects on the root's contacts.
     const population = c.root ? await this.population(c.projectId, c.root, c.now) : c.project;
     const measure = { plan: c.plan, population: population.contacts, scanned: population.scanned(c.plan), piiAccess: contactDataView(c.principal) };
-    const declared = await this.catalogue.listParameters(type);
+    const declared = await type.parameters();
     const events = sampledEvents(scope, c.plan.applied ? c.plan.buckets : undefined, c.contacts);
     const parameters = await eventParameters(this.reads, events, declared, measure);
     const listed = parameters.filter((p) => p.values);

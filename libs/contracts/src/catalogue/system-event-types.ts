@@ -25,8 +25,8 @@ const SMS_PARAMETERS: readonly SystemEventParameter[] = [
  * `_`, which no declared event type may (the admin API's key rule), so they can never collide
  * with a project's own types nor be ingested by a data source. They are part of every
  * project's filter catalogue without a row (counts, segments and the coverage probe's
- * filters accept them) and listed, flagged `system`, by the product API's specs (ADR 0336); the
- * ingest stream's specs and the event-volumes probe do not show them.
+ * filters accept them), listed, flagged `system`, by the product API's specs and probed by the
+ * event-volumes `event` (ADR 0336); the ingest stream's specs do not show them.
  */
 export const SYSTEM_EVENT_TYPES: readonly SystemEventType[] = [
   { uid: '_sms_sent', name: 'SMS sent', parameters: SMS_PARAMETERS },
