@@ -8,7 +8,6 @@
  * MELD_FUZZ_RUNS (default 200): half of it trees, half batches of up to 25 single conditions.
  * MELD_FUZZ_SEED replays a run.
  */
-import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { ident, join, sql, type ClickHouse } from '@meld/clickhouse';
 import { migratedTestClickHouse } from '@meld/testing';
@@ -16,14 +15,13 @@ import { audienceCount, audiencePage, audienceSelect, parseAudienceFilter } from
 import { compileNode } from '../../src/audience/compile';
 import { isoSecondsSql } from '../../src/audience/sql-dates';
 import { TEST_CATALOGUE } from './test-catalogue';
-import { filterArbitrary, worldArbitrary } from './arbitraries';
+import { filterArbitrary } from './arbitraries';
 import { referenceSelect } from './reference';
-import { seedWorlds, type World } from './world';
+import { type World } from './world';
+import { FUZZ_N, FUZZ_NOW, FUZZ_RUNS, FUZZ_SEED, seededWorlds } from './fuzz';
 
-const NOW = new Date('2026-06-15T12:00:00Z');
-const N = NOW.getTime() / 1000;
-const RUNS = Number(process.env.MELD_FUZZ_RUNS ?? 200);
-const SEED = Number(process.env.MELD_FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
+const [NOW, N, SEED] = [FUZZ_NOW, FUZZ_N, FUZZ_SEED];
+const RUNS = FUZZ_RUNS;
 const WORLDS = 20;
 
 let ch: ClickHouse;
@@ -31,8 +29,7 @@ let worlds: Array<{ projectId: string; world: World }>;
 
 beforeAll(async () => {
   ch = await migratedTestClickHouse();
-  worlds = fc.sample(worldArbitrary(TEST_CATALOGUE, N), { numRuns: WORLDS, seed: SEED }).map((world) => ({ projectId: randomUUID(), world }));
-  await seedWorlds(ch, worlds, TEST_CATALOGUE);
+  worlds = await seededWorlds(ch, WORLDS);
 });
 
 afterAll(async () => {

@@ -6,22 +6,20 @@
  *
  * MELD_FUZZ_RUNS (default 200, a fifth of it here) and MELD_FUZZ_SEED as in the filter tests.
  */
-import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import type { ClickHouse } from '@meld/clickhouse';
 import { migratedTestClickHouse } from '@meld/testing';
 import { parseAudienceFilter, type AudienceFilterNode } from '../../src/audience';
 import { eventHistogramOf, eventsInScope, eventsOfAudience, eventsWithParameter, eventTermsOf, parameterStatsOf, parameterTermsOf, type EventScope } from '../../src/events';
-import { filterArbitrary, worldArbitrary } from '../audience/arbitraries';
+import { filterArbitrary } from '../audience/arbitraries';
 import { referenceSelect } from '../audience/reference';
 import { TEST_CATALOGUE } from '../audience/test-catalogue';
-import { seedWorlds, type World, type WorldEvent } from '../audience/world';
+import { type World, type WorldEvent } from '../audience/world';
+import { FUZZ_N, FUZZ_NOW, FUZZ_RUNS, FUZZ_SEED, seededWorlds } from '../audience/fuzz';
 
-const NOW = new Date('2026-06-15T12:00:00Z');
-const N = NOW.getTime() / 1000;
+const [NOW, N, SEED] = [FUZZ_NOW, FUZZ_N, FUZZ_SEED];
 const DAY = 86_400;
-const RUNS = Math.ceil(Number(process.env.MELD_FUZZ_RUNS ?? 200) / 5);
-const SEED = Number(process.env.MELD_FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
+const RUNS = Math.ceil(FUZZ_RUNS / 5);
 const WORLDS = 8;
 
 let ch: ClickHouse;
@@ -29,8 +27,7 @@ let worlds: Array<{ projectId: string; world: World }>;
 
 beforeAll(async () => {
   ch = await migratedTestClickHouse();
-  worlds = fc.sample(worldArbitrary(TEST_CATALOGUE, N), { numRuns: WORLDS, seed: SEED }).map((world) => ({ projectId: randomUUID(), world }));
-  await seedWorlds(ch, worlds, TEST_CATALOGUE);
+  worlds = await seededWorlds(ch, WORLDS);
 }, 60_000);
 
 afterAll(async () => {
