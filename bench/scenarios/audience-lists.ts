@@ -10,6 +10,8 @@
  * Event pages of POST /event/scroll and /event/search (ADR 0332: libs/filters `windowedEventsPage`,
  * date windows) on --events events over 365 days, beside the hand-written count of the
  * look-back's events and the same page read in one window over everything after its position.
+ * Sorted search pages (ADR 0337: `audienceSortedPage`, the whole match ordered per page) beside the
+ * same counts.
  * Aggregations of POST /audience/aggregations (ADR 0333: `audienceTerms`, stats through
  * `audienceSelect`) beside hand-written GROUP BY queries over the same snapshot, and of POST
  * /event/aggregations (ADR 0335: each event once) beside a GROUP BY that counts copies too.
@@ -26,7 +28,7 @@ import { cpus, loadavg } from 'node:os';
 import { Client } from 'pg';
 import { createClickHouse, ident, migrateClickHouse, raw, sql, type ClickHouse, type Sql } from '../../libs/clickhouse/src';
 import {
-  audiencePage, audienceSelect, audienceTerms, bucketStarts, catalogueAttributeSql, eventHistogramOf, eventsInScope, eventsOfAudience, eventTermsOf, parameterStatsOf, parameterTermsOf, parseAudienceFilter,
+  audiencePage, audienceSelect, audienceSortedPage, audienceTerms, bucketStarts, catalogueAttributeSql, eventHistogramOf, eventsInScope, eventsOfAudience, eventTermsOf, parameterStatsOf, parameterTermsOf, parseAudienceFilter,
   windowedAudiencePage, windowedEventsPage, type AudienceFilterNode, type EventPageOptions, type PagePosition,
 } from '../../libs/filters/src';
 import { CATALOGUE, DAY, PROJECT, snapshotCancellations, writeAudienceContacts, writeEvents, writeMembership } from '../lib/audience-bench-data';
@@ -133,6 +135,17 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
       baseline,
       run: async () => (await rowsOf(ch, audiencePage({ projectId: PROJECT, now: at, ...opts }))).length,
     });
+    // A sorted search page as the app reads it (AudiencePages, ADR 0337): the whole match ordered in ClickHouse, then the contacts by primary key.
+    const sortedPage = (name: string, baseline: string, root: AudienceFilterNode | undefined, keys: ReadonlyArray<{ attribute: string; descending: boolean }>, offset: number): Variant => ({
+      name,
+      baseline,
+      run: async () => {
+        const sort = keys.map((k) => ({ attribute: catalogueAttributeSql(CATALOGUE.attributes.find((a) => a.uid === k.attribute)!), descending: k.descending }));
+        const rows = await rowsOf(ch, audienceSortedPage({ projectId: PROJECT, root, now: at, sort, offset, limit: 101 }));
+        const found = await pg.query(`SELECT id, attributes FROM ${DATABASE}.audience_contacts WHERE project_id = $1 AND id = ANY($2::text[])`, [PROJECT, rows.slice(0, 100).map((r) => r.id)]);
+        return found.rows.length;
+      },
+    });
     const parisCount = 'count, city = Paris (hand-written sum(sign))';
     const allCount = 'count, whole audience (hand-written sum(sign))';
     const parisIds = await rowsOf(ch, audiencePage({ projectId: PROJECT, root: paris, now: at, limit: PAGE }));
@@ -149,6 +162,23 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
       apiPage(`scroll, first page of ${PAGE}, whole audience (count + window + Postgres)`, allCount, { limit: PAGE }),
       apiPage(`scroll, next page of ${PAGE}, whole audience, from the middle (window + Postgres)`, allCount, { after: allMiddle, span: allSpan, limit: PAGE }),
       apiPage('search, page of 100 at from 9,900, whole audience (count + window + Postgres)', allCount, { offset: 9_900, limit: 100 }),
+      sortedPage('search sorted by score desc, page of 100 at from 0, whole audience (ClickHouse + Postgres)', allCount, undefined, [{ attribute: 'score', descending: true }], 0),
+      sortedPage('search sorted by score desc, page of 100 at from 9,900, whole audience', allCount, undefined, [{ attribute: 'score', descending: true }], 9_900),
+      {
+        // The one-read form counts and pages use (sum(sign) per contact, values at its newest version): exact under concurrent writes, but it groups the whole match.
+        name: 'grouped per contact instead: sorted by score desc, 101 ids at from 0, whole audience (sum(sign), argMax)',
+        baseline: allCount,
+        run: async () =>
+          (
+            await rowsOf(
+              ch,
+              sql`SELECT toString(audience_hash) AS hash, audience_id AS id, argMax(bitAnd(num_slots, 1) != 0, version) AS p, argMax(n0, version) AS v FROM audience_snapshot WHERE ${P}
+                   GROUP BY audience_hash, audience_id HAVING sum(sign) > 0 ORDER BY p DESC, v DESC, audience_hash, audience_id LIMIT 0, 101`,
+            )
+          ).length,
+      },
+      sortedPage('search sorted by city, then signup desc, page of 100 at from 0, whole audience', allCount, undefined, [{ attribute: 'city', descending: false }, { attribute: 'signup', descending: true }], 0),
+      sortedPage('search sorted by score desc, page of 100 at from 0, city = Paris', parisCount, paris, [{ attribute: 'score', descending: true }], 0),
       unwindowed(`without windows: page of ${PAGE}, city = Paris, from the middle`, parisCount, { root: paris, after: parisMiddle, limit: PAGE + 1 }),
       unwindowed(`without windows: page of ${PAGE}, whole audience, first`, allCount, { limit: PAGE + 1 }),
       {

@@ -17,7 +17,7 @@ import { AudienceCountSchema } from '../src/count/count.schema';
  * the counts five times in a row, and a test that proves nothing about unmerged parts then failed.
  * Other specs never depend on merges (counts are exact either way), so stopping them is harmless.
  */
-describe('audience count over an unmerged snapshot', () => {
+describe('audience count and sorted search over an unmerged snapshot', () => {
   let app: INestApplication;
   let base: string;
   let db: DataSource;
@@ -84,6 +84,25 @@ describe('audience count over an unmerged snapshot', () => {
     // Summing every +1 row would give all 4 (a stale state counted) and gold 3; the tombstone
     // is a +1 row too (deleted = 1).
     expect(counts).toEqual({ all: 2, gold: 1, silver: 1, smsReachable: 1 });
+  }, 60000);
+
+  it('sorts a search by each contact\'s current value while stale states are unmerged (ADR 0337)', async () => {
+    const t = await tenancy('unmerged-sort');
+    const snapshot = new AudienceSnapshotFixture(ch, db);
+    const [raised, lowered, deleted] = [randomUUID(), randomUUID(), randomUUID()];
+    for (const id of [raised, lowered]) {
+      await db.query(`INSERT INTO audience_contacts (project_id, id, attributes, datasources, ds_contact_ids) VALUES ($1, $2, '{}', '[]', '[]')`, [t.project.id, id]);
+    }
+    await snapshot.write([state(t, raised, 1, { tier: 'a' }), state(t, lowered, 1, { tier: 'y' }), state(t, deleted, 1, { tier: 'z' })]);
+    await snapshot.write([state(t, raised, 2, { tier: 'x' }), state(t, lowered, 2, { tier: 'b' })]);
+    await snapshot.write([state(t, deleted, 2, {}, [], 1)]);
+    const url = `${base}/v1/project/${t.project.uid}/audience/search`;
+    const principal = { kind: 'product' as const, tokenId: randomUUID(), organizationId: t.organization.id, plan: 'm' as const, scopes: ['PROJECT_AUDIENCE_READ' as const, 'PROJECT_AUDIENCE_LIST' as const], project: { id: t.project.id, uid: t.project.uid, dataMode: 'normal' as const }, dataSourceId: null };
+    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...signedPrincipal(principal, { app: 'audience', method: 'POST', url }) }, body: JSON.stringify({ sort: [{ attribute: 'tier', order: 'desc' }] }) });
+    const ids = ((await res.json()) as { entity: Array<{ id: string }> }).entity.map((c) => c.id);
+    expect(await cancellations(t)).toBe(3);
+    // By the stale values (a, y, z) it would be lowered before raised, and the deleted contact first.
+    expect(ids).toEqual([raised, lowered]);
   }, 60000);
 
   it('stays exact while the sink writes new states', async () => {

@@ -10,6 +10,7 @@ export * from './project.resource';
 export * from './time';
 export * from './sender.resource';
 export * from './html-page';
+export * from './storable-text';
 // The listing glue every app's listings share (ADR 0158).
 export * from './list-query/list-docs';
 export * from './list-query/list-page';

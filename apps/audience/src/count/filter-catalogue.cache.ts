@@ -24,6 +24,19 @@ export class FilterCatalogueCache {
   }
 
   /**
+   * The catalogue entries of these attribute uids, in order (undefined: unknown). One reload
+   * before an unknown one is reported: it may have been declared since the cached read (ADR 0232).
+   */
+  async attributes(projectId: string, uids: readonly string[]): Promise<Array<FilterCatalogueRows['attributes'][number] | undefined>> {
+    const find = (catalogue: FilterCatalogueRows) => {
+      const byUid = new Map(catalogue.attributes.map((a) => [a.uid, a]));
+      return uids.map((uid) => byUid.get(uid));
+    };
+    const found = find(await this.cached(projectId));
+    return found.every(Boolean) ? found : find(await this.reload(projectId));
+  }
+
+  /**
    * A new read, which later `cached` calls share; a failed read is not kept. Never an older read
    * still running: it may predate a declaration the caller relies on.
    */

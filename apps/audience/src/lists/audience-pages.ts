@@ -1,5 +1,5 @@
 import { type Contact, type Principal, serializeContact } from '@meld/auth';
-import type { AudienceFilterNode, PagePosition } from '@meld/filters';
+import type { AudienceFilterNode, AudienceSortKey, PagePosition, WindowedPage } from '@meld/filters';
 import { Injectable } from '@nestjs/common';
 import { filterErrorsAs400 } from '../count/audience-roots';
 import { ListsRepository } from './lists.repository';
@@ -15,6 +15,8 @@ export interface PageRequest {
   limit: number;
   /** Window width the previous page ended with (from its scroll id); absent: sized from a count. */
   span?: bigint;
+  /** Attribute order (a search, ADR 0337): the page is read at `offset` from the whole match, not window by window. */
+  sort?: readonly AudienceSortKey[];
 }
 
 export interface Page {
@@ -37,8 +39,8 @@ export class AudiencePages {
   constructor(private readonly lists: ListsRepository) {}
 
   async page(request: PageRequest): Promise<Page> {
-    const { principal, projectId, root, after, offset, limit, span } = request;
-    const page = await filterErrorsAs400(() => this.lists.page({ projectId, root, after, offset, limit, span }));
+    const { principal, projectId, root, after, offset, limit, span, sort } = request;
+    const page = await filterErrorsAs400(() => (sort?.length ? this.sorted(projectId, root, sort, offset ?? 0, limit) : this.lists.page({ projectId, root, after, offset, limit, span })));
     const byId = new Map((await this.lists.contacts(projectId, page.rows.map((r) => r.id))).map((c) => [c.id, c]));
     const contacts = page.rows.flatMap(({ id }) => {
       const row = byId.get(id);
@@ -46,5 +48,13 @@ export class AudiencePages {
       return row ? [serializeContact({ ...row.attributes, id: row.id, _datasources: row.datasources, _ds_contact_ids: row.ds_contact_ids }, principal)] : [];
     });
     return { contacts, more: page.more, last: page.rows.at(-1), span: page.span };
+  }
+
+  /** A sorted page, one row beyond it read to tell whether more follow. */
+  private async sorted(projectId: string, root: AudienceFilterNode | undefined, sort: readonly AudienceSortKey[], offset: number, limit: number): Promise<WindowedPage> {
+    const read = await this.lists.sortedPage({ projectId, root, sort, offset, limit: limit + 1 });
+    // A contact changing during the read can show twice (audienceSortedPage): its first row stands.
+    const rows = [...new Map(read.map((r) => [r.id, r])).values()];
+    return { rows: rows.slice(0, limit), more: rows.length > limit, span: 0n };
   }
 }

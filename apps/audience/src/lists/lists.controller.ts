@@ -41,11 +41,11 @@ export class ListsController {
   @HttpCode(200)
   @ApiOperation({
     summary: 'Search the audience',
-    description: `One page (\`from\`, \`size\`) of the current audience contacts matching the filter \`root\`, in the same stable order as a scroll; \`metadata.more\` says whether more follow. No total: the audience size is \`/audience/count\`'s alone (probe rule 1). \`from + size\` stops at 10,000: read further with a scroll. ${SEEN_AS}`,
+    description: `One page (\`from\`, \`size\`) of the current audience contacts matching the filter \`root\`, in the same stable order as a scroll, or ordered by up to three single-valued attributes (\`sort\`: contacts without a value last, ties in the stable order); \`metadata.more\` says whether more follow. No total: the audience size is \`/audience/count\`'s alone (probe rule 1). \`from + size\` stops at 10,000: read further with a scroll. ${SEEN_AS}`,
   })
   @ApiSuccess(200, AudienceSearchSchema, 'a page of contacts')
-  @ApiError(400, BAD_BODY)
-  @ApiError(403, FORBIDDEN)
+  @ApiError(400, `${BAD_BODY}, or a sort attribute unknown or multivalue (\`details.fields\`)`)
+  @ApiError(403, `${FORBIDDEN}; a sort by an email or phone attribute without \`dataPolicy.mayReadPii\`, or any sort in a blocked project`)
   @ApiErrors(401, 404, 429)
   async search(@CurrentPrincipal() principal: Principal, @Param('project') projectUid: string, @Body({ schema: SearchAudienceBody }) body: unknown) {
     const project = projectOf(principal, projectUid);

@@ -1,6 +1,6 @@
 import type { ClickHouse } from '@meld/clickhouse';
 import { DATA_SOURCE } from '@meld/db';
-import { type WindowedPage, type WindowedPageOptions, windowedAudiencePage } from '@meld/filters';
+import { type AudienceSortedPageOptions, audienceSortedPage, type PagePosition, type WindowedPage, type WindowedPageOptions, windowedAudiencePage } from '@meld/filters';
 import { CLICKHOUSE_READER } from '@meld/platform';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
@@ -27,6 +27,11 @@ export class ListsRepository {
 
   page(options: WindowedPageOptions): Promise<WindowedPage> {
     return windowedAudiencePage((statement) => this.ch.query(statement), options);
+  }
+
+  /** A page ordered by attribute values (ADR 0337): one read of the whole match, for a search's offsets. */
+  sortedPage(options: AudienceSortedPageOptions): Promise<PagePosition[]> {
+    return this.ch.query<PagePosition>(audienceSortedPage(options));
   }
 
   /** The contacts of these ids that still exist, in no particular order. */

@@ -3,8 +3,8 @@ import { z } from 'zod';
 import { AudienceContactSchema } from '../contacts/contact-read.schema';
 import { audienceSelectionFields } from '../segments/audience-selection.schema';
 
-/** Most contacts one page returns, and most a search may reach (`from + size`), as Elasticsearch's default window. */
-export const LIST_LIMITS = { scrollSize: 1000, searchSize: 100, searchWindow: 10_000 } as const;
+/** Most contacts one page returns, most a search may reach (`from + size`, as Elasticsearch's default window), most sort keys. */
+export const LIST_LIMITS = { scrollSize: 1000, searchSize: 100, searchWindow: 10_000, sortKeys: 3 } as const;
 
 const selection = audienceSelectionFields('the whole audience');
 
@@ -21,6 +21,19 @@ export const SearchAudienceBody = z
     ...selection,
     from: z.int().min(0).default(0).describe('contacts to skip (default 0)'),
     size: z.int().min(1).max(LIST_LIMITS.searchSize).default(20).describe(`contacts to return, 1–${LIST_LIMITS.searchSize} (default 20)`),
+    sort: z
+      .array(
+        z.strictObject({
+          attribute: z.string().min(1).max(200).describe('a single-valued attribute uid of the catalogue'),
+          order: z.enum(['asc', 'desc']).default('asc').describe('`asc` (default) or `desc`'),
+        }),
+      )
+      .min(1)
+      .max(LIST_LIMITS.sortKeys)
+      .optional()
+      .describe(
+        `up to ${LIST_LIMITS.sortKeys} keys, the first deciding first: contacts without a value come after those with one in either order; ties keep the stable order of an unsorted search. Strings compare by their UTF-8 bytes. Absent: the stable order of an unsorted search`,
+      ),
   })
   .refine((b) => b.from + b.size <= LIST_LIMITS.searchWindow, {
     message: `from + size may not exceed ${LIST_LIMITS.searchWindow}: use /audience/scroll to read further`,

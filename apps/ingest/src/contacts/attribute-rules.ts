@@ -1,5 +1,5 @@
 import { type AttributeType, isEmail } from '@meld/contracts';
-import { unstorableText } from '../storable-text';
+import { unstorableText } from '@meld/api';
 
 /** What ingest needs to know of a catalogue attribute to accept a value for it. */
 export interface AttributeRule {

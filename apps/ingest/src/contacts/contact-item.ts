@@ -1,6 +1,6 @@
 import { dict } from '@meld/contracts';
 import { type AttributeRule, type AttributeValue, CUSTOM_NAME, inferRule, normaliseValue, valueError } from './attribute-rules';
-import { unstorableText } from '../storable-text';
+import { unstorableText } from '@meld/api';
 
 export type AttributePatch = Record<string, AttributeValue | null>;
 export type ItemErrors = Record<string, string[]>;

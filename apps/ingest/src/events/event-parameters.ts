@@ -1,4 +1,4 @@
-import { unstorableText } from '../storable-text';
+import { unstorableText } from '@meld/api';
 
 /**
  * Bounds on what an event may carry beyond its declaration (ADR 0113). Undeclared parameters

@@ -57,9 +57,7 @@ export class AggregateAudience {
 
   /** Each aggregation's attribute from the project's catalogue; one reload before an unknown one is refused (ADR 0232). */
   private async attributes(projectId: string, asked: readonly Asked[]): Promise<CatalogueAttribute[]> {
-    const find = (catalogue: FilterCatalogue) => asked.map((a) => catalogue.attributes.find((c) => c.uid === a.attribute));
-    let found = find(await this.catalogues.cached(projectId));
-    if (found.some((a) => !a)) found = find(await this.catalogues.reload(projectId));
+    const found = await this.catalogues.attributes(projectId, asked.map((a) => a.attribute));
     return found.map((a, i) => {
       if (!a) throw fieldError(`aggregations[${i}].attribute`, `unknown attribute "${asked[i].attribute}"`);
       return a;
