@@ -206,6 +206,26 @@ describe('POST /v1/project/:project/channel/sms/sms/direct/:sender/:target (real
     expect(answers[5]!.body.entity.id).toBe(first.body.entity.id);
   });
 
+  it('refuses a text Postgres cannot store with its own 400 naming text; the sends queued beside it are stored', async () => {
+    const mine = await seedContact(db, t.project.id, { _user_id: 'u-nul', _phone_mobile: '+447400123604' });
+    // As above: the reads wait behind the lock, then the sends go on together, into one send batch (ADR 0202).
+    const lock = db.createQueryRunner();
+    await lock.connect();
+    await lock.startTransaction();
+    await lock.query('LOCK TABLE projects IN ACCESS EXCLUSIVE MODE');
+    const sent = Promise.all([send(mine, 'first'), send(mine, 'a NUL \u0000 inside'), send(mine, 'a lone \ud800 surrogate'), send(mine, 'last')]);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await lock.commitTransaction();
+    await lock.release();
+    const answers = await sent;
+    expect(answers.map((a) => [a.status, a.body.details?.fields?.[0]?.path ?? null])).toEqual([
+      [201, null],
+      [400, 'text'],
+      [400, 'text'],
+      [201, null],
+    ]);
+  });
+
   it('rejects at send time a contact who opted out after the request', async () => {
     const audienceId = await seedContact(db, t.project.id, { _user_id: 'u-late', _phone_mobile: '+447400123322' });
     await smsc.close().catch(() => undefined); // nothing reaches the SMSC meanwhile: the job waits and retries

@@ -1,4 +1,4 @@
-import { entityOnly, envelope, timestamp } from '@meld/api';
+import { entityOnly, envelope, timestamp, unstorableText } from '@meld/api';
 import { smsStatuses } from '@meld/contracts';
 import { z } from 'zod';
 
@@ -6,7 +6,18 @@ import { z } from 'zod';
 export const MAX_TEXT_LENGTH = 1530;
 
 export const DirectSmsBody = z
-  .strictObject({ text: z.string().trim().min(1, 'must not be empty').max(MAX_TEXT_LENGTH, `must be at most ${MAX_TEXT_LENGTH} characters`) })
+  .strictObject({
+    text: z
+      .string()
+      .trim()
+      .min(1, 'must not be empty')
+      .max(MAX_TEXT_LENGTH, `must be at most ${MAX_TEXT_LENGTH} characters`)
+      // Checked here, not left to Postgres: sends share a transaction (ADR 0202), and one text it cannot store would fail them all.
+      .superRefine((text, ctx) => {
+        const bad = unstorableText(text);
+        if (bad) ctx.addIssue({ code: 'custom', message: bad });
+      }),
+  })
   .meta({ id: 'DirectSmsBody' });
 
 export const DirectSmsEntity = z
