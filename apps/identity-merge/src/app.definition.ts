@@ -14,6 +14,8 @@ import { AutomationTriggersConsumer, TRIGGERS_CONSUMER_OPTIONS, triggersConsumer
 import { TriggerMembershipRepository } from './triggers/trigger-membership.repository';
 
 const capLogger = new Logger('MergeCap');
+/** The data source of a `<dataSourceId>/<userId>` reference. */
+const dataSourceOf = (ref: string) => ref.slice(0, Math.max(0, ref.indexOf('/')));
 
 export const appDefinition: MeldAppDefinition = {
   name: 'identity-merge',
@@ -25,7 +27,8 @@ export const appDefinition: MeldAppDefinition = {
       provide: MergeContacts,
       inject: [MergeRepository],
       useFactory: (repository: MergeRepository) =>
-        new MergeContacts(repository, { onCap: (projectId, e) => capLogger.warn(`project ${projectId}: ${e.contact} not merged into the audience contact of ${e.into}: ${e.reason}`) }),
+        // The source contacts by data source only: their user ids are phones and emails (ADR 0338).
+        new MergeContacts(repository, { onCap: (projectId, e) => capLogger.warn(`project ${projectId}: a contact of data source ${dataSourceOf(e.contact)} not merged into the audience contact of one of data source ${dataSourceOf(e.into)}: ${e.reason}`) }),
     },
     { provide: CONTACTS_CONSUMER_OPTIONS, useFactory: () => contactsConsumerOptions() },
     { provide: TRIGGERS_CONSUMER_OPTIONS, useFactory: () => triggersConsumerOptions() },

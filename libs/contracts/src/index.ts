@@ -9,3 +9,4 @@ export * from './dict';
 export * from './consent';
 export * from './addresses';
 export * from './request-context';
+export * from './safe-error';

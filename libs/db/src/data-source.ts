@@ -23,6 +23,9 @@ export function createDataSource(options: DataSourceOptions): DataSource {
     // concurrency wavers the 10 s default closed and reopened connections all the time, each
     // reopening landing on a request already waiting (ADR 0079).
     extra: { application_name: options.applicationName, connectionTimeoutMillis: 5000, idleTimeoutMillis: 300_000 },
-    logging: ['error', 'warn', 'migration'],
+    // Not 'error': TypeORM prints a failed query with its parameters (phones, emails, texts) to
+    // stderr, around pino. The error itself reaches the caller, whose log line keeps only what
+    // may be logged (ADR 0338).
+    logging: ['warn', 'migration'],
   });
 }

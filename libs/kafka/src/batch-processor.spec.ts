@@ -203,6 +203,23 @@ describe('processBatch', () => {
     expect(opts.dead[0].record).toMatchObject({ reason: 'rejected', attempts: 1, error: 'DeadLetterError: contact belongs to no project' });
   });
 
+  it('logs a dead-lettered message by its offset, not its key (a user id: a phone or an email) nor a JSON text (ADR 0338)', async () => {
+    const logged: string[] = [];
+    const logger = { debug: () => undefined, info: () => undefined, error: () => undefined, warn: (obj: object, msg?: string) => void logged.push(JSON.stringify([obj, msg])) };
+    const opts = options({ logger });
+    await processBatch(
+      { topic: 't', partition: 0, messages: [...batchOf(['p/ds/+33612345678']), ...batchOf(['p/ds/jane@x.com'], ['{"email": jane@x.com}'])] },
+      handlerOf(() => {
+        throw new DeadLetterError('contact belongs to no project');
+      }),
+      fakeControl(),
+      opts,
+    );
+    expect(opts.dead).toHaveLength(2);
+    expect(logged.length).toBeGreaterThan(0);
+    expect(logged.join('\n')).not.toMatch(/33612345678|jane/);
+  });
+
   it('stops taking new keys soon after the batch turns stale and resolves nothing', async () => {
     let stale = false;
     const seen: string[] = [];

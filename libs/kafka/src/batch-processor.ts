@@ -1,4 +1,4 @@
-import { REQUEST_ID_HEADER } from '@meld/contracts';
+import { REQUEST_ID_HEADER, safeErrorMessage } from '@meld/contracts';
 import type { IHeaders } from 'kafkajs';
 import type { ZodType } from 'zod';
 import { backoffDelay, sleep as realSleep, type BackoffOptions } from './backoff';
@@ -394,7 +394,8 @@ class BatchRun<T> {
     await this.options.sink.send(this.options.deadLetterTopic, [this.record(raw, reason, errorText(error), message.attempt)]);
     this.result.deadLettered[reason]++;
     this.logger.warn(
-      { topic, partition, offset: raw.offset, key: message.key, reason, attempts: message.attempt, err: error.message, requestId: headerString(raw.headers, REQUEST_ID_HEADER) },
+      // Not the key (it holds a user id: a phone or an email) nor a message that may quote the value (ADR 0338).
+      { topic, partition, offset: raw.offset, reason, attempts: message.attempt, err: safeErrorMessage(error), requestId: headerString(raw.headers, REQUEST_ID_HEADER) },
       'message dead-lettered',
     );
     this.tracker.complete(i);

@@ -24,7 +24,8 @@ export function decodeValue<T>(bytes: Buffer | null, schema: ZodType<T>): Decode
     try {
       json = JSON.parse(bytes.toString('utf8'));
     } catch (err) {
-      return { ok: false, error: `value is not JSON: ${(err as Error).message}` };
+      // Not JSON.parse's message: it quotes the value, and this reason is logged (ADR 0338).
+      return { ok: false, error: `value is not JSON (${(err as Error).name})` };
     }
   }
   const parsed = schema.safeParse(json);

@@ -60,7 +60,7 @@ export class AudienceSink {
     const m = message.value;
     if (m.kind === 'merge') return;
     const membership = messageRows(m);
-    if (membership.invalid.length) throw new DeadLetterError(`dsContactIds not of the form <dataSourceId>/<userId>: ${membership.invalid.slice(0, 3).join(', ')}`);
+    if (membership.invalid.length) throw new DeadLetterError(`${membership.invalid.length} dsContactIds not of the form <dataSourceId>/<userId>`); // not the ids: user ids are phones and emails (ADR 0338)
     // Both tables are idempotent by version: a retry after one of them failed rewrites the same rows.
     await Promise.all([this.writeMembership(m, membership.rows, membership.removalsKnown), this.writeContact(m)]);
   }

@@ -5,6 +5,7 @@ import { activeRequestId, REQUEST_ID_HEADER } from '@meld/contracts';
 import { pino, type DestinationStream, type LoggerOptions } from 'pino';
 import { NestPinoLogger } from './nest-pino-logger';
 import { urlRedactor } from './redact-url';
+import { serializeError } from '@meld/contracts';
 
 export { REQUEST_ID_HEADER };
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -32,6 +33,8 @@ export function loggerOptions(app: string, level: string): LoggerOptions {
     },
     redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-meld-principal"]'],
     serializers: {
+      // Not pino's default: it copies every property of an error, input included (ADR 0338).
+      err: serializeError,
       req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: redactUrl(req.url) }),
       res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
     },

@@ -1,5 +1,6 @@
 import type { LoggerService } from '@nestjs/common';
 import type { Level, Logger } from 'pino';
+import { safeErrorMessage } from '@meld/contracts';
 
 /** Nest's log levels on pino's (Nest's `log` is pino's `info`, `verbose` its `trace`). */
 type NestLevel = 'log' | 'error' | 'warn' | 'debug' | 'verbose' | 'fatal';
@@ -41,7 +42,7 @@ export class NestPinoLogger implements LoggerService {
     const context = rest.length > 0 && typeof rest[rest.length - 1] === 'string' ? (rest.pop() as string) : undefined;
     const fields: Record<string, unknown> = context === undefined ? {} : { context };
     if (message instanceof Error) {
-      this.pino[level]({ ...fields, err: message }, message.message);
+      this.pino[level]({ ...fields, err: message }, safeErrorMessage(message));
     } else if (message !== null && typeof message === 'object') {
       this.pino[level]({ ...(message as Record<string, unknown>), ...fields });
     } else if (nestLevel === 'error' && typeof rest[0] === 'string' && rest[0].includes('\n    at ')) {

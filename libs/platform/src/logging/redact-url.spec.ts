@@ -32,9 +32,23 @@ describe('access-log URL redaction', () => {
       const url = route.path.replace(/:([A-Za-z0-9_]+)/g, (_, name: string) => `${name}-${EMAIL}`);
       const shown = redact(url);
       for (const p of params) {
-        if (LOGGABLE_PARAMS.has(p)) expect(shown).toContain(`${p}-${EMAIL}`);
-        else expect(shown).toContain(`:${p}`);
+        expect(shown).toContain(`:${p}`);
       }
+      expect(shown).not.toContain('jane');
+      // Issued identifiers are shown: uids and uuids.
+      const issued = redact(route.path.replace(/:([A-Za-z0-9_]+)/g, (_, name: string) => `${name}-1b9e4c2a-7d3f-4e5a-9c1b-2f6d8e0a4b7c`));
+      for (const p of params) if (LOGGABLE_PARAMS.has(p)) expect(issued).toContain(`${p}-1b9e4c2a`);
     }
+  });
+
+  it('masks link codes and what looks like an email or a phone outside the route table (ADR 0338)', () => {
+    expect(redact('/u/Ab3dEf9hJk')).toBe('/u/:code');
+    expect(redact('/l/Zx81?utm=1')).toBe('/l/:code?utm=[redacted]');
+    expect(redact('/u/page.css')).toBe('/u/page.css');
+    expect(redact(`/V1/project/demo/audience/search/email/${EMAIL}`)).not.toContain('jane');
+    expect(redact(`//v1/project/demo/audience/search/phone/${PHONE}`)).not.toContain('612345678');
+    expect(redact(`/nowhere/${encodeURIComponent(PHONE)}/${EMAIL}`)).toBe('/nowhere/[redacted]/[redacted]');
+    expect(redact(`/v1/project/demo/audience/${EMAIL}/events`)).toBe('/v1/project/demo/audience/:audienceId/events');
+    expect(redact('/v1/project/demo/audience/33612345678/events')).toBe('/v1/project/demo/audience/:audienceId/events');
   });
 });

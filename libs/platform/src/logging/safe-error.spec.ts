@@ -1,0 +1,55 @@
+import { DatabaseError } from 'pg-protocol';
+import { pino } from 'pino';
+import { QueryFailedError } from 'typeorm';
+import { loggerOptions } from './logger.module';
+import { NestPinoLogger } from './nest-pino-logger';
+import { serializeError } from '@meld/contracts';
+
+const PII = ['jane@x.com', '+33612345678', 'your code is 4821'];
+
+/** A pg error as the driver builds it, with the fields that quote input. */
+function pgError(message: string, code: string, more: Partial<DatabaseError> = {}): DatabaseError {
+  return Object.assign(new DatabaseError(message, 100, 'error'), { code, severity: 'ERROR', ...more });
+}
+
+function lines() {
+  const out: string[] = [];
+  const logger = pino(loggerOptions('spec', 'info'), { write: (s: string) => void out.push(s) });
+  return { logger, out };
+}
+
+describe('what of an error reaches a log line (ADR 0338)', () => {
+  it('a unique violation: the code and the constraint, not the detail that names the value', () => {
+    const err = pgError('duplicate key value violates unique constraint "users_email_key"', '23505', { detail: 'Key (email)=(jane@x.com) already exists.', constraint: 'users_email_key', table: 'users' });
+    expect(serializeError(err)).toEqual({ type: 'DatabaseError', message: 'database error 23505 (its text can quote the input: not logged)', code: '23505', constraint: 'users_email_key', table: 'users', stack: expect.stringMatching(/^DatabaseError: database error 23505 .*\n {4}at /s) });
+  });
+
+  it('TypeORM’s failed query: neither the query, its parameters nor the driver error’s text', () => {
+    const driver = pgError('invalid input syntax for type uuid: "+33612345678"', '22P02', { where: 'JSON data, line 1: {"text":"your code is 4821"' });
+    const err = new QueryFailedError('INSERT INTO sms_messages … $1', [{ destination: '+33612345678', text: 'your code is 4821', email: 'jane@x.com' }], driver);
+    const { logger, out } = lines();
+    logger.error({ err }, 'unhandled error');
+    for (const secret of PII) expect(out[0]).not.toContain(secret);
+    expect(JSON.parse(out[0]!).err).toMatchObject({ type: 'QueryFailedError', code: '22P02', message: expect.stringContaining('22P02') });
+  });
+
+  it('a JSON.parse error quotes its input: withheld; other messages are kept', () => {
+    let syntax: unknown;
+    try {
+      JSON.parse('jane@x.com');
+    } catch (e) {
+      syntax = e;
+    }
+    expect(JSON.stringify(serializeError(syntax))).not.toContain('jane');
+    expect(serializeError(new Error('connect ECONNREFUSED 127.0.0.1:5432'))).toMatchObject({ type: 'Error', message: 'connect ECONNREFUSED 127.0.0.1:5432' });
+    expect(serializeError('a string')).toEqual({ message: 'a string' });
+  });
+
+  it('Nest’s logger puts the same safe message in `msg`', () => {
+    const out: string[] = [];
+    const nest = new NestPinoLogger(pino(loggerOptions('spec', 'info'), { write: (s: string) => void out.push(s) }));
+    nest.error(pgError('invalid input syntax for type uuid: "jane@x.com"', '22P02'), 'Work');
+    expect(out[0]).not.toContain('jane@x.com');
+    expect(JSON.parse(out[0]!)).toMatchObject({ msg: expect.stringContaining('22P02'), context: 'Work' });
+  });
+});
