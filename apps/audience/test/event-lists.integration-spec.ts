@@ -37,7 +37,7 @@ describe('event lists: scroll and search', () => {
     const row = (e: (typeof written)[number], copy = 0) => ({
       project_id: tenancy.project.id,
       data_source_id: e.source === 'crm' ? crm.id : tenancy.dataSource.id,
-      user_id: e.source === 'crm' ? 'crm-user' : 'web-user',
+      user_id: e.source === 'crm' ? 'grace@example.com' : 'web-user', // a source whose user ids are emails
       event_id: e.id,
       event_type: e.type,
       event_date: now - e.ageDays * DAY,
@@ -112,6 +112,10 @@ describe('event lists: scroll and search', () => {
     expect(basic.body.entity[0].parameters.contact).toBe('ada@example.com');
     const crmEvent = (await call('search', { size: 1, datasource: 'crm' })).body.entity[0];
     expect(crmEvent.audienceId).toBeNull();
+    // The user id is contact data too: masked where an email parameter is.
+    expect(crmEvent.userId).toMatch(/^g\*+@/);
+    expect((await call('search', { size: 1, datasource: 'crm' }, { scopes: [...SCOPES, 'PROJECT_AUDIENCE_DATA_BASIC'] })).body.entity[0].userId).toBe('grace@example.com');
+    expect((await call('search', { size: 1, datasource: 'crm' }, { scopes: [...SCOPES, 'PROJECT_AUDIENCE_DATA_BASIC'], dataMode: 'anonymized' })).body.entity[0].userId).not.toContain('grace');
     expect((await call('scroll', {}, { dataMode: 'blocked' })).status).toBe(403);
     expect((await call('search', {}, { dataMode: 'blocked' })).status).toBe(403);
   });

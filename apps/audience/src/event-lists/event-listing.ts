@@ -34,11 +34,11 @@ export interface ResolvedFilter {
 export class EventListing {
   constructor(private readonly repository: EventListsRepository) {}
 
-  /** The caller's view of event parameters; refuses a blocked project (403). */
-  mask(principal: Principal): (parameters: Record<string, unknown>) => Record<string, unknown> {
+  /** The caller's view of contact-derived values (parameters, user ids); refuses a blocked project (403). */
+  mask(principal: Principal): <T>(value: T) => T {
     const mask = contactDataMask(principal);
     if (!mask) throw new ForbiddenException(CONTACT_DATA_BLOCKED);
-    return mask as (parameters: Record<string, unknown>) => Record<string, unknown>;
+    return mask;
   }
 
   async resolve(principal: Principal, projectId: string, filter: EventFilter, now = new Date()): Promise<ResolvedFilter> {
@@ -62,7 +62,7 @@ export class EventListing {
     return { eventType: filter.eventType, dataSourceId, range: { from, to }, lookBackDays };
   }
 
-  async show(projectId: string, rows: readonly EventRow[], mask: (p: Record<string, unknown>) => Record<string, unknown>) {
+  async show(projectId: string, rows: readonly EventRow[], mask: <T>(value: T) => T) {
     const audiences = await this.repository.audienceIds(projectId, rows);
     return rows.map((r) => ({
       id: r.id,
@@ -71,7 +71,8 @@ export class EventListing {
       receivedAt: isoWithOffset(new Date(Number(r.rts) * 1000)),
       parameters: mask(eventParameters(r.keys, r.values)),
       dataSourceId: r.ds,
-      userId: r.user,
+      // A source's user id is often an email, and a phone for auto-created contacts (ADR 0184): masked as parameters are.
+      userId: mask(r.user),
       audienceId: audiences.get(`${r.ds}/${r.user}`) ?? null,
     }));
   }
