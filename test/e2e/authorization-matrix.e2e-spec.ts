@@ -65,7 +65,7 @@ const APP_ANSWERS: Record<string, number> = {
  */
 const DATA_MODE_ANSWERS: Record<'anonymized' | 'blocked', Record<string, number>> = {
   anonymized: {},
-  blocked: { 'audience.events': 403, 'event.scroll': 403, 'event.search': 403, 'audience.aggregations': 403, 'event.aggregations': 403 },
+  blocked: { 'audience.events': 403, 'event.scroll': 403, 'event.search': 403, 'audience.aggregations': 403, 'event.aggregations': 403, 'sms.list': 403, 'sms.read': 403 },
 };
 /** Valid bodies for routes that take one (writes), by route id. */
 const EXAMPLE_BODIES: Record<string, unknown> = {

@@ -1,4 +1,5 @@
-import { type Json, principalHeader } from '@meld/fixtures';
+import { randomUUID } from 'node:crypto';
+import { type Json, principalHeader, signedPrincipal } from '@meld/fixtures';
 import { waitFor } from '@meld/testing';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
@@ -80,6 +81,16 @@ describe('GET /v1/project/:project/channel/sms/sms: message history through the 
     expect(full.body.entity[0]).toMatchObject({ text: 'code for +447400123441', destination: '+447400123441' });
     const plain = (await list('status_eq=delivered')).body.entity[0];
     expect([plain.text, plain.destination]).toEqual([null, expect.not.stringContaining('7400123441')]);
+  });
+
+  it('a blocked project reads no message: 403, list and single read alike (ADR 0121)', async () => {
+    for (const url of [`/v1/project/${t.project.uid}/channel/sms/sms`, `/v1/project/${t.project.uid}/channel/sms/sms/${sent['+447400123441']!.id}`]) {
+      const principal = { kind: 'product' as const, tokenId: randomUUID(), organizationId: t.organization.id, plan: 'm' as const, scopes: ['PROJECT_DIRECT_READ' as const], dataSourceId: null };
+      const blocked = await fetch(`${base}${url}`, { headers: signedPrincipal({ ...principal, project: { id: t.project.id, uid: t.project.uid, dataMode: 'blocked' } }, { app: 'messaging', url }) });
+      expect([blocked.status, ((await blocked.json()) as Json).message]).toEqual([403, expect.stringContaining('blocked')]);
+      const anonymized = await fetch(`${base}${url}`, { headers: signedPrincipal({ ...principal, project: { id: t.project.id, uid: t.project.uid, dataMode: 'anonymized' } }, { app: 'messaging', url }) });
+      expect(anonymized.status).toBe(200);
+    }
   });
 
   it('400 names a bad parameter: unknown field, the text (not filterable), a bad operator value, _group', async () => {

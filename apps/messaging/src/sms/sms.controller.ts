@@ -1,7 +1,7 @@
 import { ApiError, ApiErrors, ApiListOperation, ApiSuccess, ListQueryString, listEnvelope } from '@meld/api';
-import { CurrentPrincipal, type Principal, dataModeOf, dataPolicy, projectOf } from '@meld/auth';
+import { CONTACT_DATA_BLOCKED, CurrentPrincipal, type Principal, dataModeOf, dataPolicy, projectOf } from '@meld/auth';
 import { parseInput } from '@meld/platform';
-import { Body, Controller, Get, Headers, HttpCode, Param, Post } from '@nestjs/common';
+import { Body, Controller, ForbiddenException, Get, Headers, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiHeader, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { GetSms } from './read/get-sms.usecase';
 import { ListSms } from './read/list-sms.usecase';
@@ -10,6 +10,16 @@ import { SendDirectSms } from './send/send-direct.usecase';
 import { DirectSmsBody, DirectSmsCreated, DirectSmsHeaders, SmsReadEntity, SmsReadResponse } from './sms.schema';
 
 const MAX_IDEMPOTENCY_KEY = 255; // DirectSmsHeaders
+
+/**
+ * A message is contact data (who was sent what, when, and how it went), so a blocked project's
+ * reads are refused as its event reads are (ADR 0121); its webhooks still report every status.
+ * The mode alone decides: a token with only PROJECT_DIRECT_READ has no audience level, and reads
+ * messages with their number masked and no text.
+ */
+function refuseBlocked(principal: Principal): void {
+  if (dataModeOf(principal) === 'blocked') throw new ForbiddenException(CONTACT_DATA_BLOCKED);
+}
 
 @ApiTags('sms')
 @ApiParam({ name: 'project', description: 'project UID' })
@@ -24,23 +34,25 @@ export class SmsController {
   @Get()
   @ApiListOperation({
     summary: 'List direct SMS (message history)',
-    description: 'Newest first unless `_sort` says otherwise. The text and the number in clear only for tokens whose dataPolicy.mayReadPii is true (else `text` null, number masked); neither is filterable. Needs PROJECT_DIRECT_READ.',
+    description: 'Newest first unless `_sort` says otherwise. The text and the number in clear only for tokens whose dataPolicy.mayReadPii is true (else `text` null, number masked); neither is filterable. Needs PROJECT_DIRECT_READ; a blocked project is refused (403).',
     resource: SMS_FIELDS,
     schema: listEnvelope(SmsReadEntity, 'SmsMessagePage'),
     page: 'a page of messages',
   })
   list(@CurrentPrincipal() principal: Principal, @Param('project') projectUid: string, @ListQueryString() queryString: string) {
     const project = projectOf(principal, projectUid);
+    refuseBlocked(principal);
     return this.listSms.execute({ projectId: project.id, queryString, mayReadPii: dataPolicy(dataModeOf(principal), principal).mayReadPii });
   }
 
   @Get(':smsId')
-  @ApiOperation({ summary: 'Read a direct SMS and its status history', description: 'The text and the number in clear only for tokens whose dataPolicy.mayReadPii is true (else `text` null, number masked). Needs PROJECT_DIRECT_READ.' })
+  @ApiOperation({ summary: 'Read a direct SMS and its status history', description: 'The text and the number in clear only for tokens whose dataPolicy.mayReadPii is true (else `text` null, number masked). Needs PROJECT_DIRECT_READ; a blocked project is refused (403).' })
   @ApiParam({ name: 'smsId', description: 'SMS id' })
   @ApiSuccess(200, SmsReadResponse, 'the message')
   @ApiErrors(401, 403, 404, 429)
   read(@CurrentPrincipal() principal: Principal, @Param('project') projectUid: string, @Param('smsId') smsId: string) {
     const project = projectOf(principal, projectUid);
+    refuseBlocked(principal);
     return this.getSms.execute({ projectId: project.id, smsId, mayReadPii: dataPolicy(dataModeOf(principal), principal).mayReadPii });
   }
 
