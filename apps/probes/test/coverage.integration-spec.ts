@@ -32,6 +32,7 @@ describe('audience coverage (unsampled)', () => {
       { uid: 'work_email', type: 'email' },
       { uid: 'vip', type: 'boolean' },
       { uid: 'hidden_note', type: 'string', visible: false },
+      { uid: 'referrer', type: 'string' },
     ]);
     const contacts: Array<[string, Contact]> = ids.map((id, i) => [
       id,
@@ -42,6 +43,8 @@ describe('audience coverage (unsampled)', () => {
           order_id: `order-${i}`,
           ...(i < 3 ? { work_email: ['ann@example.com', 'ann@example.com', 'bob@example.org'][i] } : {}),
           _email: `c${i}@example.com`,
+          // Free text holding an email or a phone: masked as contact data wherever it shows (ADR 0121).
+          ...(i < 2 ? { referrer: ['from dan@example.net', 'call +33 6 12 34 56 78'][i] } : {}),
         },
         num: { ...(i < 5 ? { score: i + 1 } : {}), ...(i < 2 ? { vip: i } : {}) },
       },
@@ -143,6 +146,21 @@ describe('audience coverage (unsampled)', () => {
     const blocked = await values({ scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_DATA_FULL'], dataMode: 'blocked' });
     expect(blocked).toMatchObject({ fillRate: 0.3, topValuesOmitted: TOP_VALUES_OMITTED.dataMode });
     expect(JSON.stringify(blocked)).not.toMatch(/ann|bob/);
+  });
+
+  it('masks emails and phones inside other text values as the data mode says', async () => {
+    const values = async (opts: Parameters<typeof probeHeaders>[1]) => entry((await coverage({ attributes: ['referrer'] }, opts)).body, 'referrer').topValues.map((v: Json) => v.value).sort();
+    expect(await values({ scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_DATA_BASIC'] })).toEqual(['call +33 6 12 34 56 78', 'from dan@example.net']);
+    const callers: Array<Parameters<typeof probeHeaders>[1]> = [
+      { scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_DATA_BASIC'], dataMode: 'anonymized' },
+      { scopes: ['PROJECT_AUDIENCE_READ'] },
+      { scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_DATA_FULL'], dataMode: 'blocked' },
+    ];
+    for (const opts of callers) {
+      const shown = await values(opts);
+      expect(shown).toEqual([expect.stringMatching(/^call \+33/), expect.stringMatching(/^from d\*+@/)]);
+      expect(shown.join()).not.toMatch(/dan@|12 34 56/);
+    }
   });
 
   it('narrows to the contacts a data source contributed to, by id, uid or connector (rule 6)', async () => {

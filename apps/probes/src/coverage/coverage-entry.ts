@@ -1,4 +1,4 @@
-import { derivedPiiValue, type ContactDataView } from '@meld/auth';
+import { derivedPiiValue, maskPiiInText, type ContactDataView } from '@meld/auth';
 import { sampleQualifier, type SamplingPlan } from '@meld/clickhouse';
 import { estimateShare, round, wilsonInterval } from '../shared/estimators';
 import type { ProfiledAttribute } from './profiled-attributes';
@@ -98,7 +98,8 @@ export function decodeValue(attribute: Pick<ProfiledAttribute, 'type'>, text: st
     case 'phone':
       return derivedPiiValue(attribute.type, text, access) ?? '';
     default:
-      return text;
+      // Free text can hold an email or a phone: masked where the caller does not read them in clear (ADR 0121).
+      return access === 'clear' ? text : maskPiiInText(text);
   }
 }
 
