@@ -1,7 +1,8 @@
 import type { DataMode, Scope } from '@meld/contracts';
 import { PROTOTYPE_NAMES } from '@meld/testing';
 import fc from 'fast-check';
-import { CONTACT_DATA_BLOCKED, contactDataMask, contactDataView, maskPiiDeep, maskPiiInText } from './contact-data';
+import { CONTACT_DATA_BLOCKED, contactDataMask, contactDataView } from './contact-data';
+import { maskPiiDeep, maskPiiInText } from './pii-masks';
 
 const caller = (dataMode: DataMode, scopes: Scope[]) => ({ kind: 'product' as const, scopes, project: { id: 'p', uid: 'p', dataMode } });
 const READ: Scope[] = ['PROJECT_AUDIENCE_READ'];

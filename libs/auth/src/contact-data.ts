@@ -1,4 +1,5 @@
-import { dataModeOf, dataPolicy, maskEmail, maskPhone } from './data-levels';
+import { dataModeOf, dataPolicy } from './data-levels';
+import { maskEmail, maskPhone, maskPiiDeep } from './pii-masks';
 import type { Principal } from './principal';
 
 /**
@@ -19,33 +20,6 @@ export function contactDataView(caller: Caller): ContactDataView {
   const policy = dataPolicy(dataModeOf(caller), caller);
   if (!policy.mayReadContactData) return 'withheld';
   return policy.mayReadPii ? 'clear' : 'masked';
-}
-
-// An email anywhere in a text (local parts may hold ' & + = ? and more); the characters around it are kept.
-const EMAIL_IN_TEXT = /[^\s@<>()[\]",;:]+@[^\s@<>()[\]",;:]+\.[^\s@<>()[\]",;:]+/g;
-// A phone-like run: optional +, then digits and the usual separators; judged by its digit count below.
-const PHONE_IN_TEXT = /(?<![\w+])\+?\d[\d ().-]{5,22}\d(?!\w)/g;
-const MIN_PHONE_DIGITS = 9;
-const MAX_PHONE_DIGITS = 15;
-
-/** A text with every email and phone number in it masked (`maskEmail`, `maskPhone`). */
-export function maskPiiInText(text: string): string {
-  return text.replace(EMAIL_IN_TEXT, (email) => maskEmail(email)).replace(PHONE_IN_TEXT, (run) => {
-    const digits = run.replace(/\D/g, '').length;
-    return digits >= MIN_PHONE_DIGITS && digits <= MAX_PHONE_DIGITS ? maskPhone(run) : run;
-  });
-}
-
-/** A JSON value with `maskPiiInText` applied to every string in it (keys are names, not data: kept). */
-export function maskPiiDeep(value: unknown): unknown {
-  if (typeof value === 'string') return maskPiiInText(value);
-  if (Array.isArray(value)) return value.map(maskPiiDeep);
-  if (typeof value === 'object' && value !== null) {
-    const out = Object.create(null) as Record<string, unknown>;
-    for (const [key, v] of Object.entries(value)) out[key] = maskPiiDeep(v);
-    return out;
-  }
-  return value;
 }
 
 const unchanged = <T>(value: T): T => value;

@@ -1,7 +1,8 @@
 import { PROTOTYPE_NAMES } from '@meld/testing';
 import fc from 'fast-check';
 import type { DataMode, Scope } from '@meld/contracts';
-import { type Contact, dataLevelOf, dataPolicy, maskEmail, maskPhone, maySearchByPii, serializeContact } from './data-levels';
+import { type Contact, dataLevelOf, dataPolicy, maySearchByPii, serializeContact } from './data-levels';
+import { maskEmail, maskPhone } from './pii-masks';
 import type { Principal } from './principal';
 
 const contact: Contact = {
@@ -57,6 +58,17 @@ describe('data levels', () => {
     expect(serializeContact(contact, { kind: 'product', scopes: [READ], project: null })).toEqual({ id: 'a1' });
   });
 
+  it('anonymized masks the emails and phone numbers in every other value too: a user id, source ids, custom fields', () => {
+    const c: Contact = { ...contact, _user_id: '+33698765432', _ds_contact_ids: ['d1/jean@example.org'], work_email: 'jd@corp.example', note: 'call 06 98 76 54 32' };
+    for (const scopes of [[READ], [READ, 'PROJECT_AUDIENCE_DATA_FULL']] as Scope[][]) {
+      const out = serializeContact(c, caller(scopes, 'anonymized'));
+      expect(JSON.stringify(out)).not.toMatch(/98765432|98 76 54|jean@|jd@/);
+      expect(out).toMatchObject({ id: 'a1', _user_id: '+33******32', _first_name: 'Jean' });
+    }
+    // Normal mode shows the user id at the Default level, as the spec says.
+    expect(serializeContact(c, caller([READ]))._user_id).toBe('+33698765432');
+  });
+
   it('keeps fields named like Object.prototype members as plain data at every level (ADR 0124)', () => {
     const contact = JSON.parse(`{"id":"a1",${PROTOTYPE_NAMES.map((n) => `"${n}":true`).join(',')}}`) as Contact;
     for (const scopes of [[READ, 'PROJECT_AUDIENCE_DATA_BASIC'], [READ, 'PROJECT_AUDIENCE_DATA_FULL']] as Scope[][]) {
@@ -82,6 +94,12 @@ describe('data levels', () => {
           expect(text).not.toContain(JSON.stringify(p));
         }
         if (!policy.mayReadContactData) expect(out).toEqual({ id: 'x' });
+        if (mode === 'anonymized') {
+          // Wherever else they are stored: a user id, a custom field.
+          const elsewhere = JSON.stringify(serializeContact({ ...c, _user_id: p, work_email: e }, caller(scopes, mode)));
+          expect(elsewhere).not.toContain(e);
+          expect(elsewhere).not.toContain(p);
+        }
         if (dataLevelOf({ kind: 'product', scopes }) !== 'full') {
           for (const [k, v] of Object.entries(more)) if (typeof v !== 'boolean' && !['_email', '_phone_mobile', '_user_id', '_first_name', '_last_name', '_country'].includes(k)) expect(Object.hasOwn(out, k)).toBe(false);
         }

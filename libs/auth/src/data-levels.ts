@@ -1,4 +1,5 @@
 import { type DataMode, type Scope, dict } from '@meld/contracts';
+import { maskEmail, maskPhone, maskPiiDeep } from './pii-masks';
 import type { Principal } from './principal';
 
 /**
@@ -16,7 +17,10 @@ const DEFAULT_FIELDS = ['id', '_user_id', '_first_name', '_last_name'] as const;
 /** Basic adds phone, email, country (the name is already there) and every boolean field. */
 const BASIC_FIELDS = [...DEFAULT_FIELDS, '_phone_mobile', '_email', '_country'] as const;
 /** The personal identifiers masked in anonymized mode and unsearchable outside normal mode. */
-const PII_FIELDS = { _email: maskEmail, _phone_mobile: maskPhone } as const;
+const PII_MASKS = new Map<string, (value: string) => string>([
+  ['_email', maskEmail],
+  ['_phone_mobile', maskPhone],
+]);
 
 export function dataLevelOf(caller: Pick<Principal, 'kind' | 'scopes'>): DataLevel {
   if (caller.kind === 'admin') return 'full';
@@ -51,7 +55,7 @@ export function maySearchByPii(caller: Caller): boolean {
  * The contact as this caller may see it. Blocked mode (or no audience scope) leaves only
  * `{ id }`: the opaque audience id, so a client can still address the contact (e.g. send
  * an SMS) without reading anything about it. Anonymized mode masks phone and email at
- * every level.
+ * every level, and the emails and phone numbers inside every other value (ADR 0121).
  */
 export function serializeContact(contact: Contact, caller: Caller): Contact {
   const mode = dataModeOf(caller);
@@ -59,8 +63,12 @@ export function serializeContact(contact: Contact, caller: Caller): Contact {
   if (mode === 'blocked' || level === 'none') return { id: contact.id };
   const out: Contact = level === 'full' ? { ...contact } : pick(contact, level);
   if (mode === 'anonymized') {
-    for (const [field, mask] of Object.entries(PII_FIELDS)) {
-      if (Object.hasOwn(out, field)) out[field] = maskValue(out[field], mask);
+    // Phone and email by their own masks; every other value has the emails and phone numbers in it
+    // masked (a user id that is a phone, `_ds_contact_ids`, a custom email attribute, free text).
+    for (const [field, value] of Object.entries(out)) {
+      if (field === 'id') continue;
+      const mask = PII_MASKS.get(field);
+      out[field] = mask ? maskValue(value, mask) : maskPiiDeep(value);
     }
   }
   return out;
@@ -83,26 +91,4 @@ function maskValue(value: unknown, mask: (v: string) => string): unknown {
   if (typeof value === 'string') return mask(value);
   if (Array.isArray(value)) return value.map((v) => (typeof v === 'string' ? mask(v) : v));
   return value;
-}
-
-const STARS = '******';
-
-/** `+33612345678` → `+33******78`: country code and last two digits, a fixed mask so the length leaks nothing. */
-export function maskPhone(phone: string): string {
-  const s = phone.replace(/\s+/g, '');
-  const head = s.startsWith('+') ? 3 : 2;
-  if (s.length < head + 6) return STARS;
-  return `${s.slice(0, head)}${STARS}${s.slice(-2)}`;
-}
-
-/** `john@example.com` → `j***@e***.com`: first letters and the top-level domain only. */
-export function maskEmail(email: string): string {
-  const at = email.lastIndexOf('@');
-  if (at <= 0) return '***';
-  const local = email.slice(0, at);
-  const domain = email.slice(at + 1);
-  const dot = domain.lastIndexOf('.');
-  const host = dot > 0 ? domain.slice(0, dot) : domain;
-  const tld = dot > 0 ? domain.slice(dot) : '';
-  return `${local[0]}***@${host ? `${host[0]}***` : '***'}${tld}`;
 }

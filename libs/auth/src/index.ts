@@ -2,6 +2,7 @@ export * from './access';
 export * from './channels';
 export * from './data-levels';
 export * from './contact-data';
+export * from './pii-masks';
 export * from './principal';
 export * from './principal.guard';
 export * from './principal-keys';

@@ -1,0 +1,52 @@
+/** Masks of emails and phone numbers, alone and inside any text (ADR 0121). */
+
+const STARS = '******';
+
+/** `+33612345678` → `+33******78`: country code and last two digits, a fixed mask so the length leaks nothing. */
+export function maskPhone(phone: string): string {
+  const s = phone.replace(/\s+/g, '');
+  const head = s.startsWith('+') ? 3 : 2;
+  if (s.length < head + 6) return STARS;
+  return `${s.slice(0, head)}${STARS}${s.slice(-2)}`;
+}
+
+/** `john@example.com` → `j***@e***.com`: first letters and the top-level domain only. */
+export function maskEmail(email: string): string {
+  const at = email.lastIndexOf('@');
+  if (at <= 0) return '***';
+  const local = email.slice(0, at);
+  const domain = email.slice(at + 1);
+  const dot = domain.lastIndexOf('.');
+  const host = dot > 0 ? domain.slice(0, dot) : domain;
+  const tld = dot > 0 ? domain.slice(dot) : '';
+  return `${local[0]}***@${host ? `${host[0]}***` : '***'}${tld}`;
+}
+
+// An email anywhere in a text (local parts may hold ' & + = ? and more); the characters around it are kept.
+const EMAIL_IN_TEXT = /[^\s@<>()[\]",;:]+@[^\s@<>()[\]",;:]+\.[^\s@<>()[\]",;:]+/g;
+// A phone-like run: optional +, then digits and the usual separators; judged by its digit count below.
+const PHONE_IN_TEXT = /(?<![\w+])\+?\d[\d ().-]{5,22}\d(?!\w)/g;
+const MIN_PHONE_DIGITS = 9;
+const MIN_E164_DIGITS = 7;
+const MAX_PHONE_DIGITS = 15;
+
+/** A text with every email and phone number in it masked (`maskEmail`, `maskPhone`). */
+export function maskPiiInText(text: string): string {
+  return text.replace(EMAIL_IN_TEXT, (email) => maskEmail(email)).replace(PHONE_IN_TEXT, (run) => {
+    const digits = run.replace(/\D/g, '').length;
+    // With a leading + it is written as a phone (E.164 has numbers of 7 or 8 digits); without one, 8 digits is more often a date.
+    return digits >= (run.startsWith('+') ? MIN_E164_DIGITS : MIN_PHONE_DIGITS) && digits <= MAX_PHONE_DIGITS ? maskPhone(run) : run;
+  });
+}
+
+/** A JSON value with `maskPiiInText` applied to every string in it (keys are names, not data: kept). */
+export function maskPiiDeep(value: unknown): unknown {
+  if (typeof value === 'string') return maskPiiInText(value);
+  if (Array.isArray(value)) return value.map(maskPiiDeep);
+  if (typeof value === 'object' && value !== null) {
+    const out = Object.create(null) as Record<string, unknown>;
+    for (const [key, v] of Object.entries(value)) out[key] = maskPiiDeep(v);
+    return out;
+  }
+  return value;
+}
