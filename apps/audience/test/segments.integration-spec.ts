@@ -202,6 +202,18 @@ describe('segments: /v1/project/:project/segment', () => {
       expect((await count(s.id, '', [...READ, 'PROJECT_AUDIENCE_DATA_BASIC'])).body).toEqual({ metadata: { totalHits: 1 } });
     });
 
+    it('shows the values of its filter as a search by them is allowed: an email in clear with mayReadPii only (ADR 0121)', async () => {
+      const s = await create({ name: 'Another email', filter: { root: { type: 'attribute_condition', key: '_email', operator: 'matches-string', values: ['a@x.com'] } } });
+      expect(JSON.stringify(s.filter)).not.toContain('a@x.com');
+      const basic = await call('GET', `/${s.id}`, { scopes: [...READ, 'PROJECT_AUDIENCE_DATA_BASIC'] });
+      expect(basic.body.entity.filter.root.values).toEqual(['a@x.com']);
+      const plain = await call('GET', `/${s.id}`, { scopes: READ });
+      expect(plain.body.entity.filter.root).toMatchObject({ key: '_email', values: [expect.stringMatching(/^a\*+@/)] });
+      const listed = await call('GET', '?_limit=100&_start=0', { scopes: READ });
+      expect(listed.status).toBe(200);
+      expect(JSON.stringify(listed.body)).not.toContain('a@x.com');
+    });
+
     it("409 naming the node when the catalogue no longer has what the filter names", async () => {
       const s = await create({ name: 'Drinkers', filter: { root: { type: 'group', children: [gold, { type: 'attribute_condition', key: 'drink', operator: 'is-set', values: [] }] } } });
       await db.query(`DELETE FROM attributes WHERE project_id = $1 AND uid = 'drink'`, [t.project.id]);

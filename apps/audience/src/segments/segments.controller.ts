@@ -5,6 +5,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } fr
 import { ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { AudienceCountSchema } from '../count/count.schema';
 import { SEGMENT_FIELDS } from './segment-fields';
+import { segmentView } from './segment-view';
 import { CreateSegmentBody, SegmentListSchema, SegmentReadSchema, UpdateSegmentBody } from './segment.schema';
 import { CountSegment } from './usecases/count-segment/count-segment.usecase';
 import { CreateSegment } from './usecases/create-segment/create-segment.usecase';
@@ -33,8 +34,9 @@ export class SegmentsController {
   @ApiSuccess(201, SegmentReadSchema, 'the segment')
   @ApiError(400, BAD_BODY)
   @ApiErrors(401, 403, 404, 429)
-  create(@CurrentPrincipal() principal: Principal, @Param('project') projectUid: string, @Body({ schema: CreateSegmentBody }) body: unknown) {
-    return this.createSegment.execute({ projectId: projectOf(principal, projectUid).id, ...parseInput(CreateSegmentBody, body) });
+  async create(@CurrentPrincipal() principal: Principal, @Param('project') projectUid: string, @Body({ schema: CreateSegmentBody }) body: unknown) {
+    const { entity } = await this.createSegment.execute({ projectId: projectOf(principal, projectUid).id, ...parseInput(CreateSegmentBody, body) });
+    return { entity: segmentView(entity, principal) };
   }
 
   @Get()
@@ -45,8 +47,9 @@ export class SegmentsController {
     schema: SegmentListSchema,
     page: 'a page of segments',
   })
-  list(@CurrentPrincipal() principal: Principal, @Param('project') projectUid: string, @ListQueryString() queryString: string) {
-    return this.listSegments.execute({ projectId: projectOf(principal, projectUid).id, queryString });
+  async list(@CurrentPrincipal() principal: Principal, @Param('project') projectUid: string, @ListQueryString() queryString: string) {
+    const page = await this.listSegments.execute({ projectId: projectOf(principal, projectUid).id, queryString });
+    return { ...page, entity: page.entity.map((segment) => segmentView(segment, principal)) };
   }
 
   @Get(':segmentId')
@@ -54,8 +57,9 @@ export class SegmentsController {
   @ApiParam({ name: 'segmentId', description: 'segment id' })
   @ApiSuccess(200, SegmentReadSchema, 'the segment')
   @ApiErrors(401, 403, 404, 429)
-  read(@CurrentPrincipal() principal: Principal, @Param('project') projectUid: string, @Param('segmentId') segmentId: string) {
-    return this.getSegment.execute({ projectId: projectOf(principal, projectUid).id, segmentId });
+  async read(@CurrentPrincipal() principal: Principal, @Param('project') projectUid: string, @Param('segmentId') segmentId: string) {
+    const { entity } = await this.getSegment.execute({ projectId: projectOf(principal, projectUid).id, segmentId });
+    return { entity: segmentView(entity, principal) };
   }
 
   @Patch(':segmentId')
@@ -64,8 +68,9 @@ export class SegmentsController {
   @ApiSuccess(200, SegmentReadSchema, 'the segment as changed')
   @ApiError(400, BAD_BODY)
   @ApiErrors(401, 403, 404, 429)
-  update(@CurrentPrincipal() principal: Principal, @Param('project') projectUid: string, @Param('segmentId') segmentId: string, @Body({ schema: UpdateSegmentBody }) body: unknown) {
-    return this.updateSegment.execute({ projectId: projectOf(principal, projectUid).id, segmentId, ...parseInput(UpdateSegmentBody, body) });
+  async update(@CurrentPrincipal() principal: Principal, @Param('project') projectUid: string, @Param('segmentId') segmentId: string, @Body({ schema: UpdateSegmentBody }) body: unknown) {
+    const { entity } = await this.updateSegment.execute({ projectId: projectOf(principal, projectUid).id, segmentId, ...parseInput(UpdateSegmentBody, body) });
+    return { entity: segmentView(entity, principal) };
   }
 
   @Delete(':segmentId')
