@@ -23,6 +23,8 @@ describe('contact-derived data under the data mode (ADR 0121)', () => {
     expect(maskPiiInText('write to ada@example.com, or call +33 6 12 34 56 78 / 06.12.34.56.78')).toBe('write to a***@e***.com, or call +33******78 / 06******78');
     // a counterexample fast-check found: a quote in the local part
     expect(maskPiiInText("'@a.aa")).toBe("'***@a***.aa");
+    // No-break spaces (U+00A0, U+202F) between the groups, as French text writes them.
+    expect(maskPiiInText('tél. 06\u00a012\u00a034\u00a056\u00a078 ou +33\u202f6\u202f12\u202f34\u202f56\u202f78')).toBe('tél. 06******78 ou +33******78');
     for (const kept of ['2026-01-01', '2026-01-01T10:00:00+02:00', 'order 12345678', 'total 1234.50', 'sku-42', '@handle', 'a@b']) expect(maskPiiInText(kept)).toBe(kept);
   });
 

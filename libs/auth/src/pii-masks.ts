@@ -25,7 +25,8 @@ export function maskEmail(email: string): string {
 // An email anywhere in a text (local parts may hold ' & + = ? and more); the characters around it are kept.
 const EMAIL_IN_TEXT = /[^\s@<>()[\]",;:]+@[^\s@<>()[\]",;:]+\.[^\s@<>()[\]",;:]+/g;
 // A phone-like run: optional +, then digits and the usual separators; judged by its digit count below.
-const PHONE_IN_TEXT = /(?<![\w+])\+?\d[\d ().-]{5,22}\d(?!\w)/g;
+// Separators include the no-break spaces French and other locales write numbers with.
+const PHONE_IN_TEXT = /(?<![\w+])\+?\d[\d ().\u00a0\u202f-]{5,22}\d(?!\w)/g;
 const MIN_PHONE_DIGITS = 9;
 const MIN_E164_DIGITS = 7;
 const MAX_PHONE_DIGITS = 15;
