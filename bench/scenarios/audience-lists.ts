@@ -9,7 +9,8 @@
  * 50) and the whole audience, at the start and from the middle. Then whole scrolls, timed once each.
  * Event pages of POST /event/scroll and /event/search (ADR 0332: libs/filters `windowedEventsPage`,
  * date windows) on --events events over 365 days, beside the hand-written count of the
- * look-back's events and the same page read in one window over everything after its position.
+ * look-back's events and the same page read in one window over everything after its position, also
+ * narrowed to the events of an audience filter's contacts.
  * Sorted search pages (ADR 0337: `audienceSortedPage`, the whole match ordered per page) beside the
  * same counts.
  * Aggregations of POST /audience/aggregations (ADR 0333: `audienceTerms`, stats through
@@ -206,6 +207,17 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
       { name: `event scroll, next page of ${PAGE}, from the middle (window)`, baseline: unwindowedEvents, run: async () => (await eventPage({ after: eventMiddle, span: eventSpan, limit: PAGE })).rows.length },
       { name: `event scroll, next page of ${PAGE}, purchases, from the middle (window)`, baseline: unwindowedEvents, run: async () => (await eventPage({ eventType: 'purchase', after: eventMiddle, span: purchaseSpan, limit: PAGE })).rows.length },
       { name: 'event search, newest page of 100 (count + window)', baseline: eventCount, run: async () => (await eventPage({ order: 'desc', limit: 100 })).rows.length },
+      // With an audience filter (ADR 0332): the membership of the filter's contacts read again in each window.
+      {
+        name: 'event search, newest page of 100, contacts in Paris (count + windows, eventsOfAudience)',
+        baseline: eventCount,
+        run: async () => (await eventPage({ order: 'desc', limit: 100, contacts: eventsOfAudience({ projectId: PROJECT, root: paris, now: at }) })).rows.length,
+      },
+      {
+        name: `event scroll, first page of ${PAGE}, contacts in Paris (count + windows, eventsOfAudience)`,
+        baseline: eventCount,
+        run: async () => (await eventPage({ limit: PAGE, contacts: eventsOfAudience({ projectId: PROJECT, root: paris, now: at }) })).rows.length,
+      },
     );
     // Aggregations as the app reads them, beside the GROUP BY one would write by hand knowing the slot column.
     const attr = (uid: string) => catalogueAttributeSql(CATALOGUE.attributes.find((a) => a.uid === uid)!);

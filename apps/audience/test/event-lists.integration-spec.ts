@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ClickHouse } from '@meld/clickhouse';
 import { type DataMode, type Plan, type Scope } from '@meld/contracts';
-import { seedTenancy, signedPrincipal, startAppUnderTest, type Json } from '@meld/fixtures';
+import { AudienceSnapshotFixture, contactRow, seedTenancy, signedPrincipal, startAppUnderTest, type Json } from '@meld/fixtures';
 import { migratedTestClickHouse } from '@meld/testing';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
@@ -24,6 +24,8 @@ describe('event lists: scroll and search', () => {
   let crm: { id: string; uid: string };
   const now = Math.floor(Date.now() / 1000);
   const audienceOf = randomUUID();
+  /** The audience contact of the CRM's source contact: silver, where `audienceOf` is gold. */
+  const silverOf = randomUUID();
   /** Every event id written, oldest first (dates are distinct). */
   const written: Array<{ id: string; ageDays: number; type: string; source: 'web' | 'crm' }> = [];
 
@@ -48,7 +50,11 @@ describe('event lists: scroll and search', () => {
     await ch.insert('events', written.map((e) => row(e)));
     // Redelivered copies in another part, and an event beyond the look-back.
     await ch.insert('events', [...written.slice(0, 10).map((e) => row(e, 1)), row({ id: 'too-old', ageDays: 200, type: 'purchase', source: 'web' })]);
-    await ch.insert('audience_membership', [{ project_id: tenancy.project.id, data_source_id: tenancy.dataSource.id, user_id: 'web-user', audience_id: audienceOf, version: '1', deleted: 0 }]);
+    await ch.insert('audience_membership', [
+      { project_id: tenancy.project.id, data_source_id: tenancy.dataSource.id, user_id: 'web-user', audience_id: audienceOf, version: '1', deleted: 0 },
+      { project_id: tenancy.project.id, data_source_id: crm.id, user_id: 'grace@example.com', audience_id: silverOf, version: '1', deleted: 0 },
+    ]);
+    await new AudienceSnapshotFixture(ch, db).write([contactRow(tenancy.project.id, audienceOf, { str: { loyalty_tier: 'gold' } }), contactRow(tenancy.project.id, silverOf, { str: { loyalty_tier: 'silver' } })]);
   }, 60000);
 
   afterAll(async () => {
@@ -111,7 +117,7 @@ describe('event lists: scroll and search', () => {
     const basic = await call('search', { size: 1 }, { scopes: [...SCOPES, 'PROJECT_AUDIENCE_DATA_BASIC'] });
     expect(basic.body.entity[0].parameters.contact).toBe('ada@example.com');
     const crmEvent = (await call('search', { size: 1, datasource: 'crm' })).body.entity[0];
-    expect(crmEvent.audienceId).toBeNull();
+    expect(crmEvent.audienceId).toBe(silverOf);
     // The user id is contact data too: masked where an email parameter is.
     expect(crmEvent.userId).toMatch(/^g\*+@/);
     expect((await call('search', { size: 1, datasource: 'crm' }, { scopes: [...SCOPES, 'PROJECT_AUDIENCE_DATA_BASIC'] })).body.entity[0].userId).toBe('grace@example.com');
@@ -131,6 +137,29 @@ describe('event lists: scroll and search', () => {
     expect(idsOf(small.body)).toEqual(written.filter((e) => e.ageDays < 30).reverse().map((e) => e.id));
     const far = await call('search', { from: 9_990, size: 20 });
     expect([far.status, far.body.details.fields[0].path]).toEqual([400, 'from']);
+  });
+
+  it('keeps the events of the contacts an audience filter or a saved segment selects now (ADR 0332)', async () => {
+    const tier = (value: string) => ({ type: 'attribute_condition', key: 'loyalty_tier', operator: 'matches-string', values: [value] });
+    const of = (source: 'web' | 'crm') => written.filter((e) => e.source === source && e.ageDays < 90).map((e) => e.id);
+    expect((await scrollAll({ root: tier('gold'), size: 3 })).seen).toEqual(of('web'));
+    expect((await scrollAll({ root: tier('silver'), size: 1000 })).seen).toEqual(of('crm'));
+    expect((await scrollAll({ root: tier('bronze') })).seen).toEqual([]);
+    const newest = await call('search', { root: tier('silver'), eventType: 'purchase', size: 3 });
+    EventSearchSchema.parse(newest.body);
+    expect(idsOf(newest.body)).toEqual(written.filter((e) => e.source === 'crm' && e.type === 'purchase').reverse().slice(0, 3).map((e) => e.id));
+    const [segment] = await db.query(`INSERT INTO segments (project_id, name, filter) VALUES ($1, 'Gold', $2) RETURNING id`, [tenancy.project.id, { version: '0.0.1', root: tier('gold') }]);
+    expect((await scrollAll({ segment: segment.id, size: 7 })).seen).toEqual(of('web'));
+    // A scroll id carries its selection: another root does not continue it.
+    const first = await call('scroll', { root: tier('gold'), size: 2 });
+    const other = await call('scroll', { root: tier('silver'), size: 2, scrollId: first.body.metadata.scrollId });
+    expect([other.status, other.body.details.fields[0].path]).toEqual([400, 'scrollId']);
+    // The filter's own rules: a node outside the grammar is a 400 naming it, an email condition needs mayReadPii, an unknown segment is a 404.
+    const bad = await call('search', { root: { type: 'attribute_condition', key: 'nope', operator: 'matches-string', values: ['x'] } });
+    expect([bad.status, bad.body.details.path]).toEqual([400, 'root.key']);
+    const pii = await call('search', { root: { type: 'attribute_condition', key: '_email', operator: 'matches-string', values: ['ada@example.com'] } });
+    expect(pii.status).toBe(403);
+    expect((await call('search', { segment: randomUUID() })).status).toBe(404);
   });
 
   it('refuses a scroll id issued for another filter, or forged', async () => {

@@ -1,8 +1,10 @@
 import { CONTACT_DATA_BLOCKED, contactDataMask, type Principal } from '@meld/auth';
 import { EVENTS_LOOK_BACK_DAYS } from '@meld/contracts';
 import { isoWithOffset } from '@meld/api';
-import type { EventRow } from '@meld/filters';
+import type { Sql } from '@meld/clickhouse';
+import { eventsOfAudience, type EventRow } from '@meld/filters';
 import { BadRequestException, ForbiddenException, Injectable } from '@nestjs/common';
+import { type AudienceSelectionInput, AudienceSelections } from '../segments/audience-selection';
 import { EventListsRepository } from './event-lists.repository';
 import { eventParameters } from '../shared/event-parameters';
 
@@ -32,7 +34,20 @@ export interface ResolvedFilter {
  */
 @Injectable()
 export class EventListing {
-  constructor(private readonly repository: EventListsRepository) {}
+  constructor(
+    private readonly repository: EventListsRepository,
+    private readonly selections: AudienceSelections,
+  ) {}
+
+  /**
+   * The source contacts whose events a request keeps: those of the audience contacts its `root`
+   * or `segment` selects now (`eventsOfAudience`), none named when it sends neither. `key`
+   * identifies the selection for a scroll id's digest.
+   */
+  async contacts(principal: Principal, projectId: string, selection: AudienceSelectionInput): Promise<{ contacts?: Sql; key: unknown }> {
+    const { root, key } = await this.selections.resolve(principal, projectId, selection);
+    return { contacts: root ? eventsOfAudience({ projectId, root }) : undefined, key };
+  }
 
   /** The caller's view of contact-derived values (parameters, user ids); refuses a blocked project (403). */
   mask(principal: Principal): <T>(value: T) => T {

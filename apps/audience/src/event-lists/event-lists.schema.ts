@@ -2,6 +2,9 @@ import { envelope, timestamp } from '@meld/api';
 import { z } from 'zod';
 import { AudienceEventSchema } from '../events/events.schema';
 import { LIST_LIMITS } from '../lists/lists.schema';
+import { audienceSelectionFields } from '../segments/audience-selection.schema';
+
+const selection = audienceSelectionFields('every event; with either, only the events of the contacts selected now (through their current source contacts)');
 
 /** The filter of event listings and aggregations (ADR 0332, 0335). */
 export const EVENT_FILTER = {
@@ -14,6 +17,7 @@ export const EVENT_FILTER = {
 export const ScrollEventsBody = z
   .strictObject({
     ...EVENT_FILTER,
+    ...selection,
     size: z.int().min(1).max(LIST_LIMITS.scrollSize).default(100).describe(`events per page, 1–${LIST_LIMITS.scrollSize} (default 100)`),
     scrollId: z.string().min(1).max(1000).optional().describe("the previous page's `metadata.scrollId`, sent with the same filter; absent: the first page"),
   })
@@ -22,6 +26,7 @@ export const ScrollEventsBody = z
 export const SearchEventsBody = z
   .strictObject({
     ...EVENT_FILTER,
+    ...selection,
     from: z.int().min(0).default(0).describe('events to skip (default 0)'),
     size: z.int().min(1).max(LIST_LIMITS.searchSize).default(20).describe(`events to return, 1–${LIST_LIMITS.searchSize} (default 20)`),
   })

@@ -33,6 +33,8 @@ export interface EventPageOptions {
   limit: number;
   /** Window width in seconds the previous page ended with; absent: sized from a count. */
   span?: number;
+  /** Only the events of source contacts this condition keeps (`eventsOfAudience`: an audience filter, ADR 0332). */
+  contacts?: Sql;
 }
 
 export interface EventPage {
@@ -85,6 +87,7 @@ function filters(opts: EventPageOptions): Sql[] {
     sql`project_id = ${opts.projectId}`,
     ...(opts.eventType === undefined ? [] : [sql`event_type = ${opts.eventType}`]),
     ...(opts.dataSourceId === undefined ? [] : [sql`data_source_id = ${opts.dataSourceId}`]),
+    ...(opts.contacts === undefined ? [] : [opts.contacts]),
   ];
 }
 

@@ -1,10 +1,9 @@
 import { isoInZone } from '@meld/api';
 import type { Principal } from '@meld/auth';
-import { eventsOfAudience, type EventScope, type HistogramInterval } from '@meld/filters';
+import type { EventScope, HistogramInterval } from '@meld/filters';
 import { BadRequestException, Injectable } from '@nestjs/common';
 import { filterErrorsAs400 } from '../../../count/audience-roots';
 import { EventListing } from '../../../event-lists/event-listing';
-import { AudienceSelections } from '../../../segments/audience-selection';
 import { parameterValue } from '../../../shared/event-parameters';
 import { type Bucket, EventAggregationsRepository } from '../../event-aggregations.repository';
 import { type AggregateEventsInput, type EventAggregations, MAX_BUCKETS, validTimeZone } from '../../event-aggregations.schema';
@@ -38,7 +37,6 @@ const fieldError = (path: string, message: string) => new BadRequestException({ 
 export class AggregateEvents {
   constructor(
     private readonly listing: EventListing,
-    private readonly selections: AudienceSelections,
     private readonly repository: EventAggregationsRepository,
   ) {}
 
@@ -53,10 +51,9 @@ export class AggregateEvents {
     names.forEach((n, i) => {
       if (names.indexOf(n) !== i) throw fieldError(`aggregations[${i}].name`, `"${n}" is used twice: name the aggregations`);
     });
-    const { root } = await this.selections.resolve(principal, projectId, { version, root: asked, segment });
+    const { contacts } = await this.listing.contacts(principal, projectId, { version, root: asked, segment });
     const resolved = await this.listing.resolve(principal, projectId, filter);
-    const scope: EventScope = { projectId, eventType: resolved.eventType, dataSourceId: resolved.dataSourceId, range: resolved.range };
-    if (root) scope.contacts = eventsOfAudience({ projectId, root });
+    const scope: EventScope = { projectId, eventType: resolved.eventType, dataSourceId: resolved.dataSourceId, range: resolved.range, contacts };
     const inScope = await this.repository.scope(scope);
     aggregations.forEach((a, i) => {
       if (a.type !== 'date_histogram' || !inScope.events) return;

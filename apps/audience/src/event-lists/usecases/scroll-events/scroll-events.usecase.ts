@@ -1,10 +1,12 @@
 import type { Principal } from '@meld/auth';
 import { Injectable } from '@nestjs/common';
 import { decodeScrollId, encodeScrollId, filterDigest } from '../../../shared/scroll-id';
+import { filterErrorsAs400 } from '../../../count/audience-roots';
+import type { AudienceSelectionInput } from '../../../segments/audience-selection';
 import { EventListsRepository } from '../../event-lists.repository';
 import { type EventFilter, EventListing } from '../../event-listing';
 
-export interface ScrollEventsCommand extends EventFilter {
+export interface ScrollEventsCommand extends EventFilter, AudienceSelectionInput {
   principal: Principal;
   projectId: string;
   size: number;
@@ -24,17 +26,20 @@ export class ScrollEvents {
     private readonly repository: EventListsRepository,
   ) {}
 
-  async execute({ principal, projectId, size, scrollId, ...filter }: ScrollEventsCommand) {
+  async execute({ principal, projectId, size, scrollId, version, root, segment, ...filter }: ScrollEventsCommand) {
     const mask = this.listing.mask(principal);
+    const { contacts, key } = await this.listing.contacts(principal, projectId, { version, root, segment });
     const resolved = await this.listing.resolve(principal, projectId, filter);
-    const digest = filterDigest('events', projectId, filter.eventType ?? null, filter.datasource ?? null, filter.dateFrom ?? null, filter.dateTo ?? null);
+    // The selection only when there is one: a scroll id issued before it existed still continues.
+    const selection = root === undefined && segment === undefined ? [] : [key];
+    const digest = filterDigest('events', projectId, filter.eventType ?? null, filter.datasource ?? null, filter.dateFrom ?? null, filter.dateTo ?? null, ...selection);
     const state =
       scrollId === undefined
         ? undefined
         : decodeScrollId(scrollId, digest, ({ d, i, s }) =>
             isSeconds(d) && typeof i === 'string' && i.length <= 1000 && isSeconds(s) && s >= 1 ? { after: { date: d, id: i }, span: s } : null,
           );
-    const page = await this.repository.page({ projectId, ...resolved, order: 'asc', after: state?.after, span: state?.span, limit: size });
+    const page = await filterErrorsAs400(() => this.repository.page({ projectId, ...resolved, contacts, order: 'asc', after: state?.after, span: state?.span, limit: size }));
     const last = page.rows.at(-1);
     const next = page.more && last ? encodeScrollId(digest, { d: Number(last.ts), i: last.id, s: page.span }) : null;
     const entity = await this.listing.show(projectId, page.rows, mask);
