@@ -98,9 +98,11 @@ async function run(args = []) {
     return { results, child: spawn('npx', ['jest', '--ci', '--passWithNoTests', ...args, '--json', `--outputFile=${results}`, ...jestArgs], { cwd: root, stdio, env }) };
   };
   const finished = ({ child }) => new Promise((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.once('exit', (code) => resolve(code))));
+  const suites = [];
   const count = (results, status) => {
     if (!fs.existsSync(results)) return void (failed += 1);
     const r = JSON.parse(fs.readFileSync(results, 'utf8'));
+    for (const t of r.testResults || []) suites.push({ file: path.relative(root, t.name), seconds: (t.endTime - t.startTime) / 1000 });
     passed += r.numPassedTests;
     failed += r.numFailedTests + (r.numRuntimeErrorTestSuites || 0);
     skipped += r.numPendingTests + r.numTodoTests;
@@ -114,7 +116,7 @@ async function run(args = []) {
     const besideArgs = ['--runInBand', '--testMatch', ...phase.beside.files.map((f) => `<rootDir>/${f}`)];
     const beside = jestRun(besideArgs, `test-results-beside-${n + 1}`, ['ignore', fs.openSync(besideLog, 'w'), fs.openSync(besideLog, 'a')]);
     const done = step(phase.title);
-    const main = jestRun(phase.args, 'test-results', 'inherit');
+    const main = jestRun(phase.args, `test-results-${n + 1}`, 'inherit');
     count(main.results, await finished(main));
     done();
     const status = await finished(beside);
@@ -122,6 +124,9 @@ async function run(args = []) {
     doneBeside();
     count(beside.results, status);
   }
+  // The suite budget is the brief's "well under 20 minutes": name where the time goes.
+  const slowest = suites.sort((a, b) => b.seconds - a.seconds).slice(0, 8);
+  if (slowest.length) console.log(`\nslowest suites:\n${slowest.map((s) => `  ${s.seconds.toFixed(0).padStart(4)} s  ${s.file}`).join('\n')}`);
   const minutes = ((Date.now() - started) / 60000).toFixed(1);
   console.log(`\nnpm test finished in ${minutes} min (counts include the lint and type-check steps)`);
   console.log(`tests: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
