@@ -1,4 +1,4 @@
-import { loadConfig } from '@meld/platform';
+import { loadConfig, sessionTimeoutFromEnv } from '@meld/platform';
 import { z } from 'zod';
 
 /** Consumer settings of the ClickHouse sinks; tests use groups of their own. */
@@ -6,6 +6,8 @@ export interface SinkOptions {
   eventsGroupId: string;
   audienceGroupId: string;
   fromBeginning: boolean;
+  /** `MELD_KAFKA_SESSION_TIMEOUT_MS`: how long a killed sink holds its partitions (kafkajs default 30 s). */
+  sessionTimeoutMs?: number;
   /**
    * Attempts before a message is dead-lettered. High: a failure here is a ClickHouse outage,
    * not a bad message (bad ones are dead-lettered at once by the schema check), and a dead
@@ -37,13 +39,14 @@ const linger = z.object({ MELD_PROBES_EVENTS_LINGER_MS: z.coerce.number().int().
 
 /**
  * `MELD_PROBES_EVENTS_GROUP` (default `probes-events`), `MELD_PROBES_AUDIENCE_GROUP` (default
- * `probes-audience`), `MELD_PROBES_EVENTS_LINGER_MS` (default 1000).
+ * `probes-audience`), `MELD_PROBES_EVENTS_LINGER_MS` (default 1000), `MELD_KAFKA_SESSION_TIMEOUT_MS`.
  */
 export function sinkOptions(env: NodeJS.ProcessEnv = process.env): SinkOptions {
   return {
     eventsGroupId: env.MELD_PROBES_EVENTS_GROUP || 'probes-events',
     audienceGroupId: env.MELD_PROBES_AUDIENCE_GROUP || 'probes-audience',
     fromBeginning: true,
+    sessionTimeoutMs: sessionTimeoutFromEnv(env),
     maxAttempts: 1000,
     maxRows: 5000,
     lingerMs: 2,

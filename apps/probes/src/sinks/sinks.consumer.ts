@@ -35,7 +35,7 @@ export class SinksConsumer implements OnApplicationBootstrap, BeforeApplicationS
     this.audience = new AudienceSink(ch, db, options);
     /** What every probes consumer shares. */
     const common = (groupId: string) => ({
-      ...hostedRunnerOptions({ client, clientId: 'meld-probes', logger: this.logger, groupId, fromBeginning: options.fromBeginning }),
+      ...hostedRunnerOptions({ client, clientId: 'meld-probes', logger: this.logger, groupId, fromBeginning: options.fromBeginning, sessionTimeoutMs: options.sessionTimeoutMs }),
       backoff: { maxAttempts: options.maxAttempts, initialDelayMs: 200, maxDelayMs: 10_000 },
     });
     this.consumers = [
