@@ -9,9 +9,14 @@ import { join, sql, type Sql } from '@meld/clickhouse';
  * The −1 set and the scan are two reads of the table: an insert landing between them can show a
  * changed contact twice or not at all for that one query, which exact counts avoid by summing
  * `sign` in one read instead (audienceCount, ADR 0243).
+ *
+ * The −1 check runs on the rows the conditions keep, in an outer query: ClickHouse 18.16
+ * evaluates every part of a WHERE on every row (no short-circuit), and the (String, UInt64)
+ * lookup costs ~0.2 µs a row, so inside the scan it made a 20,000-contact filter on 1M contacts
+ * 3× slower (~300 against ~95 ms). `*` leaves out MATERIALIZED columns: audience_hash is named.
  */
 export function liveSnapshot(projectId: string, conditions: readonly Sql[] = []): Sql {
   const cancelled = sql`SELECT audience_id, version FROM audience_snapshot WHERE project_id = ${projectId} AND sign = -1`;
-  const where = [sql`project_id = ${projectId}`, sql`deleted = 0`, sql`sign = 1`, sql`(audience_id, version) NOT IN (${cancelled})`, ...conditions.map((c) => sql`(${c})`)];
-  return sql`audience_snapshot WHERE ${join(where, ' AND ')}`;
+  const where = [sql`project_id = ${projectId}`, sql`deleted = 0`, sql`sign = 1`, ...conditions.map((c) => sql`(${c})`)];
+  return sql`(SELECT *, audience_hash FROM audience_snapshot WHERE ${join(where, ' AND ')}) WHERE (audience_id, version) NOT IN (${cancelled})`;
 }
