@@ -101,6 +101,8 @@ export interface Answered {
   text: string;
   status: number;
   smsId?: string;
+  /** The error body's message, when the answer was not 201. */
+  message?: string;
 }
 
 /**
@@ -109,7 +111,7 @@ export interface Answered {
  * with status 0.
  */
 export async function burst(
-  send: (text: string, key: string) => Promise<{ status: number; smsId?: string }>,
+  send: (text: string, key: string) => Promise<Omit<Answered, 'key' | 'text'>>,
   { total, clients, tag, during }: { total: number; clients: number; tag: string; during: (answers: readonly Answered[]) => Promise<void> },
 ): Promise<Answered[]> {
   const answers: Answered[] = [];

@@ -27,6 +27,8 @@ type Role = 'all' | 'api' | 'delivery';
 export interface KillOutcome {
   acknowledged: number;
   cut: number;
+  /** What the cut requests were answered before their retry (`0` when the connection was cut): names a cause when `cut` is not expected. */
+  cutAnswers: string[];
   /** Messages submitted twice: each was submitted by the killed process, which died before its `sent` committed (ADR 0268). */
   twice: number;
   /** Messages left `sent`: their receipt left the simulator before the new process bound and never came again (0 since the simulator resends unacknowledged receipts at the next bind, ADR 0285). */
@@ -77,8 +79,8 @@ export async function killMidBurst({ roles, victim, name }: { roles: Role[]; vic
         return null;
       });
       if (!res) return { status: 0 };
-      const body = (await res.json()) as { entity?: { id: string } };
-      return { status: res.status, smsId: body.entity?.id };
+      const body = (await res.json()) as { entity?: { id: string }; message?: string };
+      return { status: res.status, smsId: body.entity?.id, message: body.message };
     };
 
     let killedAt = 0;
@@ -147,6 +149,7 @@ export async function killMidBurst({ roles, victim, name }: { roles: Role[]; vic
     return {
       acknowledged: acknowledged.length,
       cut: cut.length,
+      cutAnswers: cut.map((a) => `${a.status}${a.message ? ` ${a.message}` : ''}`),
       twice: final.filter((r) => smsc.submitCount(r.text) === 2).length,
       receiptsLostWithTheProcess: final.filter((r) => r.status === 'sent').length,
     };
