@@ -29,13 +29,30 @@ function check(title, cmd, args, env) {
  * the stack's broker and would otherwise join the tests' consumer groups, and every run
  * starts with empty topics.
  */
-async function freshTestBroker() {
+async function freshTestBroker(name = 'kafka-test', title = 'private Kafka broker for the tests') {
   const stack = require('../../stack');
-  const done = step('private Kafka broker for the tests');
-  await stack.stopBroker('kafka-test');
-  const { brokers } = await stack.startBroker({ name: 'kafka-test' });
+  const done = step(title);
+  await stack.stopBroker(name);
+  const { brokers } = await stack.startBroker({ name });
   done(brokers);
   return brokers;
+}
+
+/**
+ * Messaging's integration specs run beside the e2e suites on stores of their own: a Postgres
+ * database (new each run), a Redis database and a Kafka broker. On the shared ones their delivery
+ * side would take the e2e systems' due rows and jobs (ADRs 0153, 0252, 0266), and the e2e
+ * systems' consumers their messages. Among themselves they still run one at a time.
+ */
+async function messagingStores(testEnv) {
+  const { createOwnDatabase } = require(path.join(root, 'libs/db/dist'));
+  const done = step('stores of the messaging specs (Postgres meld_test_messaging, Redis database 2)');
+  const database = await createOwnDatabase(testEnv.MELD_POSTGRES_URL, 'meld_test_messaging');
+  const redis = new URL(testEnv.MELD_REDIS_URL);
+  redis.pathname = '/2';
+  done();
+  const brokers = process.env.MELD_KAFKA_BROKERS ? {} : { MELD_KAFKA_BROKERS: await freshTestBroker('kafka-test-messaging', 'private Kafka broker for the messaging specs') };
+  return { MELD_POSTGRES_URL: database.url, MELD_REDIS_URL: redis.toString(), ...brokers };
 }
 
 async function run(args = []) {
@@ -48,6 +65,7 @@ async function run(args = []) {
   if (!process.env.MELD_KAFKA_BROKERS) testEnv.MELD_KAFKA_BROKERS = await freshTestBroker();
   await migrate(testEnv);
   const env = { ...process.env, ...testEnv, MELD_ADMIN_TOKEN: 'meld-test-admin', LOG_LEVEL: process.env.LOG_LEVEL || 'warn' };
+  const messagingEnv = { ...env, ...(await messagingStores(testEnv)) };
 
   const quick = values['no-static'];
   const jestArgs = [...positionals, ...rest];
@@ -63,9 +81,10 @@ async function run(args = []) {
   // Two phases, one after the other: e2e suites each run a whole system (its own broker) on the shared test
   // databases, so one system's outbox relays, woken by every write's NOTIFY (ADR 0212), would
   // publish another's rows to the wrong broker. They run one at a time, after the rest. So do
-  // messaging's integration specs: each runs messaging's delivery side, whose sweep and webhook
-  // claims take any due row of the shared database (ADRs 0153, 0252), as replicas should (ADR 0266).
-  const serial = ['**/*.e2e-spec.ts', '**/apps/messaging/test/**/*.integration-spec.ts'];
+  // messaging's integration specs, on stores of their own beside them: each runs messaging's
+  // delivery side, whose sweep and webhook claims take any due row of its database (ADRs 0153,
+  // 0252), as replicas should (ADR 0266).
+  const messagingSpecs = 'apps/messaging/test/**/*.integration-spec.ts';
   // Suites that spend most of their time waiting (a store cut for the 60 s the issue asks, stalled
   // jobs coming back after a SIGKILL, a seed waiting for the merge) run in a second Jest process
   // beside their phase, where the CPU they leave idle is used (ADR 0306). Beside phase 1: specs
@@ -84,18 +103,18 @@ async function run(args = []) {
       beside: { title: 'jest (store outages, beside phase 1)', files: waiting },
     },
     {
-      title: 'jest (e2e and messaging, one system at a time)',
-      args: ['--runInBand', '--testMatch', ...serial, '--testPathIgnorePatterns', ...noise, ...ignoring(ownStores)],
-      beside: { title: 'jest (e2e on stores of their own, beside phase 2)', files: ownStores },
+      title: 'jest (e2e, one system at a time)',
+      args: ['--runInBand', '--testMatch', '**/*.e2e-spec.ts', '--testPathIgnorePatterns', ...noise, ...ignoring(ownStores)],
+      beside: { title: 'jest (messaging, and e2e on stores of their own, beside phase 2)', files: [...ownStores, messagingSpecs], env: messagingEnv },
     },
   ];
   let passed = checks.filter(Boolean).length;
   let failed = checks.length - passed;
   let skipped = 0;
-  const jestRun = (args, name, stdio) => {
+  const jestRun = (args, name, stdio, runEnv = env) => {
     const results = path.join(stackDir, `${name}.json`);
     fs.rmSync(results, { force: true });
-    return { results, child: spawn('npx', ['jest', '--ci', '--passWithNoTests', ...args, '--json', `--outputFile=${results}`, ...jestArgs], { cwd: root, stdio, env }) };
+    return { results, child: spawn('npx', ['jest', '--ci', '--passWithNoTests', ...args, '--json', `--outputFile=${results}`, ...jestArgs], { cwd: root, stdio, env: runEnv }) };
   };
   const finished = ({ child }) => new Promise((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.once('exit', (code) => resolve(code))));
   const suites = [];
@@ -114,7 +133,7 @@ async function run(args = []) {
     fs.mkdirSync(path.dirname(besideLog), { recursive: true });
     const doneBeside = step(`${phase.beside.title}, output in ${path.relative(root, besideLog)}`);
     const besideArgs = ['--runInBand', '--testMatch', ...phase.beside.files.map((f) => `<rootDir>/${f}`)];
-    const beside = jestRun(besideArgs, `test-results-beside-${n + 1}`, ['ignore', fs.openSync(besideLog, 'w'), fs.openSync(besideLog, 'a')]);
+    const beside = jestRun(besideArgs, `test-results-beside-${n + 1}`, ['ignore', fs.openSync(besideLog, 'w'), fs.openSync(besideLog, 'a')], phase.beside.env);
     const done = step(phase.title);
     const main = jestRun(phase.args, `test-results-${n + 1}`, 'inherit');
     count(main.results, await finished(main));
