@@ -135,6 +135,15 @@ describe('probes ClickHouse sinks', () => {
     expect(await memberRefs(c)).toEqual([c2]);
   });
 
+  it('reads the stored members for a message without removedDsContactIds after the earlier messages of its id, in one send', async () => {
+    const a = randomUUID();
+    const [c1, c2, c3] = [`${ds1}/legacy-1`, `${ds2}/legacy-2`, `${ds1}/legacy/3`];
+    // One send on one key: the sink takes the three in one batch (ADR 0339), or in consecutive ones.
+    await sendAudience([snapshot(a, [c1, c2], '2026-11-20T10:10:00.000Z'), snapshot(a, [c1, c3], '2026-11-20T10:11:00.000Z'), snapshot(a, [c3], '2026-11-20T10:12:00.000Z')]);
+    // c2 leaves only if the second message read the first's rows, c1 only if the third read the second's.
+    await waitFor('only c3 left', async () => JSON.stringify(await memberRefs(a)) === JSON.stringify([c3]));
+  });
+
   it('applies the removals identity-merge lists (removedDsContactIds) without reading the members', async () => {
     const [a, b, d, e] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
     const [c1, c2, c3] = [`${ds1}/r-1`, `${ds2}/r-2`, `${ds1}/r/3`];

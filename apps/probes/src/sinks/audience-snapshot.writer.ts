@@ -15,9 +15,11 @@ const keyOf = (r: Pick<AudienceContactRow, 'project_id' | 'audience_id'>) => `${
  * copy of it and a +1 row of itself, so `sum(sign)` over a plain scan counts each contact once.
  * A state not newer than the stored one (Kafka redelivery, a replayed older message) writes
  * nothing; a deletion is a state (deleted = 1) so that its version is remembered. A failed insert
- * rejects and the runner retries the messages: the retry reads again, so it never writes a −1 for
- * a state that is not stored or a second +1 for one that is. Messages of one contact are handled
- * one at a time (Kafka keys the audience topic by contact), so no two batches write one contact.
+ * rejects and the sink runner retries the batch: the retry reads again, so it never writes a −1
+ * for a state that is not stored or a second +1 for one that is. The runner has one writer and
+ * the audience sink lets a write fail only once all its parts settled, so no two calls run at once
+ * and none reads while another's insert is in flight (ADR 0339); a batch may hold several states of
+ * a contact (Kafka keys the audience topic by contact, in order), and the newest is written.
  */
 export class AudienceSnapshotWriter {
   constructor(private readonly ch: ClickHouse) {}

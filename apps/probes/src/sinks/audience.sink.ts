@@ -1,105 +1,113 @@
 import type { ClickHouse } from '@meld/clickhouse';
 import { Topics, audienceChange, type AudienceChange } from '@meld/contracts';
-import { DeadLetterError, topicHandler, type ConsumedMessage, type TopicHandler } from '@meld/kafka';
+import { DeadLetterError, createSinkRunner, sinkHandler, type ConsumerRunner, type SinkHandler, type SinkRunnerOptions } from '@meld/kafka';
 import type { DataSource } from 'typeorm';
-import { type AudienceContactRow, attributeKeys, snapshotRow, tombstoneRow } from './audience-contact-row';
+import { type AudienceContactRow, type ProjectContext, attributeKeys, snapshotRow, tombstoneRow } from './audience-contact-row';
 import { AudienceSnapshotWriter } from './audience-snapshot.writer';
-import { InsertBuffer } from './insert-buffer';
-import { type MembershipChange, type MembershipRow, messageRows, removalRows } from './membership';
+import { type MembershipStep, writeMembership } from './membership-batch';
+import { messageRows } from './membership';
 import { MembershipRepository } from './membership.repository';
 import { ProjectContextCache } from './project-context.cache';
 import type { SinkOptions } from './sink-options';
 
 /**
- * Legacy reads at once: each scans the project's membership, and the runner keeps up to
- * audienceConcurrency() messages in flight (a backlog of old messages would otherwise send
- * ClickHouse a thousand scans at once).
+ * A `meld.audience.v1` message as the sink stores it (`merge` messages store nothing: the
+ * survivor's snapshot lists its members and identity-merge tombstones each absorbed id).
  */
-const MAX_LEGACY_READS = 8;
+export type AudienceSinkRow = MembershipStep;
+
+/**
+ * The row of a message, synchronous as the sink runner takes it: a message naming a source
+ * contact that is not `<dataSourceId>/<userId>` is dead-lettered at once (a pure check fails the
+ * same way on every retry). The reason gives a count, not the ids: user ids are phones and
+ * emails (ADR 0338).
+ */
+export function audienceSinkRow(m: AudienceChange): AudienceSinkRow | undefined {
+  if (m.kind === 'merge') return undefined;
+  const membership = messageRows(m);
+  if (membership.invalid.length) throw new DeadLetterError(`${membership.invalid.length} dsContactIds not of the form <dataSourceId>/<userId>`);
+  return { change: m, rows: membership.rows, removalsKnown: membership.removalsKnown };
+}
 
 /**
  * `meld.audience.v1` → ClickHouse `audience_membership`, `audience_contacts` and
- * `audience_snapshot` (the collapsing twin of audience_contacts, AudienceSnapshotWriter).
+ * `audience_snapshot` (its collapsing twin, AudienceSnapshotWriter), through the libs/kafka sink
+ * runner (ADR 0339, as the events sink since ADR 0065): fetching continues while one write stores
+ * everything taken since the last one, and offsets are committed after it. Writes come one at a
+ * time, in taken order (per partition, offset order), so the messages of one audience id (one
+ * key, one partition) reach ClickHouse in order and no two writes touch one contact at once.
  *
- * Both tables keep the highest version per key and are read with argMax / FINAL, so the order
- * in which rows are inserted does not matter: the rows of all messages in flight go into one
- * insert per table (InsertBuffer), and a message is done once its rows are stored.
- *
- * Membership: a snapshot upserts one live row per listed source contact; removals come from
- * the message (`removedDsContactIds`, set by identity-merge, which knows who left), so nothing
- * is read. Only a message without that list (published before it existed) makes the sink read
- * the audience contact's current members to remove those no longer listed; per-key order (the
- * runner) makes the earlier messages of that id stored by then.
+ * A write, per batch: the catalogue of each project named (ProjectContextCache), then at once
+ * - membership (writeMembership): a snapshot upserts one live row per listed source contact and
+ *   removals come from the message (`removedDsContactIds`, set by identity-merge, which knows who
+ *   left), so nothing is read; a message without that list (published before it existed) makes the
+ *   sink read the audience contact's stored members, after the rows of the batch's earlier
+ *   messages of that id are written;
+ * - `audience_contacts` (still written for one release so a rollback of the readers stays safe,
+ *   ADR 0245), one insert;
+ * - the collapsing snapshot every count and probe reads (ADRs 0223, 0243), which keeps the
+ *   newest of several states of a contact in the batch.
+ * Every part is idempotent for a replay (the runner's rule): the tables keep the highest version
+ * per key and the snapshot writer reads back before it writes. A failed part fails the write
+ * only once the others settled, so the retry never runs beside a write still in flight (the
+ * snapshot writer's read-back would miss that write's rows and cancel a state twice).
  */
 export class AudienceSink {
   private readonly membership: MembershipRepository;
-  private readonly memberRows: InsertBuffer<MembershipRow>;
-  private readonly contactRows: InsertBuffer<AudienceContactRow>;
+  private readonly snapshot: AudienceSnapshotWriter;
   private readonly projects: ProjectContextCache;
-  /** Legacy reads in flight, and those waiting for a slot. */
-  private reads = 0;
-  private readonly readQueue: Array<() => void> = [];
 
-  constructor(ch: ClickHouse, db: DataSource, options: Pick<SinkOptions, 'maxRows' | 'lingerMs'>) {
+  constructor(
+    private readonly ch: ClickHouse,
+    db: DataSource,
+  ) {
     this.projects = new ProjectContextCache(db);
     this.membership = new MembershipRepository(ch);
-    this.memberRows = new InsertBuffer<MembershipRow>((rows) => this.membership.insert(rows), options);
-    const snapshot = new AudienceSnapshotWriter(ch);
-    // audience_contacts (kept for one release so a rollback of the readers stays safe, ADR 0245) and its collapsing
-    // twin, which every count and probe reads (ADRs 0223, 0243).
-    this.contactRows = new InsertBuffer<AudienceContactRow>(async (rows) => {
-      await Promise.all([ch.insert('audience_contacts', rows), snapshot.write(rows)]);
-    }, options);
+    this.snapshot = new AudienceSnapshotWriter(ch);
   }
 
-  handler(): TopicHandler<unknown> {
-    return topicHandler({ topic: Topics.audience, schema: audienceChange, handle: (m) => this.handle(m) }) as TopicHandler<unknown>;
+  handler(): SinkHandler<AudienceChange, AudienceSinkRow> {
+    return sinkHandler({ topic: Topics.audience, schema: audienceChange, toRow: audienceSinkRow, write: (rows) => this.write(rows) });
   }
 
-  async handle(message: ConsumedMessage<AudienceChange>): Promise<void> {
-    const m = message.value;
-    if (m.kind === 'merge') return;
-    const membership = messageRows(m);
-    if (membership.invalid.length) throw new DeadLetterError(`${membership.invalid.length} dsContactIds not of the form <dataSourceId>/<userId>`); // not the ids: user ids are phones and emails (ADR 0338)
-    // Both tables are idempotent by version: a retry after one of them failed rewrites the same rows.
-    await Promise.all([this.writeMembership(m, membership.rows, membership.removalsKnown), this.writeContact(m)]);
+  async write(rows: AudienceSinkRow[]): Promise<void> {
+    const contacts = await this.contactRows(rows);
+    const parts = await Promise.allSettled([
+      writeMembership(this.membership, rows),
+      contacts.length ? this.ch.insert('audience_contacts', contacts) : undefined,
+      this.snapshot.write(contacts),
+    ]);
+    const failed = parts.find((p): p is PromiseRejectedResult => p.status === 'rejected');
+    if (failed) throw failed.reason;
   }
 
-  /** Stores what waits now (shutdown). */
-  flush(): void {
-    this.memberRows.flush();
-    this.contactRows.flush();
+  /** The `audience_contacts` row of each message, snapshots typed by their project's catalogue. */
+  private async contactRows(rows: readonly AudienceSinkRow[]): Promise<AudienceContactRow[]> {
+    const contexts = await this.contexts(rows);
+    return rows.map(({ change }) => (change.kind === 'tombstone' ? tombstoneRow(change) : snapshotRow(change, contexts.get(change.projectId)!)));
   }
 
-  /** At most MAX_LEGACY_READS at once; a finished read hands its slot to the next waiting one. */
-  private async limitedRead<T>(read: () => Promise<T>): Promise<T> {
-    if (this.reads >= MAX_LEGACY_READS) await new Promise<void>((resolve) => this.readQueue.push(resolve));
-    else this.reads++;
-    try {
-      return await read();
-    } finally {
-      const next = this.readQueue.shift();
-      if (next) next();
-      else this.reads--;
+  /**
+   * One catalogue per project of the batch, asked for every attribute its snapshots name at the
+   * latest step time among them: a key unknown to a catalogue older than that step reloads it
+   * (ProjectContextCache), so each snapshot is typed by a catalogue at least as new as it needs.
+   */
+  private async contexts(rows: readonly AudienceSinkRow[]): Promise<Map<string, ProjectContext>> {
+    const needs = new Map<string, { keys: Set<string>; at: string }>();
+    for (const { change } of rows) {
+      if (change.kind !== 'snapshot') continue;
+      const need = needs.get(change.projectId);
+      if (!need) needs.set(change.projectId, { keys: new Set(attributeKeys(change)), at: change.at });
+      else {
+        for (const key of attributeKeys(change)) need.keys.add(key);
+        if (Date.parse(change.at) > Date.parse(need.at)) need.at = change.at;
+      }
     }
-  }
-
-  private async writeContact(m: MembershipChange): Promise<void> {
-    if (m.kind === 'tombstone') return this.contactRows.add(tombstoneRow(m));
-    const context = await this.projects.get(m.projectId, attributeKeys(m), m.at);
-    return this.contactRows.add(snapshotRow(m, context));
-  }
-
-  private async writeMembership(m: MembershipChange, rows: MembershipRow[], removalsKnown: boolean): Promise<void> {
-    if (!removalsKnown) {
-      const current = await this.limitedRead(() => this.membership.currentMembers(m.projectId, m.audienceId));
-      rows = [...rows, ...removalRows(m.projectId, m.audienceId, m.at, current, new Set(m.kind === 'snapshot' ? m.dsContactIds : []))];
-    }
-    await Promise.all(rows.map((r) => this.memberRows.add(r)));
+    return new Map(await Promise.all([...needs].map(async ([projectId, need]) => [projectId, await this.projects.get(projectId, [...need.keys], need.at)] as const)));
   }
 }
 
-/** Keys in flight per partition batch for the audience consumer: enough for one insert per batch. */
-export function audienceConcurrency(options: Pick<SinkOptions, 'maxRows'>): number {
-  return Math.min(options.maxRows, 1000);
+/** The audience consumer; `common` is what every probes consumer shares (client, logger, retries, group). */
+export function createAudienceSinkRunner(common: Omit<SinkRunnerOptions, 'sink'>, sink: AudienceSink, options: Pick<SinkOptions, 'audienceMaxRows' | 'audienceLingerMs'>): ConsumerRunner {
+  return createSinkRunner({ ...common, sink: sink.handler(), maxRows: options.audienceMaxRows, lingerMs: options.audienceLingerMs });
 }

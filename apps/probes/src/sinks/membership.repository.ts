@@ -1,14 +1,41 @@
-import type { ClickHouse } from '@meld/clickhouse';
-import { currentMembersOf } from '@meld/filters';
+import { type ClickHouse, join, sql } from '@meld/clickhouse';
+import { currentMembersOf, latestMembership } from '@meld/filters';
+import type { MembershipStore } from './membership-batch';
 import type { MembershipRow, SourceContactRef } from './membership';
 
+/** Audience ids per read: 500 ids (twice in the query) stay well under ClickHouse's 256 KiB max_query_size. */
+const READ_CHUNK = 500;
+
 /** ClickHouse `audience_membership`: the current members of an audience (latest row per source contact). */
-export class MembershipRepository {
+export class MembershipRepository implements MembershipStore {
   constructor(private readonly ch: ClickHouse) {}
 
   async currentMembers(projectId: string, audienceId: string): Promise<SourceContactRef[]> {
     const rows = await this.ch.query<{ data_source_id: string; user_id: string }>(currentMembersOf(projectId, audienceId));
     return rows.map((r) => ({ dataSourceId: r.data_source_id, userId: r.user_id }));
+  }
+
+  /**
+   * `currentMembers` of many audience ids of one project, one read per READ_CHUNK ids (each scans
+   * the project's membership once, as one `currentMembers` does): the audience sink's legacy
+   * messages of a batch (ADR 0339).
+   */
+  async currentMembersOfMany(projectId: string, audienceIds: readonly string[]): Promise<Map<string, SourceContactRef[]>> {
+    const out = new Map<string, SourceContactRef[]>();
+    for (let i = 0; i < audienceIds.length; i += READ_CHUNK) {
+      const ids = join(audienceIds.slice(i, i + READ_CHUNK));
+      const everMembers = sql`(data_source_id, user_id) IN (SELECT data_source_id, user_id FROM audience_membership WHERE project_id = ${projectId} AND audience_id IN (${ids}))`;
+      const rows = await this.ch.query<{ data_source_id: string; user_id: string; aid: string }>(
+        sql`SELECT data_source_id, user_id, aid FROM (${latestMembership(projectId, everMembers)}) WHERE aid IN (${ids}) AND gone = 0`,
+      );
+      for (const r of rows) {
+        const ref = { dataSourceId: r.data_source_id, userId: r.user_id };
+        const members = out.get(r.aid);
+        if (members) members.push(ref);
+        else out.set(r.aid, [ref]);
+      }
+    }
+    return out;
   }
 
   async insert(rows: readonly MembershipRow[]): Promise<void> {

@@ -1,5 +1,4 @@
 import { membershipVersion, messageRows, parseDsContactId, removalRows } from './membership';
-import { InsertBuffer } from './insert-buffer';
 
 describe('membership rows', () => {
   it('splits <dataSourceId>/<userId> at the first slash', () => {
@@ -40,23 +39,5 @@ describe('messageRows', () => {
     expect(messageRows({ ...base, kind: 'tombstone' })).toEqual({ rows: [], invalid: [], removalsKnown: false });
     const snapshot = { ...base, kind: 'snapshot' as const, attributes: {}, dataSources: [], dsContactIds: ['bad'], removedDsContactIds: ['/u'] };
     expect(messageRows(snapshot).invalid).toEqual(['bad', '/u']);
-  });
-});
-
-describe('InsertBuffer', () => {
-  it('writes concurrent rows in one insert and settles every caller with its outcome', async () => {
-    const writes: number[][] = [];
-    const buffer = new InsertBuffer<number>(async (rows) => {
-      writes.push(rows);
-      if (rows.includes(-1)) throw new Error('down');
-    }, { maxRows: 3, lingerMs: 5 });
-    await Promise.all([buffer.add(1), buffer.add(2)]);
-    const full = [buffer.add(3), buffer.add(4), buffer.add(-1)];
-    await expect(Promise.allSettled(full)).resolves.toEqual([
-      { status: 'rejected', reason: new Error('down') },
-      { status: 'rejected', reason: new Error('down') },
-      { status: 'rejected', reason: new Error('down') },
-    ]);
-    expect(writes).toEqual([[1, 2], [3, 4, -1]]);
   });
 });
