@@ -24,6 +24,15 @@
  * under this checkout so its packages resolve): A/B figures from the same run, the two
  * alternating first from round to round.
  *
+ * --probes ROOT measures the probes built at ROOT instead of this checkout's: another session's
+ * `npm run build` (npm test builds every app first) may rebuild apps/probes/dist from other code
+ * between two runs, so an A/B series is best measured on two copies of its own.
+ *
+ * --rate R sends the snapshots at R a second (sends of --batch, one at a time) once probes is up,
+ * instead of a backlog first: a steady flow, where the figures are the CPU per snapshot (probes,
+ * ClickHouse) and how long after the last send the last snapshot is visible, what the sink's
+ * linger trades (every write is a part per table that ClickHouse writes and merges).
+ *
  * --legacy 1 leaves `removedDsContactIds` out (messages published before identity-merge wrote
  * it): the sink then reads each contact's stored members before writing removals.
  *
@@ -32,8 +41,10 @@
  * dropped some.
  *
  * Options: --contacts N (50000), --versions V (1), --batch B (100, messages per send),
- * --producers P (4 sends at once), --partitions K (8, topics.json's), --raw-batch R (5000),
- * --rounds R (1), --legacy 0|1 (0), --before ROOT, --profile-probes DIR (V8 CPU profile).
+ * --producers P (4 sends at once), --partitions K (topics.json's 8, or the next multiple of 8 that
+ * keeps the backlog under 4 MB per partition: 16 for the default 50,000), --raw-batch R (5000),
+ * --rounds R (1), --rate R (unset: a backlog), --legacy 0|1 (0), --before ROOT, --probes ROOT,
+ * --profile-probes DIR (V8 CPU profile).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -58,6 +69,8 @@ interface Drain {
   snapshotsPerS: number;
   probesCpuUs: number;
   clickhouseCpuUs: number;
+  /** From the last send to the last snapshot visible (--rate: how far the sink lags a steady flow). */
+  lagMs: number;
   rssMb: Record<string, number>;
 }
 
@@ -148,12 +161,15 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const versions = ctx.args.int('versions', 1);
   const batch = ctx.args.int('batch', 100);
   const producers = ctx.args.int('producers', 4);
-  const partitions = ctx.args.int('partitions', 8);
+  // ~770 bytes a snapshot on the broker (value, key, record overhead): 50,000 are ~38 MB, beyond 8 × 5 MB.
+  const partitions = ctx.args.int('partitions', Math.max(8, Math.ceil((contacts * versions * 770) / 4e6 / 8) * 8));
   const rawBatch = ctx.args.int('raw-batch', 5000);
   const rounds = ctx.args.int('rounds', 1);
   const legacy = ctx.args.bool('legacy', false);
   const beforeRoot = ctx.args.string('before');
+  const probesRoot = ctx.args.string('probes') ?? ctx.root;
   const profileDir = ctx.args.string('profile-probes');
+  const rate = ctx.args.flag('rate') ? ctx.args.int('rate', 1) : undefined;
   const { MELD_CLICKHOUSE_URL: clickhouseUrl, MELD_POSTGRES_URL: postgresUrl } = process.env;
   if (!clickhouseUrl || !postgresUrl || !process.env.MELD_REDIS_URL) {
     throw new Error('MELD_CLICKHOUSE_URL / MELD_POSTGRES_URL / MELD_REDIS_URL not set: run through `meld bench audience-sink` with the stack up');
@@ -162,7 +178,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const suffix = randomBytes(4).toString('hex');
   const store = await benchClickHouse(clickhouseUrl, `meld_bench_${suffix}`);
   const pg = await benchPostgres(postgresUrl, `meld_bench_${suffix}`);
-  const variants = [{ name: 'after', root: ctx.root }, ...(beforeRoot ? [{ name: 'before', root: beforeRoot }] : [])];
+  const variants = [{ name: 'after', root: probesRoot }, ...(beforeRoot ? [{ name: 'before', root: beforeRoot }] : [])];
   const drains = new Map<string, Drain[]>(variants.map((v) => [v.name, []]));
   const raw: Drain[] = [];
   try {
@@ -174,10 +190,10 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
         const tag = `${suffix}-${round}-${variant.name}`;
         const backlog = await newBacklog(pg.db, { tag, contacts, versions, legacy });
         lastBacklog = backlog;
-        const drain = await drainThroughProbes(ctx, { store, pgUrl: pg.url, backlog, batch, producers, partitions, root: variant.root, profileDir });
+        const drain = await drainThroughProbes(ctx, { store, pgUrl: pg.url, backlog, batch, producers, partitions, rate, root: variant.root, profileDir });
         drains.get(variant.name)!.push(drain);
         ctx.log(
-          `round ${round + 1} ${variant.name}: ${drain.snapshotsPerS.toFixed(0)} snapshots/s, ${drain.probesCpuUs.toFixed(1)} µs probes CPU and ${drain.clickhouseCpuUs.toFixed(1)} µs ClickHouse CPU per snapshot`,
+          `round ${round + 1} ${variant.name}: ${drain.snapshotsPerS.toFixed(0)} snapshots/s, ${drain.probesCpuUs.toFixed(1)} µs probes CPU and ${drain.clickhouseCpuUs.toFixed(1)} µs ClickHouse CPU per snapshot${rate ? `, ${drain.lagMs} ms from the last send to the last visible` : ''}`,
         );
       }
       raw.push(await rawInsert(store.ch, `audience_raw_${round}`, lastBacklog!, await catalogue(pg.db, lastBacklog!.projectId), rawBatch));
@@ -198,14 +214,16 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     runs: runs.length,
   });
   const rawName = `raw ClickHouse insert (${rawBatch} rows per insert)`;
-  const sinkName = (variant: string) => (variant === 'after' ? 'probes audience sink (Kafka → ClickHouse)' : `before: probes audience sink built at ${beforeRoot}`);
+  const sinkName = (variant: string) =>
+    variant === 'after' ? `probes audience sink (Kafka → ClickHouse)${probesRoot === ctx.root ? '' : ` built at ${probesRoot}`}` : `before: probes audience sink built at ${beforeRoot}`;
   const messages = contacts * versions;
   return {
-    title: `audience-sink: ${contacts} audience contacts × ${versions} version(s) = ${messages} snapshots${legacy ? ' without removedDsContactIds' : ''} from a Kafka backlog (${partitions} partitions, sent as ${producers} concurrent sends of ${batch}) into ClickHouse by probes vs raw inserts of ${rawBatch} audience_contacts-like rows`,
+    title: `audience-sink: ${contacts} audience contacts × ${versions} version(s) = ${messages} snapshots${legacy ? ' without removedDsContactIds' : ''} ${rate ? `sent at ${rate}/s in sends of ${batch} (${partitions} partitions)` : `from a Kafka backlog (${partitions} partitions, sent as ${producers} concurrent sends of ${batch})`} into ClickHouse by probes vs raw inserts of ${rawBatch} audience_contacts-like rows`,
     units: { throughput: 'snapshots/s (raw: rows/s)', latency: 'not measured', cpu: 'probes process (sink) / bench process (raw) CPU per snapshot' },
     rows: [...variants.map((v) => row(sinkName(v.name), drains.get(v.name)!, rawName)), row(rawName, raw)],
     notes: [
       'sink throughput counts from the first state visible in audience_snapshot to the last, and every member of the last step in audience_membership (group join excluded)',
+      ...(rate ? variants.map((v) => `${v.name}: ${median(drains.get(v.name)!.map((d) => d.lagMs)).toFixed(0)} ms from the last send to the last snapshot visible (median)`) : []),
       ...variants.map((v) => `${v.name}: ClickHouse CPU per snapshot ${median(drains.get(v.name)!.map((d) => d.clickhouseCpuUs)).toFixed(1)} µs (median; the stack's server, NaN when it is not the stack's); per round ${drains.get(v.name)!.map((d) => d.snapshotsPerS.toFixed(0)).join(', ')} snapshots/s`),
       'one machine: broker, probes, Postgres, ClickHouse and the bench share its cores',
     ],
@@ -224,7 +242,7 @@ async function newBacklog(db: DataSource, o: { tag: string; contacts: number; ve
 
 async function drainThroughProbes(
   ctx: BenchContext,
-  o: { store: BenchClickHouse; pgUrl: string; backlog: Backlog; batch: number; producers: number; partitions: number; root: string; profileDir?: string },
+  o: { store: BenchClickHouse; pgUrl: string; backlog: Backlog; batch: number; producers: number; partitions: number; rate?: number; root: string; profileDir?: string },
 ): Promise<Drain> {
   const b = o.backlog;
   const total = b.contacts * b.versions;
@@ -235,19 +253,32 @@ async function drainThroughProbes(
   const producer = createProducer({ brokers: kafka.brokers, clientId: 'meld-bench' });
   try {
     await producer.connect();
-    const started = Date.now();
-    await pooled(Math.ceil(total / o.batch), o.producers, async (s) => {
+    const send = async (s: number) => {
       const messages = [];
       for (let i = s * o.batch; i < Math.min(total, (s + 1) * o.batch); i++) {
         const m = message(b, i);
         messages.push({ key: keys.audienceContact(m.projectId, m.audienceId), value: m });
       }
       await producer.send(Topics.audience, messages);
-    });
-    ctx.log(`produced ${total} snapshots in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-    await producer.disconnect();
-    const dropped = await droppedMessages(kafka.brokers, Topics.audience);
-    if (dropped > 0) throw new Error(`the dev broker dropped ${dropped} of the ${total} snapshots (5 MB per partition): use fewer --contacts or more --partitions`);
+    };
+    const sends = Math.ceil(total / o.batch);
+    /** The whole backlog first (the drain), or paced sends once probes is up (--rate); resolves at the last send. */
+    const produce = async (): Promise<number> => {
+      const started = Date.now();
+      if (o.rate) {
+        for (let s = 0; s < sends; s++) {
+          const due = started + (s * o.batch * 1000) / o.rate;
+          if (due > Date.now()) await sleep(due - Date.now());
+          await send(s);
+        }
+      } else await pooled(sends, o.producers, send);
+      ctx.log(`produced ${total} snapshots in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      const dropped = await droppedMessages(kafka.brokers, Topics.audience);
+      if (dropped > 0) throw new Error(`the dev broker dropped ${dropped} of the ${total} snapshots (5 MB per partition): use fewer --contacts or more --partitions`);
+      return Date.now();
+    };
+    let lastSend: Promise<number> | undefined;
+    if (!o.rate) lastSend = Promise.resolve(await produce());
 
     const port = await freePort();
     const probes = startApp(
@@ -267,7 +298,15 @@ async function drainThroughProbes(
       o.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${o.profileDir}`] : [],
     );
     try {
-      await waitReady(`http://127.0.0.1:${port}/readyz`);
+      // Polled from the start, not once /readyz answers: the sink drains thousands of snapshots
+      // in its first second, which would otherwise fall before the first look.
+      let failed: Error | undefined;
+      const ready = waitReady(`http://127.0.0.1:${port}/readyz`).catch((err: Error) => void (failed = err));
+      if (o.rate) {
+        await ready;
+        lastSend = produce();
+        lastSend.catch((err: Error) => void (failed = err));
+      }
       const chPid = stackPid(ctx.root, 'clickhouse');
       const chCpu = () => (chPid ? processCpuUs(chPid) : Number.NaN);
       const sampler = new RssSampler([
@@ -290,12 +329,15 @@ async function drainThroughProbes(
         const n = await states();
         const t = process.hrtime.bigint();
         if (n > 0 && !first) first = { t, n, cpu: processCpuUs(probes.pid!), ch: chCpu() };
+        if (failed) throw failed;
         if (n >= total && (await lastMembers()) >= expectedMembers) {
           const end = process.hrtime.bigint();
+          await ready;
+          const lagMs = Date.now() - (await lastSend!);
           if (first!.n >= total) throw new Error('every snapshot was visible at the first look: too few --contacts to time the drain');
           const drained = total - first!.n;
           const s = Number(end - first!.t) / 1e9;
-          return { snapshotsPerS: drained / s, probesCpuUs: (processCpuUs(probes.pid!) - first!.cpu) / drained, clickhouseCpuUs: (chCpu() - first!.ch) / drained, rssMb: sampler.stop() };
+          return { snapshotsPerS: drained / s, probesCpuUs: (processCpuUs(probes.pid!) - first!.cpu) / drained, clickhouseCpuUs: (chCpu() - first!.ch) / drained, lagMs, rssMb: sampler.stop() };
         }
         if (n !== seen) {
           if (Math.floor(n / 10_000) !== Math.floor(seen / 10_000)) ctx.log(`${n} snapshots visible`);
@@ -380,5 +422,5 @@ async function rawInsert(ch: ClickHouse, table: string, b: Backlog, attributes: 
     await ch.insert(table, rows);
   }
   const s = Number(process.hrtime.bigint() - t0) / 1e9;
-  return { snapshotsPerS: total / s, probesCpuUs: (selfCpuUs() - cpu0) / total, clickhouseCpuUs: Number.NaN, rssMb: {} };
+  return { snapshotsPerS: total / s, probesCpuUs: (selfCpuUs() - cpu0) / total, clickhouseCpuUs: Number.NaN, lagMs: Number.NaN, rssMb: {} };
 }
