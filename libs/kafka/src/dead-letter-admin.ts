@@ -106,6 +106,15 @@ export async function replayDeadLetters(options: DeadLetterAdminOptions & { topi
 }
 
 type From = 'earliest' | 'replayed';
+
+/**
+ * The session of the one-shot consumer that reads a dead-letter topic: Kafka's smallest default
+ * (group.min.session.timeout.ms). A member that left without its LeaveGroup being honoured (the
+ * development broker does not drop it) holds the replay group until its session ends, so with
+ * kafkajs's 30 s a second replay within half a minute waited ~25 s to join. Heartbeats go after
+ * every batch, well inside it.
+ */
+const READER_SESSION_TIMEOUT_MS = 6000;
 type OnBatch = (partition: number, messages: KafkaMessage[], commit: () => Promise<void>) => Promise<boolean>;
 
 /**
@@ -135,7 +144,7 @@ async function readToEnd(kafka: Kafka, topic: string, groupId: string, from: Fro
   onTotal?.([...waiting].reduce((n, p) => n + Number((end.get(p) ?? 0n) - (start.get(p) ?? 0n)), 0));
   if (waiting.size === 0) return;
 
-  const consumer = kafka.consumer({ groupId, maxWaitTimeInMs: 100, allowAutoTopicCreation: false });
+  const consumer = kafka.consumer({ groupId, maxWaitTimeInMs: 100, allowAutoTopicCreation: false, sessionTimeout: READER_SESSION_TIMEOUT_MS, heartbeatInterval: 1000 });
   let finish!: (err?: unknown) => void;
   const finished = new Promise<void>((resolve, reject) => (finish = (err) => (err ? reject(err) : resolve())));
   await consumer.connect();
@@ -144,7 +153,7 @@ async function readToEnd(kafka: Kafka, topic: string, groupId: string, from: Fro
     await consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
-      eachBatch: async ({ batch, resolveOffset, isStale }) => {
+      eachBatch: async ({ batch, resolveOffset, isStale, heartbeat }) => {
         if (!waiting.has(batch.partition) || isStale() || batch.messages.length === 0) return;
         const high = end.get(batch.partition) ?? 0n;
         const first = start.get(batch.partition) ?? 0n;
@@ -160,6 +169,7 @@ async function readToEnd(kafka: Kafka, topic: string, groupId: string, from: Fro
             });
           }
           resolveOffset(last.toString());
+          await heartbeat();
           if (last + 1n >= high) waiting.delete(batch.partition);
           if (!more || waiting.size === 0) finish();
         } catch (err) {
