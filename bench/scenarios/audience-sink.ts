@@ -62,6 +62,7 @@ import { processCpuUs, selfCpuUs } from '../lib/cpu';
 import { benchPostgres } from '../lib/postgres-db';
 import { droppedMessages, startPrivateKafka } from '../lib/private-kafka';
 import { RssSampler, stackPid } from '../lib/processes';
+import { pooled } from '../lib/pooled';
 import { median } from '../lib/stats';
 import { createBenchTenant } from '../lib/tenant';
 
@@ -146,15 +147,6 @@ function message(b: Backlog, i: number): AudienceChange {
   return snapshot(b, i % b.contacts, Math.floor(i / b.contacts) + 1);
 }
 
-/** Runs `task` over 0..count-1 with `concurrency` at once. */
-async function pooled(count: number, concurrency: number, task: (i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(concurrency, count) }, async () => {
-      while (next < count) await task(next++);
-    }),
-  );
-}
 
 export async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const contacts = ctx.args.int('contacts', 50_000);

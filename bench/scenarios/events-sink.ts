@@ -32,6 +32,7 @@ import { processCpuUs, selfCpuUs } from '../lib/cpu';
 import { benchEvent, benchEventMessage } from '../lib/events';
 import { droppedMessages, startPrivateKafka } from '../lib/private-kafka';
 import { RssSampler } from '../lib/processes';
+import { pooled } from '../lib/pooled';
 import { median } from '../lib/stats';
 
 interface Drain {
@@ -40,15 +41,6 @@ interface Drain {
   rssMb: Record<string, number>;
 }
 
-/** Runs `task` over 0..count-1 with `concurrency` at once. */
-async function pooled(count: number, concurrency: number, task: (i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(concurrency, count) }, async () => {
-      while (next < count) await task(next++);
-    }),
-  );
-}
 
 export async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const events = ctx.args.int('events', 250_000);
