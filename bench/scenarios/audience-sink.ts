@@ -147,7 +147,6 @@ function message(b: Backlog, i: number): AudienceChange {
   return snapshot(b, i % b.contacts, Math.floor(i / b.contacts) + 1);
 }
 
-
 export async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const contacts = ctx.args.int('contacts', 50_000);
   const versions = ctx.args.int('versions', 1);

@@ -41,7 +41,6 @@ interface Drain {
   rssMb: Record<string, number>;
 }
 
-
 export async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const events = ctx.args.int('events', 250_000);
   const batch = ctx.args.int('batch', 100);
