@@ -9,6 +9,7 @@ import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { MembershipRepository } from '../src/sinks/membership.repository';
 import { awaitPositioned, startProbes } from './app.fixture';
+import { snapshotChange } from './audience-change';
 
 /** The probes app in-process: meld.events.v1 and meld.audience.v1 in, ClickHouse rows out. */
 describe('probes ClickHouse sinks', () => {
@@ -32,7 +33,7 @@ describe('probes ClickHouse sinks', () => {
     const canary = randomUUID();
     await awaitPositioned('events', () => sendEvents([event(ds1, 'canary', canary)]), async () => (await ch.query(sql`SELECT 1 FROM events WHERE project_id = ${projectId} AND event_id = ${canary}`)).length > 0);
     const canaryAudience = randomUUID();
-    await awaitPositioned('audience', () => sendAudience([snapshot(canaryAudience, [`${ds1}/canary`], '2026-11-20T09:00:00.000Z')]), async () => (await memberRefs(canaryAudience)).length > 0);
+    await awaitPositioned('audience', () => sendAudience([snapshotChange(projectId, canaryAudience, [`${ds1}/canary`], '2026-11-20T09:00:00.000Z')]), async () => (await memberRefs(canaryAudience)).length > 0);
   }, 90000);
 
   afterAll(async () => {
@@ -59,17 +60,6 @@ describe('probes ClickHouse sinks', () => {
       events.map((e) => ({ key: keys.sourceContact(e.projectId, e.dataSourceId, e.userId), value: e })),
     );
   const sendAudience = (messages: AudienceChange[]) => producer.send(Topics.audience, messages.map((m) => ({ key: keys.audienceContact(m.projectId, m.audienceId), value: m })));
-  const snapshot = (audienceId: string, dsContactIds: string[], at: string): AudienceChange => ({
-    schemaVersion: 1,
-    kind: 'snapshot',
-    projectId,
-    audienceId,
-    version: 1,
-    at,
-    attributes: {},
-    dataSources: [],
-    dsContactIds,
-  });
   const memberRefs = async (audienceId: string) => (await members.currentMembers(projectId, audienceId)).map((m) => `${m.dataSourceId}/${m.userId}`).sort();
 
   it('stores an event produced twice once, with its parameters as JSON values', async () => {
@@ -111,24 +101,24 @@ describe('probes ClickHouse sinks', () => {
     const b = randomUUID();
     const c1 = `${ds1}/alice`;
     const c2 = `${ds2}/ali/ce`; // a _user_id may hold '/'
-    await sendAudience([snapshot(a, [c1], '2026-11-20T10:00:00.000Z'), snapshot(b, [c2], '2026-11-20T10:00:00.000Z')]);
+    await sendAudience([snapshotChange(projectId, a, [c1], '2026-11-20T10:00:00.000Z'), snapshotChange(projectId, b, [c2], '2026-11-20T10:00:00.000Z')]);
     await waitFor('two audience contacts', async () => (await memberRefs(a)).length === 1 && (await memberRefs(b)).length === 1);
 
     // Merge: b absorbed into a (the survivor's snapshot lists both; b is tombstoned in the same step).
     const merged = '2026-11-20T10:01:00.000Z';
-    await sendAudience([{ schemaVersion: 1, kind: 'tombstone', projectId, audienceId: b, version: 2, at: merged }, snapshot(a, [c1, c2].sort(), merged)]);
+    await sendAudience([{ schemaVersion: 1, kind: 'tombstone', projectId, audienceId: b, version: 2, at: merged }, snapshotChange(projectId, a, [c1, c2].sort(), merged)]);
     await waitFor('merged', async () => (await memberRefs(a)).length === 2);
     expect(await memberRefs(b)).toEqual([]);
 
     // Split: c2 leaves a for a new audience contact.
     const c = randomUUID();
     const split = '2026-11-20T10:02:00.000Z';
-    await sendAudience([snapshot(c, [c2], split), snapshot(a, [c1], split)]);
+    await sendAudience([snapshotChange(projectId, c, [c2], split), snapshotChange(projectId, a, [c1], split)]);
     await waitFor('split', async () => JSON.stringify(await memberRefs(a)) === JSON.stringify([c1]) && (await memberRefs(c)).length === 1);
     expect(await memberRefs(c)).toEqual([c2]);
 
     // An older snapshot arriving late changes nothing.
-    await sendAudience([snapshot(a, [c1, c2].sort(), merged)]);
+    await sendAudience([snapshotChange(projectId, a, [c1, c2].sort(), merged)]);
     // Tombstone: nobody left in a.
     await sendAudience([{ schemaVersion: 1, kind: 'tombstone', projectId, audienceId: a, version: 9, at: '2026-11-20T10:03:00.000Z' }]);
     await waitFor('tombstoned', async () => (await memberRefs(a)).length === 0);
@@ -139,7 +129,7 @@ describe('probes ClickHouse sinks', () => {
     const a = randomUUID();
     const [c1, c2, c3] = [`${ds1}/legacy-1`, `${ds2}/legacy-2`, `${ds1}/legacy/3`];
     // One send on one key: the sink takes the three in one batch (ADR 0339), or in consecutive ones.
-    await sendAudience([snapshot(a, [c1, c2], '2026-11-20T10:10:00.000Z'), snapshot(a, [c1, c3], '2026-11-20T10:11:00.000Z'), snapshot(a, [c3], '2026-11-20T10:12:00.000Z')]);
+    await sendAudience([snapshotChange(projectId, a, [c1, c2], '2026-11-20T10:10:00.000Z'), snapshotChange(projectId, a, [c1, c3], '2026-11-20T10:11:00.000Z'), snapshotChange(projectId, a, [c3], '2026-11-20T10:12:00.000Z')]);
     // c2 leaves only if the second message read the first's rows, c1 only if the third read the second's.
     await waitFor('only c3 left', async () => JSON.stringify(await memberRefs(a)) === JSON.stringify([c3]));
   });
@@ -147,7 +137,7 @@ describe('probes ClickHouse sinks', () => {
   it('applies the removals identity-merge lists (removedDsContactIds) without reading the members', async () => {
     const [a, b, d, e] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
     const [c1, c2, c3] = [`${ds1}/r-1`, `${ds2}/r-2`, `${ds1}/r/3`];
-    const step = (audienceId: string, dsContactIds: string[], removed: string[], at: string): AudienceChange => ({ ...snapshot(audienceId, dsContactIds, at), removedDsContactIds: removed }) as AudienceChange;
+    const step = (audienceId: string, dsContactIds: string[], removed: string[], at: string) => snapshotChange(projectId, audienceId, dsContactIds, at, removed);
     const tomb = (audienceId: string, removed: string[], at: string): AudienceChange => ({ schemaVersion: 1, kind: 'tombstone', projectId, audienceId, version: 9, at, removedDsContactIds: removed });
     const t = (m: number) => `2026-11-20T11:0${m}:00.000Z`;
     await sendAudience([step(a, [c1, c2], [], t(0)), step(b, [c3], [], t(0))]);
@@ -169,7 +159,7 @@ describe('probes ClickHouse sinks', () => {
   it('stores a burst of audience messages', async () => {
     const ids = Array.from({ length: 300 }, () => randomUUID());
     const at = '2026-11-20T12:00:00.000Z';
-    await sendAudience(ids.map((id, i) => ({ ...snapshot(id, [`${ds1}/burst-${i}`], at), removedDsContactIds: [] }) as AudienceChange));
+    await sendAudience(ids.map((id, i) => snapshotChange(projectId, id, [`${ds1}/burst-${i}`], at, [])));
     await waitFor('every member stored', async () => {
       const [r] = await ch.query<{ n: string }>(sql`SELECT count() AS n FROM audience_membership WHERE project_id = ${projectId} AND startsWith(user_id, 'burst-')`);
       return Number(r.n) === ids.length;

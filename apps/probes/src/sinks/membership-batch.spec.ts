@@ -3,20 +3,9 @@ import { DeadLetterError } from '@meld/kafka';
 import { audienceSinkRow } from './audience.sink';
 import { type MembershipStep, type MembershipStore, legacyIds, membershipRounds, writeMembership } from './membership-batch';
 import { type MembershipRow, type SourceContactRef, membershipVersion } from './membership';
+import { snapshotChange } from '../../test/audience-change';
 
 const t = (minute: number) => `2026-11-20T10:0${minute}:00.000Z`;
-const snapshot = (audienceId: string, dsContactIds: string[], at: string, removed?: string[], projectId = 'p'): AudienceChange => ({
-  schemaVersion: 1,
-  kind: 'snapshot',
-  projectId,
-  audienceId,
-  version: 1,
-  at,
-  attributes: {},
-  dataSources: [],
-  dsContactIds,
-  ...(removed ? { removedDsContactIds: removed } : {}),
-});
 const tombstone = (audienceId: string, at: string, removed?: string[]): AudienceChange => ({
   schemaVersion: 1,
   kind: 'tombstone',
@@ -75,32 +64,32 @@ class MemoryMembership implements MembershipStore {
 describe('audienceSinkRow', () => {
   it('stores nothing for a merge and dead-letters malformed refs by count, never naming them (ADR 0338)', () => {
     expect(audienceSinkRow({ schemaVersion: 1, kind: 'merge', projectId: 'p', audienceId: 'a', version: 2, at: t(0), absorbedIds: ['b'] })).toBeUndefined();
-    const bad = () => audienceSinkRow(snapshot('a', ['d/ok', 'jane@example.com'], t(0), ['+33612345678']));
+    const bad = () => audienceSinkRow(snapshotChange('p', 'a', ['d/ok', 'jane@example.com'], t(0), ['+33612345678']));
     expect(bad).toThrow(DeadLetterError);
     expect(bad).toThrow('2 dsContactIds not of the form <dataSourceId>/<userId>');
     expect(bad).not.toThrow(/jane|3361/);
   });
 
   it('keeps the rows the message states and whether it lists its removals', () => {
-    const row = audienceSinkRow(snapshot('a', ['d/x'], t(0), ['d/y']))!;
+    const row = audienceSinkRow(snapshotChange('p', 'a', ['d/x'], t(0), ['d/y']))!;
     expect(row.removalsKnown).toBe(true);
     expect(row.rows.map((r) => [r.user_id, r.deleted])).toEqual([
       ['x', 0],
       ['y', 1],
     ]);
-    expect(audienceSinkRow(snapshot('a', ['d/x'], t(0)))!.removalsKnown).toBe(false);
+    expect(audienceSinkRow(snapshotChange('p', 'a', ['d/x'], t(0)))!.removalsKnown).toBe(false);
   });
 });
 
 describe('membershipRounds', () => {
   it('keeps a batch of messages listing their removals in one round, whatever ids repeat', () => {
-    const batch = steps(snapshot('a', ['d/x'], t(0), []), snapshot('a', ['d/x', 'd/y'], t(1), []), tombstone('a', t(2), ['d/x', 'd/y']));
+    const batch = steps(snapshotChange('p', 'a', ['d/x'], t(0), []), snapshotChange('p', 'a', ['d/x', 'd/y'], t(1), []), tombstone('a', t(2), ['d/x', 'd/y']));
     expect(membershipRounds(batch)).toEqual([batch]);
     expect(legacyIds(batch)).toEqual(new Map());
   });
 
   it('cuts before a legacy message whose audience id the round already names, in the same project only', () => {
-    const [a1, b1, a2, aOther, b2] = steps(snapshot('a', ['d/x'], t(0), []), snapshot('b', ['d/y'], t(0)), snapshot('a', ['d/x'], t(1)), snapshot('a', ['d/z'], t(1), undefined, 'q'), snapshot('b', ['d/y'], t(2), []));
+    const [a1, b1, a2, aOther, b2] = steps(snapshotChange('p', 'a', ['d/x'], t(0), []), snapshotChange('p', 'b', ['d/y'], t(0)), snapshotChange('p', 'a', ['d/x'], t(1)), snapshotChange('q', 'a', ['d/z'], t(1)), snapshotChange('p', 'b', ['d/y'], t(2), []));
     expect(membershipRounds([a1, b1, a2, aOther, b2])).toEqual([
       [a1, b1],
       [a2, aOther, b2],
@@ -117,7 +106,7 @@ describe('membershipRounds', () => {
 describe('writeMembership', () => {
   it('writes a batch of current messages in one insert with no read', async () => {
     const store = new MemoryMembership();
-    await writeMembership(store, steps(snapshot('a', ['d/x', 'd/y'], t(0), []), snapshot('b', ['d/z'], t(0), []), snapshot('a', ['d/x'], t(1), ['d/y'])));
+    await writeMembership(store, steps(snapshotChange('p', 'a', ['d/x', 'd/y'], t(0), []), snapshotChange('p', 'b', ['d/z'], t(0), []), snapshotChange('p', 'a', ['d/x'], t(1), ['d/y'])));
     expect(store.reads).toEqual([]);
     expect(store.inserts).toHaveLength(1);
     expect(store.members()).toEqual({ a: ['d/x'], b: ['d/z'] });
@@ -127,20 +116,20 @@ describe('writeMembership', () => {
     const store = new MemoryMembership();
     await store.insert([{ project_id: 'p', data_source_id: 'd', user_id: 'old', audience_id: 'a', version: membershipVersion(t(0), true), deleted: 0 }]);
     // Without removal lists: a gains x and y (old leaves), then drops y, then is deleted; b, read once, keeps its own.
-    await writeMembership(store, steps(snapshot('a', ['d/x', 'd/y'], t(1)), snapshot('b', ['d/z'], t(1)), snapshot('a', ['d/x'], t(2))));
+    await writeMembership(store, steps(snapshotChange('p', 'a', ['d/x', 'd/y'], t(1)), snapshotChange('p', 'b', ['d/z'], t(1)), snapshotChange('p', 'a', ['d/x'], t(2))));
     expect(store.members()).toEqual({ a: ['d/x'], b: ['d/z'] });
     // One read per round: the first for a and b together, the second after the first round's rows were stored.
     expect(store.reads).toEqual([
       { projectId: 'p', audienceIds: ['a', 'b'] },
       { projectId: 'p', audienceIds: ['a'] },
     ]);
-    await writeMembership(store, steps(snapshot('a', ['d/x', 'd/w'], t(3)), tombstone('a', t(4))));
+    await writeMembership(store, steps(snapshotChange('p', 'a', ['d/x', 'd/w'], t(3)), tombstone('a', t(4))));
     expect(store.members()).toEqual({ b: ['d/z'] });
   });
 
   it('leaves the same membership when a batch is written again (a replay after a crash or a failed write)', async () => {
     const store = new MemoryMembership();
-    const batch = steps(snapshot('a', ['d/x', 'd/y'], t(1)), snapshot('b', ['d/y'], t(2), []), snapshot('a', ['d/x'], t(2)), tombstone('c', t(2), ['d/q']), snapshot('a', ['d/x', 'd/v'], t(3)));
+    const batch = steps(snapshotChange('p', 'a', ['d/x', 'd/y'], t(1)), snapshotChange('p', 'b', ['d/y'], t(2), []), snapshotChange('p', 'a', ['d/x'], t(2)), tombstone('c', t(2), ['d/q']), snapshotChange('p', 'a', ['d/x', 'd/v'], t(3)));
     await writeMembership(store, batch);
     const once = store.members();
     expect(once).toEqual({ a: ['d/v', 'd/x'], b: ['d/y'] });
