@@ -113,12 +113,12 @@ describe('audience events read', () => {
     const a = await audience();
     const ds = tenancy.dataSource.id;
     await member(ds, 'pii-user', a);
-    const params = { email: 'ada.lovelace@example.com', note: 'call +33 6 12 34 56 78 or mail ada@example.org', nested: { phones: ['0612345678'] }, amount: 12.5, sku: 'p-2026-01-01' };
+    const params = { email: 'ada.lovelace@example.com', note: 'call +33 6 12 34 56 78 or mail ada@example.org', nested: { phones: ['0612345678'] }, amount: 12.5, sku: 'p-2026-01-01', sentTo: { 'ada.lovelace@example.com': 'ok' } };
     await events(ds, 'pii-user', [{ id: 'e-pii', ageDays: 1, params }]);
     const basic: Scope[] = [...ALL, 'PROJECT_AUDIENCE_DATA_BASIC'];
     const clear = await get(a, '', { scopes: basic });
     expect(clear.body.entity[0].parameters).toEqual(params);
-    const masked = { email: 'a***@e***.com', note: 'call +33******78 or mail a***@e***.org', nested: { phones: ['06******78'] }, amount: 12.5, sku: 'p-2026-01-01' };
+    const masked = { email: 'a***@e***.com', note: 'call +33******78 or mail a***@e***.org', nested: { phones: ['06******78'] }, amount: 12.5, sku: 'p-2026-01-01', sentTo: { 'a***@e***.com': 'ok' } };
     for (const opts of [{ scopes: basic, dataMode: 'anonymized' as DataMode }, { scopes: ALL, dataMode: 'normal' as DataMode }]) {
       const res = await get(a, '', opts);
       expect(res.status).toBe(200);

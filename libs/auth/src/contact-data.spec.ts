@@ -38,6 +38,20 @@ describe('contact-derived data under the data mode (ADR 0121)', () => {
     );
   });
 
+  it('masks emails and phone numbers used as keys, keeping every entry when two mask alike', () => {
+    const masked = maskPiiDeep(JSON.parse('{"ada@example.com":"sent","amy@example.com":"failed","a***@e***.com":"literal","+33612345678":{"n":1},"note":"x"}'));
+    expect(masked).toEqual({ 'a***@e***.com': 'sent', 'a***@e***.com (2)': 'failed', 'a***@e***.com (3)': 'literal', '+33******78': { n: 1 }, note: 'x' });
+    fc.assert(
+      fc.property(fc.emailAddress(), fc.emailAddress(), fc.stringMatching(/^\+[1-9][0-9]{8,13}$/), (a, b, phone) => {
+        const value = { [a]: 1, nested: { [b]: [{ [phone]: 2 }] } };
+        const out = JSON.stringify(maskPiiDeep(value));
+        for (const pii of [a, b, phone]) expect(out).not.toContain(pii);
+        // Every entry is still there.
+        expect(out.match(/:/g)?.length).toBe(JSON.stringify(value).match(/:/g)?.length);
+      }),
+    );
+  });
+
   it('keeps the keys, prototype member names included, as plain data', () => {
     const value = JSON.parse(`{${PROTOTYPE_NAMES.map((n) => `"${n}":"x@y.io"`).join(',')}}`) as Record<string, unknown>;
     const masked = maskPiiDeep(value) as Record<string, unknown>;

@@ -40,14 +40,23 @@ export function maskPiiInText(text: string): string {
   });
 }
 
-/** A JSON value with `maskPiiInText` applied to every string in it (keys are names, not data: kept). */
+/**
+ * A JSON value with `maskPiiInText` applied to every string in it, keys included: a source may key
+ * a parameter by an email or a number (`{"ada@example.com": "sent"}`). Two keys that mask alike
+ * both stay, the later ones numbered (` (2)`, ` (3)`…), so no value disappears.
+ */
 export function maskPiiDeep(value: unknown): unknown {
   if (typeof value === 'string') return maskPiiInText(value);
   if (Array.isArray(value)) return value.map(maskPiiDeep);
   if (typeof value === 'object' && value !== null) {
     const out = Object.create(null) as Record<string, unknown>;
-    for (const [key, v] of Object.entries(value)) out[key] = maskPiiDeep(v);
+    for (const [key, v] of Object.entries(value)) out[freeKey(out, maskPiiInText(key))] = maskPiiDeep(v);
     return out;
   }
   return value;
+}
+
+function freeKey(taken: Record<string, unknown>, key: string): string {
+  if (!Object.hasOwn(taken, key)) return key;
+  for (let n = 2; ; n++) if (!Object.hasOwn(taken, `${key} (${n})`)) return `${key} (${n})`;
 }
