@@ -60,7 +60,7 @@ describe('probes ClickHouse sinks', () => {
       events.map((e) => ({ key: keys.sourceContact(e.projectId, e.dataSourceId, e.userId), value: e })),
     );
   const sendAudience = (messages: AudienceChange[]) => producer.send(Topics.audience, messages.map((m) => ({ key: keys.audienceContact(m.projectId, m.audienceId), value: m })));
-  const memberRefs = async (audienceId: string) => (await members.currentMembers(projectId, audienceId)).map((m) => `${m.dataSourceId}/${m.userId}`).sort();
+  const memberRefs = async (audienceId: string) => ((await members.currentMembersOfMany(projectId, [audienceId])).get(audienceId) ?? []).map((m) => `${m.dataSourceId}/${m.userId}`).sort();
 
   it('stores an event produced twice once, with its parameters as JSON values', async () => {
     const e = event(ds1, 'u-dup', `ev-${randomUUID()}`);

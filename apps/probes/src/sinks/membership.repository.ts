@@ -1,5 +1,5 @@
-import { type ClickHouse, join, sql } from '@meld/clickhouse';
-import { currentMembersOf, latestMembership } from '@meld/filters';
+import type { ClickHouse } from '@meld/clickhouse';
+import { currentMembersOfMany } from '@meld/filters';
 import type { MembershipStore } from './membership-batch';
 import type { MembershipRow, SourceContactRef } from './membership';
 
@@ -10,24 +10,15 @@ const READ_CHUNK = 500;
 export class MembershipRepository implements MembershipStore {
   constructor(private readonly ch: ClickHouse) {}
 
-  async currentMembers(projectId: string, audienceId: string): Promise<SourceContactRef[]> {
-    const rows = await this.ch.query<{ data_source_id: string; user_id: string }>(currentMembersOf(projectId, audienceId));
-    return rows.map((r) => ({ dataSourceId: r.data_source_id, userId: r.user_id }));
-  }
-
   /**
-   * `currentMembers` of many audience ids of one project, one read per READ_CHUNK ids (each scans
-   * the project's membership once, as one `currentMembers` does): the audience sink's legacy
-   * messages of a batch (ADR 0339).
+   * The current members of audience ids of one project, one read per READ_CHUNK ids (each scans
+   * the project's membership once, as a read of one id does): the audience sink's legacy messages
+   * of a batch (ADR 0339).
    */
   async currentMembersOfMany(projectId: string, audienceIds: readonly string[]): Promise<Map<string, SourceContactRef[]>> {
     const out = new Map<string, SourceContactRef[]>();
     for (let i = 0; i < audienceIds.length; i += READ_CHUNK) {
-      const ids = join(audienceIds.slice(i, i + READ_CHUNK));
-      const everMembers = sql`(data_source_id, user_id) IN (SELECT data_source_id, user_id FROM audience_membership WHERE project_id = ${projectId} AND audience_id IN (${ids}))`;
-      const rows = await this.ch.query<{ data_source_id: string; user_id: string; aid: string }>(
-        sql`SELECT data_source_id, user_id, aid FROM (${latestMembership(projectId, everMembers)}) WHERE aid IN (${ids}) AND gone = 0`,
-      );
+      const rows = await this.ch.query<{ data_source_id: string; user_id: string; aid: string }>(currentMembersOfMany(projectId, audienceIds.slice(i, i + READ_CHUNK)));
       for (const r of rows) {
         const ref = { dataSourceId: r.data_source_id, userId: r.user_id };
         const members = out.get(r.aid);

@@ -1,4 +1,4 @@
-import { type Sql, raw, sql } from '@meld/clickhouse';
+import { type Sql, join, raw, sql } from '@meld/clickhouse';
 
 /**
  * The current membership of source contacts (ClickHouse `audience_membership`, written by the
@@ -13,6 +13,17 @@ export function latestMembership(projectId: string, where?: Sql): Sql {
 
 /** The source contacts that belong to `audienceId` now. */
 export function currentMembersOf(projectId: string, audienceId: string): Sql {
-  const everMembers = sql`(data_source_id, user_id) IN (SELECT data_source_id, user_id FROM audience_membership WHERE project_id = ${projectId} AND audience_id = ${audienceId})`;
-  return sql`SELECT data_source_id, user_id FROM (${latestMembership(projectId, everMembers)}) WHERE aid = ${audienceId} AND gone = 0`;
+  return currentMembersWhere(projectId, raw('data_source_id, user_id'), (column) => sql`${raw(column)} = ${audienceId}`);
+}
+
+/** The source contacts that belong to any of `audienceIds` now, each with its audience id (`aid`). */
+export function currentMembersOfMany(projectId: string, audienceIds: readonly string[]): Sql {
+  const ids = join(audienceIds);
+  return currentMembersWhere(projectId, raw('data_source_id, user_id, aid'), (column) => sql`${raw(column)} IN (${ids})`);
+}
+
+/** Only the source contacts ever in a wanted audience contact have their latest membership grouped. */
+function currentMembersWhere(projectId: string, columns: Sql, wanted: (column: 'audience_id' | 'aid') => Sql): Sql {
+  const everMembers = sql`(data_source_id, user_id) IN (SELECT data_source_id, user_id FROM audience_membership WHERE project_id = ${projectId} AND ${wanted('audience_id')})`;
+  return sql`SELECT ${columns} FROM (${latestMembership(projectId, everMembers)}) WHERE ${wanted('aid')} AND gone = 0`;
 }
