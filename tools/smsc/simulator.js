@@ -61,14 +61,16 @@ const MAX_RECEIPT_RETRY_MS = 60_000;
 /**
  * Start the simulator. Resolves once it listens.
  * @param {{ host?: string, port?: number, receiptDelayMs?: number, receiptRetryMs?: number,
- *           logger?: { info(obj: object, msg?: string): void, warn(obj: object, msg?: string): void } }} [options]
- *   port 0 picks a free port; logger is pino-compatible (records are plain objects).
+ *           logger?: { info(obj: object, msg?: string): void, warn(obj: object, msg?: string): void },
+ *           onSubmit?: (submit: { status: 'accepted' | 'rejected', messageId?: string, outcome: string, destination: string, text: string }) => void }} [options]
+ *   port 0 picks a free port; logger is pino-compatible (records are plain objects, with no
+ *   number or text); onSubmit sees each submit_sm whole, for tests that count what was sent.
  * @returns {Promise<{ port: number, close(): Promise<void>,
  *           stats(): { submitted: number, failed: number, receiptsSent: number, receiptsResent: number, receiptsPending: number, sessions: number } }>}
  *   receiptsSent counts every deliver_sm receipt written (resends included), receiptsPending the
  *   receipts not yet acknowledged.
  */
-function startSmsc({ host = '127.0.0.1', port = 52775, receiptDelayMs = 100, receiptRetryMs = 1000, logger = noopLogger } = {}) {
+function startSmsc({ host = '127.0.0.1', port = 52775, receiptDelayMs = 100, receiptRetryMs = 1000, logger = noopLogger, onSubmit = () => {} } = {}) {
   const counters = { submitted: 0, failed: 0, receiptsSent: 0, receiptsResent: 0, inbound: 0 };
   const pendingReceipts = new Set();
   /** Receipts not acknowledged yet, by system_id then message id: { messageId, outcome, submit, submittedAt, attempts, session, retryTimer }. */
@@ -146,12 +148,14 @@ function startSmsc({ host = '127.0.0.1', port = 52775, receiptDelayMs = 100, rec
     const outcome = outcomeFor(submit.destination);
     if (outcome === 'reject') {
       counters.failed++;
-      logger.info({ event: 'submit_sm', status: 'rejected', ...submit }, 'submit_sm refused');
+      logger.info({ event: 'submit_sm', status: 'rejected', ...loggable(submit) }, 'submit_sm refused');
+      onSubmit({ status: 'rejected', outcome, ...submit });
       return session.send(pdu.response({ command_status: smpp.ESME_RSUBMITFAIL }));
     }
     const messageId = nextMessageId();
     counters.submitted++;
-    logger.info({ event: 'submit_sm', status: 'accepted', messageId, outcome, ...submit }, 'submit_sm accepted');
+    logger.info({ event: 'submit_sm', status: 'accepted', messageId, outcome, ...loggable(submit) }, 'submit_sm accepted');
+    onSubmit({ status: 'accepted', messageId, outcome, ...submit });
     // The response is written before the timer can fire, so on the same socket the ESME always
     // sees submit_sm_resp (and learns the id) before the receipt, even with receiptDelayMs 0.
     session.send(pdu.response({ message_id: messageId }));
@@ -303,6 +307,15 @@ function startSmsc({ host = '127.0.0.1', port = 52775, receiptDelayMs = 100, rec
 }
 
 /** The fields of a submit_sm that matter for routing, the receipt and the log. */
+/**
+ * What of a submit reaches a log line: no number or text (ADR 0338), only the last two digits
+ * that pick the outcome, the text's length and the part.
+ */
+function loggable(submit) {
+  const { sourceTon, sourceNpi, destTon, destNpi, dataCoding, part } = submit;
+  return { sourceTon, sourceNpi, destTon, destNpi, dataCoding, part, destinationEnding: `…${String(submit.destination || '').slice(-2)}`, textLength: submit.text.length };
+}
+
 function describeSubmit(pdu) {
   // smpp decodes short_message / message_payload into { udh?: Buffer[], message: string | Buffer }
   // using data_coding (UCS-2 included); message_payload is used when short_message is empty.

@@ -213,7 +213,9 @@ describe('public API pipeline', () => {
       const res = await call(`/v1/project/${t.project.uid}`, { headers: { ...headers, 'x-forwarded-for': '203.0.113.7' } });
       expect(res.status).toBe(401);
       expect(await res.json()).toEqual({ statusCode: 401, error: 'Unauthorized', message });
-      expect(res.headers.get('www-authenticate')).toBe('Bearer realm="meld", resource_metadata="https://api.meld.test/.well-known/oauth-protected-resource"');
+      // RFC 6750 §3.1: invalid_token once a credential was presented, the bare challenge otherwise.
+      const error = headers.authorization ? `error="invalid_token", error_description="${message.replace(/"/g, "'")}", ` : '';
+      expect(res.headers.get('www-authenticate')).toBe(`Bearer realm="meld", ${error}resource_metadata="https://api.meld.test/.well-known/oauth-protected-resource"`);
       expect(res.headers.get('x-ratelimit-limit')).toBe('60');
     }
     const revoked = await createToken(db, { organizationId: t.org.id, scopes: [], projects: ['*'], revoked: true });
@@ -299,6 +301,10 @@ describe('public API pipeline', () => {
     const dsOnProduct = await call(`/v1/project/${t.project.uid}`, { token: dsToken.token });
     expect(dsOnProduct.status).toBe(403);
     expect(((await dsOnProduct.json()) as { message: string }).message).toMatch(/data-source tokens may only call the stream endpoints/);
+    expect(dsOnProduct.headers.get('www-authenticate')).toBeNull();
+    const short = await call(`/v1/project/${t.project.uid}/segment`, { token: writer.token });
+    expect([short.status, ((await short.json()) as { message: string }).message]).toEqual([403, 'missing scope: PROJECT_AUDIENCE_READ']);
+    expect(short.headers.get('www-authenticate')).toBe('Bearer realm="meld", error="insufficient_scope", scope="PROJECT_AUDIENCE_READ"');
   });
 
   it('answers 502 in the error shape when the owning app is down', async () => {

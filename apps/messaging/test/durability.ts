@@ -65,16 +65,18 @@ export async function startPrivateRedis() {
 }
 
 /**
- * An SMSC simulator on a free port that records, from its log, the accepted submit_sm of each
- * text (each test text is unique) and when each receipt left (sent, or dropped for want of a session).
+ * An SMSC simulator on a free port that records the accepted submit_sm of each text (each test
+ * text is unique) and, from its log, when each receipt left (sent, or dropped for want of a session).
  */
 export async function startCountingSmsc(): Promise<Smsc & CountingSmsc> {
   const submits = new Map<string, number[]>();
   const receipts = new Map<string, number>();
   const binds: number[] = [];
+  const onSubmit = (submit: { status: string; text: string }) => {
+    if (submit.status === 'accepted') submits.set(submit.text, [...(submits.get(submit.text) ?? []), Date.now()]);
+  };
   const logger = {
-    info(record: { event?: string; status?: string; text?: string; messageId?: string }) {
-      if (record.event === 'submit_sm' && record.status === 'accepted' && record.text) submits.set(record.text, [...(submits.get(record.text) ?? []), Date.now()]);
+    info(record: { event?: string; messageId?: string }) {
       if (record.event === 'deliver_sm' && record.messageId) receipts.set(record.messageId, Date.now());
       if (record.event?.startsWith('bind_')) binds.push(Date.now());
     },
@@ -82,7 +84,7 @@ export async function startCountingSmsc(): Promise<Smsc & CountingSmsc> {
       if (record.event === 'deliver_sm' && record.messageId) receipts.set(record.messageId, Date.now());
     },
   };
-  const smsc: Smsc = await startSmsc({ port: 0, receiptDelayMs: 50, logger });
+  const smsc: Smsc = await startSmsc({ port: 0, receiptDelayMs: 50, logger, onSubmit });
   return Object.assign(smsc, { submits, receipts, binds, submitCount: (text: string) => submits.get(text)?.length ?? 0 });
 }
 

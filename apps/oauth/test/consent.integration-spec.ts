@@ -44,7 +44,7 @@ describe('oauth consent screen (real Postgres)', () => {
   }
   const csrfOf = (html: string) => /name="csrf" value="([^"]+)"/.exec(html)![1];
 
-  async function setup(scope = 'PROJECT_AUDIENCE_READ PROJECT_AUDIENCE_DATA_FULL', sensitive = false) {
+  async function setup(scope = 'PROJECT_AUDIENCE_READ PROJECT_AUDIENCE_DATA_FULL', sensitive = false, { namesRedirect = true } = {}) {
     const t = await seedTenancy(db, 'consent');
     const second = await seedTenancy(db, 'other');
     await db.query(`UPDATE projects SET organization_id = $1 WHERE id = $2`, [t.organization.id, second.project.id]);
@@ -53,7 +53,8 @@ describe('oauth consent screen (real Postgres)', () => {
     await db.query(`INSERT INTO users (organization_id, email, password_hash) VALUES ($1, $2, $3)`, [t.organization.id, email, passwordHash]);
     const c = (await register(base, { client_name: 'Assistant <b>AI</b>', redirect_uris: [REDIRECT] })).body;
     const { verifier, challenge } = pkcePair();
-    const query = `response_type=code&client_id=${c.client_id}&redirect_uri=${encodeURIComponent(REDIRECT)}&code_challenge=${challenge}&code_challenge_method=S256&state=s1&scope=${encodeURIComponent(scope)}`;
+    const redirect = namesRedirect ? `&redirect_uri=${encodeURIComponent(REDIRECT)}` : '';
+    const query = `response_type=code&client_id=${c.client_id}${redirect}&code_challenge=${challenge}&code_challenge_method=S256&state=s1&scope=${encodeURIComponent(scope)}`;
     return { t, other: second, email, c, verifier, query };
   }
 
@@ -100,6 +101,17 @@ describe('oauth consent screen (real Postgres)', () => {
     expect([token.status, token.body.scope]).toEqual([200, 'PROJECT_AUDIENCE_READ']);
     const [row] = await db.query(`SELECT projects, scopes FROM tokens WHERE organization_id = $1 AND kind = 'oauth'`, [s.t.organization.id]);
     expect(row).toEqual({ projects: [s.t.project.uid], scopes: ['PROJECT_AUDIENCE_READ'] });
+  });
+
+  it('a request without redirect_uri (the client has one): the code goes to that URI and exchanges without it (RFC 6749 §4.1.3)', async () => {
+    const s = await setup('PROJECT_AUDIENCE_READ', false, { namesRedirect: false });
+    const b = browser();
+    const { html } = await signIn(b, s);
+    const res = await b.post('/oauth/consent/decision', { csrf: csrfOf(html), request: s.query, decision: 'approve', projects: [s.t.project.uid] });
+    const to = new URL(res.headers.get('location')!);
+    expect([res.status, to.origin + to.pathname]).toEqual([302, REDIRECT]);
+    const token = await form(base, '/oauth/token', { grant_type: 'authorization_code', client_id: s.c.client_id, code: to.searchParams.get('code')!, code_verifier: s.verifier });
+    expect([token.status, token.body.error_description, token.body.scope]).toEqual([200, undefined, 'PROJECT_AUDIENCE_READ']);
   });
 
   it('the operator allowance lets the sensitive scopes through', async () => {

@@ -135,6 +135,8 @@ describe('oauth protocol: discovery, registration, authorize, token, revoke (rea
       ['wrong verifier', { client_id: c.client_id, code: await fresh(), code_verifier: pkcePair().verifier }, 400, 'invalid_grant'],
       ['missing verifier', { client_id: c.client_id, code: await fresh() }, 400, 'invalid_grant'],
       ['redirect_uri prefix', { client_id: c.client_id, code: await fresh(), code_verifier: verifier, redirect_uri: `${REDIRECT}/x` }, 400, 'invalid_request'],
+      // The authorization request named it (approvedCode's codes): the token request must too.
+      ['redirect_uri missing', { client_id: c.client_id, code: await fresh(), code_verifier: verifier, redirect_uri: '' }, 400, 'invalid_request'],
       ['unknown client', { client_id: 'mcl_nope', code: await fresh(), code_verifier: verifier }, 400, 'invalid_client'],
       ['unsupported grant', { client_id: c.client_id, grant_type: 'password', username: 'a', password: 'b' }, 400, 'unsupported_grant_type'],
       ['client_credentials', { client_id: c.client_id, grant_type: 'client_credentials' }, 400, 'unsupported_grant_type'],
@@ -182,6 +184,45 @@ describe('oauth protocol: discovery, registration, authorize, token, revoke (rea
     expect((await tokenRows(grantId)).every((r: { revoked_at: Date | null }) => r.revoked_at !== null)).toBe(true);
     const after = await refresh(next.body.refresh_token);
     expect([after.status, after.body.error]).toEqual([400, 'invalid_grant']);
+  });
+
+  it('refresh asking for fewer scopes: the access token has only those; the refresh token keeps the grant; more than granted is invalid_scope', async () => {
+    const t = await seedUser(db);
+    const c = await client();
+    const { verifier, challenge } = pkcePair();
+    const { code, grantId } = await approvedCode(db, t, c.client_id, REDIRECT, challenge, ['PROJECT_DIRECT_READ', 'PROJECT_DIRECT_WRITE']);
+    const first = (await exchange({ client_id: c.client_id, code, code_verifier: verifier })).body;
+    const refresh = (token: string, scope?: string) => form(base, '/oauth/token', { grant_type: 'refresh_token', client_id: c.client_id, refresh_token: token, ...(scope === undefined ? {} : { scope }) });
+    const narrow = await refresh(first.refresh_token, 'PROJECT_DIRECT_READ');
+    expect([narrow.status, narrow.body.scope]).toEqual([200, 'PROJECT_DIRECT_READ']);
+    const scopesOf = async (token: string) => (await db.query(`SELECT scopes FROM tokens WHERE secret_hash = $1`, [hashToken(token)]))[0].scopes;
+    expect(await scopesOf(narrow.body.access_token)).toEqual(['PROJECT_DIRECT_READ']);
+    const wider = await refresh(narrow.body.refresh_token, 'PROJECT_DIRECT_READ PROJECT_AUDIENCE_READ');
+    expect([wider.status, wider.body.error]).toEqual([400, 'invalid_scope']);
+    const whole = await refresh(narrow.body.refresh_token);
+    expect([whole.status, whole.body.scope]).toEqual([200, 'PROJECT_DIRECT_READ PROJECT_DIRECT_WRITE']);
+    expect(await scopesOf(whole.body.access_token)).toEqual(['PROJECT_DIRECT_READ', 'PROJECT_DIRECT_WRITE']);
+    expect(await grantRevoked(grantId)).toBe(false);
+  });
+
+  it('a parameter given twice is invalid_request naming it (RFC 6749 §3.1), at the token and revocation endpoints', async () => {
+    const { c, tokens } = await issued();
+    const twice = async (path: string, body: string) => {
+      const res = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
+      return [res.status, ((await res.json()) as { error: string; error_description: string })];
+    };
+    const rt = encodeURIComponent(tokens.refresh_token);
+    expect(await twice('/oauth/token', `grant_type=refresh_token&client_id=${c.client_id}&refresh_token=${rt}&refresh_token=${rt}`)).toEqual([
+      400,
+      { error: 'invalid_request', error_description: 'refresh_token must be given once, as text' },
+    ]);
+    expect(await twice('/oauth/token', `grant_type=authorization_code&client_id=${c.client_id}&code=a&code=b&code_verifier=x`)).toEqual([
+      400,
+      { error: 'invalid_request', error_description: 'code must be given once, as text' },
+    ]);
+    expect(await twice('/oauth/revoke', `client_id=${c.client_id}&token=a&token=b`)).toEqual([400, { error: 'invalid_request', error_description: 'token must be given once, as text' }]);
+    // The refresh token was not spent by the refused request.
+    expect((await form(base, '/oauth/token', { grant_type: 'refresh_token', client_id: c.client_id, refresh_token: tokens.refresh_token })).status).toBe(200);
   });
 
   it('revocation (RFC 7009): an access token alone; a refresh token ends the grant; unknown tokens 200; bad client 401', async () => {

@@ -7,6 +7,8 @@ import type { ClientRow } from '../storage/oauth.repository';
 export interface AuthorizationRequest {
   client: ClientRow;
   redirectUri: string;
+  /** The request named its redirect_uri: the token request must repeat it (RFC 6749 §4.1.3). */
+  redirectUriSent: boolean;
   state: string | null;
   scopes: Scope[];
   codeChallenge: string;
@@ -76,7 +78,7 @@ export async function checkAuthorizationRequest(
   if (unknown.length) return fail('invalid_scope', `unknown scope ${unknown.join(', ')}`);
   const resource = checkResource(query.resource, config.resource);
   if (resource === undefined) return fail('invalid_target', `resource must be ${config.resource}, this API`);
-  return { ok: { client, redirectUri, state, scopes: scopes as Scope[], codeChallenge: challenge, resource } };
+  return { ok: { client, redirectUri, redirectUriSent: asked !== undefined, state, scopes: scopes as Scope[], codeChallenge: challenge, resource } };
 }
 
 /**

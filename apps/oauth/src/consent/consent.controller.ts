@@ -100,7 +100,7 @@ export class ConsentController {
     if (picked.length === 0 || granted.length === 0) return back({ error: 'access_denied', error_description: picked.length ? 'no scope could be granted' : 'no project was granted' });
     const grantId = await this.oauth.createGrant({ clientId: checked.client.id, userId: user.id, organizationId: user.organizationId, scopes: granted, projects: [...new Set(picked)] }, checked.resource);
     const code = randomBytes(32).toString('base64url');
-    await this.oauth.createCode(code, grantId, checked.redirectUri, checked.codeChallenge, CODE_SECONDS);
+    await this.oauth.createCode(code, grantId, checked.redirectUri, checked.codeChallenge, CODE_SECONDS, checked.redirectUriSent);
     return back({ code });
   }
 

@@ -50,7 +50,8 @@ export class OAuthModel implements Omit<AuthorizationCodeModel, 'saveAuthorizati
     return {
       authorizationCode: code,
       expiresAt: row.expiresAt,
-      redirectUri: row.redirectUri,
+      // Only a URI the authorization request named must be repeated at the token endpoint (RFC 6749 §4.1.3).
+      redirectUri: row.redirectUriSent ? row.redirectUri : '',
       scope: row.grant.scopes,
       codeChallenge: row.codeChallenge,
       codeChallengeMethod: 'S256',
@@ -87,7 +88,8 @@ export class OAuthModel implements Omit<AuthorizationCodeModel, 'saveAuthorizati
   async saveToken(token: Token, client: Client, user: User): Promise<Token | null> {
     const grantId = (user as GrantUser).grantId;
     const refreshToken = token.refreshToken ?? newRefreshToken();
-    const issued = await this.repo.issueTokens(grantId, refreshToken, token.accessTokenExpiresAt!, token.refreshTokenExpiresAt!);
+    // The library has checked a refresh's `scope` against the grant's: the access token gets what was asked.
+    const issued = await this.repo.issueTokens(grantId, refreshToken, token.accessTokenExpiresAt!, token.refreshTokenExpiresAt!, token.scope);
     if (!issued) return null;
     return { ...token, accessToken: issued.accessToken, refreshToken, client, user };
   }

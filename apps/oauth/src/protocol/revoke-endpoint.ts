@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { OAuthRepository } from '../storage/oauth.repository';
 import { ClientDirectory } from '../client-metadata/client-directory';
 import { OAuthModel } from './oauth-model';
+import { repeatedField } from './single-fields';
 import type { HttpAnswer } from './token-endpoint';
 
 type Incoming = { headers: Record<string, string | string[] | undefined>; body: unknown };
@@ -42,6 +43,8 @@ export class RevokeEndpoint {
 
   async revoke({ headers, body }: Incoming): Promise<HttpAnswer> {
     const form = (body ?? {}) as Record<string, unknown>;
+    const repeated = repeatedField(form);
+    if (repeated) return repeated;
     const basic = basicCredentials(headers.authorization);
     const clientId = basic?.name ?? (typeof form.client_id === 'string' ? form.client_id : undefined);
     const secret = basic?.pass ?? (typeof form.client_secret === 'string' ? form.client_secret : undefined);

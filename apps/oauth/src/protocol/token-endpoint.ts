@@ -5,6 +5,7 @@ import { ACCESS_TOKEN_SECONDS, OAUTH_CONFIG, type OAuthConfig, REFRESH_TOKEN_SEC
 import { OAuthRepository } from '../storage/oauth.repository';
 import { ClientDirectory } from '../client-metadata/client-directory';
 import { GRANT_TYPES, OAuthModel } from './oauth-model';
+import { repeatedField } from './single-fields';
 
 export interface HttpAnswer {
   status: number;
@@ -20,7 +21,7 @@ export class TokenEndpoint {
   private readonly server: OAuth2Server;
 
   constructor(
-    repo: OAuthRepository,
+    private readonly repo: OAuthRepository,
     clients: ClientDirectory,
     @Inject(OAUTH_CONFIG) private readonly config: OAuthConfig,
   ) {
@@ -39,12 +40,16 @@ export class TokenEndpoint {
     // The library knows the password and client_credentials grants too and would refuse them
     // as unauthorized_client (or invalid_client first); to this server they do not exist.
     const form = incoming.body as Record<string, unknown> | undefined;
+    const repeated = repeatedField(form);
+    if (repeated) return repeated;
     const grantType = form?.grant_type;
     if (typeof grantType === 'string' && !(GRANT_TYPES as readonly string[]).includes(grantType)) {
       return refused('unsupported_grant_type', `grant_type must be one of ${GRANT_TYPES.join(', ')}`);
     }
     // RFC 8707 §2.2: a token for another resource than the one API this server protects cannot be had.
     if (checkResource(form?.resource, this.config.resource) === undefined) return refused('invalid_target', `resource must be ${this.config.resource}, this API`);
+    const wider = grantType === 'refresh_token' ? await this.scopesBeyondGrant(form!) : null;
+    if (wider) return refused('invalid_scope', `scope may only name scopes of the grant; not granted: ${wider.join(' ')}`);
     const request = new Request({ method: incoming.method, headers: incoming.headers as Record<string, string>, query: (incoming.query ?? {}) as Record<string, string>, body: incoming.body ?? {} });
     const response = new Response();
     try {
@@ -54,6 +59,19 @@ export class TokenEndpoint {
       if (!(err instanceof OAuthError)) throw err;
       return { status: err.code, headers: { 'cache-control': 'no-store', ...response.headers }, body: { error: err.name, error_description: err.message } };
     }
+  }
+
+  /**
+   * The scopes a refresh asks for that its grant lacks. Checked here because the library spends
+   * (rotates) the refresh token before it checks the scope: a refused widening would otherwise
+   * cost the client its token, and its retry would read as a reuse and end the grant.
+   */
+  private async scopesBeyondGrant(form: Record<string, unknown>): Promise<string[] | null> {
+    if (typeof form.scope !== 'string' || typeof form.refresh_token !== 'string') return null;
+    const found = await this.repo.refreshToken(form.refresh_token);
+    if (!found) return null;
+    const wider = form.scope.split(' ').filter((s) => s && !found.grant.scopes.includes(s));
+    return wider.length ? wider : null;
   }
 }
 

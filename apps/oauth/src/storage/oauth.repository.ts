@@ -68,25 +68,23 @@ export class OAuthRepository {
     return row.id;
   }
 
-  async createCode(code: string, grantId: string, redirectUri: string, codeChallenge: string, seconds: number): Promise<void> {
-    await this.ds.query(`INSERT INTO oauth_codes (code_hash, grant_id, redirect_uri, code_challenge, expires_at) VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5))`, [
-      hashToken(code),
-      grantId,
-      redirectUri,
-      codeChallenge,
-      seconds,
-    ]);
+  /** `redirectUriSent`: the authorization request named the URI (false: the client's only one was taken). */
+  async createCode(code: string, grantId: string, redirectUri: string, codeChallenge: string, seconds: number, redirectUriSent = true): Promise<void> {
+    await this.ds.query(
+      `INSERT INTO oauth_codes (code_hash, grant_id, redirect_uri, code_challenge, expires_at, redirect_uri_sent) VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5), $6)`,
+      [hashToken(code), grantId, redirectUri, codeChallenge, seconds, redirectUriSent],
+    );
   }
 
-  async code(code: string): Promise<{ grant: GrantRow; redirectUri: string; codeChallenge: string; expiresAt: Date; used: boolean } | null> {
+  async code(code: string): Promise<{ grant: GrantRow; redirectUri: string; redirectUriSent: boolean; codeChallenge: string; expiresAt: Date; used: boolean } | null> {
     const [row] = await this.ds.query(
-      `SELECT ${GRANT_COLUMNS}, c.redirect_uri AS "redirectUri", c.code_challenge AS "codeChallenge", c.expires_at AS "expiresAt", c.used_at IS NOT NULL AS used
+      `SELECT ${GRANT_COLUMNS}, c.redirect_uri AS "redirectUri", c.redirect_uri_sent AS "redirectUriSent", c.code_challenge AS "codeChallenge", c.expires_at AS "expiresAt", c.used_at IS NOT NULL AS used
          FROM oauth_codes c JOIN oauth_grants g ON g.id = c.grant_id WHERE c.code_hash = $1`,
       [hashToken(code)],
     );
     if (!row) return null;
-    const { redirectUri, codeChallenge, expiresAt, used, ...grant } = row;
-    return { grant, redirectUri, codeChallenge, expiresAt, used };
+    const { redirectUri, redirectUriSent, codeChallenge, expiresAt, used, ...grant } = row;
+    return { grant, redirectUri, redirectUriSent, codeChallenge, expiresAt, used };
   }
 
   /** True for the one caller that consumes the code; a code is good once. */
@@ -120,16 +118,19 @@ export class OAuthRepository {
   /**
    * The access token as a row of `tokens` (kind 'oauth': the gateway's own lookup, same cost
    * as a product token) and its refresh token, in one transaction, unless the grant was
-   * revoked meanwhile (then null: a reuse detected concurrently wins).
+   * revoked meanwhile (then null: a reuse detected concurrently wins). `scopes` narrows the
+   * access token to those of the grant's scopes (a refresh asking for fewer, RFC 6749 §6); the
+   * refresh token stays worth the whole grant.
    */
-  async issueTokens(grantId: string, refreshToken: string, accessExpiresAt: Date, refreshExpiresAt: Date): Promise<{ accessToken: string } | null> {
+  async issueTokens(grantId: string, refreshToken: string, accessExpiresAt: Date, refreshExpiresAt: Date, scopes?: readonly string[]): Promise<{ accessToken: string } | null> {
     const access = issueToken('oauth');
     return this.ds.transaction(async (em: EntityManager) => {
       const [grant] = await em.query(`SELECT organization_id, user_id, client_id, scopes, projects, resource FROM oauth_grants WHERE id = $1 AND revoked_at IS NULL FOR SHARE`, [grantId]);
       if (!grant) return null;
+      const granted: string[] = scopes ? grant.scopes.filter((s: string) => scopes.includes(s)) : grant.scopes;
       await em.query(
         `INSERT INTO tokens (organization_id, kind, secret_hash, prefix, scopes, projects, user_id, label, expires_at, oauth_grant_id, resource) VALUES ($1, 'oauth', $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-        [grant.organization_id, access.secretHash, access.prefix, grant.scopes, grant.projects, grant.user_id, `oauth:${grant.client_id}`, accessExpiresAt, grantId, grant.resource],
+        [grant.organization_id, access.secretHash, access.prefix, granted, grant.projects, grant.user_id, `oauth:${grant.client_id}`, accessExpiresAt, grantId, grant.resource],
       );
       await em.query(`INSERT INTO oauth_refresh_tokens (token_hash, grant_id, expires_at) VALUES ($1, $2, $3)`, [hashToken(refreshToken), grantId, refreshExpiresAt]);
       return { accessToken: access.token };

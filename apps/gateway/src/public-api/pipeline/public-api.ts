@@ -47,10 +47,20 @@ export interface PublicApiDeps {
  */
 export class PublicApi {
   private readonly log = new Logger('gateway');
-  private readonly challenge: string;
+  private readonly resourceMetadata: string;
 
   constructor(private readonly deps: PublicApiDeps) {
-    this.challenge = `Bearer realm="meld", resource_metadata="${deps.publicUrl}/.well-known/oauth-protected-resource"`;
+    this.resourceMetadata = `resource_metadata="${deps.publicUrl}/.well-known/oauth-protected-resource"`;
+  }
+
+  /**
+   * RFC 6750 §3 with RFC 9728's metadata pointer. A request without credentials gets the bare
+   * challenge; a presented token that is not valid `invalid_token`, so an OAuth client knows to
+   * refresh or re-authorize rather than that it forgot the header.
+   */
+  private challenge(presented: boolean, reason: string): string {
+    if (!presented) return `Bearer realm="meld", ${this.resourceMetadata}`;
+    return `Bearer realm="meld", error="invalid_token", error_description="${reason.replace(/["\\]/g, "'")}", ${this.resourceMetadata}`;
   }
 
   async handle(route: PublicRoute, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | void> {
@@ -76,8 +86,12 @@ export class PublicApi {
       setRateLimitHeaders(reply, state);
       if (!state.allowed) return reply.code(429).header('retry-after', String(retryAfterSeconds(state))).send();
       if (route === NOT_FOUND_ROUTE) return sendError(reply, 404, `no such endpoint: ${request.method} ${request.url.split('?')[0]}`);
-      if (!auth.token) return sendError(reply.header('www-authenticate', this.challenge), 401, auth.error);
-      if (!decision?.ok) return sendError(reply, decision?.status ?? 403, decision?.message ?? 'forbidden', decision?.details);
+      if (!auth.token) return sendError(reply.header('www-authenticate', this.challenge(request.headers.authorization !== undefined, auth.error)), 401, auth.error);
+      if (!decision?.ok) {
+        // A token short of scopes is told which the route needs (RFC 6750 §3.1 insufficient_scope), so a client can ask for them.
+        if (decision?.status === 403 && decision.details?.missingScopes) reply.header('www-authenticate', `Bearer realm="meld", error="insufficient_scope", scope="${route.scopes.join(' ')}"`);
+        return sendError(reply, decision?.status ?? 403, decision?.message ?? 'forbidden', decision?.details);
+      }
 
       const bodyLimit = route.bodyLimit ?? DEFAULT_BODY_LIMIT;
       if (Number(request.headers['content-length'] ?? 0) > bodyLimit) {
