@@ -77,6 +77,22 @@ describe('contact writes (ingest)', () => {
     expect(published[1].value.dataSourceId).toBe(tenancy.dataSource.id);
   });
 
+  it('a _user_id of 180 characters (the limit) is written and deleted by its path (Fastify matches no longer parameter than 100 by default)', async () => {
+    const id = `u-${'x'.repeat(178)}`;
+    expect(await post([{ _user_id: id, _email: 'long@example.com' }])).toMatchObject({ status: 202, body: { entity: { successful: 1 } } });
+    expect(await del(id)).toEqual({ status: 202, body: { entity: { _user_id: id, deleted: true } } });
+    expect(await row(id)).toMatchObject({ attributes: {}, deleted_at: expect.any(Date) });
+  });
+
+  it('a data source id written in upper case in the path: the messages carry the id as stored, so identity-merge finds its state', async () => {
+    const id = uid();
+    const upper = url().replace(tenancy.dataSource.id, tenancy.dataSource.id.toUpperCase());
+    const res = await fetch(upper, { method: 'POST', headers: { ...dsToken('POST', upper), 'content-type': 'application/json' }, body: JSON.stringify([{ _user_id: id, _first_name: 'Ada' }]) });
+    expect(res.status).toBe(202);
+    const [published] = await contacts.waitFor(1, (m) => m.value.userId === id);
+    expect([published.key, published.value.dataSourceId]).toEqual([`${tenancy.project.id}/${tenancy.dataSource.id}/${id}`, tenancy.dataSource.id]);
+  });
+
   it('an unchanged rewrite bumps no version and publishes nothing', async () => {
     const id = uid();
     await post([{ _user_id: id, _first_name: 'Bo' }]);

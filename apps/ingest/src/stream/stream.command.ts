@@ -19,7 +19,9 @@ export function streamCommand(principal: Principal, projectUid: string, dataSour
   return {
     organizationId: principal.organizationId,
     projectId: principal.project.id,
-    dataSourceId,
+    // Ids are UUIDs, matched by the gateway in any case; Postgres spells them in lower case and
+    // identity-merge keys its state by that spelling, so a message must not carry the path's.
+    dataSourceId: dataSourceId.toLowerCase(),
     tokenDataSourceId: principal.kind === 'datasource' ? principal.dataSourceId : null,
   };
 }

@@ -26,6 +26,9 @@ export interface BootstrapOptions {
   configure?: (app: NestFastifyApplication) => void | Promise<void>;
 }
 
+/** Longest path parameter any route takes: room for a 180-character user id or a 254-character email, percent-encoded. */
+const MAX_PATH_PARAM_LENGTH = 1024;
+
 /** Boots one Meld app on Fastify with pino logs, metrics and graceful shutdown on SIGTERM. */
 export async function bootstrapApp(options: BootstrapOptions): Promise<INestApplication> {
   startDefaultMetrics(options.app);
@@ -35,6 +38,9 @@ export async function bootstrapApp(options: BootstrapOptions): Promise<INestAppl
     bodyLimit,
     trustProxy: options.trustProxy ?? true,
     keepAliveTimeout: 65_000,
+    // Fastify matches no route whose path parameter is longer than 100 characters (its default):
+    // a 180-character _user_id (the ingest limit), an email search, would be "no such endpoint".
+    maxParamLength: MAX_PATH_PARAM_LENGTH,
     serverFactory: tracedServerFactory,
     genReqId: tracedRequestId,
   });
