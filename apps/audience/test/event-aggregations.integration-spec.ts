@@ -161,6 +161,9 @@ describe('event aggregations', () => {
     expect(hours.buckets.every((b) => /T\d\d:00:00\+00:00$/.test(b.date))).toBe(true);
     expect(months.buckets.every((b) => /-01T00:00:00\+05:30$/.test(b.date))).toBe(true);
     expect(months.buckets.reduce((n, b) => n + b.count, 0)).toBe(60);
+    // A zone in another case is its canonical name (ClickHouse loads zones by file name, case-sensitively).
+    const miscased = await ok({ aggregations: [{ type: 'date_histogram', interval: 'day', timeZone: 'asia/KOLKATA' }] });
+    expect(miscased.aggregations[0]).toMatchObject({ timeZone: 'Asia/Calcutta', buckets: days.buckets });
     // Nothing in the range: no buckets.
     const empty = await ok({ eventType: 'none', aggregations: [{ type: 'date_histogram', interval: 'week' }, { type: 'stats', parameter: 'amount' }] });
     expect([empty.events, empty.aggregations[0].buckets]).toEqual([0, []]);

@@ -1,4 +1,4 @@
-import { isoInZone, isoWithOffset } from './time';
+import { canonicalTimeZone, isoInZone, isoWithOffset } from './time';
 
 describe('timestamps', () => {
   it('writes UTC with a numeric offset', () => {
@@ -17,5 +17,18 @@ describe('timestamps', () => {
   ])('writes %s in %s as the local time with its offset', (instant, zone, expected) => {
     expect(isoInZone(new Date(instant), zone)).toBe(expected);
     expect(Date.parse(isoInZone(new Date(instant), zone))).toBe(Date.parse(instant));
+  });
+
+  it.each([
+    ['europe/paris', 'Europe/Paris'],
+    ['EUROPE/PARIS', 'Europe/Paris'],
+    ['utc', 'UTC'],
+    ['etc/gmt+5', 'Etc/GMT+5'],
+    ['Asia/Kolkata', 'Asia/Kolkata'],
+    ['asia/kolkata', 'Asia/Calcutta'],
+    ['us/eastern', 'America/New_York'],
+    ['Mars/Olympus', null],
+  ])('names the time zone %s as ClickHouse loads it: %s', (asked, named) => {
+    expect(canonicalTimeZone(asked)).toBe(named);
   });
 });

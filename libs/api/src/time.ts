@@ -10,6 +10,27 @@ export function isoOrNull(date: Date | null | undefined): string | null {
   return date ? isoWithOffset(date) : null;
 }
 
+/**
+ * A time zone's IANA name as ClickHouse can load it, or null when it is none. Intl accepts any
+ * case (`europe/paris`), ClickHouse finds a zone by its file name, case included: a name that is
+ * the canonical one in another case becomes the canonical one. A well-cased alias stays as given
+ * (`Asia/Kolkata`, which ICU would rename `Asia/Calcutta`: tzdata has both); a miscased alias
+ * becomes the canonical name of its zone.
+ */
+export function canonicalTimeZone(tz: string): string | null {
+  let canonical: string;
+  try {
+    canonical = new Intl.DateTimeFormat('en-US', { timeZone: tz }).resolvedOptions().timeZone;
+  } catch {
+    return null;
+  }
+  if (tz === canonical || tz.toLowerCase() === canonical.toLowerCase()) return canonical;
+  return WELL_CASED.test(tz) ? tz : canonical;
+}
+
+/** Each part of a tzdata name starts with a capital or a digit (`America/Port-au-Prince`, `Etc/GMT+5`). */
+const WELL_CASED = /^[A-Z0-9][^/]*(\/[A-Z0-9][^/]*)*$/;
+
 const zoneFormats = new Map<string, Intl.DateTimeFormat>();
 
 /**

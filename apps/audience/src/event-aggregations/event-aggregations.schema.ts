@@ -1,4 +1,4 @@
-import { timestamp } from '@meld/api';
+import { canonicalTimeZone, timestamp } from '@meld/api';
 import { z } from 'zod';
 import { EVENT_FILTER, EVENT_WINDOW } from '../event-lists/event-lists.schema';
 import { audienceSelectionFields } from '../segments/audience-selection.schema';
@@ -14,7 +14,7 @@ const timeZone = z
   .string()
   .min(1)
   .max(64)
-  .refine((tz) => validTimeZone(tz), 'not an IANA time zone (for example Europe/Paris)')
+  .refine((tz) => canonicalTimeZone(tz) !== null, 'not an IANA time zone (for example Europe/Paris)')
   .optional()
   .describe("IANA time zone the buckets start in (days at local midnight); default: the project's timezone");
 
@@ -96,11 +96,3 @@ export const EventAggregationsSchema = z
   .meta({ id: 'EventAggregations' });
 export type EventAggregations = z.infer<typeof EventAggregationsSchema>;
 
-export function validTimeZone(tz: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: tz });
-    return true;
-  } catch {
-    return false;
-  }
-}

@@ -8,6 +8,9 @@ import { type AudienceSelectionInput, AudienceSelections } from '../segments/aud
 import { EventListsRepository } from './event-lists.repository';
 import { eventParameters } from '../shared/event-parameters';
 
+/** The last second a ClickHouse DateTime holds (UInt32, 2106-02-07): a later dateTo would wrap to 1970 and match nothing. */
+const LAST_DATETIME_S = 4_294_967_295;
+
 const DAY_S = 86_400;
 
 /** The filter both event listings take. */
@@ -61,7 +64,7 @@ export class EventListing {
     const nowS = Math.floor(now.getTime() / 1000);
     const since = nowS - lookBackDays * DAY_S;
     const from = Math.max(since, filter.dateFrom === undefined ? since : Math.floor(Date.parse(filter.dateFrom) / 1000));
-    const to = filter.dateTo === undefined ? nowS + DAY_S : Math.ceil(Date.parse(filter.dateTo) / 1000);
+    const to = filter.dateTo === undefined ? nowS + DAY_S : Math.min(LAST_DATETIME_S, Math.ceil(Date.parse(filter.dateTo) / 1000));
     if (to <= from) throw new BadRequestException({ message: 'invalid body: dateTo: must be after dateFrom and the look-back start', details: { fields: [{ path: 'dateTo', message: 'must be after dateFrom and the look-back start' }] } });
     let dataSourceId: string | undefined;
     if (filter.datasource !== undefined) {

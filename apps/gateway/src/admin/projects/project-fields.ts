@@ -1,19 +1,11 @@
 import { CHANNEL_GROUPS, COMPLIANCE_POLICIES, DATA_MODES } from '@meld/contracts';
-import { ATTRIBUTION_WINDOWS } from '@meld/api';
+import { ATTRIBUTION_WINDOWS, canonicalTimeZone } from '@meld/api';
 import { z } from 'zod';
 
 /** Values of the two marketing scope fields: the spec shows `per_channel`; `all_channels` is ours. */
 export const MARKETING_SCOPES = ['per_channel', 'all_channels'] as const;
 export const PROJECT_STATUSES = ['active', 'inactive', 'suspended', 'archived'] as const;
 
-const isTimeZone = (tz: string) => {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: tz });
-    return true;
-  } catch {
-    return false;
-  }
-};
 const domain = z.string().regex(/^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i, 'must be a domain name');
 const keywords = z.array(z.string().trim().min(1).max(30)).max(20).nullable();
 const json = z.record(z.string(), z.unknown());
@@ -44,7 +36,7 @@ export const projectFields = {
   projectType: z.string().regex(/^[a-z_]{1,50}$/, 'must be lowercase letters or underscores, e.g. `standard`'),
   projectStatus: z.enum(PROJECT_STATUSES),
   locale: z.string().regex(/^[a-z]{2,3}(?:_[A-Z]{2})?$/, 'must be language_COUNTRY, e.g. en_US'),
-  timezone: z.string().refine(isTimeZone, 'must be an IANA time zone, e.g. Europe/Paris'),
+  timezone: z.string().refine((tz) => canonicalTimeZone(tz) !== null, 'must be an IANA time zone, e.g. Europe/Paris'),
   defaultSmsSender: z.uuid().nullable().describe('id of an SMS sender of this project'),
   shortTrackingDomain: domain.nullable(),
   unsubscribeTrackingDomain: domain.nullable(),

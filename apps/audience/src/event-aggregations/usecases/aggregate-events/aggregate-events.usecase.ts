@@ -1,17 +1,16 @@
-import { isoInZone } from '@meld/api';
+import { canonicalTimeZone, isoInZone } from '@meld/api';
 import type { Principal } from '@meld/auth';
 import type { EventScope, HistogramInterval } from '@meld/filters';
 import { BadRequestException, Injectable } from '@nestjs/common';
 import { filterErrorsAs400 } from '../../../count/audience-roots';
 import { EventListing } from '../../../event-lists/event-listing';
 import { parameterValue } from '../../../shared/event-parameters';
-import { type Bucket, EventAggregationsRepository } from '../../event-aggregations.repository';
-import { type AggregateEventsInput, type EventAggregations, MAX_BUCKETS, validTimeZone } from '../../event-aggregations.schema';
+import { maskedBuckets } from '../../../shared/masked-buckets';
+import { EventAggregationsRepository } from '../../event-aggregations.repository';
+import { type AggregateEventsInput, type EventAggregations, MAX_BUCKETS } from '../../event-aggregations.schema';
 
 type Asked = AggregateEventsInput['aggregations'][number];
 type Result = EventAggregations['metadata']['aggregations'][number];
-/** The caller's view of event parameters (EventListing.mask). */
-type Mask = (parameters: Record<string, unknown>) => Record<string, unknown>;
 
 export interface AggregateEventsCommand extends AggregateEventsInput {
   principal: Principal;
@@ -61,7 +60,9 @@ export class AggregateEvents {
       if (buckets > MAX_BUCKETS) throw fieldError(`aggregations[${i}].interval`, `the events span up to ${buckets} ${a.interval}s, more than ${MAX_BUCKETS} buckets: narrow dateFrom and dateTo or take a wider interval`);
     });
     let projectZone: Promise<string> | undefined;
-    const zoneOf = (asked: string | undefined) => asked ?? (projectZone ??= this.repository.projectTimeZone(projectId).then((tz) => (validTimeZone(tz) ? tz : 'UTC')));
+    // Canonical names only (the schema checked `asked`): ClickHouse's zone lookup is case-sensitive.
+    const zoneOf = async (asked: string | undefined) =>
+      asked !== undefined ? (canonicalTimeZone(asked) ?? 'UTC') : (projectZone ??= this.repository.projectTimeZone(projectId).then((tz) => canonicalTimeZone(tz) ?? 'UTC'));
     // Read when first needed and awaited there, so a failed read is never an unhandled rejection.
     let sourceUids: Promise<Map<string, string>> | undefined;
     const uidsOf = () => (sourceUids ??= this.repository.dataSourceUids(projectId));
@@ -82,7 +83,9 @@ export class AggregateEvents {
         if (a.field === 'parameter') {
           const key = a.parameter!;
           const [withValue, rows] = await Promise.all([this.repository.withParameter(scope, key), this.repository.parameterTerms(scope, key, a.size)]);
-          return { name, type: 'terms', field: a.field, parameter: key, withValue, missing: inScope.events - withValue, buckets: maskedBuckets(rows, mask) };
+          // Values as sent (stored JSON-encoded), through the caller's mask.
+          const buckets = maskedBuckets(rows.map((r) => ({ value: parameterValue(r.value), count: Number(r.n) })), mask);
+          return { name, type: 'terms', field: a.field, parameter: key, withValue, missing: inScope.events - withValue, buckets };
         }
         const rows = await this.repository.terms(scope, a.field === 'eventType' ? 'event_type' : 'data_source_id', a.size);
         const uids = a.field === 'datasource' ? await uidsOf() : undefined;
@@ -99,20 +102,4 @@ function defaultName(a: Asked): string {
   if (a.type === 'stats') return `stats_${a.parameter}`;
   if (a.type === 'date_histogram') return `date_histogram_${a.interval}`;
   return `terms_${a.field === 'parameter' ? a.parameter : a.field}`;
-}
-
-/**
- * Parameter values as sent (stored JSON-encoded), through the caller's mask: masking can make
- * two values one (two emails of a domain), whose counts then add up, most frequent first again.
- */
-function maskedBuckets(rows: readonly Bucket[], mask: Mask): Array<{ value: unknown; count: number }> {
-  const merged = new Map<string, { value: unknown; count: number }>();
-  for (const row of rows) {
-    const value = mask({ value: parameterValue(row.value) }).value;
-    const key = JSON.stringify(value) ?? 'null';
-    const bucket = merged.get(key);
-    if (bucket) bucket.count += Number(row.n);
-    else merged.set(key, { value, count: Number(row.n) });
-  }
-  return [...merged.entries()].sort(([ka, a], [kb, b]) => b.count - a.count || (ka < kb ? -1 : ka > kb ? 1 : 0)).map(([, b]) => b);
 }
