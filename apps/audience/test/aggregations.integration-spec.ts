@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { serializeContact } from '@meld/auth';
 import type { ClickHouse } from '@meld/clickhouse';
 import { type DataMode, type Scope } from '@meld/contracts';
 import { AttributeEntity } from '@meld/db';
@@ -61,10 +62,10 @@ describe('audience aggregations', () => {
     await ch?.close();
   });
 
-  const aggregate = async (body: unknown, { scopes = SCOPES, dataMode = 'normal' as DataMode } = {}): Promise<{ status: number; body: Json }> => {
-    const url = `${base}/v1/project/${tenancy.project.uid}/audience/aggregations`;
+  const aggregate = async (body: unknown, { scopes = SCOPES, dataMode = 'normal' as DataMode, tenant = tenancy } = {}): Promise<{ status: number; body: Json }> => {
+    const url = `${base}/v1/project/${tenant.project.uid}/audience/aggregations`;
     const principal = signedPrincipal(
-      { kind: 'product', tokenId: randomUUID(), organizationId: tenancy.organization.id, plan: 'm', scopes, project: { id: tenancy.project.id, uid: tenancy.project.uid, dataMode }, dataSourceId: null },
+      { kind: 'product', tokenId: randomUUID(), organizationId: tenant.organization.id, plan: 'm', scopes, project: { id: tenant.project.id, uid: tenant.project.uid, dataMode }, dataSourceId: null },
       { app: 'audience', method: 'POST', url },
     );
     const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...principal }, body: JSON.stringify(body) });
@@ -128,5 +129,81 @@ describe('audience aggregations', () => {
     const allowed = await aggregate(emails, { scopes: [...SCOPES, 'PROJECT_AUDIENCE_DATA_BASIC'] });
     expect(allowed.body.metadata.aggregations[0].buckets.map((b: { value: string }) => b.value)).toEqual(['ada@example.com', 'bob@example.com']);
     expect((await aggregate({ aggregations: [{ type: 'terms', attribute: 'loyalty_tier' }] }, { dataMode: 'blocked' })).status).toBe(403);
+  });
+
+  it('refuses a filter on events without PROJECT_AUDIENCE_DATA_EVENTS, naming the node (ADR 0344)', async () => {
+    const bought = { type: 'event_condition', key: 'purchase.product-id', operator: 'contains-string', values: ['sku'] };
+    const asked = { aggregations: [{ type: 'terms', attribute: 'loyalty_tier' }] };
+    const refused = await aggregate({ ...asked, root: { type: 'group', children: [bought] } });
+    expect([refused.status, refused.body.details?.path, refused.body.details?.missingScopes]).toEqual([403, 'root.children[0].key', ['PROJECT_AUDIENCE_DATA_EVENTS']]);
+    expect(refused.body.message).toContain('PROJECT_AUDIENCE_DATA_EVENTS');
+    const inGroup = await aggregate({ ...asked, root: { type: 'group', children: [{ type: 'attribute_condition', key: 'loyalty_tier', operator: 'is-set', values: [] }, { type: 'group_event', eventType: 'purchase', negate: true, children: [bought] }] } });
+    expect([inGroup.status, inGroup.body.details?.path]).toEqual([403, 'root.children[1].eventType']);
+    const [saved] = await db.query(`INSERT INTO segments (project_id, name, filter) VALUES ($1, 'Buyers', $2) RETURNING id`, [tenancy.project.id, { version: '0.0.1', root: bought }]);
+    const bySegment = await aggregate({ ...asked, segment: saved.id });
+    expect([bySegment.status, bySegment.body.details?.path]).toEqual([403, 'filter.root.key']);
+    // With the scope: nobody bought anything here.
+    const allowed = await aggregate({ ...asked, root: bought }, { scopes: [...SCOPES, 'PROJECT_AUDIENCE_DATA_EVENTS'] });
+    expect([allowed.status, allowed.body.metadata?.matching]).toEqual([200, 0]);
+  });
+
+  describe('values derived from contacts, through the caller\'s mask (ADR 0121)', () => {
+    let masking: Awaited<ReturnType<typeof seedTenancy>>;
+    const phone = '+33612345678';
+
+    beforeAll(async () => {
+      masking = await seedTenancy(db, 'aggmask');
+      await db.getRepository(AttributeEntity).insert({ projectId: masking.project.id, uid: 'work_email', label: 'Work email', type: 'string' });
+      const ds = masking.dataSource.id;
+      const contact = (str: Record<string, string | string[]>) => contactRow(masking.project.id, randomUUID(), { str });
+      // Auto-created contacts are keyed by their phone (ADR 0184); two numbers that mask alike; a user id that is an email.
+      await new AudienceSnapshotFixture(ch, db).write([
+        contact({ _user_id: phone, _ds_contact_ids: [`${ds}/${phone}`], work_email: 'ada@example.com', loyalty_tier: 'gold' }),
+        contact({ _user_id: '+33699999978', work_email: 'alan@example.com', loyalty_tier: 'gold' }),
+        contact({ _user_id: 'ada@example.com', _ds_contact_ids: [`${ds}/ada@example.com`], work_email: 'bob@example.org', loyalty_tier: 'silver' }),
+        contact({ _user_id: 'u-42' }),
+      ]);
+    });
+
+    const FULL: Scope[] = [...SCOPES, 'PROJECT_AUDIENCE_DATA_FULL'];
+    const asked = { aggregations: [{ type: 'terms', attribute: '_user_id' }, { type: 'terms', attribute: 'work_email' }, { type: 'terms', attribute: '_ds_contact_ids' }, { type: 'terms', attribute: 'loyalty_tier' }] };
+    const buckets = async (options: { scopes: Scope[]; dataMode: DataMode }) => {
+      const res = await aggregate(asked, { ...options, tenant: masking });
+      expect(res.status).toBe(200);
+      return AudienceAggregationsSchema.parse(res.body).metadata.aggregations.map((a) => (a.type === 'terms' ? a.buckets : []));
+    };
+
+    it('shows terms in clear in normal mode at the Basic or Full level', async () => {
+      const ds = masking.dataSource.id;
+      const clear = await buckets({ scopes: FULL, dataMode: 'normal' });
+      expect(clear[0]).toEqual([phone, '+33699999978', 'ada@example.com', 'u-42'].map((value) => ({ value, count: 1 })));
+      expect(clear[1]).toEqual(['ada@example.com', 'alan@example.com', 'bob@example.org'].map((value) => ({ value, count: 1 })));
+      expect(clear[2]).toEqual([`${ds}/${phone}`, `${ds}/ada@example.com`].sort().map((value) => ({ value, count: 1 })));
+      expect(await buckets({ scopes: [...SCOPES, 'PROJECT_AUDIENCE_DATA_BASIC'], dataMode: 'normal' })).toEqual(clear);
+    });
+
+    it('masks them as the contact read does in anonymized mode, and below Basic in normal mode, values that mask alike counted together', async () => {
+      const anonymized = await buckets({ scopes: FULL, dataMode: 'anonymized' });
+      // The two numbers ending in 78 are one bucket of 2, most frequent first again.
+      expect(anonymized[0]).toEqual([
+        { value: '+33******78', count: 2 },
+        { value: 'a***@e***.com', count: 1 },
+        { value: 'u-42', count: 1 },
+      ]);
+      expect(anonymized[1]).toEqual([
+        { value: 'a***@e***.com', count: 2 },
+        { value: 'b***@e***.org', count: 1 },
+      ]);
+      // _ds_contact_ids as a Full contact read shows them in anonymized mode.
+      const caller = { kind: 'product' as const, scopes: FULL, project: { id: masking.project.id, uid: masking.project.uid, dataMode: 'anonymized' as const } };
+      const shown = [phone, 'ada@example.com'].flatMap((u) => serializeContact({ id: 'x', _ds_contact_ids: [`${masking.dataSource.id}/${u}`] }, caller)._ds_contact_ids as string[]);
+      expect(anonymized[2].map((b) => b.value).sort()).toEqual(shown.sort());
+      expect(JSON.stringify(anonymized)).not.toMatch(/612345678|699999978|ada@|alan@|bob@/);
+      // Values holding no email or phone are as stored.
+      expect(anonymized[3]).toEqual([{ value: 'gold', count: 2 }, { value: 'silver', count: 1 }]);
+      // The mask decides, not the mode alone: below Basic in normal mode, and Basic in anonymized mode, read the same.
+      expect(await buckets({ scopes: SCOPES, dataMode: 'normal' })).toEqual(anonymized);
+      expect(await buckets({ scopes: [...SCOPES, 'PROJECT_AUDIENCE_DATA_BASIC'], dataMode: 'anonymized' })).toEqual(anonymized);
+    });
   });
 });

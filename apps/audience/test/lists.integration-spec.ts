@@ -68,6 +68,16 @@ describe('audience lists: scroll and search', () => {
     const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...principal }, body: JSON.stringify(body) });
     return { status: res.status, body: await res.json() };
   };
+  /** Another route of the project with PROJECT_AUDIENCE_READ alone. */
+  const readOnly = async (method: 'GET' | 'POST', route: string, body?: unknown): Promise<{ status: number; body: Json }> => {
+    const url = `${base}/v1/project/${tenancy.project.uid}${route}`;
+    const principal = signedPrincipal(
+      { kind: 'product', tokenId: randomUUID(), organizationId: tenancy.organization.id, plan: 'm', scopes: ['PROJECT_AUDIENCE_READ'], project: { id: tenancy.project.id, uid: tenancy.project.uid, dataMode: 'normal' }, dataSourceId: null },
+      { app: 'audience', method, url },
+    );
+    const res = await fetch(url, { method, headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...principal }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    return { status: res.status, body: await res.json() };
+  };
   const GOLD = { type: 'attribute_condition', key: 'loyalty_tier', operator: 'matches-string', values: ['gold'] };
 
   /** Every page of a scroll of `size` over `body`'s filter: the ids listed and the pages read (each page a 200 of the schema). */
@@ -190,5 +200,41 @@ describe('audience lists: scroll and search', () => {
     }
     const allowed = await call('search', { root: pii }, { scopes: [...LIST, 'PROJECT_AUDIENCE_DATA_BASIC'] });
     expect(allowed.body.entity.map((c: Json) => c._email)).toEqual(['ada2@example.com']);
+  });
+
+  it('refuses a filter on events without PROJECT_AUDIENCE_DATA_EVENTS, naming the node; the count of the same filter needs no more than READ (ADR 0344)', async () => {
+    // Two gold contacts bought sku-1, through their web source contacts.
+    const buyers = gold.slice(0, 2);
+    const at = Math.floor(Date.now() / 1000) - 86_400;
+    await ch.insert('audience_membership', buyers.map((audienceId, i) => ({ project_id: tenancy.project.id, data_source_id: tenancy.dataSource.id, user_id: `buyer-${i}`, audience_id: audienceId, version: '1', deleted: 0 })));
+    await ch.insert(
+      'events',
+      buyers.map((_, i) => ({ project_id: tenancy.project.id, data_source_id: tenancy.dataSource.id, user_id: `buyer-${i}`, event_id: `buy-${i}-${randomUUID()}`, event_type: 'purchase', event_date: at, received_at: at + 1, param_keys: ['product-id'], param_values: [JSON.stringify('sku-1')] })),
+    );
+    const bought = { type: 'event_condition', key: 'purchase.product-id', operator: 'contains-string', values: ['sku-1'] };
+    const root = { type: 'group', children: [bought] };
+    for (const path of ['scroll', 'search'] as const) {
+      const refused = await call(path, { root });
+      expect([path, refused.status, refused.body.details?.path, refused.body.details?.missingScopes]).toEqual([path, 403, 'root.children[0].key', ['PROJECT_AUDIENCE_DATA_EVENTS']]);
+      expect(refused.body.message).toMatch(/^root\.children\[0\]\.key: .*PROJECT_AUDIENCE_DATA_EVENTS/);
+    }
+    // At any depth: a group_event (negated too) is named by its eventType.
+    const nested = await call('search', { root: { type: 'group', children: [GOLD, { type: 'group', operator: 'or', children: [GOLD, { type: 'group_event', eventType: 'purchase', negate: true, children: [] }] }] } });
+    expect([nested.status, nested.body.details?.path]).toEqual([403, 'root.children[1].children[1].eventType']);
+    // A saved segment on events is no way around it.
+    const [saved] = await db.query(`INSERT INTO segments (project_id, name, filter) VALUES ($1, 'Buyers', $2) RETURNING id`, [tenancy.project.id, { version: '0.0.1', root }]);
+    const bySegment = await call('scroll', { segment: saved.id });
+    expect([bySegment.status, bySegment.body.details?.path]).toEqual([403, 'filter.root.children[0].key']);
+
+    const EVENTS: Scope[] = [...LIST, 'PROJECT_AUDIENCE_DATA_EVENTS'];
+    const listed = await call('search', { root }, { scopes: EVENTS });
+    expect([listed.status, listed.body.entity?.map((c: Json) => c.id).sort()]).toEqual([200, [...buyers].sort()]);
+    expect((await call('scroll', { segment: saved.id }, { scopes: EVENTS })).body.entity.map((c: Json) => c.id).sort()).toEqual([...buyers].sort());
+
+    // A size is not contact data (ADR 0053): the count and the segment's count answer with READ alone.
+    const count = await readOnly('POST', '/audience/count', { root });
+    expect([count.status, count.body.metadata]).toEqual([200, { totalHits: 2 }]);
+    const segmentCount = await readOnly('GET', `/segment/${saved.id}/count`);
+    expect([segmentCount.status, segmentCount.body.metadata]).toEqual([200, { totalHits: 2 }]);
   });
 });

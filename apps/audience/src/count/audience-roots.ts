@@ -1,5 +1,6 @@
-import { maySearchByPii, type Principal } from '@meld/auth';
-import { type AudienceFilterNode, AudienceFilterError, type FilterCatalogue, parseAudienceFilter, parseAudienceFilterVersion, piiConditionPath } from '@meld/filters';
+import { hasScopes, maySearchByPii, type Principal } from '@meld/auth';
+import type { Scope } from '@meld/contracts';
+import { type AudienceFilterNode, AudienceFilterError, eventConditionPath, type FilterCatalogue, parseAudienceFilter, parseAudienceFilterVersion, piiConditionPath } from '@meld/filters';
 import { BadRequestException, ForbiddenException, Injectable } from '@nestjs/common';
 import { FilterCatalogueCache } from './filter-catalogue.cache';
 
@@ -11,16 +12,26 @@ export interface RootRequest {
   root?: unknown;
   /** The caller, when a request asks: conditions on email or phone attributes then need `maySearchByPii`. */
   principal?: Principal;
+  /**
+   * The request answers contacts or values of theirs (lists, aggregations), not a size: a node on
+   * events then needs PROJECT_AUDIENCE_DATA_EVENTS too (ADR 0344). A count leaves it out (ADR 0053).
+   */
+  returnsContactData?: boolean;
   /** JSON path of `root` in the caller's request, for error paths (default `root`). */
   rootPath?: string;
   /** The project's filter catalogue when the caller has just read it; read otherwise. */
   catalogue?: FilterCatalogue;
 }
 
+/** What a filter on events needs where the request returns contact data (ADR 0344). */
+const EVENT_DATA_SCOPES: readonly Scope[] = ['PROJECT_AUDIENCE_DATA_EVENTS'];
+
 /**
  * An audience filter root as every reader of the audience takes it (count, segments, lists): the
- * version checked, the root parsed against the project's catalogue (400 naming the node), and a
- * condition on an email or phone attribute refused (403) to a caller who may not search by them.
+ * version checked, the root parsed against the project's catalogue (400 naming the node), a
+ * condition on an email or phone attribute refused (403) to a caller who may not search by them,
+ * and, where contacts or their values are returned, a node on events to a caller without
+ * PROJECT_AUDIENCE_DATA_EVENTS (403).
  */
 @Injectable()
 export class AudienceRoots {
@@ -38,6 +49,14 @@ export class AudienceRoots {
           details: { path },
         });
       }
+    }
+    const missing = request.principal && request.returnsContactData ? hasScopes(request.principal, EVENT_DATA_SCOPES) : [];
+    const eventPath = missing.length ? eventConditionPath(parsed.root, request.rootPath) : null;
+    if (eventPath) {
+      throw new ForbiddenException({
+        message: `${eventPath}: filtering on events needs ${missing.join(', ')} (missing scope) where contacts or their values are returned; a count does not`,
+        details: { path: eventPath, missingScopes: missing },
+      });
     }
     return parsed;
   }

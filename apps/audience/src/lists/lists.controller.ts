@@ -8,9 +8,9 @@ import { ScrollAudience } from './usecases/scroll-audience/scroll-audience.useca
 import { SearchAudience } from './usecases/search-audience/search-audience.usecase';
 
 const SEEN_AS =
-  'Each contact is shown as the single reads show it (data level and data mode: Default id, `_user_id` and the name; Basic adds phone, email, country and booleans; Full everything). Conditions on email or phone attributes need `dataPolicy.mayReadPii`.';
+  'Each contact is shown as the single reads show it (data level and data mode: Default id, `_user_id` and the name; Basic adds phone, email, country and booleans; Full everything). Conditions on email or phone attributes need `dataPolicy.mayReadPii`; a filter on events (`group_event`, `event_condition`) needs PROJECT_AUDIENCE_DATA_EVENTS.';
 const BAD_BODY = 'invalid body: an unknown field or a size out of range (`details.fields`), or a filter node that does not fit the grammar or the catalogue (`details.path`)';
-const FORBIDDEN = 'the token lacks PROJECT_AUDIENCE_READ or PROJECT_AUDIENCE_LIST (plan-gated), or the filter names an email or phone attribute without `dataPolicy.mayReadPii` (`details.path`)';
+const FORBIDDEN = 'the token lacks PROJECT_AUDIENCE_READ or PROJECT_AUDIENCE_LIST (plan-gated), or the filter names an email or phone attribute without `dataPolicy.mayReadPii`, or events without PROJECT_AUDIENCE_DATA_EVENTS (`details.path`)';
 
 @ApiTags('audience')
 @ApiParam({ name: 'project', description: 'project UID' })

@@ -16,8 +16,9 @@ export interface AudienceSelectionInput {
 /**
  * The audience filter of a list or aggregation request (ADRs 0330, 0333, 0335): its own `root`,
  * or the stored filter of the segment it names, checked as a segment's count checks it (404 for
- * an unknown segment, 409 for one the catalogue no longer accepts). `key` identifies the filter
- * for a scroll id's digest.
+ * an unknown segment, 409 for one the catalogue no longer accepts). Each of these requests
+ * returns contacts or their values, so a node on events needs PROJECT_AUDIENCE_DATA_EVENTS,
+ * in a saved segment as in a root (ADR 0344). `key` identifies the filter for a scroll id's digest.
  */
 @Injectable()
 export class AudienceSelections {
@@ -29,7 +30,7 @@ export class AudienceSelections {
 
   async resolve(principal: Principal, projectId: string, input: AudienceSelectionInput): Promise<{ root?: AudienceFilterNode; key: unknown }> {
     if (input.segment === undefined) {
-      const { root } = await this.roots.resolve({ projectId, version: input.version, root: input.root, principal });
+      const { root } = await this.roots.resolve({ projectId, version: input.version, root: input.root, principal, returnsContactData: true });
       return { root, key: { version: input.version ?? AUDIENCE_FILTER_VERSION, root: input.root ?? null } };
     }
     if (input.root !== undefined || input.version !== undefined) {
@@ -39,7 +40,7 @@ export class AudienceSelections {
     if (!segment) throw new NotFoundException('segment not found');
     const catalogue = await this.catalogues.catalogue(projectId);
     assertStillValid(segment, catalogue);
-    const { root } = await this.roots.resolve({ projectId, version: segment.filter.version, root: segment.filter.root, principal, rootPath: 'filter.root', catalogue });
+    const { root } = await this.roots.resolve({ projectId, version: segment.filter.version, root: segment.filter.root, principal, rootPath: 'filter.root', catalogue, returnsContactData: true });
     return { root, key: { segment: segment.id } };
   }
 }

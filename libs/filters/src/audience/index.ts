@@ -10,4 +10,5 @@ export { HASH_SPACE, MIN_SPAN, windowedAudiencePage, type PagePosition, type Win
 export { slotOf, slotValues, type AttributeArrays, type AttributeSlot } from './slots';
 export { attributeSql, catalogueAttributeSql, valueKindOf, type AttributeSql, type StoredAttribute } from './attribute-sql';
 export { piiConditionPath } from './pii-conditions';
+export { eventConditionPath } from './event-conditions';
 export * from './membership-sql';

@@ -4,6 +4,7 @@ import { BadRequestException, ForbiddenException, Injectable } from '@nestjs/com
 import { filterErrorsAs400 } from '../../../count/audience-roots';
 import { FilterCatalogueCache } from '../../../count/filter-catalogue.cache';
 import { AudienceSelections } from '../../../segments/audience-selection';
+import { maskedBuckets } from '../../../shared/masked-buckets';
 import { AggregationsRepository } from '../../aggregations.repository';
 import type { AggregateAudienceInput, AudienceAggregations } from '../../aggregations.schema';
 
@@ -15,8 +16,10 @@ const fieldError = (path: string, message: string) => new BadRequestException({ 
 /**
  * `POST /audience/aggregations` (ADR 0333): terms (the most frequent values) and stats of
  * attributes over the current contacts a filter or saved segment selects, exact, from the snapshot the count
- * reads. Aggregates are contact-derived: a blocked project is refused, and email or phone
- * attributes need `mayReadPii`, as conditions on them do.
+ * reads. Aggregates are contact-derived: a blocked project is refused, email or phone
+ * attributes need `mayReadPii`, as conditions on them do, and terms are shown through the
+ * caller's mask (ADR 0121): a `_user_id` that is a phone, `_ds_contact_ids` or a custom attribute
+ * holding emails is masked in anonymized mode or below Basic. Stats read numbers and dates only.
  */
 @Injectable()
 export class AggregateAudience {
@@ -27,7 +30,8 @@ export class AggregateAudience {
   ) {}
 
   async execute(principal: Principal, projectId: string, input: AggregateAudienceInput): Promise<AudienceAggregations> {
-    if (!contactDataMask(principal)) throw new ForbiddenException(CONTACT_DATA_BLOCKED);
+    const mask = contactDataMask(principal);
+    if (!mask) throw new ForbiddenException(CONTACT_DATA_BLOCKED);
     const { root } = await this.selections.resolve(principal, projectId, input);
     const attributes = await this.attributes(projectId, input.aggregations);
     const names = input.aggregations.map((a) => a.name ?? `${a.type}_${a.attribute}`);
@@ -44,7 +48,8 @@ export class AggregateAudience {
         if (a.type === 'terms') {
           const withValue = Number(counts[`p${i}`] ?? 0);
           const rows = await this.repository.terms(projectId, root, stored[i], attribute.multivalue, a.size);
-          return { name: names[i], type: 'terms' as const, attribute: a.attribute, withValue, missing: matching - withValue, buckets: rows.map((r) => ({ value: typed(r.value, attribute), count: Number(r.n) })) };
+          const buckets = maskedBuckets(rows.map((r) => ({ value: typed(r.value, attribute), count: Number(r.n) })), mask);
+          return { name: names[i], type: 'terms' as const, attribute: a.attribute, withValue, missing: matching - withValue, buckets };
         }
         const s = await this.repository.stats(projectId, root, stored[i]);
         const date = valueKindOf(attribute.type) === 'date';
