@@ -219,6 +219,19 @@ describe('event writes (ingest)', () => {
     expect((await row(user)).attributes).toEqual({ _first_name: 'Later', _last_name: 'Kept' });
   });
 
+  it('20 concurrent batches with _user_data on one instance (a pool of 10) are all written: a write never holds a pooled connection while it waits for another', async () => {
+    const users = Array.from({ length: 20 }, uid);
+    const ids = users.map(() => eid());
+    const started = Date.now();
+    const answers = await Promise.all(users.map((u, i) => post('/events', [purchase(u, ids[i], { _user_data: { _first_name: `P${i}` } })])));
+    expect(answers.map((a) => [a.status, a.body.entity?.successful])).toEqual(users.map(() => [202, 1]));
+    // Well inside the pool's 5 s acquire timeout: nobody waited for a connection that a waiter held.
+    expect(Date.now() - started).toBeLessThan(5000);
+    const produced = await events.waitFor(users.length, (m) => ids.includes(m.value.eventId));
+    expect(new Set(produced.map((m) => m.value.eventId)).size).toBe(users.length);
+    for (const [i, u] of users.entries()) expect((await row(u)).attributes._first_name).toBe(`P${i}`);
+  });
+
   it('a future-dated event\'s _user_data does not hold off later contact writes (stamped at reception)', async () => {
     const user = uid();
     const tomorrow = new Date(Date.now() + 24 * HOUR).toISOString();

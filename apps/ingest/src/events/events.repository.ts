@@ -1,4 +1,4 @@
-import { DATA_SOURCE, type OpenTransaction, beginWith, inRawTransaction, isUuid } from '@meld/db';
+import { DATA_SOURCE, type OpenTransaction, beginWith, isUuid, rawPool } from '@meld/db';
 import { Inject, Injectable } from '@nestjs/common';
 import { type PoolClient, escapeLiteral } from 'pg';
 import type { DataSource } from 'typeorm';
@@ -19,8 +19,9 @@ export interface MarkedEvents {
 
 /**
  * The data source check and the batch's event types with their parameters, one statement
- * (they were three), sent with the write's BEGIN (libs/db beginWith: one round trip for both).
- * Its values are literals: two UUIDs checked by the caller and the type names escaped.
+ * (they were three): sent with the write's BEGIN (libs/db beginWith: one round trip for both)
+ * when the write marks first, alone when it checks first. Its values are literals: two UUIDs
+ * checked by the caller and the type names escaped.
  */
 const contextSql = (projectId: string, dataSourceId: string, typeUids: string[]) => `
   SELECT (SELECT id FROM data_sources WHERE id = '${dataSourceId}'::uuid AND project_id = '${projectId}'::uuid) AS data_source_id,
@@ -44,6 +45,9 @@ const contextSql = (projectId: string, dataSourceId: string, typeUids: string[])
  * than ON CONFLICT DO NOTHING's speculative insertion (4.8 vs 7.5 µs per id, measured); a
  * batch with a resent id fails it on the unique key (nothing is written, the transaction
  * rolls back) and goes again with ON CONFLICT, which skips the ids already there.
+ *
+ * Values are literals (the statement goes with BEGIN, libs/db beginWith), each id through
+ * pg's escapeLiteral; ids with U+0000 never get here (their items fail their checks).
  */
 interface MarkValues {
   project: string;
@@ -53,7 +57,7 @@ interface MarkValues {
   userIds: string;
 }
 
-/** The `live` and `fresh` CTEs, with the values as SQL fragments: parameters or literals. */
+/** The `live` and `fresh` CTEs, with the values as SQL literals (markValues). */
 const markCtes = (v: MarkValues, resent: boolean) => `
   live AS MATERIALIZED (
          SELECT user_id FROM source_contacts
@@ -67,35 +71,32 @@ const markCtes = (v: MarkValues, resent: boolean) => `
          ${resent ? 'ON CONFLICT DO NOTHING ' : ''}RETURNING event_id)`;
 const MARKED = 'ARRAY(SELECT user_id FROM live) AS live, ARRAY(SELECT event_id FROM fresh) AS fresh';
 
-const markSql = (resent: boolean) => `
-  WITH ${markCtes({ project: '$1', dataSource: '$2', users: '$3::text[]', eventIds: '$4::text[]', userIds: '$5::text[]' }, resent)}
-  SELECT ${MARKED}`;
-const MARK_NEW_SQL = markSql(false);
-
 const textArray = (values: readonly string[]) => `ARRAY[${values.map(escapeLiteral).join(',')}]::text[]`;
+
+const markValues = (projectId: string, dataSourceId: string, marks: readonly { userId: string; eventId: string }[]): MarkValues => ({
+  project: `'${projectId}'::uuid`,
+  dataSource: `'${dataSourceId}'::uuid`,
+  users: textArray([...new Set(marks.map((m) => m.userId))]),
+  eventIds: textArray(marks.map((m) => m.eventId)),
+  userIds: textArray(marks.map((m) => m.userId)),
+});
 
 /**
  * The context and the lock-and-mark of a batch without `_user_data` in one statement, so the
  * write is two round trips (this with BEGIN, then COMMIT) instead of three: the marks cannot
  * wait for the context when the live users do not depend on the batch (no `_user_data` to
  * create them first). It marks the ids of every item whose ids look valid, before the items
- * are checked against the types; the caller unmarks those of items that then fail. Values are
- * literals (beginWith), each id through pg's escapeLiteral; ids with U+0000 never get here.
+ * are checked against the types; the caller unmarks those of items that then fail.
  */
-const openAndMarkSql = (projectId: string, dataSourceId: string, typeUids: string[], marks: readonly { userId: string; eventId: string }[]) => {
-  const values: MarkValues = {
-    project: `'${projectId}'::uuid`,
-    dataSource: `'${dataSourceId}'::uuid`,
-    users: textArray([...new Set(marks.map((m) => m.userId))]),
-    eventIds: textArray(marks.map((m) => m.eventId)),
-    userIds: textArray(marks.map((m) => m.userId)),
-  };
-  return `
-  WITH ${markCtes(values, false)},
+const openAndMarkSql = (projectId: string, dataSourceId: string, typeUids: string[], marks: readonly { userId: string; eventId: string }[]) => `
+  WITH ${markCtes(markValues(projectId, dataSourceId, marks), false)},
        context AS (${contextSql(projectId, dataSourceId, typeUids)})
   SELECT context.data_source_id, context.types, ${MARKED} FROM context`;
-};
-const MARK_RESENT_SQL = markSql(true);
+
+/** The lock-and-mark of checked items alone, sent with BEGIN (the check-first way). */
+const lockAndMarkSql = (projectId: string, dataSourceId: string, marks: readonly { userId: string; eventId: string }[], resent: boolean) => `
+  WITH ${markCtes(markValues(projectId, dataSourceId, marks), resent)}
+  SELECT ${MARKED}`;
 
 /** The batch holds an id already accepted (or one id twice): write it again with `resent`. */
 export class ResentEventIds extends Error {
@@ -121,34 +122,33 @@ interface MarkRow {
 export class EventsRepository {
   constructor(@Inject(DATA_SOURCE) private readonly ds: DataSource) {}
 
-  /** The transaction of an event write, on a plain pg connection (libs/db raw-pool.ts). */
-  transaction<T>(work: (tx: PoolClient) => Promise<T>): Promise<T> {
-    return inRawTransaction(this.ds, work);
-  }
-
   /**
-   * Opens the write's transaction with its context: whether the path's data source belongs to
-   * the project, and the event types the batch names. Null when the ids are not UUIDs (no data
-   * source of the project then: nothing to open).
-   *
-   * Its COMMIT does not wait for the WAL flush. The events' durable copy is the topic (acks
-   * -1, before COMMIT); the marked ids only stop a client's resend from being produced again.
-   * A Postgres crash may forget the last ~0.6 s of marks, and a resend of one of those ids is
-   * then on the topic twice, which every reader already absorbs (ClickHouse keeps one row per
-   * event id; trigger consumers see redeliveries anyway). Waiting for the flush cost the
-   * half-load p99 most: behind ClickHouse's merge writes, one fsync took 100-200 ms.
+   * Whether the path's data source belongs to the project, and the event types the batch
+   * names: one statement on a pooled connection, given back at once (the check-first way:
+   * no transaction is open while the write upserts its `_user_data`). Null when the ids are
+   * not UUIDs (no data source of the project then).
    */
-  async open(projectId: string, dataSourceId: string, typeUids: string[]): Promise<{ tx: OpenTransaction<ContextRow>; context: EventWriteContext } | null> {
+  async context(projectId: string, dataSourceId: string, typeUids: string[]): Promise<EventWriteContext | null> {
     if (!isUuid(dataSourceId) || !isUuid(projectId)) return null;
-    const tx = await beginWith<ContextRow>(this.ds, contextSql(projectId, dataSourceId, typeUids), { asyncCommit: true });
-    const [row] = tx.rows;
-    return { tx, context: { dataSourceId: row.data_source_id, types: new Map(row.types.map((t) => [t.uid, t])) } };
+    const {
+      rows: [row],
+    } = await rawPool(this.ds).query<ContextRow>(contextSql(projectId, dataSourceId, typeUids));
+    return toContext(row);
   }
 
   /**
-   * `open` and `lockAndMark` in one round trip, for a batch whose users do not depend on it
-   * (no `_user_data`): `marks` are the items whose ids look valid, checked or not. Throws
-   * ResentEventIds (rolled back, nothing held) when an id was accepted before or comes twice.
+   * BEGIN, `context` and the lock-and-mark in one round trip, for a batch whose users do not
+   * depend on it (no `_user_data`): `marks` are the items whose ids look valid, checked or
+   * not. Throws ResentEventIds (rolled back, nothing held) when an id was accepted before or
+   * comes twice.
+   *
+   * Its COMMIT, like `openAndLock`'s, does not wait for the WAL flush. The events' durable
+   * copy is the topic (acks -1, before COMMIT); the marked ids only stop a client's resend
+   * from being produced again. A Postgres crash may forget the last ~0.6 s of marks, and a
+   * resend of one of those ids is then on the topic twice, which every reader already absorbs
+   * (ClickHouse keeps one row per event id; trigger consumers see redeliveries anyway).
+   * Waiting for the flush cost the half-load p99 most: behind ClickHouse's merge writes, one
+   * fsync took 100-200 ms.
    */
   async openAndMark(
     projectId: string,
@@ -165,11 +165,7 @@ export class EventsRepository {
       throw err;
     }
     const [row] = tx.rows;
-    return {
-      tx,
-      context: { dataSourceId: row.data_source_id, types: new Map(row.types.map((t) => [t.uid, t])) },
-      marked: { live: new Set(row.live), fresh: new Set(row.fresh) },
-    };
+    return { tx, context: toContext(row), marked: { live: new Set(row.live), fresh: new Set(row.fresh) } };
   }
 
   /** Takes back marks of this transaction (ids of items that failed their checks after openAndMark). */
@@ -178,27 +174,29 @@ export class EventsRepository {
   }
 
   /**
-   * Locks the live contacts among `events`' users and marks their event ids as accepted; both
-   * are held until the caller's COMMIT (the ids roll back with a failed produce).
+   * BEGIN and the lock-and-mark of checked items in one round trip (the check-first way,
+   * after the write's `_user_data` is committed): locks the live contacts among `events`'
+   * users and marks their event ids as accepted, both held until the caller's COMMIT (the ids
+   * roll back with a failed produce). Throws ResentEventIds (rolled back, nothing held) when
+   * not `resent` and an id was accepted before or comes twice.
    */
-  async lockAndMark(
-    tx: PoolClient,
+  async openAndLock(
     projectId: string,
     dataSourceId: string,
     events: readonly { userId: string; eventId: string }[],
     o: { resent: boolean },
-  ): Promise<MarkedEvents> {
-    if (events.length === 0) return { live: new Set(), fresh: new Set() };
-    const users = [...new Set(events.map((e) => e.userId))];
-    const values = [projectId, dataSourceId, users, events.map((e) => e.eventId), events.map((e) => e.userId)];
+  ): Promise<{ tx: OpenTransaction<MarkRow>; marked: MarkedEvents }> {
     try {
-      const {
-        rows: [row],
-      } = await tx.query<{ live: string[]; fresh: string[] }>({ text: o.resent ? MARK_RESENT_SQL : MARK_NEW_SQL, values });
-      return { live: new Set(row.live), fresh: new Set(row.fresh) };
+      const tx = await beginWith<MarkRow>(this.ds, lockAndMarkSql(projectId, dataSourceId, events, o.resent), { asyncCommit: true });
+      const [row] = tx.rows;
+      return { tx, marked: { live: new Set(row.live), fresh: new Set(row.fresh) } };
     } catch (err) {
       if (!o.resent && (err as { code?: string }).code === UNIQUE_VIOLATION) throw new ResentEventIds();
       throw err;
     }
   }
+}
+
+function toContext(row: ContextRow): EventWriteContext {
+  return { dataSourceId: row.data_source_id, types: new Map(row.types.map((t) => [t.uid, t])) };
 }

@@ -3,9 +3,10 @@ import { Histogram } from 'prom-client';
 
 /**
  * Time per stage of an event write, so a slow request can be placed: `open` (BEGIN, data
- * source, event types and lock-and-mark: batches without `_user_data`) or `context` (the same
- * without lock-and-mark: the others), `validate` (the items), `transaction` (lock and mark
- * or unmark, produce, COMMIT; without the COMMIT where it follows the answer) and `produce`
+ * source, event types and lock-and-mark: batches without `_user_data`) or `context` (data
+ * source and event types alone, no transaction: the others), `validate` (the items),
+ * `transaction` (BEGIN with lock and mark, or unmark; produce; COMMIT; without the COMMIT
+ * where it follows the answer) and `produce`
  * (the Kafka send and its acks, inside the transaction), `commit` (a COMMIT after the answer).
  * The ingest-events bench reads it for its half-peak tail.
  */

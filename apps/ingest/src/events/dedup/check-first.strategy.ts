@@ -1,16 +1,20 @@
-import type { PoolClient } from 'pg';
 import type { WriteCommand } from '../../write/write.command';
 import type { ParsedEvent } from '../event-item';
-import { type EventsRepository, ResentEventIds } from '../events.repository';
+import { type EventWriteContext, type EventsRepository, ResentEventIds } from '../events.repository';
 import { timed } from '../write-stages';
-import { type DedupStrategy, type DedupWrite, OpenDedupWrite, type OpenedWrite, type ProduceEvents } from './dedup-write';
+import type { DedupStrategy, DedupWrite, ProduceEvents } from './dedup-write';
 
 /**
- * Checks first, marks after: three round trips to Postgres. BEGIN with the context; the
- * caller's checks and `_user_data` upserts (which may create the contacts that make events
- * live); then lock-and-mark, produce and COMMIT before the answer. `resent`: the batch holds
- * an id accepted before, so the marks skip existing ids (ON CONFLICT) instead of failing on
- * them; a write that did not know it and meets one goes again in a new transaction.
+ * Checks first, marks after: three round trips to Postgres. The context alone, on a pooled
+ * connection given back at once; the caller's checks and `_user_data` upserts (which may
+ * create the contacts that make events live, in a transaction of their own); then BEGIN with
+ * the lock-and-mark, produce and COMMIT before the answer. Nothing is held between `open`
+ * and `produceFresh`: a write that held its transaction while the upsert took a second
+ * connection of the same pool stalled once as many writes as the pool has connections came
+ * together, each holding one and waiting for another until the acquire timeout (ADR 0227).
+ * `resent`: the batch holds an id accepted before, so the marks skip existing ids (ON
+ * CONFLICT) instead of failing on them; a write that did not know it and meets one goes
+ * again that way.
  */
 export class CheckFirst implements DedupStrategy {
   constructor(
@@ -19,47 +23,53 @@ export class CheckFirst implements DedupStrategy {
   ) {}
 
   async open(command: WriteCommand, typeUids: string[]): Promise<DedupWrite | null> {
-    const opened = await timed('context', () => this.events.open(command.projectId, command.dataSourceId, typeUids));
-    return opened && new CheckedWrite({ events: this.events, command, tx: opened.tx, context: opened.context }, this.o.resent);
+    const context = await timed('context', () => this.events.context(command.projectId, command.dataSourceId, typeUids));
+    return context && new CheckedWrite(this.events, command, context, this.o.resent);
   }
 }
 
-class CheckedWrite extends OpenDedupWrite {
+class CheckedWrite implements DedupWrite {
   constructor(
-    opened: OpenedWrite,
+    private readonly events: EventsRepository,
+    private readonly command: WriteCommand,
+    readonly context: EventWriteContext,
     private readonly resent: boolean,
-  ) {
-    super(opened);
-  }
-
-  async produceFresh(candidates: ParsedEvent[], produce: ProduceEvents): Promise<void> {
-    if (candidates.length === 0) return;
-    const { events, tx } = this.opened;
-    await timed('transaction', async () => {
-      await this.markAndProduce(tx.client, candidates, this.resent, produce);
-      await tx.commit();
-    }).catch(async (err: unknown) => {
-      if (!(err instanceof ResentEventIds)) throw err;
-      await tx.release();
-      return timed('transaction', () => events.transaction((again) => this.markAndProduce(again, candidates, true, produce)));
-    });
-  }
+  ) {}
 
   /**
-   * In the write's transaction: lock the live contacts (FOR SHARE, until the events are on the
-   * topic: a delete racing this write commits after them, so its erase marker follows them) and
-   * mark the ids, then produce the fresh events and wait for the acks (COMMIT is the caller's).
+   * In one transaction: lock the live contacts (FOR SHARE, until the events are on the topic:
+   * a delete racing this write commits after them, so its erase marker follows them) and mark
+   * the ids, produce the fresh events, wait for the acks, COMMIT.
    */
-  private async markAndProduce(tx: PoolClient, candidates: ParsedEvent[], resent: boolean, produce: ProduceEvents): Promise<void> {
-    const { projectId, dataSourceId } = this.opened.command;
-    const { live, fresh } = await this.opened.events.lockAndMark(tx, projectId, dataSourceId, candidates, { resent });
-    const seen = new Set<string>();
-    const admitted = candidates.filter((e) => {
-      // Not live (rule 1) or a duplicate: success, not produced (again).
-      if (!live.has(e.userId) || !fresh.has(e.eventId) || seen.has(e.eventId)) return false;
-      seen.add(e.eventId);
-      return true;
+  async produceFresh(candidates: ParsedEvent[], produce: ProduceEvents): Promise<void> {
+    if (candidates.length === 0) return;
+    await timed('transaction', async () => {
+      const { tx, marked } = await this.openAndLock(candidates);
+      try {
+        const seen = new Set<string>();
+        const admitted = candidates.filter((e) => {
+          // Not live (rule 1) or a duplicate: success, not produced (again).
+          if (!marked.live.has(e.userId) || !marked.fresh.has(e.eventId) || seen.has(e.eventId)) return false;
+          seen.add(e.eventId);
+          return true;
+        });
+        await produce(admitted);
+        await tx.commit();
+      } finally {
+        // A failed produce rolls the marks back; after the COMMIT, nothing to do.
+        await tx.release();
+      }
     });
-    await produce(admitted);
+  }
+
+  /** Nothing is held outside produceFresh. */
+  async release(): Promise<void> {}
+
+  private openAndLock(candidates: ParsedEvent[]) {
+    const { projectId, dataSourceId } = this.command;
+    return this.events.openAndLock(projectId, dataSourceId, candidates, { resent: this.resent }).catch((err: unknown) => {
+      if (!(err instanceof ResentEventIds)) throw err;
+      return this.events.openAndLock(projectId, dataSourceId, candidates, { resent: true });
+    });
   }
 }

@@ -1,13 +1,12 @@
-import type { OpenTransaction } from '@meld/db';
 import type { WriteCommand } from '../../write/write.command';
 import type { ParsedEvent } from '../event-item';
-import type { EventWriteContext, EventsRepository } from '../events.repository';
+import type { EventWriteContext } from '../events.repository';
 
 /** The Kafka send of the events a write admits, resolved once Kafka acked them. */
 export type ProduceEvents = (events: ParsedEvent[]) => Promise<void>;
 
 /**
- * One event write's transaction, whichever way its event ids are de-duplicated. The write
+ * One event write's dedup, whichever way its event ids are de-duplicated. The write
  * checks its items against `context`, then hands the ones that passed to `produceFresh`.
  */
 export interface DedupWrite {
@@ -20,35 +19,16 @@ export interface DedupWrite {
    * are committed (after the answer, or before it).
    */
   produceFresh(candidates: ParsedEvent[], produce: ProduceEvents): Promise<void>;
-  /** Rolls back whatever was not committed and frees the connection; always called, safe after a commit. */
+  /**
+   * Rolls back whatever was not committed and frees the connection; always called, safe after
+   * a commit. A write may hold its transaction from `open` to `release` only if nothing in
+   * between takes another connection of the pool (no `_user_data` upsert): ADR 0227.
+   */
   release(): Promise<void>;
 }
 
-/** A way to open the write's transaction and mark its ids: what each costs in round trips is in its file. */
+/** A way to read the write's context and mark its ids: what each costs in round trips is in its file. */
 export interface DedupStrategy {
   /** Null when the path's ids cannot name a data source of the project (not UUIDs). */
   open(command: WriteCommand, typeUids: string[]): Promise<DedupWrite | null>;
-}
-
-/** What every strategy's write holds once its transaction is open. */
-export interface OpenedWrite {
-  events: EventsRepository;
-  command: WriteCommand;
-  tx: OpenTransaction<unknown>;
-  context: EventWriteContext;
-}
-
-/** The part of a DedupWrite common to the strategies: the open transaction and its context. */
-export abstract class OpenDedupWrite implements DedupWrite {
-  readonly context: EventWriteContext;
-
-  constructor(protected readonly opened: OpenedWrite) {
-    this.context = opened.context;
-  }
-
-  abstract produceFresh(candidates: ParsedEvent[], produce: ProduceEvents): Promise<void>;
-
-  release(): Promise<void> {
-    return this.opened.tx.release();
-  }
 }

@@ -29,19 +29,15 @@ function recordingRepository(o: { resentOnMark?: boolean; resentOnLock?: boolean
       if (o.resentOnMark) throw new ResentEventIds();
       return { tx, context, marked: { live: new Set(marks.map((m) => m.userId)), fresh: new Set(marks.map((m) => m.eventId)) } };
     },
-    open: async () => {
-      calls.push('open');
-      return { tx, context };
+    context: async () => {
+      calls.push('context');
+      return context;
     },
     unmark: async (_c: PoolClient, _p: string, ids: readonly string[]) => void calls.push(`unmark ${ids.join(',')}`),
-    lockAndMark: async (_c: PoolClient, _p: string, _d: string, events: readonly { userId: string; eventId: string }[], m: { resent: boolean }) => {
-      calls.push(`lockAndMark${m.resent ? ' resent' : ''}`);
+    openAndLock: async (_p: string, _d: string, events: readonly { userId: string; eventId: string }[], m: { resent: boolean }) => {
+      calls.push(`openAndLock${m.resent ? ' resent' : ''}`);
       if (o.resentOnLock && !m.resent) throw new ResentEventIds();
-      return { live: new Set(events.map((e) => e.userId)), fresh: new Set(events.map((e) => e.eventId)) };
-    },
-    transaction: async <T>(work: (c: PoolClient) => Promise<T>) => {
-      calls.push('transaction');
-      return work({} as PoolClient);
+      return { tx, marked: { live: new Set(events.map((e) => e.userId)), fresh: new Set(events.map((e) => e.eventId)) } };
     },
   };
   return { calls, repository: repository as unknown as EventsRepository };
@@ -74,22 +70,31 @@ describe('EventDedupPolicy', () => {
     expect(calls).toEqual(['openAndMark', 'unmark e2', 'produce', 'commit', 'release']);
   });
 
-  it('checks a batch with _user_data first: context with BEGIN, then lock-and-mark, produce and COMMIT before the answer', async () => {
+  it('checks a batch with _user_data first: the context alone, then BEGIN with lock-and-mark, produce and COMMIT before the answer', async () => {
     const { calls, repository } = recordingRepository();
     expect(await write(repository, calls, [item('e1', { _user_data: { city: 'Paris' } })], [parsed('e1')])).toEqual(['e1']);
-    expect(calls).toEqual(['open', 'lockAndMark', 'produce', 'commit', 'release']);
+    expect(calls).toEqual(['context', 'openAndLock', 'produce', 'commit', 'release']);
+  });
+
+  it('holds no transaction between opening a check-first write and produceFresh (its _user_data upsert takes a connection of its own)', async () => {
+    const { calls, repository } = recordingRepository();
+    const opened = await new EventDedupPolicy(repository).open(command([item('e1', { _user_data: { city: 'Paris' } })]));
+    expect(calls).toEqual(['context']);
+    await opened!.release();
+    expect(calls).toEqual(['context']);
   });
 
   it('sends a batch holding an id accepted before the check-first way, skipping existing ids', async () => {
     const { calls, repository } = recordingRepository({ resentOnMark: true });
     expect(await write(repository, calls, [item('e1')], [parsed('e1')])).toEqual(['e1']);
-    expect(calls).toEqual(['openAndMark', 'open', 'lockAndMark resent', 'produce', 'commit', 'release']);
+    expect(calls).toEqual(['openAndMark', 'context', 'openAndLock resent', 'produce', 'commit', 'release']);
   });
 
   it('writes a check-first batch that meets an accepted id again in a new transaction', async () => {
     const { calls, repository } = recordingRepository({ resentOnLock: true });
     expect(await write(repository, calls, [item('e1', { _user_data: { city: 'Paris' } })], [parsed('e1')])).toEqual(['e1']);
-    expect(calls).toEqual(['open', 'lockAndMark', 'release', 'transaction', 'lockAndMark resent', 'produce', 'release']);
+    // The first BEGIN with lock-and-mark rolled back on the unique key and gave its connection back.
+    expect(calls).toEqual(['context', 'openAndLock', 'openAndLock resent', 'produce', 'commit', 'release']);
   });
 
   it('produces each id once even when a batch names it twice (check-first, resent)', async () => {

@@ -4,9 +4,9 @@ import { Logger } from '@nestjs/common';
 import { Counter } from 'prom-client';
 import type { WriteCommand } from '../../write/write.command';
 import type { ParsedEvent } from '../event-item';
-import type { EventsRepository, MarkedEvents } from '../events.repository';
+import type { EventWriteContext, EventsRepository, MarkedEvents } from '../events.repository';
 import { timed } from '../write-stages';
-import { type DedupStrategy, type DedupWrite, OpenDedupWrite, type OpenedWrite, type ProduceEvents } from './dedup-write';
+import type { DedupStrategy, DedupWrite, ProduceEvents } from './dedup-write';
 
 const commitFailures = new Counter({
   name: 'meld_ingest_event_mark_commit_failures_total',
@@ -21,7 +21,7 @@ const log = new Logger('write-events');
  * Until the COMMIT they still do their job: a concurrent resend waits on the uncommitted ids,
  * and a delete of the contact on its FOR SHARE lock (its erase marker follows these events).
  * A failed COMMIT (Postgres down, ingest killed) loses the marks, which asyncCommit already
- * allows (EventsRepository.open): a resend is then on the topic twice, and every reader keeps
+ * allows (EventsRepository.openAndMark): a resend is then on the topic twice, and every reader keeps
  * one copy per event id. What it buys: the COMMIT's round trip, a wait for a Postgres backend
  * to get a core on a busy box, leaves the request's latency.
  */
@@ -48,17 +48,19 @@ export class MarkFirst implements DedupStrategy {
 
   async open(command: WriteCommand, typeUids: string[]): Promise<DedupWrite | null> {
     const opened = await timed('open', () => this.events.openAndMark(command.projectId, command.dataSourceId, typeUids, this.marks));
-    return opened && new MarkedWrite({ events: this.events, command, tx: opened.tx, context: opened.context }, opened.marked);
+    return opened && new MarkedWrite(this.events, command, opened.tx, opened.context, opened.marked);
   }
 }
 
-class MarkedWrite extends OpenDedupWrite {
+/** Holds its transaction from `open` to `release`: nothing in between takes another connection (no `_user_data`). */
+class MarkedWrite implements DedupWrite {
   constructor(
-    opened: OpenedWrite,
+    private readonly events: EventsRepository,
+    private readonly command: WriteCommand,
+    private readonly tx: OpenTransaction<unknown>,
+    readonly context: EventWriteContext,
     private readonly marked: MarkedEvents,
-  ) {
-    super(opened);
-  }
+  ) {}
 
   async produceFresh(candidates: ParsedEvent[], produce: ProduceEvents): Promise<void> {
     const { live, fresh } = this.marked;
@@ -67,11 +69,15 @@ class MarkedWrite extends OpenDedupWrite {
     if (admitted.length === 0) return;
     const valid = new Set(candidates.map((e) => e.eventId));
     const unmark = [...fresh].filter((id) => !valid.has(id));
-    const { events, tx, command } = this.opened;
+    const { events, tx, command } = this;
     await timed('transaction', async () => {
       await events.unmark(tx.client, command.projectId, unmark);
       await produce(admitted);
     });
     commitAfterAnswer(tx);
+  }
+
+  release(): Promise<void> {
+    return this.tx.release();
   }
 }

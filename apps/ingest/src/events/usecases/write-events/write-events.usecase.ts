@@ -46,7 +46,8 @@ export class WriteEvents {
       this.scope.requireUsable(command, write.context.dataSourceId);
       const items = parseBatch(command.body, 'events');
       const { outcomes, accepted } = await this.check(command, items, write.context);
-      // Rule 2: `_user_data` before the event, one transaction (of its own) for the batch's contacts.
+      // Rule 2: `_user_data` before the event, one transaction (of its own) for the batch's contacts,
+      // committed before the dedup's transaction opens: `write` holds no connection meanwhile (ADR 0227).
       const withData = accepted.flatMap((e, i) => (e?.userData ? [i] : []));
       if (withData.length > 0) await this.upsertUserData(command, accepted, outcomes, withData);
       // Rule 1 and the dedup: only events of live contacts with new ids reach the topic.
