@@ -67,4 +67,15 @@ describe('contact attribute rules', () => {
     expect(inferRule('x', [])).toEqual(expect.any(String));
     expect(parse({ 'bad name': 1 }).errors['bad name']).toBeDefined();
   });
+
+  it('a new name whose first value does not fit the type it would get is an error and creates nothing', () => {
+    const refused = parse({ score: [1, 'a'], nul: 'a\u0000b', long: 'x'.repeat(3000), many: Array.from({ length: 101 }, (_, i) => i), ok: ['a', 'b'] });
+    expect(refused.errors).toEqual({
+      score: ['every value must be a number'],
+      nul: ['must not contain the NUL character (U+0000)'],
+      long: ['must be at most 2048 characters'],
+      many: ['must have at most 100 values'],
+    });
+    expect(refused.created).toEqual([{ uid: 'ok', type: 'string', multivalue: true }]);
+  });
 });

@@ -38,7 +38,7 @@ export function keyError(value: unknown, max: number): string | null {
  * Checks contact attributes against the catalogue: an unknown `_` name is an error naming
  * it, internal or disabled attributes cannot be written, values must fit the attribute's
  * type; `null` clears. A custom name that is not in the catalogue yet is typed from its
- * first value (`pending` holds names created earlier in the same batch, so the batch
+ * first value, which must then fit that type like any later value (`pending` holds names created earlier in the same batch, so the batch
  * agrees with itself). `skip` names fields handled by the caller (`_user_id`, event fields).
  */
 export function parseAttributes(
@@ -67,6 +67,13 @@ export function parseAttributes(
       const inferred = inferRule(name, value);
       if (typeof inferred === 'string') {
         fail(name, inferred);
+        continue;
+      }
+      // The value must fit the rule it would create (every value of a list of the first one's
+      // type, lengths, counts, storable text): an item refused for it creates nothing (ADR 0035).
+      const err = valueError({ uid: name, ...inferred, enabled: true, internal: false, reserved: false }, value);
+      if (err) {
+        fail(name, err);
         continue;
       }
       created.push({ uid: name, ...inferred });

@@ -18,8 +18,10 @@ export type PatchResult = { ok: true; patch: AttributePatch } | { ok: false; err
 /**
  * Catalogue checks of contact attributes, shared by contact writes and the `_user_data` of
  * events (one code path, as the design asks). Inside the write's transaction: creates the
- * custom attributes of the valid items, then re-checks those values against the rules that
- * stand (another batch may have created the same name with another type a moment earlier).
+ * custom attributes of the valid items only (a new name's first value is checked against the
+ * type it would get before it counts as created: a refused item creates nothing, ADR 0035),
+ * then re-checks those values against the rules that stand (another batch may have created
+ * the same name with another type a moment earlier).
  */
 @Injectable()
 export class ContactPatches {
