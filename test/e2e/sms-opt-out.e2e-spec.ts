@@ -5,7 +5,8 @@ import { type SmsProject, seedSmsProject, startSmsStack, unsubscribeLink } from 
 // and audience as processes, a private broker and a private SMSC simulator. Each way of opting
 // out (the unsubscribe link, an inbound STOP, a data source's `_consent_sms`) must make the
 // next send a 422 `opted_out` once identity-merge applied it; outbound auto-creation puts an
-// unknown number in the audience only when the project allows it.
+// unknown number in the audience only when the project allows it; a STOP from an unknown number
+// is kept (ADR 0343).
 const GATEWAY_PORT = 29080;
 
 describe('SMS opt-out and auto-created contacts through the gateway', () => {
@@ -21,8 +22,8 @@ describe('SMS opt-out and auto-created contacts through the gateway', () => {
     await sms?.stop();
   });
 
-  const expectOptedOut = async (target: string) => {
-    const refused = await p.send(target, 'Your parcel is on its way');
+  const expectOptedOut = async (target: string, project = p) => {
+    const refused = await project.send(target, 'Your parcel is on its way');
     expect([refused.status, refused.body.details?.reason]).toEqual([422, 'opted_out']);
   };
 
@@ -90,5 +91,33 @@ describe('SMS opt-out and auto-created contacts through the gateway', () => {
     await p.admin('PATCH', `/projects/${p.uid}`, { generalConfig: { channelSms: { autoCreateContactsOnOutbounds: false } } });
     expect((await p.send(after, 'Hello')).status).toBe(404);
     expect((await p.searchPhone(after)).status).toBe(404);
+  }, 90000);
+
+  it('an inbound STOP from a number no contact has (ADR 0343): the contact is created opted out, the next send by phone or to a CRM contact merged by phone is 422; START lets both through', async () => {
+    // A project of its own: it merges on the mobile, and auto-creates on outbound sends (the STOP must win over that too).
+    const q = await seedSmsProject(sms.base);
+    await q.admin('PATCH', `/projects/${q.uid}`, { mergingAttributes: ['_phone_mobile'], generalConfig: { channelSms: { autoCreateContactsOnOutbounds: true } } });
+    const [phone, other] = ['+447400555107', '+447400555108'];
+    await waitFor('messaging bound to the SMSC', async () => (await sms.mo({ from: '+447400555199', to: 'NOBODY', text: 'hi' })).length > 0, { timeoutMs: 30000 });
+    // autoCreateContactsOnInbounds false (the default): a text from an unknown number creates nothing, a STOP does.
+    expect(await sms.mo({ from: other, to: q.alias, text: 'hello?' })).toEqual([0]);
+    expect(await sms.mo({ from: phone, to: q.alias, text: 'STOP' })).toEqual([0]);
+    await expectOptedOut(phone, q);
+    await q.consentBecomes(phone, 'opt-out');
+    await expectOptedOut(phone, q);
+    expect((await q.searchPhone(other)).status).toBe(404);
+
+    // The CRM writes a contact with that mobile later: merged by phone, the opt-out wins (ADR 0048).
+    expect((await q.ingest([{ _user_id: 'crm-555107', _phone_mobile: phone, _first_name: 'Ada' }])).status).toBe(202);
+    let merged = await q.searchPhone(phone);
+    await waitFor('the CRM contact merged with the number', async () => (merged = await q.searchPhone(phone)).body?.entity?._first_name === 'Ada', { timeoutMs: 30000 });
+    expect(merged.body.entity._consent_sms).toBe('opt-out');
+    await expectOptedOut(merged.body.entity.id, q);
+    await expectOptedOut(phone, q);
+
+    expect(await sms.mo({ from: phone, to: q.alias, text: 'START' })).toEqual([0]);
+    await q.consentBecomes(phone, 'opt-in');
+    expect((await q.send(merged.body.entity.id, 'Welcome back')).status).toBe(201);
+    expect((await q.send(phone, 'Welcome back')).status).toBe(201);
   }, 90000);
 });

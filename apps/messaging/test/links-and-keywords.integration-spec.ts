@@ -102,5 +102,93 @@ describe('messaging: short links, unsubscribe page, inbound keywords', () => {
     await smsc.mo({ from: '447400123605', to: 'MELD', text: 'START' });
     expect(await messagingConsent(userId)).toBe('opt-in');
   });
+
+  describe('a number no contact has (ADR 0343)', () => {
+    const setChannelSms = (settings: Record<string, boolean>) =>
+      db.query(`UPDATE projects SET general_config = jsonb_set(COALESCE(general_config, '{}'), '{channelSms}', COALESCE(general_config->'channelSms', '{}') || $2::jsonb) WHERE id = $1`, [t.project.id, JSON.stringify(settings)]);
+    /** Our own contacts of the number (the messaging data source's, keyed by it), as written. */
+    const ownContacts = async (e164: string): Promise<Json[]> =>
+      (await db.query(`SELECT s.attributes FROM source_contacts s JOIN data_sources d ON d.id = s.data_source_id AND d.uid = 'meld-messaging' WHERE s.project_id = $1 AND s.user_id = $2`, [t.project.id, e164])).map((r: Json) => r.attributes);
+    const messagesTo = async (e164: string) => (await db.query(`SELECT count(*)::int AS n FROM sms_messages WHERE project_id = $1 AND destination = $2`, [t.project.id, e164]))[0].n;
+    const expectRefused = async (e164: string) => {
+      const before = smsc.stats().submitted;
+      for (const outbound of [false, true]) {
+        await setChannelSms({ autoCreateContactsOnOutbounds: outbound });
+        const { status, body } = await send(e164, 'Your parcel is on its way');
+        expect([outbound, status, body.details?.reason]).toEqual([outbound, 422, 'opted_out']);
+      }
+      expect(await messagesTo(e164)).toBe(0);
+      expect(smsc.stats().submitted).toBe(before);
+    };
+
+    beforeAll(async () => {
+      await waitFor('SMSC bound', async () => (await smsc.mo({ from: '447400000000', to: 'NOBODY', text: 'hi' })).length > 0);
+    });
+    afterEach(() => db.query(`UPDATE projects SET general_config = general_config #- '{channelSms,autoCreateContactsOnInbounds}' #- '{channelSms,autoCreateContactsOnOutbounds}' WHERE id = $1`, [t.project.id]));
+
+    it('autoCreateContactsOnInbounds false: other texts and START create nothing; STOP creates the contact opted out, every send is refused; START lets it through', async () => {
+      const phone = '+447400123700';
+      await setChannelSms({ autoCreateContactsOnInbounds: false });
+      expect(await smsc.mo({ from: '447400123700', to: 'MELD', text: 'hello, who is this?' })).toEqual([0]);
+      expect(await smsc.mo({ from: '447400123700', to: 'MELD', text: 'START' })).toEqual([0]);
+      expect(await ownContacts(phone)).toEqual([]);
+
+      expect(await smsc.mo({ from: '447400123700', to: 'MELD', text: 'STOP' })).toEqual([0]);
+      expect(await ownContacts(phone)).toEqual([{ _phone_mobile: phone, _consent_sms: 'opt-out' }]);
+      // Refused from the STOP's commit on, before identity-merge (not running here) merged the contact.
+      await expectRefused(phone);
+      expect(await ownContacts(phone)).toEqual([{ _phone_mobile: phone, _consent_sms: 'opt-out' }]);
+
+      expect(await smsc.mo({ from: '+447400123700', to: 'MELD', text: 'start' })).toEqual([0]);
+      expect(await ownContacts(phone)).toEqual([{ _phone_mobile: phone, _consent_sms: 'opt-in' }]);
+      await setChannelSms({ autoCreateContactsOnOutbounds: true });
+      const sent = await send(phone, 'Welcome back');
+      expect([sent.status, sent.body.metadata]).toEqual([201, { autoCreated: true }]);
+      expect(await ownContacts(phone)).toHaveLength(1);
+    });
+
+    it('autoCreateContactsOnInbounds true: any text creates the contact, STOP opts it out, every send is refused; START lets it through', async () => {
+      const phone = '+447400123701';
+      await setChannelSms({ autoCreateContactsOnInbounds: true });
+      expect(await smsc.mo({ from: '447400123701', to: 'MELD', text: 'hello' })).toEqual([0]);
+      expect(await ownContacts(phone)).toEqual([{ _phone_mobile: phone }]);
+      expect(await smsc.mo({ from: '447400123701', to: 'MELD', text: 'Stop!' })).toEqual([0]);
+      expect(await ownContacts(phone)).toEqual([{ _phone_mobile: phone, _consent_sms: 'opt-out' }]);
+      await expectRefused(phone);
+
+      await setChannelSms({ autoCreateContactsOnInbounds: true, autoCreateContactsOnOutbounds: true });
+      expect(await smsc.mo({ from: '447400123701', to: 'MELD', text: 'Start.' })).toEqual([0]);
+      expect(await ownContacts(phone)).toEqual([{ _phone_mobile: phone, _consent_sms: 'opt-in' }]);
+      expect((await send(phone, 'Welcome back')).status).toBe(201);
+
+      // A STOP straight away from a new number: created opted out as well.
+      expect(await smsc.mo({ from: '447400123702', to: 'MELD', text: 'UNSUBSCRIBE' })).toEqual([0]);
+      expect(await ownContacts('+447400123702')).toEqual([{ _phone_mobile: '+447400123702', _consent_sms: 'opt-out' }]);
+      await expectRefused('+447400123702');
+    });
+
+    it('once merged, a later contact of the number kept apart (the project merges on _user_id) does not make a send by phone go out', async () => {
+      const phone = '+447400123703';
+      expect(await smsc.mo({ from: '447400123703', to: 'MELD', text: 'STOP' })).toEqual([0]);
+      // As identity-merge leaves it: the number's contact opted out, and a CRM contact with the same mobile written later.
+      const [{ id: messagingSource }] = await db.query(`SELECT id FROM data_sources WHERE project_id = $1 AND uid = 'meld-messaging'`, [t.project.id]);
+      const merged = await seedContact(db, t.project.id, { _user_id: phone, _phone_mobile: phone, _consent_sms: 'opt-out' });
+      await db.query(`INSERT INTO audience_members (project_id, data_source_id, user_id, audience_id) VALUES ($1, $2, $3, $4)`, [t.project.id, messagingSource, phone, merged]);
+      await memberContact(phone);
+      await expectRefused(phone);
+      const byId = await send(merged, 'hello');
+      expect([byId.status, byId.body.details?.reason]).toEqual([422, 'opted_out']);
+    });
+
+    it('a sender address that is not a valid international number is answered and ignored, whatever the settings', async () => {
+      await setChannelSms({ autoCreateContactsOnInbounds: true });
+      const count = async () => (await db.query(`SELECT count(*)::int AS n FROM source_contacts WHERE project_id = $1`, [t.project.id]))[0].n;
+      const before = await count();
+      for (const from of ['ACME', '', '+1', '+', '4474001237049999', '4474; DROP TABLE x']) {
+        expect(await smsc.mo({ from, to: 'MELD', text: 'STOP' })).toEqual([0]);
+      }
+      expect(await count()).toBe(before);
+    });
+  });
 });
 

@@ -68,11 +68,29 @@ export class MessagingContacts {
     await upsertSourceContacts(em, projectId, source.dataSourceId, [{ userId: source.userId, patch: { _consent_sms: status }, at }], at);
   }
 
-  /** A new contact for a phone nobody has (outbound auto-creation): `_user_id` and `_phone_mobile` are the E.164 number. */
-  async createForPhone(em: EntityManager, projectId: string, e164: string, at = new Date().toISOString()): Promise<SourceRef> {
+  /**
+   * A new contact for a phone nobody has (outbound auto-creation, ADR 0184; an inbound message,
+   * ADR 0343): `_user_id` and `_phone_mobile` are the E.164 number, with the consent the number
+   * stated if any. Writing it again for the same number updates the same source contact.
+   */
+  async createForPhone(em: EntityManager, projectId: string, e164: string, { consent = null, at = new Date().toISOString() }: { consent?: ConsentStatus; at?: string } = {}): Promise<SourceRef> {
     const source = { dataSourceId: await this.dataSourceId(em, projectId), userId: e164 };
-    await upsertSourceContacts(em, projectId, source.dataSourceId, [{ userId: e164, patch: { _phone_mobile: e164 }, at }], at);
+    await upsertSourceContacts(em, projectId, source.dataSourceId, [{ userId: e164, patch: { _phone_mobile: e164, ...(consent ? { _consent_sms: consent } : {}) }, at }], at);
     return source;
+  }
+
+  /**
+   * Our own contact of a number, the one createForPhone writes, with its attributes; null when
+   * there is none (or it was deleted). It stands for the number while identity-merge has not
+   * merged it yet (ADR 0343). In the caller's transaction when `em` is given.
+   */
+  async ofPhone(projectId: string, e164: string, em?: EntityManager): Promise<{ source: SourceRef; attributes: Record<string, unknown> } | null> {
+    const [row] = await (em ?? this.ds).query(
+      `SELECT s.data_source_id AS "dataSourceId", s.attributes FROM source_contacts s JOIN data_sources d ON d.id = s.data_source_id
+        WHERE d.project_id = $1 AND d.uid = $2 AND s.project_id = $1 AND s.user_id = $3 AND s.deleted_at IS NULL AND s.version > 0`,
+      [projectId, MESSAGING_SOURCE.uid, e164],
+    );
+    return row ? { source: { dataSourceId: row.dataSourceId, userId: e164 }, attributes: row.attributes ?? {} } : null;
   }
 
   /** Puts an event on the contact's timeline (`meld.events.v1`), creating the source contact if it is new. */

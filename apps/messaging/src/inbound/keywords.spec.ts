@@ -1,4 +1,4 @@
-import { keywordConsent } from './keywords';
+import { inboundNumber, keywordConsent } from './keywords';
 
 describe('keywordConsent (ADR 0183)', () => {
   const project = { optOut: ['STOP', 'UNSUBSCRIBE'], optIn: ['START'] };
@@ -21,5 +21,22 @@ describe('keywordConsent (ADR 0183)', () => {
 
   it('a keyword in both lists opts out', () => {
     expect(keywordConsent('yes', { optOut: ['YES'], optIn: ['YES'] })).toBe('opt-out');
+  });
+});
+
+describe('inboundNumber (ADR 0343)', () => {
+  it.each([
+    ['447400123700', '+447400123700'],
+    ['+447400123700', '+447400123700'],
+    [' 33612345678 ', '+33612345678'],
+    ['ACME', null],
+    ['', null],
+    ['+', null],
+    ['+1', null],
+    ['07400123700', null],
+    ['4474001237009999', null],
+    ['44 7400 123700', null],
+  ])('%j → %s', (from, expected) => {
+    expect(inboundNumber(from)).toBe(expected);
   });
 });

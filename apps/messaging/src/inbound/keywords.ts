@@ -1,3 +1,5 @@
+import { normalisePhone } from '@meld/contracts';
+
 /**
  * Keywords when a project sets none (null): the carrier-standard set Twilio honours, so
  * "STOP and friends" always work (ADR 0183).
@@ -20,3 +22,9 @@ export function keywordConsent(text: string, keywords: { optOut: readonly unknow
 }
 
 const normalise = (text: string) => text.trim().replace(/[\s.!]+$/u, '').toUpperCase();
+
+/** The handset's number in E.164, from the SMSC's international digits (with or without +); null when it is not a valid number. */
+export function inboundNumber(from: string): string | null {
+  const digits = from.trim().replace(/^\+/, '');
+  return /^[0-9]{6,15}$/.test(digits) ? normalisePhone(`+${digits}`, undefined) : null;
+}

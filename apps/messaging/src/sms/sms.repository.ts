@@ -142,7 +142,9 @@ export class SmsRepository {
   /**
    * The most recently updated audience contact whose mobile is this E.164 number: by its merge
    * key when `_phone_mobile` merges, else by the merged attribute (the audience app's phone
-   * search reads the same two places).
+   * search reads the same two places). One that opted out of SMS comes first: a send to a
+   * number is refused when any contact of it opted out (ADR 0343), as in a project that does
+   * not merge on the phone a later contact of it stays apart from the one that opted out.
    */
   async contactByPhone(projectId: string, e164: string): Promise<TargetContact | null> {
     const [row] = await this.ds.query(
@@ -152,7 +154,7 @@ export class SmsRepository {
           WHERE k.project_id = $1 AND k.attribute = '_phone_mobile' AND k.value = $2
          UNION SELECT c.id FROM audience_contacts c WHERE c.project_id = $1 AND c.attributes->>'_phone_mobile' = $2)
        SELECT c.id, c.attributes FROM audience_contacts c JOIN ids ON ids.id = c.id
-        WHERE c.project_id = $1 ORDER BY c.updated_at DESC, c.id DESC LIMIT 1`,
+        WHERE c.project_id = $1 ORDER BY COALESCE(c.attributes->>'_consent_sms' = 'opt-out', false) DESC, c.updated_at DESC, c.id DESC LIMIT 1`,
       [projectId, e164],
     );
     return row ?? null;

@@ -36,7 +36,8 @@ type SendContact = Omit<TargetContact, 'id'> & { id: string | null };
  * 422 with `details.reason`), then stores the message with its funds reservation, history and
  * outbox rows and queues it (SendBatch, ADR 0202: concurrent requests share a transaction).
  * With an `Idempotency-Key`, the first answer is stored with the message and a retry gets it
- * back. Its reads are one statement (ADR 0201), two for a phone target.
+ * back. Its reads are one statement (ADR 0201), two for a phone target, three for a phone no
+ * audience contact has (our own contact of the number, ADR 0343).
  */
 @Injectable()
 export class SendDirectSms {
@@ -114,6 +115,9 @@ export class SendDirectSms {
     }
     const contact = await this.repo.contactByPhone(projectId, destination.e164);
     if (contact) return { contact, destination };
+    // A STOP from a number nobody had created our contact of it (ADR 0343): refused from its commit on, before identity-merge merged it.
+    const own = await this.contacts.ofPhone(projectId, destination.e164);
+    if (own && consentOf(own.attributes, 'sms') === 'opt-out') throw refuse('opted_out', 'the number opted out of SMS');
     if (!context.autoCreateContacts) throw new NotFoundException('no audience contact with this phone');
     return { contact: null, destination };
   }
