@@ -1,14 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import type { ClickHouse } from '@meld/clickhouse';
 import { seedTenancy, type Json } from '@meld/fixtures';
+import { TcpProxy, testEnv } from '@meld/testing';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { CoverageUseCase } from '../src/coverage/coverage.usecase';
+import { REFRESH_INTERVAL_MS } from '../src/shared/probe-cache';
 import { ProbeClock } from '../src/shared/probe-clock';
 import { insertContacts, probeHeaders, startProbes } from './probes.fixture';
 
-/** The coverage cache and refresh throttle in Redis (probe rules 2 and 3, ADR 0165), with a controllable clock. */
+/**
+ * The coverage cache and refresh throttle in Redis (probe rules 2 and 3, ADR 0165), with a
+ * controllable clock; ClickHouse through a TcpProxy the tests cut to make a recomputation fail.
+ */
 describe('audience coverage cache and refresh throttle', () => {
+  const env = testEnv();
+  let proxy: TcpProxy;
   let app: INestApplication;
   let base: string;
   let db: DataSource;
@@ -17,7 +24,8 @@ describe('audience coverage cache and refresh throttle', () => {
   let t: Awaited<ReturnType<typeof seedTenancy>>;
 
   beforeAll(async () => {
-    ({ app, base, db, ch } = await startProbes());
+    proxy = await TcpProxy.start(env.clickhouseUrl);
+    ({ app, base, db, ch } = await startProbes({ MELD_CLICKHOUSE_URL: proxy.via(env.clickhouseUrl).replace(/\/$/, '') }));
     clock = app.get(ProbeClock);
     // Frozen between moves, so the ages asserted are the moves alone, however long the calls and
     // the inserts (two tables since ADR 0223) take on a loaded machine.
@@ -31,10 +39,12 @@ describe('audience coverage cache and refresh throttle', () => {
   afterAll(async () => {
     await app?.close();
     await ch?.close();
+    await proxy?.stop();
   });
 
+  const call = (body: unknown) => fetch(`${base}/v1/project/${t.project.uid}/audience/coverage`, { method: 'POST', headers: probeHeaders(t), body: JSON.stringify(body) });
   const coverage = async (body: unknown) => {
-    const res = await fetch(`${base}/v1/project/${t.project.uid}/audience/coverage`, { method: 'POST', headers: probeHeaders(t), body: JSON.stringify(body) });
+    const res = await call(body);
     expect(res.status).toBe(200);
     return ((await res.json()) as Json).metadata;
   };
@@ -91,5 +101,41 @@ describe('audience coverage cache and refresh throttle', () => {
     } finally {
       spy.mockRestore();
     }
+  });
+
+  it('lets one of two concurrent refreshes recompute and declines the other (rule 2)', async () => {
+    const body = { attributes: ['_language'] };
+    await coverage(body);
+    clock.advance(REFRESH_INTERVAL_MS);
+    const spy = jest.spyOn(app.get(CoverageUseCase), 'execute');
+    try {
+      const answers = await Promise.all([coverage({ ...body, refresh: true }), coverage({ ...body, refresh: true })]);
+      expect(spy).toHaveBeenCalledTimes(1);
+      expect(answers.map((a) => [a.cached, a.refreshDeclined ?? false]).sort()).toEqual([
+        [false, false],
+        [true, true],
+      ]);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it('gives the refresh back when the recomputation fails: the next refresh recomputes', async () => {
+    const body = { attributes: ['_gender'] };
+    const before = await coverage(body);
+    clock.advance(REFRESH_INTERVAL_MS);
+    await proxy.stop();
+    try {
+      const failed = await call({ ...body, refresh: true });
+      expect(failed.status).toBeGreaterThanOrEqual(500);
+    } finally {
+      await proxy.resume();
+    }
+    await addContact();
+    const again = await coverage({ ...body, refresh: true });
+    expect(again).toMatchObject({ cached: false, computedAgo: 0, denominator: { count: before.denominator.count + 1 } });
+    expect(again.refreshDeclined).toBeUndefined();
+    // And that one was spent.
+    expect(await coverage({ ...body, refresh: true })).toMatchObject({ cached: true, refreshDeclined: true });
   });
 });

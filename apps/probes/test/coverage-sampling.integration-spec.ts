@@ -65,6 +65,7 @@ describe('audience coverage (sampled, against known truth)', () => {
   let db: DataSource;
   let ch: ClickHouse;
   const runs: Array<{ truth: Truth; body: Json }> = [];
+  const projects: Array<Awaited<ReturnType<typeof seedTenancy>>> = [];
 
   beforeAll(async () => {
     ({ app, base, db, ch } = await startProbes());
@@ -77,7 +78,10 @@ describe('audience coverage (sampled, against known truth)', () => {
         { uid: 'interests', type: 'string', multivalue: true },
         { uid: 'home_city', type: 'string' },
         { uid: 'nickname', type: 'string' },
+        // No contact has one: its avg is null, not 0, from a sample too.
+        { uid: 'rating', type: 'number' },
       ]);
+      projects.push(t);
       const { contacts, truth } = audience(seed);
       await insertContacts(ch, db, t.project.id, contacts);
       const res = await fetch(`${base}/v1/project/${t.project.uid}/audience/coverage`, {
@@ -112,6 +116,14 @@ describe('audience coverage (sampled, against known truth)', () => {
       expect(level.stats).toEqual({ avg: expect.any(Number), extremesOmitted: EXTREMES_OMITTED });
       expect(Math.abs(level.stats.avg - 10.5)).toBeLessThan(0.2);
     }
+  });
+
+  it('gives a sampled number attribute no contact has a null avg, not 0', async () => {
+    const res = await fetch(`${base}/v1/project/${projects[0].project.uid}/audience/coverage`, { method: 'POST', headers: probeHeaders(projects[0]), body: JSON.stringify({ attributes: ['rating'] }) });
+    const body = (await res.json()) as Json;
+    expect(res.status).toBe(200);
+    expect(body.metadata.sampling).toMatchObject({ applied: true, buckets: 50 });
+    expect(body.metadata.attributes[0]).toMatchObject({ uid: 'rating', fillRate: 0, stats: { avg: null, extremesOmitted: EXTREMES_OMITTED } });
   });
 
   it('estimates fill rates within ±1 point of the truth, inside their interval', () => {

@@ -3,6 +3,7 @@ import type { ClickHouse } from '@meld/clickhouse';
 import { seedTenancy, type Json } from '@meld/fixtures';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
+import { AVG_WITHHELD, EXTREMES_WITHHELD } from '../src/coverage/coverage-entry';
 import { CoverageSchema } from '../src/coverage/coverage.schema';
 import { MAX_PROFILED_ATTRIBUTES } from '../src/coverage/profiled-attributes';
 import { TOP_VALUES_OMITTED } from '../src/coverage/top-values-policy';
@@ -33,6 +34,8 @@ describe('audience coverage (unsampled)', () => {
       { uid: 'vip', type: 'boolean' },
       { uid: 'hidden_note', type: 'string', visible: false },
       { uid: 'referrer', type: 'string' },
+      // A number no contact has: avg, min and max are null, not 0.
+      { uid: 'rating', type: 'number' },
     ]);
     const contacts: Array<[string, Contact]> = ids.map((id, i) => [
       id,
@@ -112,6 +115,7 @@ describe('audience coverage (unsampled)', () => {
     const { body } = await coverage({});
     expect(entry(body, 'score')).toMatchObject({ fillRate: 0.5, stats: { avg: 3, min: 1, max: 5 } });
     expect(entry(body, 'score').stats.extremesOmitted).toBeUndefined();
+    expect(entry(body, 'rating')).toMatchObject({ fillRate: 0, observedFilled: 0, stats: { avg: null, min: null, max: null } });
     expect(entry(body, 'vip').topValues.map((v: Json) => [v.value, v.count])).toEqual([[false, 1], [true, 1]]);
   });
 
@@ -148,18 +152,38 @@ describe('audience coverage (unsampled)', () => {
     expect(JSON.stringify(blocked)).not.toMatch(/ann|bob/);
   });
 
-  it('masks emails and phones inside other text values as the data mode says', async () => {
+  it('masks emails and phones inside other text values where the caller does not read them in clear', async () => {
     const values = async (opts: Parameters<typeof probeHeaders>[1]) => entry((await coverage({ attributes: ['referrer'] }, opts)).body, 'referrer').topValues.map((v: Json) => v.value).sort();
     expect(await values({ scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_DATA_BASIC'] })).toEqual(['call +33 6 12 34 56 78', 'from dan@example.net']);
     const callers: Array<Parameters<typeof probeHeaders>[1]> = [
       { scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_DATA_BASIC'], dataMode: 'anonymized' },
       { scopes: ['PROJECT_AUDIENCE_READ'] },
-      { scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_DATA_FULL'], dataMode: 'blocked' },
     ];
     for (const opts of callers) {
       const shown = await values(opts);
       expect(shown).toEqual([expect.stringMatching(/^call \+33/), expect.stringMatching(/^from d\*+@/)]);
       expect(shown.join()).not.toMatch(/dan@|12 34 56/);
+    }
+  });
+
+  it('shows no value of any attribute in a blocked project, nor avg, min or max, even narrowed to one contact; presence and distinct counts stay (ADR 0164)', async () => {
+    const blocked: Parameters<typeof probeHeaders>[1] = { scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_DATA_FULL'], dataMode: 'blocked' };
+    const attributes = ['loyalty_tier', 'tags', 'score', 'vip', 'referrer', 'work_email', 'order_id', '_email'];
+    // Contact 0 alone: gold, tags a and b, score 1, vip false, a referrer and a work email.
+    const one = { type: 'attribute_condition', key: 'order_id', operator: 'matches-string', values: ['order-0'] };
+    for (const [root, contacts, scoreFill] of [[undefined, 10, 0.5], [one, 1, 1]] as const) {
+      const { status, body } = await coverage({ root, attributes }, blocked);
+      expect(status).toBe(200);
+      CoverageSchema.parse(body);
+      expect(body.metadata.denominator.count).toBe(contacts);
+      for (const uid of attributes) {
+        expect(entry(body, uid)).toMatchObject({ topValuesOmitted: TOP_VALUES_OMITTED.dataMode });
+        expect(entry(body, uid).topValues).toBeUndefined();
+      }
+      expect(entry(body, 'score')).toMatchObject({ fillRate: scoreFill, distinctValues: contacts === 1 ? 1 : 5 });
+      expect(entry(body, 'score').stats).toEqual({ avg: null, avgOmitted: AVG_WITHHELD, extremesOmitted: EXTREMES_WITHHELD });
+      expect(entry(body, 'tags')).toMatchObject({ fillRate: contacts === 1 ? 1 : 0.3, distinctValues: contacts === 1 ? 2 : 3 });
+      expect(JSON.stringify(body)).not.toMatch(/gold|silver|ann@|bob@|dan@|12 34 56|order-\d|@example\.com|most often/);
     }
   });
 

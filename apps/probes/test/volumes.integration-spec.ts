@@ -5,6 +5,7 @@ import { DataSourceEntity, EventParameterEntity, EventTypeEntity } from '@meld/d
 import { seedTenancy, type Json } from '@meld/fixtures';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
+import { TOP_VALUES_OMITTED } from '../src/coverage/top-values-policy';
 import { ProbeClock } from '../src/shared/probe-clock';
 import { ProbeReads } from '../src/shared/probe-reads';
 import { VolumesSchema } from '../src/volumes/volumes.schema';
@@ -141,6 +142,25 @@ describe('event volumes', () => {
     expect(type(body, 'page_view').count).toBe(1);
     expect(body.metadata.event.sampling).toMatchObject({ population: 1, scanned: 1 });
     expect(body.metadata.cached).toBe(false);
+  });
+
+  it('lists no parameter value in a blocked project, even narrowed to one contact; counts stay (ADR 0164)', async () => {
+    const blocked: Parameters<typeof probeHeaders>[1] = { scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_DATA_FULL'], dataMode: 'blocked' };
+    const gold = { type: 'attribute_condition', key: 'loyalty_tier', operator: 'matches-string', values: ['gold'] };
+    for (const [root, count] of [[undefined, 3], [gold, 1]] as const) {
+      const { status, body } = await volumes({ root, event: 'purchase' }, blocked);
+      expect(status).toBe(200);
+      VolumesSchema.parse(body);
+      const e = body.metadata.event;
+      expect(e).toMatchObject({ uid: 'purchase', count, parametersOmitted: expect.stringMatching(/valuesOmitted/) });
+      expect(type(body, 'purchase').count).toBe(count);
+      expect(e.parameters.map((p: Json) => p.uid).sort()).toEqual(['amount', 'order-id', 'product-id', 'product-name', 'tags']);
+      for (const p of e.parameters) {
+        expect(p.valuesOmitted).toBe(TOP_VALUES_OMITTED.dataMode);
+        expect(p.values).toBeUndefined();
+      }
+      expect(JSON.stringify(body)).not.toMatch(/Red shoes|Blue hat|"P1"|"P2"|"sale"|"o1"/);
+    }
   });
 
   it('refuses bad input naming the field', async () => {

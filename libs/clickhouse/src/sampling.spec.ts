@@ -10,7 +10,9 @@ describe('sampling bands (system design §4)', () => {
     [49_999, true, 50],
     [50_000, true, 20],
     [199_999, true, 20],
-    [200_000, true, 15],
+    // "50,000 to 200,000: 20%; above 200,000: 15%": 200,000 itself is in the 20% band.
+    [200_000, true, 20],
+    [200_001, true, 15],
     [5_000_000, true, 15],
   ])('%i contacts: applied %s, %i buckets', (size, applied, buckets) => {
     expect(samplingPlan(size)).toMatchObject({ applied, buckets, fraction: buckets / 100, minReliableCount: 30 });

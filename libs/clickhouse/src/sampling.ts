@@ -5,12 +5,17 @@ export const SAMPLING_BUCKETS = 100;
 /** Observed contacts under which a sampled figure is flagged `reliable: false` (system design §4). */
 export const MIN_RELIABLE_COUNT = 30;
 
-/** Sampling bands by audience size (product spec "Limits", system design §4): [below this size, percent sampled]. */
+/**
+ * Sampling bands by audience size (product spec "Limits", system design §4): [below this size,
+ * percent sampled]. 10,000 opens the first sampled band ("under 10,000: none"), and 20,000 and
+ * 50,000 open the band above them too; 200,000 itself is in the 20% band, since only "above
+ * 200,000" is sampled at 15% (sizes are whole contacts: below 200,001 is up to 200,000).
+ */
 const BANDS: ReadonlyArray<readonly [number, number, string]> = [
   [10_000, 100, 'under 10,000 contacts: not sampled'],
   [20_000, 75, '10,000 to 20,000 contacts: 75%'],
   [50_000, 50, '20,000 to 50,000 contacts: 50%'],
-  [200_000, 20, '50,000 to 200,000 contacts: 20%'],
+  [200_001, 20, '50,000 to 200,000 contacts: 20%'],
   [Infinity, 15, 'above 200,000 contacts: 15%'],
 ];
 
@@ -25,7 +30,7 @@ export interface SamplingPlan {
   minReliableCount: number;
 }
 
-/** The band of an audience of `size` contacts (the boundaries belong to the band above them: 10,000 is sampled at 75%). */
+/** The band of an audience of `size` contacts (10,000, 20,000 and 50,000 belong to the band above them: 10,000 is sampled at 75%; 200,000 to the band below: 20%). */
 export function samplingPlan(size: number): SamplingPlan {
   const [, buckets, band] = BANDS.find(([below]) => size < below)!;
   return { applied: buckets < SAMPLING_BUCKETS, fraction: buckets / SAMPLING_BUCKETS, buckets, band, minReliableCount: MIN_RELIABLE_COUNT };

@@ -33,6 +33,9 @@ export interface Measure {
 
 export const MULTIVALUE_SEMANTICS = 'contacts holding the value: a contact with several values counts once under each, so the counts do not sum to the audience and shares can exceed 100% together (probe rule 14)';
 export const EXTREMES_OMITTED = 'min and max are not reported from a sample: a sample misses the extremes';
+/** Why blocked mode (or no audience scope) reports no min, max or avg: each can be one contact's value (ADR 0164, amended 2026-11-29). */
+export const EXTREMES_WITHHELD = "min and max are not reported in this project's data mode: each is one contact's value";
+export const AVG_WITHHELD = "the average is not reported in this project's data mode: over a filter or data source matching one contact it is that contact's value";
 
 /** One Coverage probe entry (product spec), with the error bars of ADR 0162. */
 export function coverageEntry(attribute: ProfiledAttribute, figures: AttributeFigures, m: Measure) {
@@ -40,8 +43,8 @@ export function coverageEntry(attribute: ProfiledAttribute, figures: AttributeFi
   const filled = estimateShare(figures.observedFilled, m.scanned, m.population, sampled);
   const [low, high] = wilsonInterval(figures.observedFilled, m.scanned, m.population, sampled);
   const reliableCount = (observed: number) => !sampled || observed >= m.plan.minReliableCount;
-  const pii = attribute.type === 'email' || attribute.type === 'phone';
-  const omitted = figures.omitted ?? (pii && m.piiAccess === 'withheld' ? TOP_VALUES_OMITTED.dataMode : undefined);
+  // Withheld (blocked mode, or no audience scope): no value of any type is shown, only presence and distinct counts (ADR 0164).
+  const omitted = m.piiAccess === 'withheld' ? TOP_VALUES_OMITTED.dataMode : figures.omitted;
 
   const entry: Record<string, unknown> = {
     uid: attribute.uid,
@@ -70,15 +73,17 @@ export function coverageEntry(attribute: ProfiledAttribute, figures: AttributeFi
     entry.topValuesOther = estimateShare(Math.max(0, observedOther), m.scanned, m.population, sampled).count;
   }
   if (attribute.multivalue) entry.topValuesSemantics = MULTIVALUE_SEMANTICS;
-  if (attribute.type === 'number') entry.stats = stats(figures, sampled);
+  if (attribute.type === 'number') entry.stats = stats(figures, sampled, m.piiAccess);
   entry.summary = summary(attribute, entry.fillRate as number, filled.shareError, figures.distinct, omitted ? undefined : listed[0], m.plan);
   return entry;
 }
 
-function stats(figures: AttributeFigures, sampled: boolean) {
-  const avg = figures.avg !== undefined && Number.isFinite(figures.avg) ? figures.avg : null;
-  if (sampled) return { avg, extremesOmitted: EXTREMES_OMITTED };
+/** avg, min and max of a number attribute: null over no value (avgArray over nothing is NaN, minArray 0); none of them where values are withheld. */
+function stats(figures: AttributeFigures, sampled: boolean, access: ContactDataView) {
+  if (access === 'withheld') return { avg: null, avgOmitted: AVG_WITHHELD, extremesOmitted: EXTREMES_WITHHELD };
   const finite = (x: number | undefined) => (x !== undefined && Number.isFinite(x) && figures.observedFilled > 0 ? x : null);
+  const avg = finite(figures.avg);
+  if (sampled) return { avg, extremesOmitted: EXTREMES_OMITTED };
   return { avg, min: finite(figures.min), max: finite(figures.max) };
 }
 
@@ -98,7 +103,7 @@ export function decodeValue(attribute: Pick<ProfiledAttribute, 'type'>, text: st
     case 'phone':
       return derivedPiiValue(attribute.type, text, access) ?? '';
     default:
-      // Free text can hold an email or a phone: masked where the caller does not read them in clear (ADR 0121).
+      // Free text can hold an email or a phone: masked where the caller does not read them in clear (ADR 0121); a withheld view lists no value at all (ADR 0164).
       return access === 'clear' ? text : maskPiiInText(text);
   }
 }

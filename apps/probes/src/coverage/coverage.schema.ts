@@ -42,7 +42,15 @@ export const CoverageAttributeSchema = z
     topValuesOther: int().optional().describe('contacts holding a value outside the listed ones'),
     topValuesOmitted: z.string().optional().describe('why top values are withheld (probe rule 7); never means empty'),
     topValuesSemantics: z.string().optional(),
-    stats: z.object({ avg: z.number().nullable(), min: z.number().nullable().optional(), max: z.number().nullable().optional(), extremesOmitted: z.string().optional() }).optional(),
+    stats: z
+      .object({
+        avg: z.number().nullable().describe('null when no scanned contact has a value, or when withheld (avgOmitted)'),
+        avgOmitted: z.string().optional().describe("why avg is not reported: the project's data mode withholds contact values"),
+        min: z.number().nullable().optional(),
+        max: z.number().nullable().optional(),
+        extremesOmitted: z.string().optional().describe('why min and max are not reported: sampled (probe rule 8), or withheld by the data mode'),
+      })
+      .optional(),
     summary: z.string(),
   })
   .meta({ id: 'CoverageAttribute' });

@@ -9,7 +9,7 @@ import { ProbeReads } from '../shared/probe-reads';
 import type { Coverage, CoverageInput } from './coverage.schema';
 import { distinctQuery, figuresQuery, membershipCondition, otherQuery, type Population, topValuesQuery } from './coverage-sql';
 import { MAX_PROFILED_ATTRIBUTES, type ProfiledAttribute, selectAttributes, unknownAttributes } from './profiled-attributes';
-import { reasonAfterMeasuring, reasonBeforeMeasuring } from './top-values-policy';
+import { TOP_VALUES_OMITTED, reasonAfterMeasuring, reasonBeforeMeasuring } from './top-values-policy';
 
 export const TOP_VALUES_LIMIT = 10;
 
@@ -27,7 +27,8 @@ export type ComputedCoverage = Omit<Coverage, 'cached' | 'computedAgo' | 'refres
 /**
  * POST /audience/coverage, computed (probe rules 4-10, 14): the denominator and distinct values
  * over every contact, the rest over the sample of the denominator's band (ADR 0161), projected
- * with the error bars of ADR 0162; top values withheld by rule 7 and the data mode (ADR 0164).
+ * with the error bars of ADR 0162; top values withheld by rule 7 and the data mode, which in a
+ * withheld view also drops the number stats (ADR 0164).
  */
 @Injectable()
 export class CoverageUseCase {
@@ -56,6 +57,7 @@ export class CoverageUseCase {
     const sample = sampleCondition(plan);
     const counted = await this.reads.row(figuresQuery(population, attributes, sample));
     const scanned = counted.get('scanned') ?? 0;
+    const piiAccess = contactDataView(principal);
 
     const figures: AttributeFigures[] = attributes.map((a, i) => {
       const observedFilled = counted.get(`f${i}`) ?? 0;
@@ -67,12 +69,13 @@ export class CoverageUseCase {
         avg: counted.get(`avg${i}`),
         min: counted.get(`min${i}`),
         max: counted.get(`max${i}`),
-        omitted: reasonBeforeMeasuring(a) ?? reasonAfterMeasuring(distinct, estimatedFilled),
+        // Withheld: no value is listed, so none is read (ADR 0164).
+        omitted: piiAccess === 'withheld' ? TOP_VALUES_OMITTED.dataMode : (reasonBeforeMeasuring(a) ?? reasonAfterMeasuring(distinct, estimatedFilled)),
       };
     });
     await this.topValues(population, attributes, figures, sample);
 
-    const measure = { plan, population: contacts, scanned, piiAccess: contactDataView(principal) };
+    const measure = { plan, population: contacts, scanned, piiAccess };
     const definition = denominatorDefinition(root !== undefined, matched);
     return {
       computedAt: now.toISOString(),

@@ -10,7 +10,7 @@ export const TOP_VALUES_OMITTED = {
   tooManyDistinct: 'too many distinct values',
   onePerContact: 'about one distinct value per filled contact',
   notMeasured: 'distinct values not measured',
-  dataMode: "the project's data mode withholds personal data",
+  dataMode: "the project's data mode withholds contact data (blocked), or the caller has no audience data level",
 } as const;
 export type OmittedReason = (typeof TOP_VALUES_OMITTED)[keyof typeof TOP_VALUES_OMITTED];
 

@@ -11,6 +11,24 @@ export const MAX_CACHED_AGE_MS = 60 * 60_000;
 const LOCK_MS = 60_000;
 const WAIT_STEP_MS = 100;
 
+/**
+ * Takes a surface's refresh throttle in one step (ADR 0165): when it is free or its time
+ * (ProbeClock, ARGV[1]) is REFRESH_INTERVAL_MS old, it becomes this call's and {1, 0} comes back;
+ * otherwise {0, time of the last refresh}. A GET then a SET let two concurrent refreshes through.
+ * SET NX PX alone would measure the interval on Redis's clock, not on ProbeClock's.
+ */
+const TAKE_THROTTLE = `
+local last = tonumber(redis.call('GET', KEYS[1]))
+if last and tonumber(ARGV[1]) - last < tonumber(ARGV[2]) then return {0, last} end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
+return {1, 0}
+`;
+/** Gives the throttle back if it still holds this call's time (a failed recomputation does not spend the refresh). */
+const RELEASE_THROTTLE = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`;
+
 export interface CacheAnswer<T> {
   value: T;
   cached: boolean;
@@ -29,8 +47,9 @@ interface Stored<T> {
 /**
  * The Redis cache of unfiltered probe answers (probe rules 2 and 3, ADR 0165): keyed by project,
  * surface and a hash of the arguments; `refresh` recomputes at most once per five minutes per
- * project and surface, otherwise the cached answer comes back with `refreshDeclined`; two
- * concurrent cold calls compute once (a Redis lock; the other waits for the value).
+ * project and surface (the throttle taken atomically, given back when the recomputation fails),
+ * otherwise the cached answer comes back with `refreshDeclined`; two concurrent cold calls
+ * compute once (a Redis lock; the other waits for the value).
  */
 @Injectable()
 export class ProbeCache {
@@ -46,13 +65,20 @@ export class ProbeCache {
     const stored = await this.read<T>(key);
     const fresh = stored && now - stored.at < MAX_CACHED_AGE_MS ? stored : undefined;
     if (fresh && !refresh) return this.answer(fresh, true);
-    if (fresh && refresh) {
-      const last = Number(await this.redis.get(throttleKey));
-      if (last && now - last < REFRESH_INTERVAL_MS) return { ...this.answer(fresh, true), refreshDeclined: true, nextRefreshIn: Math.ceil((REFRESH_INTERVAL_MS - (now - last)) / 1000) };
-    }
     // Only a recomputation of a cached answer spends the refresh; a cold call computes anyway.
-    if (fresh) await this.redis.set(throttleKey, String(now), 'PX', REFRESH_INTERVAL_MS * 2);
-    return this.answer(await this.computeOnce(key, fresh?.at, compute), false);
+    if (!fresh) return this.answer(await this.computeOnce(key, undefined, compute), false);
+    const [taken, last] = (await this.redis.eval(TAKE_THROTTLE, 1, throttleKey, String(now), REFRESH_INTERVAL_MS, REFRESH_INTERVAL_MS * 2)) as [number, number];
+    if (!taken) {
+      const nextRefreshIn = Math.min(REFRESH_INTERVAL_MS / 1000, Math.ceil((REFRESH_INTERVAL_MS - (now - last)) / 1000));
+      return { ...this.answer(fresh, true), refreshDeclined: true, nextRefreshIn };
+    }
+    try {
+      return this.answer(await this.computeOnce(key, fresh.at, compute), false);
+    } catch (err) {
+      // Nothing was recomputed: the next refresh is accepted. The failure answers, not a failed release.
+      await this.redis.eval(RELEASE_THROTTLE, 1, throttleKey, String(now)).catch(() => undefined);
+      throw err;
+    }
   }
 
   /**

@@ -31,13 +31,12 @@ export interface ParameterSample {
 type TopValue = [value: string, events: string, squares: string, contacts: string, name: string, named: number];
 type ParameterRow = { parameter: string; events: string; distinct: string; top: TopValue[] };
 
-/** Why a parameter's values are not listed before anything is read: rule 7's name rules (an id paired with a name is listed: rule 13) and the data mode. */
+/** Why a parameter's values are not listed before anything is read: the data mode (withheld: no value of any type, ADR 0164), rule 7's name rules (an id paired with a name is listed: rule 13). */
 function omittedBeforeReading(p: DeclaredParameter, paired: boolean, piiAccess: ContactDataView): string | undefined {
+  if (piiAccess === 'withheld') return TOP_VALUES_OMITTED.dataMode;
   const byName = nameReason({ uid: p.parameter, type: p.dataType as AttributeType });
   if (byName === TOP_VALUES_OMITTED.identifier) return paired ? undefined : `${byName}, and no name parameter pairs with it`;
-  if (byName) return byName;
-  if ((p.dataType === 'email' || p.dataType === 'phone') && piiAccess === 'withheld') return TOP_VALUES_OMITTED.dataMode;
-  return undefined;
+  return byName;
 }
 
 /**
