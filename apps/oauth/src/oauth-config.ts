@@ -1,4 +1,4 @@
-import { envVars, loadConfig } from '@meld/platform';
+import { loadConfig, loadPublicUrl } from '@meld/platform';
 import { z } from 'zod';
 
 export interface OAuthConfig {
@@ -13,11 +13,8 @@ export interface OAuthConfig {
 export const OAUTH_CONFIG = Symbol('OAUTH_CONFIG');
 
 export function loadOAuthConfig(env: NodeJS.ProcessEnv = process.env): OAuthConfig {
-  const { MELD_PUBLIC_URL, MELD_OAUTH_ALLOW_PRIVATE_FETCH } = loadConfig(
-    z.object({ MELD_PUBLIC_URL: envVars.httpUrl.default('http://127.0.0.1:8080'), MELD_OAUTH_ALLOW_PRIVATE_FETCH: z.enum(['0', '1']).default('0') }),
-    env,
-  );
-  const publicUrl = MELD_PUBLIC_URL.replace(/\/+$/, '');
+  const { MELD_OAUTH_ALLOW_PRIVATE_FETCH } = loadConfig(z.object({ MELD_OAUTH_ALLOW_PRIVATE_FETCH: z.enum(['0', '1']).default('0') }), env);
+  const publicUrl = loadPublicUrl(env);
   return { publicUrl, resource: `${publicUrl}/v1`, allowPrivateFetch: MELD_OAUTH_ALLOW_PRIVATE_FETCH === '1' };
 }
 

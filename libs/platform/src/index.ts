@@ -2,6 +2,7 @@ export * from './bootstrap/bootstrap-app';
 export { MAX_JSON_DEPTH, jsonTooDeep, jsonTooDeepMessage } from './bootstrap/json-depth';
 export * from './config/load-config';
 export * from './config/secrets';
+export * from './config/public-url';
 export * from './health/readiness-check';
 export * from './health/check-gauge';
 export * from './logging/logger.module';

@@ -1,5 +1,5 @@
 import { type PlanGates, PrincipalKeyring, parsePlanGates } from '@meld/auth';
-import { envVars, loadConfig, loadPrincipalMasterKey } from '@meld/platform';
+import { envVars, loadConfig, loadPrincipalMasterKey, loadPublicUrl } from '@meld/platform';
 import { z } from 'zod';
 import { type RateLimits, resolveRateLimits } from './rate-limit/limits';
 
@@ -33,7 +33,6 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
       MELD_RATE_LIMIT_NAMESPACE: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/).default('meld'),
       MELD_GATEWAY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(300_000).default(5000),
       MELD_GATEWAY_NEGATIVE_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(2000),
-      MELD_PUBLIC_URL: envVars.httpUrl.default('http://127.0.0.1:8080'),
       MELD_PLAN_GATED_SCOPES: z.string().optional(),
     }),
     env,
@@ -46,7 +45,7 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
     rateLimitNamespace: c.MELD_RATE_LIMIT_NAMESPACE,
     cacheTtlMs: c.MELD_GATEWAY_CACHE_TTL_MS,
     negativeCacheTtlMs: c.MELD_GATEWAY_NEGATIVE_CACHE_TTL_MS,
-    publicUrl: c.MELD_PUBLIC_URL.replace(/\/+$/, ''),
+    publicUrl: loadPublicUrl(env),
     planGates: parsePlanGates(c.MELD_PLAN_GATED_SCOPES),
   };
 }

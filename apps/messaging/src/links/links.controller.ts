@@ -1,11 +1,10 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { HTML_PAGE_HEADERS } from '@meld/api';
 import { InternalPublic } from '@meld/auth';
-import { envVars, loadConfig } from '@meld/platform';
+import { loadPublicUrl } from '@meld/platform';
 import { Body, Controller, Get, Header, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { z } from 'zod';
 import { LinkEvents } from './link-events';
 import { LinksRepository } from './links.repository';
 import { LINK_CODE } from './text-template';
@@ -29,8 +28,7 @@ export class LinksController {
     private readonly events: LinkEvents,
     private readonly links: LinksRepository,
   ) {
-    const { MELD_PUBLIC_URL } = loadConfig(z.object({ MELD_PUBLIC_URL: envVars.httpUrl.default('http://127.0.0.1:8080') }));
-    this.secure = MELD_PUBLIC_URL.startsWith('https:');
+    this.secure = loadPublicUrl().startsWith('https:');
   }
 
   @Get('l/:code')

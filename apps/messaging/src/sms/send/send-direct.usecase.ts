@@ -1,8 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { consentOf } from '@meld/contracts';
 import { BadRequestException, Injectable, NotFoundException } from '@nestjs/common';
-import { envVars, loadConfig } from '@meld/platform';
-import { z } from 'zod';
+import { loadPublicUrl } from '@meld/platform';
 import { MessagingContacts } from '../../contacts/messaging-contacts';
 import { linkOrigin, renderTemplate } from '../../links/text-template';
 import type { DirectSmsResponse } from '../sms.schema';
@@ -46,7 +45,7 @@ export class SendDirectSms {
     private readonly batch: SendBatch,
     private readonly contacts: MessagingContacts,
   ) {
-    this.publicUrl = loadConfig(z.object({ MELD_PUBLIC_URL: envVars.httpUrl.default('http://127.0.0.1:8080') })).MELD_PUBLIC_URL.replace(/\/+$/, '');
+    this.publicUrl = loadPublicUrl();
   }
 
   private readonly publicUrl: string;
