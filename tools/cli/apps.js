@@ -35,6 +35,19 @@ function formatLine(name, color, line) {
   return `\x1b[${color}m${name.padEnd(14)}\x1b[0m ${text}`;
 }
 
+/**
+ * The public /healthz is bare by design (ADR 0105); the gateway's operations port names the apps
+ * and stores that are down. `fallback` when that port does not answer either.
+ */
+async function whatIsDown(opsPort, fallback) {
+  try {
+    const res = await fetch(`http://127.0.0.1:${opsPort}/healthz`, { signal: AbortSignal.timeout(5000) });
+    return await res.text();
+  } catch {
+    return fallback;
+  }
+}
+
 function startApps({ env, gatewayPort = 8080, logDir, echo = false }) {
   fs.mkdirSync(logDir, { recursive: true });
   const plan = planApps(gatewayPort);
@@ -90,7 +103,7 @@ function startApps({ env, gatewayPort = 8080, logDir, echo = false }) {
         }
         await new Promise((r) => setTimeout(r, 500));
       }
-      throw new Error(`apps not ready after ${timeoutMs / 1000} s: ${last}`);
+      throw new Error(`apps not ready after ${timeoutMs / 1000} s: ${await whatIsDown(Number(env.MELD_OPS_PORT) || gatewayPort + 100, last)}`);
     },
     async stop(timeoutMs = 15000) {
       stopping = true;
@@ -112,4 +125,4 @@ function startApps({ env, gatewayPort = 8080, logDir, echo = false }) {
   };
 }
 
-module.exports = { startApps, planApps };
+module.exports = { startApps, planApps, whatIsDown };

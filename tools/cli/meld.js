@@ -46,7 +46,8 @@ async function main(argv) {
     console.log(usage());
     return 0;
   }
-  const load = commands[name];
+  // Own keys only: `meld constructor` is an unknown command, not Object.prototype's (ADR 0124).
+  const load = Object.hasOwn(commands, name) ? commands[name] : undefined;
   if (!load) {
     console.error(`meld: unknown command "${name}"\n${usage()}`);
     return 2;

@@ -28,6 +28,12 @@ describe('meld verbs', () => {
     expect(out).toContain(`usage: meld ${verb}`);
   });
 
+  it.each(['constructor', '__proto__', 'hasOwnProperty'])('%s is an unknown command, verb or service, not an Object member (ADR 0124)', (name) => {
+    expect(meld([name])).toEqual({ code: 2, out: expect.stringContaining(`meld: unknown command "${name}"`) });
+    expect(meld(['admin', name, 'organizations'])).toEqual({ code: 2, out: expect.stringContaining(`meld admin: unknown verb "${name}"`) });
+    expect(meld(['stack', 'down', name])).toMatchObject({ out: expect.stringContaining(`unknown service "${name}"`) });
+  });
+
   it('the list of verbs is every command meld knows', () => {
     const { out } = meld(['--help']);
     for (const verb of VERBS) expect(out).toMatch(new RegExp(`^  ${verb}\\b`, 'm'));

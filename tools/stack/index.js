@@ -26,7 +26,7 @@ const defaultLog = (line) => console.log(line);
 
 function pick(services) {
   const names = services && services.length ? services : NAMES;
-  for (const n of names) if (!SERVICES[n]) throw new Error(`unknown service "${n}" (known: ${NAMES.join(', ')})`);
+  for (const n of names) if (!Object.hasOwn(SERVICES, n)) throw new Error(`unknown service "${n}" (known: ${NAMES.join(', ')})`);
   return names.map((n) => SERVICES[n]);
 }
 
@@ -120,7 +120,7 @@ async function stopService(svc, { log, timeoutMs = 20000 }) {
 function privateBrokers() {
   const files = fs.existsSync(PIDS) ? fs.readdirSync(PIDS) : [];
   const names = files.filter((f) => f.endsWith('.pid')).map((f) => f.slice(0, -'.pid'.length));
-  return names.filter((n) => !SERVICES[n] && BROKER_NAME.test(n));
+  return names.filter((n) => !Object.hasOwn(SERVICES, n) && BROKER_NAME.test(n));
 }
 
 /**
@@ -162,7 +162,7 @@ const BROKER_NAME = /^[a-z0-9][a-z0-9_.-]{0,63}$/i;
 
 // A broker may not take another service's name: its pid file would be that service's.
 function brokerName(name, fn) {
-  if (!BROKER_NAME.test(name || '') || (SERVICES[name] && name !== 'kafka')) throw new Error(`${fn}: bad broker name "${name}"`);
+  if (!BROKER_NAME.test(name || '') || (Object.hasOwn(SERVICES, name) && name !== 'kafka')) throw new Error(`${fn}: bad broker name "${name}"`);
   return name;
 }
 

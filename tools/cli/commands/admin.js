@@ -85,7 +85,7 @@ async function run(args) {
     console.log(usage());
     return verb ? 0 : 2;
   }
-  const method = VERBS[verb.toLowerCase()];
+  const method = Object.hasOwn(VERBS, verb.toLowerCase()) ? VERBS[verb.toLowerCase()] : undefined;
   if (!method || !path || extra.length) {
     console.error(`meld admin: ${!method ? `unknown verb "${verb}"` : !path ? 'missing path' : `unexpected argument "${extra[0]}"`}\n${usage()}`);
     return 2;
