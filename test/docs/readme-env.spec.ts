@@ -50,6 +50,14 @@ describe('README configuration table', () => {
     expect(missing).toEqual([]);
   });
 
+  it('lists every variable the tools read (the CLI, the local stack, the image scripts)', () => {
+    const names = new Set<string>();
+    for (const file of filesUnder('tools', isSource)) for (const match of readRepoFile(file).matchAll(VARIABLE)) names.add(match[0]);
+    if (names.delete('MELD_PRINCIPAL_KEY_')) names.add(PRINCIPAL_KEY_PLACEHOLDER);
+    for (const app of INTERNAL_APPS) names.delete(appUrlEnv(app));
+    expect([...names].filter((name) => !documented.has(name)).sort()).toEqual([]);
+  });
+
   it('lists only variables something reads (apps, libs or the local stack tools)', () => {
     const sources = [...filesUnder('apps', isSource), ...filesUnder('libs', isSource), ...filesUnder('tools', isSource)]
       .filter((file) => ![...TEST_LIBS].some((lib) => file.startsWith(`${lib}/`)))
