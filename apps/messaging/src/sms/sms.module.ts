@@ -14,5 +14,5 @@ import { WebhookDispatcher } from '../webhooks/webhook-dispatcher';
 import { WebhookOutbox } from '../webhooks/webhook-outbox';
 
 /** Direct SMS: the send endpoint, delivery over SMPP through BullMQ, status changes through the outbox and to the organization's webhook. */
-@Module({ imports: [LinksModule], controllers: [SmsController], providers: [SmsRepository, smsOutboxRelay, StatusWriter, SendQueue, SendBatch, SendDirectSms, GetSms, ListSms, WebhookDeliveries, WebhookDispatcher, WebhookOutbox] })
+@Module({ imports: [LinksModule], controllers: [SmsController], providers: [SmsRepository, smsOutboxRelay, StatusWriter, SendQueue, SendBatch, SendDirectSms, GetSms, ListSms, WebhookDeliveries, WebhookDispatcher, WebhookOutbox], exports: [SendQueue] })
 export class SmsModule {}

@@ -1,5 +1,5 @@
 import { PRINCIPAL_VERIFIER, PrincipalGuard } from '@meld/auth';
-import { type DynamicModule, Module, type ModuleMetadata } from '@nestjs/common';
+import { type DynamicModule, type FactoryProvider, Module, type ModuleMetadata } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { lowerCpuPriority } from '../cpu/cpu-priority';
 import { HttpErrorFilter } from '../errors/http-error.filter';
@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { bootstrapApp } from '../bootstrap/bootstrap-app';
 import { envVars, loadConfig } from '../config/load-config';
 import { loadPrincipalAppKey } from '../config/secrets';
+import type { ReadinessCheck } from '../health/readiness-check';
 import { PlatformModule } from '../platform.module';
 import { loadStoreConfig, type StoreName } from '../stores/store-env';
 import { StoresModule, storeChecks } from '../stores/stores.module';
@@ -23,6 +24,11 @@ export interface MeldAppDefinition {
   providers?: ModuleMetadata['providers'];
   /** See PlatformOptions.ownHealth. */
   ownHealth?: boolean;
+  /**
+   * Readiness checks beyond the stores': a peer the app needs, checked through the app's own
+   * providers (messaging's SMSC session, ADR 0348). `imports` are the modules that provide `inject`.
+   */
+  checks?: AppChecks;
   /** The gateway faces the public; every other app refuses calls without the gateway's signed principal. */
   publicFacing?: boolean;
   bodyLimit?: number;
@@ -33,8 +39,25 @@ export interface MeldAppDefinition {
   cpuNice?: number;
 }
 
+export interface AppChecks {
+  imports: NonNullable<ModuleMetadata['imports']>;
+  inject: NonNullable<FactoryProvider['inject']>;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  useFactory(...deps: any[]): ReadinessCheck[];
+}
+
 @Module({})
 class MeldAppModule {}
+
+/** The stores' checks, then the app's own. */
+function withAppChecks(stores: Omit<FactoryProvider<ReadinessCheck[]>, 'provide'>, app: AppChecks | undefined): Omit<FactoryProvider<ReadinessCheck[]>, 'provide'> {
+  if (!app) return stores;
+  const storeInject = stores.inject ?? [];
+  return {
+    inject: [...storeInject, ...app.inject],
+    useFactory: (...deps: unknown[]) => [...(stores.useFactory(...deps.slice(0, storeInject.length)) as ReadinessCheck[]), ...app.useFactory(...deps.slice(storeInject.length))],
+  };
+}
 
 /** Builds the root module of an app: platform (logs, health, metrics) + its stores + its features. */
 export function meldAppModule(def: MeldAppDefinition, env: NodeJS.ProcessEnv = process.env): DynamicModule {
@@ -46,7 +69,7 @@ export function meldAppModule(def: MeldAppDefinition, env: NodeJS.ProcessEnv = p
     module: MeldAppModule,
     imports: [
       StoresModule.forRoot(def.name, def.stores, stores),
-      PlatformModule.forRoot({ app: def.name, logLevel: common.LOG_LEVEL, checks: storeChecks(def.stores), ownHealth: def.ownHealth }),
+      PlatformModule.forRoot({ app: def.name, logLevel: common.LOG_LEVEL, imports: def.checks?.imports, checks: withAppChecks(storeChecks(def.stores), def.checks), ownHealth: def.ownHealth }),
       ...(def.imports ?? []),
     ],
     // Internal apps publish their routes for the gateway to merge into /v1/openapi.json.

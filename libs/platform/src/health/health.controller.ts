@@ -21,18 +21,22 @@ export class HealthController {
     return { status: 'ok' };
   }
 
-  /** Readiness: every store this app needs answers; 503 names the ones that do not. */
+  /**
+   * Readiness: every store this app needs answers; 503 names the ones that do not. A failed
+   * check marked `degraded` answers 200 with `status: "degraded"`, naming it (ADR 0348).
+   */
   @Get('readyz')
   @HealthCheck()
   ready() {
     return this.health.check(
-      this.checks.map(
-        (c) => () =>
-          this.indicators
-            .check(c.name)
-            .attempt(async ({ signal }) => runReadinessCheck(c, signal))
-            .withTimeout(READINESS_TIMEOUT_MS),
-      ),
+      this.checks.map((c) => async () => {
+        const result = await this.indicators
+          .check(c.name)
+          .attempt(async ({ signal }) => runReadinessCheck(c, signal))
+          .withTimeout(READINESS_TIMEOUT_MS);
+        const { status, ...data } = result[c.name]!;
+        return status === 'down' && c.failure === 'degraded' ? this.indicators.check(c.name).degraded(data) : result;
+      }),
     );
   }
 }

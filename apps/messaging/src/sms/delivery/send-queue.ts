@@ -11,7 +11,7 @@ import { BullmqConnections } from '../../queue/bullmq-connections';
 import { SmsRepository, type SubmitRow } from '../sms.repository';
 import { StatusWriter } from '../status/status-writer';
 import { receiptStatus } from '../status/sms-status';
-import { type Receipt, SmscClient, SubmitRefused } from './smsc-client';
+import { type Receipt, SmscClient, type SmscState, SubmitRefused } from './smsc-client';
 
 export const SEND_QUEUE = 'meld-sms-send';
 /** One message of a send job. */
@@ -271,7 +271,8 @@ export class SendQueue implements OnApplicationBootstrap, BeforeApplicationShutd
     }
   }
 
-  smscBound(): boolean {
-    return this.smsc.isBound();
+  /** The SMPP session's state, for readiness (ADR 0348). */
+  smscState(): SmscState {
+    return this.smsc.state();
   }
 }

@@ -1,4 +1,6 @@
+import { metricsRegistry } from '@meld/platform';
 import { Logger } from '@nestjs/common';
+import { Counter, Gauge } from 'prom-client';
 
 // `smpp` ships no types (the SMSC simulator in tools/smsc uses it the same way).
 const smpp = require('smpp');
@@ -71,6 +73,26 @@ export function receiptOf(pdu: Pdu): Receipt | null {
   return { messageId, stat: match[2], ...(err && err !== '000' ? { error: `err:${err}` } : {}) };
 }
 
+/** The session as readiness reports it (ADR 0348). */
+export interface SmscState {
+  bound: boolean;
+  /** When the session bound (bound) or when it was lost, or the client started (not bound). */
+  since: number;
+  /**
+   * Why it is not bound, from the last failure: an error code, a bind refusal's command status,
+   * the SMSC's unbind. Never the URL, nor an error's text (ADR 0338: the URL carries the credentials).
+   */
+  reason?: string;
+}
+
+// Created by the first client that starts: an `api` process, which has no session, exports neither.
+const sessionBound = () =>
+  (metricsRegistry.getSingleMetric('meld_messaging_smsc_session_bound') as Gauge | undefined) ??
+  new Gauge({ name: 'meld_messaging_smsc_session_bound', help: '1 while the SMPP session to the SMSC is bound, 0 otherwise (delivery processes only, ADR 0348)', registers: [metricsRegistry] });
+const reconnects = () =>
+  (metricsRegistry.getSingleMetric('meld_messaging_smsc_reconnects_total') as Counter | undefined) ??
+  new Counter({ name: 'meld_messaging_smsc_reconnects_total', help: 'Connection attempts to the SMSC after a session closed or a connect or bind failed, each step of the backoff (ADR 0348)', registers: [metricsRegistry] });
+
 /**
  * One SMPP 3.4 session to the SMSC (ADR 0153): bound as transceiver so receipts come back on
  * it, enquire_link keeps it (and NAT state) alive, a lost session is re-bound with backoff,
@@ -81,6 +103,9 @@ export class SmscClient {
   private readonly log = new Logger('smsc');
   private session: Pdu | null = null;
   private bound = false;
+  /** See SmscState. */
+  private since = Date.now();
+  private reason?: string;
   private stopped = false;
   private attempt = 0;
   private reconnectTimer?: NodeJS.Timeout;
@@ -95,11 +120,14 @@ export class SmscClient {
 
   start(): void {
     this.stopped = false;
+    this.since = Date.now();
+    sessionBound().set(0);
+    reconnects();
     this.connect();
   }
 
-  isBound(): boolean {
-    return this.bound;
+  state(): SmscState {
+    return { bound: this.bound, since: this.since, ...(this.bound || !this.reason ? {} : { reason: this.reason }) };
   }
 
   async stop(): Promise<void> {
@@ -108,6 +136,7 @@ export class SmscClient {
     while (this.handling.size) await Promise.allSettled([...this.handling]);
     const session = this.session;
     this.session = null;
+    if (this.bound) sessionBound().set(0);
     this.bound = false;
     if (!session) return;
     await new Promise<void>((resolve) => {
@@ -193,11 +222,15 @@ export class SmscClient {
     session.on('connect', () => {
       session.bind_transceiver({ system_id: decodeURIComponent(url.username || 'meld'), password: decodeURIComponent(url.password || 'meld') }, (resp: Pdu) => {
         if (resp.command_status !== 0) {
-          this.log.warn(`bind refused (command_status 0x${resp.command_status.toString(16)})`);
+          this.reason = `bind refused (command_status 0x${resp.command_status.toString(16)})`;
+          this.log.warn(this.reason);
           session.close();
           return;
         }
         this.bound = true;
+        this.since = Date.now();
+        this.reason = undefined;
+        sessionBound().set(1);
         this.attempt = 0;
         this.log.log('bound as transceiver');
         for (const w of [...this.boundWaiters]) w();
@@ -207,10 +240,14 @@ export class SmscClient {
     // Answer the SMSC's own keep-alive and unbind, as SMPP requires.
     session.on('enquire_link', (pdu: Pdu) => session.send(pdu.response()));
     session.on('unbind', (pdu: Pdu) => {
+      this.reason = 'unbound by the SMSC';
       session.send(pdu.response());
       session.close();
     });
-    session.on('error', (err: Error) => this.log.warn(`session error: ${err.message}`));
+    session.on('error', (err: NodeJS.ErrnoException) => {
+      this.reason = `session error ${err.code ?? '(no code)'}`;
+      this.log.warn(`session error: ${err.message}`);
+    });
     session.on('close', () => this.onClose(session));
   }
 
@@ -232,6 +269,12 @@ export class SmscClient {
 
   private onClose(session: Pdu): void {
     if (this.session !== session) return;
+    if (this.bound) {
+      this.since = Date.now();
+      // An error or the SMSC's unbind, when one came first, says more.
+      this.reason ??= 'session closed';
+      sessionBound().set(0);
+    }
     this.bound = false;
     this.session = null;
     // A submit without its response may or may not have been accepted: the queue retries it (ADR 0153).
@@ -239,6 +282,9 @@ export class SmscClient {
     if (this.stopped) return;
     const delay = Math.min(500 * 2 ** this.attempt++, 10_000);
     this.log.warn(`session closed, reconnecting in ${delay} ms`);
-    this.reconnectTimer = setTimeout(() => this.connect(), delay);
+    this.reconnectTimer = setTimeout(() => {
+      reconnects().inc();
+      this.connect();
+    }, delay);
   }
 }
