@@ -37,6 +37,9 @@ describe('POST /v1/project/:project/channel/sms/sms/direct/:sender/:target (real
     const s = await statusOf(id);
     return s && s !== 'enqueued' && s !== 'sent' ? s : undefined;
   }, { timeoutMs: 10_000 });
+  /** Sets one marketing scope field of one channel block of the test project (ADR 0347). */
+  const scope = (block: string, field: 'marketingOptOutScope' | 'marketingOptInScope', value: 'per_channel' | 'all_channels') =>
+    db.query(`UPDATE projects SET general_config = jsonb_set(general_config, $2::text[], to_jsonb($3::text)) WHERE id = $1`, [t.project.id, [block, field], value]);
 
   it.each([
     ['07400 123423', 'delivered'],
@@ -108,6 +111,44 @@ describe('POST /v1/project/:project/channel/sms/sms/direct/:sender/:target (real
     expect([status, body.details?.reason]).toEqual([422, 'opted_out']);
     expect((await db.query(`SELECT count(*)::int AS n FROM sms_messages WHERE audience_id = $1`, [audienceId]))[0].n).toBe(0);
     expect(smsc.stats().submitted).toBe(before);
+  });
+
+  it('refuses 422 opted_out a contact opted out of email when email opt-outs reach every channel (ADR 0347); sends under per_channel', async () => {
+    const optedOutOfEmail = await seedContact(db, t.project.id, { _user_id: 'u-scope-email', _phone_mobile: '+447400124001', _consent_email: 'opt-out', _consent_sms: 'opt-in' });
+    await scope('channelEmail', 'marketingOptOutScope', 'all_channels');
+    try {
+      const before = smsc.stats().submitted;
+      const refused = await send(optedOutOfEmail, 'hello');
+      expect([refused.status, refused.body.details?.reason]).toEqual([422, 'opted_out']);
+      expect((await db.query(`SELECT count(*)::int AS n FROM sms_messages WHERE audience_id = $1`, [optedOutOfEmail]))[0].n).toBe(0);
+      expect(smsc.stats().submitted).toBe(before);
+      // The scope is the recording channel's: sms's all_channels does not carry an email opt-out to sms.
+      await scope('channelEmail', 'marketingOptOutScope', 'per_channel');
+      await scope('channelSms', 'marketingOptOutScope', 'all_channels');
+      const sent = await send(optedOutOfEmail, 'hello');
+      expect([sent.status, sent.body.entity?.audienceId]).toEqual([201, optedOutOfEmail]);
+      expect(await finalStatus(sent.body.entity.id)).toBe('delivered');
+    } finally {
+      await scope('channelEmail', 'marketingOptOutScope', 'per_channel');
+      await scope('channelSms', 'marketingOptOutScope', 'per_channel');
+    }
+  });
+
+  it('refuses a send to a number when any contact of it opted out on a channel whose opt-out reaches every channel (ADR 0347)', async () => {
+    const phone = '+447400124002';
+    // The project merges on _email only: two contacts of the number stay apart, the later one without any statement.
+    await seedContact(db, t.project.id, { _user_id: 'u-scope-phone-1', _phone_mobile: phone, _consent_whatsapp: 'opt-out' });
+    const later = await seedContact(db, t.project.id, { _user_id: 'u-scope-phone-2', _phone_mobile: phone });
+    await db.query(`UPDATE audience_contacts SET updated_at = now() + interval '1 minute' WHERE id = $1`, [later]);
+    const sent = await send(phone, 'hello');
+    expect([sent.status, sent.body.entity?.audienceId]).toEqual([201, later]);
+    await scope('channelWhatsapp', 'marketingOptOutScope', 'all_channels');
+    try {
+      const refused = await send(phone, 'hello');
+      expect([refused.status, refused.body.details?.reason]).toEqual([422, 'opted_out']);
+    } finally {
+      await scope('channelWhatsapp', 'marketingOptOutScope', 'per_channel');
+    }
   });
 
   it('refuses a destination country the sender is not accepted in (422 country_not_accepted)', async () => {
@@ -226,11 +267,20 @@ describe('POST /v1/project/:project/channel/sms/sms/direct/:sender/:target (real
     ]);
   });
 
-  it('rejects at send time a contact who opted out after the request', async () => {
+  it('rejects at send time a contact who opted out after the request, or whom a scope changed since opted out (ADR 0347)', async () => {
     const audienceId = await seedContact(db, t.project.id, { _user_id: 'u-late', _phone_mobile: '+447400123322' });
+    const outOfRcs = await seedContact(db, t.project.id, { _user_id: 'u-late-scope', _phone_mobile: '+447400123323', _consent_rcs: 'opt-out' });
     await smsc.close().catch(() => undefined); // nothing reaches the SMSC meanwhile: the job waits and retries
     const { body } = await send(audienceId, 'hello');
+    const scoped = await send(outOfRcs, 'hello');
+    expect(scoped.status).toBe(201);
     await db.query(`UPDATE audience_contacts SET attributes = attributes || '{"_consent_sms":"opt-out"}' WHERE id = $1`, [audienceId]);
-    expect(await finalStatus(body.entity.id)).toBe('rejected');
+    await scope('channelRcs', 'marketingOptOutScope', 'all_channels');
+    try {
+      expect(await finalStatus(body.entity.id)).toBe('rejected');
+      expect(await finalStatus(scoped.body.entity.id)).toBe('rejected');
+    } finally {
+      await scope('channelRcs', 'marketingOptOutScope', 'per_channel');
+    }
   });
 });

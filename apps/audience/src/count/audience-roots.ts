@@ -1,8 +1,9 @@
 import { hasScopes, maySearchByPii, type Principal } from '@meld/auth';
 import type { Scope } from '@meld/contracts';
-import { type AudienceFilterNode, AudienceFilterError, eventConditionPath, type FilterCatalogue, parseAudienceFilter, parseAudienceFilterVersion, piiConditionPath } from '@meld/filters';
+import { type AudienceFilterNode, AudienceFilterError, eventConditionPath, parseAudienceFilter, parseAudienceFilterVersion, piiConditionPath } from '@meld/filters';
 import { BadRequestException, ForbiddenException, Injectable } from '@nestjs/common';
 import { FilterCatalogueCache } from './filter-catalogue.cache';
+import type { AudienceCatalogue } from './filter-catalogue.repository';
 
 export interface RootRequest {
   projectId: string;
@@ -19,8 +20,8 @@ export interface RootRequest {
   returnsContactData?: boolean;
   /** JSON path of `root` in the caller's request, for error paths (default `root`). */
   rootPath?: string;
-  /** The project's filter catalogue when the caller has just read it; read otherwise. */
-  catalogue?: FilterCatalogue;
+  /** The project's catalogue when the caller has just read it; read otherwise. */
+  catalogue?: AudienceCatalogue;
 }
 
 /** What a filter on events needs where the request returns contact data (ADR 0344). */
@@ -37,7 +38,7 @@ const EVENT_DATA_SCOPES: readonly Scope[] = ['PROJECT_AUDIENCE_DATA_EVENTS'];
 export class AudienceRoots {
   constructor(private readonly catalogues: FilterCatalogueCache) {}
 
-  async resolve(request: RootRequest): Promise<{ root?: AudienceFilterNode; catalogue?: FilterCatalogue }> {
+  async resolve(request: RootRequest): Promise<{ root?: AudienceFilterNode; catalogue?: AudienceCatalogue }> {
     await filterErrorsAs400(() => parseAudienceFilterVersion(request.version));
     if (request.root === undefined) return {};
     const parsed = await this.parse(request, request.catalogue ?? (await this.catalogues.cached(request.projectId)));
@@ -65,8 +66,8 @@ export class AudienceRoots {
    * The root checked against the catalogue; a refusal by the cached catalogue is only final after
    * one new read, so a name declared since it was cached is never refused (ADR 0232).
    */
-  private async parse(request: RootRequest, cached: FilterCatalogue): Promise<{ root: AudienceFilterNode; catalogue: FilterCatalogue }> {
-    const parse = (catalogue: FilterCatalogue) => parseAudienceFilter(request.root, catalogue, request.rootPath);
+  private async parse(request: RootRequest, cached: AudienceCatalogue): Promise<{ root: AudienceFilterNode; catalogue: AudienceCatalogue }> {
+    const parse = (catalogue: AudienceCatalogue) => parseAudienceFilter(request.root, catalogue, request.rootPath);
     if (!request.catalogue) {
       try {
         return { root: parse(cached), catalogue: cached };

@@ -1,5 +1,5 @@
-import { raw, sql, type Sql } from '@meld/clickhouse';
-import { CHANNELS, type Channel, slotColumn } from '@meld/contracts';
+import { join, raw, sql, type Sql } from '@meld/clickhouse';
+import { CHANNELS, type Channel, type ConsentScopes, PER_CHANNEL, consentAttribute, consentSources, slotColumn } from '@meld/contracts';
 import { slotOf, type FilterCatalogue } from '@meld/filters';
 import { z } from 'zod';
 
@@ -9,7 +9,10 @@ import { z } from 'zod';
  * - address: `channels` holds the channel (a valid mobile for sms, rcs and whatsapp, a valid email
  *   for email; the probes sink decides it when it writes the snapshot);
  * - consent: the merged `_consent_<channel>` attribute (its slot column, else its str entry),
- *   `opt-in` or `opt-out`; anything else, or nothing, is no statement;
+ *   `opt-in` or `opt-out`; anything else, or nothing, is no statement; read as the project's
+ *   marketing scopes extend it (`consentSources` in @meld/contracts, ADR 0347): an opt-out on a
+ *   channel whose `marketingOptOutScope` is `all_channels` opts out everywhere, an opt-in on one
+ *   whose `marketingOptInScope` is `all_channels` opts in wherever no opt-out reaches;
  * - basic = address and not suppressed; opt-out = basic and not opted out; opt-in = basic and opted in.
  */
 export const COMPLIANCE_CHANNELS = CHANNELS;
@@ -34,19 +37,44 @@ export type ConsentColumns = Partial<Record<ComplianceChannel, string>>;
 export function consentColumns(catalogue: FilterCatalogue): ConsentColumns {
   const out: ConsentColumns = {};
   for (const ch of COMPLIANCE_CHANNELS) {
-    const attribute = catalogue.attributes.find((a) => a.uid === `_consent_${ch}`);
+    const attribute = catalogue.attributes.find((a) => a.uid === consentAttribute(ch));
     const slot = attribute && slotOf(attribute);
     if (slot) out[ch] = slotColumn(slot.kind, slot.index);
   }
   return out;
 }
 
+/** How a project's consents read: where each is stored, and how far each reaches (ADR 0347). */
+export interface ConsentReading {
+  columns: ConsentColumns;
+  scopes: ConsentScopes;
+}
+
+/** Per channel, every consent read from its key/value entry: today's reading with no catalogue. */
+const PLAIN: ConsentReading = { columns: {}, scopes: PER_CHANNEL };
+
 const address = (ch: ComplianceChannel): Sql => sql`has(channels, ${ch})`;
-/** A status is never '' (the slot's default), so the column needs no presence check. */
-const consent = (ch: ComplianceChannel, status: 'opt-in' | 'opt-out', columns: ConsentColumns): Sql => {
+/** The statement recorded on `ch`. A status is never '' (the slot's default), so the column needs no presence check. */
+const stated = (ch: ComplianceChannel, status: 'opt-in' | 'opt-out', columns: ConsentColumns): Sql => {
   const column = columns[ch];
-  return column ? sql`${raw(column)} = ${status}` : sql`arrayExists((k, v) -> k = ${`_consent_${ch}`} AND v = ${status}, str_keys, str_values)`;
+  return column ? sql`${raw(column)} = ${status}` : sql`arrayExists((k, v) -> k = ${consentAttribute(ch)} AND v = ${status}, str_keys, str_values)`;
 };
+const anyStated = (channels: ComplianceChannel[], status: 'opt-in' | 'opt-out', columns: ConsentColumns): Sql =>
+  channels.length === 1 ? stated(channels[0]!, status, columns) : sql`(${join(channels.map((c) => stated(c, status, columns)), ' OR ')})`;
+
+/**
+ * The contact's consent on `ch` is `status`, as `effectiveConsent` reads it (@meld/contracts):
+ * opted out when any channel reaching it states opt-out; opted in when none does and any
+ * channel reaching it states opt-in. Per channel, today's single comparison.
+ */
+function consent(ch: ComplianceChannel, status: 'opt-in' | 'opt-out', { columns, scopes }: ConsentReading): Sql {
+  const sources = consentSources(ch, scopes);
+  const optedOut = anyStated(sources.optOut, 'opt-out', columns);
+  if (status === 'opt-out') return optedOut;
+  const optedIn = anyStated(sources.optIn, 'opt-in', columns);
+  // One attribute holds one status: with nothing but the channel's own statement, an opt-in is no opt-out.
+  return sources.optOut.length === 1 && sources.optIn.length === 1 ? optedIn : sql`(${optedIn} AND NOT ${optedOut})`;
+}
 
 /**
  * Suppression (hard bounces, carrier blocks, complaints) is messaging's, which does not keep
@@ -64,10 +92,10 @@ function basic(ch: ComplianceChannel): Sql {
 }
 
 /** The condition a contact meets under `mode` on `ch`. */
-export function complianceCondition(ch: ComplianceChannel, m: ComplianceMode, columns: ConsentColumns = {}): Sql {
+export function complianceCondition(ch: ComplianceChannel, m: ComplianceMode, reading: ConsentReading = PLAIN): Sql {
   if (m === 'basic') return basic(ch);
-  if (m === 'opt-in') return sql`(${basic(ch)} AND ${consent(ch, 'opt-in', columns)})`;
-  return sql`(${basic(ch)} AND NOT ${consent(ch, 'opt-out', columns)})`;
+  if (m === 'opt-in') return sql`(${basic(ch)} AND ${consent(ch, 'opt-in', reading)})`;
+  return sql`(${basic(ch)} AND NOT ${consent(ch, 'opt-out', reading)})`;
 }
 
 /** Figures of one channel over the contacts matching the root (not narrowed by any channel). */
@@ -86,11 +114,11 @@ export interface ChannelCompliance {
 }
 
 /** Counts measuring one channel (audienceCount's), named `<channel>_<what>` (channel names are a closed list). */
-export function channelCounts(ch: ComplianceChannel, columns: ConsentColumns = {}): Array<[string, Sql]> {
+export function channelCounts(ch: ComplianceChannel, reading: ConsentReading = PLAIN): Array<[string, Sql]> {
   return [
     [`${ch}_basic`, basic(ch)],
-    [`${ch}_in`, sql`${basic(ch)} AND ${consent(ch, 'opt-in', columns)}`],
-    [`${ch}_out`, sql`${basic(ch)} AND ${consent(ch, 'opt-out', columns)}`],
+    [`${ch}_in`, sql`${basic(ch)} AND ${consent(ch, 'opt-in', reading)}`],
+    [`${ch}_out`, sql`${basic(ch)} AND ${consent(ch, 'opt-out', reading)}`],
   ];
 }
 

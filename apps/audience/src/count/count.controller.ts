@@ -17,7 +17,7 @@ export class CountController {
   @ApiOperation({
     summary: 'Count the audience',
     description:
-      'Exact, live count of the current audience contacts matching the filter `root` (never sampled). `filterCompliance` narrows `totalHits` to contacts that meet every listed channel: `basic` has a valid address for the channel (a mobile for sms, rcs, whatsapp; an email for email), `opt-out` is basic and not opted out, `opt-in` is basic and opted in (consent from `_consent_<channel>`). `metadata.compliance` breaks the root\'s audience down per listed channel. Conditions on email or phone attributes need `dataPolicy.mayReadPii`.',
+      'Exact, live count of the current audience contacts matching the filter `root` (never sampled). `filterCompliance` narrows `totalHits` to contacts that meet every listed channel: `basic` has a valid address for the channel (a mobile for sms, rcs, whatsapp; an email for email), `opt-out` is basic and not opted out, `opt-in` is basic and opted in (consent from `_consent_<channel>`, extended across channels by the project\'s `marketingOptOutScope` / `marketingOptInScope`: ADR 0347). `metadata.compliance` breaks the root\'s audience down per listed channel. Conditions on email or phone attributes need `dataPolicy.mayReadPii`.',
   })
   @ApiSuccess(200, AudienceCountSchema, 'the count')
   @ApiError(400, 'invalid body: an unknown field, a bad compliance channel or mode (`details.fields`), or a filter node that does not fit the grammar or the catalogue (`details.path`, `details.allowed`)')

@@ -19,8 +19,8 @@ const ChannelComplianceSchema = z
   .object({
     mode: z.enum(COMPLIANCE_MODES).describe('the mode asked for this channel'),
     reachable: count().describe('contacts matching the root that meet the mode on this channel (basic: with an address; opt-out: optedIn + noConsent; opt-in: optedIn)'),
-    optedIn: count().describe('with an address for the channel, opted in (`_consent_<channel>` opt-in)'),
-    optedOut: count().describe('with an address for the channel, opted out'),
+    optedIn: count().describe('with an address for the channel, opted in (`_consent_<channel>` opt-in, or an opt-in the marketing scopes extend to it, ADR 0347)'),
+    optedOut: count().describe('with an address for the channel, opted out (on it, or on a channel whose marketingOptOutScope is all_channels)'),
     noConsent: count().describe('with an address for the channel, no consent statement'),
     noValidAddress: count().describe('no valid address for the channel (a valid mobile for sms, rcs, whatsapp; a valid email for email)'),
   })

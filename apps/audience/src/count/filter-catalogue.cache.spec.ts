@@ -1,4 +1,5 @@
-import type { FilterCatalogueRepository, FilterCatalogueRows } from '@meld/db';
+import type { FilterCatalogueRows } from '@meld/db';
+import type { FilterCatalogueRepository } from './filter-catalogue.repository';
 import { CATALOGUE_TTL_MS, FilterCatalogueCache } from './filter-catalogue.cache';
 
 describe('FilterCatalogueCache', () => {

@@ -1,4 +1,4 @@
-import { type ConsentStatus, consentOf } from '@meld/contracts';
+import { type ConsentChannel, type ConsentScopes, consentAttribute, consentScopesOf, effectiveConsent } from '@meld/contracts';
 import { DATA_SOURCE } from '@meld/db';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
@@ -16,6 +16,8 @@ export interface SendSettings {
   funds: string;
   shortTrackingDomain: string | null;
   unsubscribeTrackingDomain: string | null;
+  /** How far each channel's consent reaches (generalConfig's marketing scopes, ADR 0347). */
+  consentScopes: ConsentScopes;
 }
 
 export interface SenderRow {
@@ -102,10 +104,10 @@ export class SmsRepository {
       // The arrays go through sub-selects so that no plan sees their length: a custom plan, which
       // knows it, always looked cheaper than the generic one, and Postgres planned every group
       // again (0.5-1 ms); now it keeps the generic plan after five (ADR 0295).
-      const rows = await prepared<SendContext & { n: string }>(
+      const rows = await prepared<Omit<SendContext, 'consentScopes'> & { n: string; generalConfig: unknown }>(
         this.ds,
         'send-contexts',
-        `SELECT r.n, p.locale, p.default_sms_sender AS "defaultSmsSender",
+        `SELECT r.n, p.locale, p.default_sms_sender AS "defaultSmsSender", p.general_config AS "generalConfig",
                 COALESCE((p.general_config #>> '{channelSms,autoCreateContactsOnOutbounds}')::boolean, false) AS "autoCreateContacts",
                 o.prepaid, o.funds::text AS funds, p.short_tracking_domain AS "shortTrackingDomain", p.unsubscribe_tracking_domain AS "unsubscribeTrackingDomain",
                 (SELECT jsonb_build_object('id', s.id, 'alias', s.alias, 'status', s.status,
@@ -121,7 +123,7 @@ export class SmsRepository {
            JOIN projects p ON p.id = r.project_id JOIN organizations o ON o.id = p.organization_id`,
         [keys.map((k) => k.projectId), keys.map((k) => k.senderId), keys.map((k) => k.target), keys.map((k) => k.idempotencyKey)],
       );
-      const byPosition = new Map(rows.map(({ n, ...context }) => [Number(n), context]));
+      const byPosition = new Map(rows.map(({ n, generalConfig, ...context }): [number, SendContext] => [Number(n), { ...context, consentScopes: consentScopesOf(generalConfig) }]));
       return keys.map((_, i) => ok(byPosition.get(i + 1) ?? null));
     },
   });
@@ -145,8 +147,10 @@ export class SmsRepository {
    * search reads the same two places). One that opted out of SMS comes first: a send to a
    * number is refused when any contact of it opted out (ADR 0343), as in a project that does
    * not merge on the phone a later contact of it stays apart from the one that opted out.
+   * `optOutFrom`: the channels whose opt-out reaches SMS under the project's scopes (ADR 0347,
+   * `consentSources('sms', scopes).optOut`).
    */
-  async contactByPhone(projectId: string, e164: string): Promise<TargetContact | null> {
+  async contactByPhone(projectId: string, e164: string, optOutFrom: readonly ConsentChannel[]): Promise<TargetContact | null> {
     const [row] = await this.ds.query(
       `WITH ids AS (
          SELECT m.audience_id AS id FROM merge_keys k
@@ -154,8 +158,9 @@ export class SmsRepository {
           WHERE k.project_id = $1 AND k.attribute = '_phone_mobile' AND k.value = $2
          UNION SELECT c.id FROM audience_contacts c WHERE c.project_id = $1 AND c.attributes->>'_phone_mobile' = $2)
        SELECT c.id, c.attributes FROM audience_contacts c JOIN ids ON ids.id = c.id
-        WHERE c.project_id = $1 ORDER BY COALESCE(c.attributes->>'_consent_sms' = 'opt-out', false) DESC, c.updated_at DESC, c.id DESC LIMIT 1`,
-      [projectId, e164],
+        WHERE c.project_id = $1
+        ORDER BY EXISTS (SELECT 1 FROM unnest($3::text[]) AS k WHERE c.attributes->>k = 'opt-out') DESC, c.updated_at DESC, c.id DESC LIMIT 1`,
+      [projectId, e164, optOutFrom.map(consentAttribute)],
     );
     return row ?? null;
   }
@@ -165,21 +170,24 @@ export class SmsRepository {
     return row ?? null;
   }
 
-  /** What the worker needs of each message, by id (one statement for the jobs running together, ADR 0201). */
+  /**
+   * What the worker needs of each message, by id (one statement for the jobs running together,
+   * ADR 0201); `optedOut` reads the contact's consent through the project's scopes of now (ADR 0347).
+   */
   async forSubmit(smsIds: readonly string[]): Promise<Map<string, SubmitRow>> {
-    const rows = await prepared<Omit<SubmitRow, 'optedOut'> & { attributes: Record<string, unknown> | null }>(
+    const rows = await prepared<Omit<SubmitRow, 'optedOut'> & { attributes: Record<string, unknown> | null; generalConfig: unknown }>(
       this.ds,
       'for-submit',
-      `SELECT m.id, m.status, s.alias AS source, m.destination, m.text, m.encoding, m.messages_count AS "messagesCount", c.attributes
-         FROM sms_messages m JOIN senders s ON s.id = m.sender_id
+      `SELECT m.id, m.status, s.alias AS source, m.destination, m.text, m.encoding, m.messages_count AS "messagesCount", c.attributes, p.general_config AS "generalConfig"
+         FROM sms_messages m JOIN senders s ON s.id = m.sender_id JOIN projects p ON p.id = m.project_id
          LEFT JOIN audience_contacts c ON c.project_id = m.project_id AND c.id = m.audience_id
         WHERE m.id = ANY($1::uuid[])`,
       [smsIds],
     );
     return new Map(
-      rows.map(({ attributes, ...rest }) => {
-        const consent: ConsentStatus = attributes ? consentOf(attributes, 'sms') : null;
-        return [rest.id, { ...rest, optedOut: consent === 'opt-out' }];
+      rows.map(({ attributes, generalConfig, ...rest }) => {
+        const optedOut = attributes !== null && effectiveConsent(attributes, 'sms', consentScopesOf(generalConfig)) === 'opt-out';
+        return [rest.id, { ...rest, optedOut }];
       }),
     );
   }

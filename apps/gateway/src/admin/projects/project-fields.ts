@@ -1,9 +1,7 @@
-import { CHANNEL_GROUPS, COMPLIANCE_POLICIES, DATA_MODES } from '@meld/contracts';
+import { CHANNEL_GROUPS, COMPLIANCE_POLICIES, DATA_MODES, MARKETING_SCOPES } from '@meld/contracts';
 import { ATTRIBUTION_WINDOWS, canonicalTimeZone } from '@meld/api';
 import { z } from 'zod';
 
-/** Values of the two marketing scope fields: the spec shows `per_channel`; `all_channels` is ours. */
-export const MARKETING_SCOPES = ['per_channel', 'all_channels'] as const;
 export const PROJECT_STATUSES = ['active', 'inactive', 'suspended', 'archived'] as const;
 
 const domain = z.string().regex(/^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i, 'must be a domain name');
@@ -17,8 +15,8 @@ const channelPatch = z
     optOutKeywords: keywords,
     autoCreateContactsOnInbounds: z.boolean(),
     autoCreateContactsOnOutbounds: z.boolean(),
-    marketingOptOutScope: z.enum(MARKETING_SCOPES),
-    marketingOptInScope: z.enum(MARKETING_SCOPES),
+    marketingOptOutScope: z.enum(MARKETING_SCOPES).describe("`all_channels`: an opt-out recorded on the block's channel opts the contact out of every channel (ADR 0347; not read on channelDefaults)"),
+    marketingOptInScope: z.enum(MARKETING_SCOPES).describe("`all_channels`: an opt-in recorded on the block's channel counts on every channel no opt-out reaches (ADR 0347; not read on channelDefaults)"),
   })
   .partial();
 

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { consentOf } from '@meld/contracts';
+import { consentSources, effectiveConsent } from '@meld/contracts';
 import { BadRequestException, Injectable, NotFoundException } from '@nestjs/common';
 import { loadPublicUrl } from '@meld/platform';
 import { MessagingContacts } from '../../contacts/messaging-contacts';
@@ -61,7 +61,8 @@ export class SendDirectSms {
     if (sender.status !== 'active') throw refuse('sender_inactive', `sender ${sender.id} is ${sender.status}, not active`);
 
     const { contact: found, destination } = await this.target(cmd.projectId, cmd.target, context);
-    if (found && consentOf(found.attributes, 'sms') === 'opt-out') throw refuse('opted_out', 'the contact opted out of SMS');
+    // Opted out of SMS, or on a channel whose opt-out reaches every channel (ADR 0347).
+    if (found && effectiveConsent(found.attributes, 'sms', context.consentScopes) === 'opt-out') throw refuse('opted_out', 'the contact opted out of SMS');
 
     const country = new Map(Object.entries(sender.countries)).get(destination.country);
     if (!country?.accepted || country.effectiveStatus !== 'active') {
@@ -112,11 +113,11 @@ export class SendDirectSms {
         details: { fields: [{ path: 'target', message: 'not an audience contact id nor a valid phone number' }] },
       });
     }
-    const contact = await this.repo.contactByPhone(projectId, destination.e164);
+    const contact = await this.repo.contactByPhone(projectId, destination.e164, consentSources('sms', context.consentScopes).optOut);
     if (contact) return { contact, destination };
     // A STOP from a number nobody had created our contact of it (ADR 0343): refused from its commit on, before identity-merge merged it.
     const own = await this.contacts.ofPhone(projectId, destination.e164);
-    if (own && consentOf(own.attributes, 'sms') === 'opt-out') throw refuse('opted_out', 'the number opted out of SMS');
+    if (own && effectiveConsent(own.attributes, 'sms', context.consentScopes) === 'opt-out') throw refuse('opted_out', 'the number opted out of SMS');
     if (!context.autoCreateContacts) throw new NotFoundException('no audience contact with this phone');
     return { contact: null, destination };
   }

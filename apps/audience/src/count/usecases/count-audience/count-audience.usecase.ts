@@ -4,7 +4,7 @@ import { parseAudienceFilterVersion } from '@meld/filters';
 import { parseInput } from '@meld/platform';
 import { Injectable } from '@nestjs/common';
 import { AudienceRoots, filterErrorsAs400 } from '../../audience-roots';
-import { type ChannelCompliance, type ComplianceChannel, type ComplianceMode, FilterComplianceSchema, channelCounts, channelFigures, complianceCondition, consentColumns } from '../../compliance';
+import { type ChannelCompliance, type ComplianceChannel, type ComplianceMode, type ConsentReading, FilterComplianceSchema, channelCounts, channelFigures, complianceCondition, consentColumns } from '../../compliance';
 import { CountRepository, MATCHING } from '../../count.repository';
 import { FilterCatalogueCache } from '../../filter-catalogue.cache';
 import type { CountAudienceCommand } from './count-audience.command';
@@ -23,7 +23,9 @@ export interface CountAudienceResult {
  * narrowed by an audience filter and by compliance per channel, in one ClickHouse query.
  * `totalHits` ANDs the root and every channel's filter (a contact reachable on all of them);
  * `compliance.<channel>` describes the root's audience on that channel alone, so each
- * channel's figures add up to the root's count whatever else was asked.
+ * channel's figures add up to the root's count whatever else was asked. Consent reads through
+ * the project's marketing scopes, which come with the catalogue: no read of their own, and at
+ * most as old as the cached catalogue (ADRs 0232, 0347).
  */
 @Injectable()
 export class CountAudienceUseCase {
@@ -40,8 +42,9 @@ export class CountAudienceUseCase {
     const { root, catalogue: parsedWith } = await this.roots.resolve(command);
     const counts: Array<readonly [string, Sql?]> = [MATCHING];
     if (channels.length) {
-      // The catalogue names the slot columns of the consents.
-      const consent = consentColumns(parsedWith ?? command.catalogue ?? (await this.catalogues.cached(command.projectId)));
+      // The catalogue names the slot columns of the consents and carries the project's consent scopes (ADR 0347).
+      const catalogue = parsedWith ?? command.catalogue ?? (await this.catalogues.cached(command.projectId));
+      const consent: ConsentReading = { columns: consentColumns(catalogue), scopes: catalogue.consentScopes };
       counts.push(['hits', join(channels.map(([ch, m]) => complianceCondition(ch, m, consent)), ' AND ')], ...channels.flatMap(([ch]) => channelCounts(ch, consent)));
     }
     const row = await filterErrorsAs400(() => this.repository.count(command.projectId, root, counts));
