@@ -79,6 +79,18 @@ describe('admin: catalogue, senders, webhooks, users', () => {
     expect((await gw.call('POST', `/projects/${unique('nope')}/attributes`, { uid: 'x', label: 'X', type: 'string' })).status).toBe(404);
   });
 
+  it('accepts as uids the names ingest creates (ADR 0035), typed as date, email or phone; refuses reserved, empty, long or spaced ones', async () => {
+    for (const [uid, type] of [['signupDate', 'date'], ['utm.source', 'string'], ['Plan-Tier', 'string'], ['9lives', 'phone'], ['work_Email', 'email']]) {
+      const res = await gw.call('POST', `/projects/${project.uid}/attributes`, { uid, label: uid, type });
+      expect([uid, res.status, res.body.entity?.uid, res.body.entity?.type]).toEqual([uid, 201, uid, type]);
+    }
+    for (const uid of ['_x', '', 'a'.repeat(65), 'signup date', '.dot', '-dash', 'café']) {
+      const res = await gw.call('POST', `/projects/${project.uid}/attributes`, { uid, label: 'X', type: 'string' });
+      expect([uid, res.status, fieldsOf(res.body).map(([p]) => p)]).toEqual([uid, 400, ['uid']]);
+    }
+    expect((await gw.call('POST', `/projects/${project.uid}/attributes`, { uid: 'a'.repeat(64), label: 'X', type: 'string' })).status).toBe(201);
+  });
+
   it('adds a sender with per-country statuses', async () => {
     const res = await gw.call('POST', `/projects/${project.uid}/senders`, {
       channel: 'sms',

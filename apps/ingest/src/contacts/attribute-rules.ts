@@ -100,6 +100,3 @@ export function normaliseValue(rule: AttributeRule, value: AttributeValue): Attr
   if (rule.multivalue && !Array.isArray(value)) return [value];
   return value;
 }
-
-/** Custom attribute names: what the catalogue accepts as a uid. */
-export const CUSTOM_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;

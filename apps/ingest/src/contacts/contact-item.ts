@@ -1,5 +1,5 @@
-import { dict } from '@meld/contracts';
-import { type AttributeRule, type AttributeValue, CUSTOM_NAME, inferRule, normaliseValue, valueError } from './attribute-rules';
+import { CUSTOM_ATTRIBUTE_UID, CUSTOM_ATTRIBUTE_UID_RULE, dict } from '@meld/contracts';
+import { type AttributeRule, type AttributeValue, inferRule, normaliseValue, valueError } from './attribute-rules';
 import { unstorableText } from '@meld/api';
 
 export type AttributePatch = Record<string, AttributeValue | null>;
@@ -59,8 +59,8 @@ export function parseAttributes(
         fail(name, `unknown reserved attribute ${name}`);
         continue;
       }
-      if (!CUSTOM_NAME.test(name)) {
-        fail(name, 'invalid attribute name: letters, digits, _ . - (at most 64, not starting with _ . -)');
+      if (!CUSTOM_ATTRIBUTE_UID.test(name)) {
+        fail(name, `invalid attribute name: ${CUSTOM_ATTRIBUTE_UID_RULE}`);
         continue;
       }
       if (value === null) continue; // nothing to clear, nothing to create

@@ -2,6 +2,14 @@
 export const ATTRIBUTE_TYPES = ['string', 'number', 'boolean', 'date', 'datetime', 'email', 'phone'] as const;
 export type AttributeType = (typeof ATTRIBUTE_TYPES)[number];
 
+/**
+ * A custom attribute's uid, one rule for the admin API's catalogue and ingest's new names
+ * (ADR 0035): letters in either case, digits, `_ . -`, at most 64, starting with a letter or
+ * digit. A leading `_` is refused: those names are reserved (RESERVED_ATTRIBUTES).
+ */
+export const CUSTOM_ATTRIBUTE_UID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+export const CUSTOM_ATTRIBUTE_UID_RULE = 'letters, digits, _ . - (at most 64 characters, starting with a letter or digit; names starting with _ are reserved)';
+
 export interface AttributeSpec {
   uid: string;
   label: string;

@@ -1,11 +1,10 @@
-import { ATTRIBUTE_TYPES } from '@meld/contracts';
+import { ATTRIBUTE_TYPES, CUSTOM_ATTRIBUTE_UID, CUSTOM_ATTRIBUTE_UID_RULE } from '@meld/contracts';
 import { z } from 'zod';
 
 export const CreateAttributeBody = z
   .strictObject({
-    uid: z
-      .string()
-      .regex(/^[a-z][a-z0-9_]{0,63}$/, 'must start with a lowercase letter; lowercase letters, digits or _ (names starting with _ are reserved)'),
+    // The names ingest creates are the names the catalogue declares (ADR 0035).
+    uid: z.string().regex(CUSTOM_ATTRIBUTE_UID, CUSTOM_ATTRIBUTE_UID_RULE),
     label: z.string().trim().min(1).max(200),
     type: z.enum(ATTRIBUTE_TYPES),
     multivalue: z.boolean().default(false),
