@@ -59,6 +59,12 @@ describe('admin: webhook deliveries (list by status, retry)', () => {
     expect(bad.status).toBe(400);
     expect(fieldsOf(bad.body).map(([path]) => path)).toEqual(['status', 'limit', 'cursor']);
     expect((await gw.call('GET', `/organizations/${org}/webhook-deliveries?sort=asc`)).status).toBe(400);
+    // `seq` is a bigint: a cursor past its maximum is the caller's 400, not Postgres' 22003 (a 500).
+    for (const cursor of ['9999999999999999999', '9223372036854775808', '99999999999999999999']) {
+      const big = await gw.call('GET', `/organizations/${org}/webhook-deliveries?cursor=${cursor}`);
+      expect([cursor, big.status, fieldsOf(big.body).map(([path]) => path)]).toEqual([cursor, 400, ['cursor']]);
+    }
+    expect((await gw.call('GET', `/organizations/${org}/webhook-deliveries?cursor=9223372036854775807`)).status).toBe(200);
     expect((await gw.call('GET', `/organizations/${UNKNOWN_ID}/webhook-deliveries`)).status).toBe(404);
   });
 

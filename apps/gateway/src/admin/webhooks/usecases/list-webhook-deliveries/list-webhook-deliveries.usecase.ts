@@ -22,10 +22,18 @@ export const WebhookDeliverySchema = z
   })
   .meta({ id: 'WebhookDelivery' });
 
+const CURSOR = /^[1-9][0-9]{0,18}$/;
+const BIGINT_MAX = 2n ** 63n - 1n;
+
 export const ListWebhookDeliveriesQuery = z.strictObject({
   status: z.enum(['pending', 'delivered', 'failed']).optional(),
   limit: z.coerce.number().int().min(1).max(200).default(50),
-  cursor: z.string().regex(/^[1-9][0-9]{0,18}$/, 'must be the nextCursor of a previous page').optional(),
+  // `seq` is a bigint: a larger number would be Postgres' 22003, a 500, not the caller's 400.
+  cursor: z
+    .string()
+    .regex(CURSOR, 'must be the nextCursor of a previous page')
+    .refine((c) => !CURSOR.test(c) || BigInt(c) <= BIGINT_MAX, 'must be the nextCursor of a previous page')
+    .optional(),
 });
 
 export const toDeliveryResource = (d: DeliveryRow): z.infer<typeof WebhookDeliverySchema> => ({
