@@ -135,6 +135,21 @@ describe('admin: projects', () => {
     expect((await gw.call('PATCH', `/projects/${unique('nope')}`, { name: 'x' })).status).toBe(404);
   });
 
+  it('stores a time zone as its tzdata name at create and PATCH; a well-cased alias as given', async () => {
+    const created = await gw.call('POST', `/organizations/${org}/projects`, { name: unique('Zone'), timezone: 'europe/paris' });
+    expect([created.status, created.body.entity.timezone]).toEqual([201, 'Europe/Paris']);
+    const uid: string = created.body.entity.uid;
+    expect((await gw.call('GET', `/projects/${uid}`)).body.entity.timezone).toBe('Europe/Paris');
+    expect((await gw.call('PATCH', `/projects/${uid}`, { timezone: 'Asia/Kolkata' })).body.entity.timezone).toBe('Asia/Kolkata');
+    expect((await gw.call('GET', `/projects/${uid}`)).body.entity.timezone).toBe('Asia/Kolkata');
+    expect((await gw.call('PATCH', `/projects/${uid}`, { timezone: 'AMERICA/NEW_YORK' })).body.entity.timezone).toBe('America/New_York');
+    const patched = await createProject(gw, org);
+    expect((await gw.call('PATCH', `/projects/${patched.uid}`, { timezone: 'europe/paris' })).body.entity.timezone).toBe('Europe/Paris');
+    // What the product API's project read and the event histograms load (ADR 0335).
+    const rows = await gw.app.get<DataSource>(DATA_SOURCE).query(`SELECT timezone FROM projects WHERE uid = ANY($1) ORDER BY timezone`, [[uid, patched.uid]]);
+    expect(rows).toEqual([{ timezone: 'America/New_York' }, { timezone: 'Europe/Paris' }]);
+  });
+
   it('sets the legal profile status (PUT)', async () => {
     const p = await createProject(gw, org);
     const res = await gw.call('PUT', `/projects/${p.uid}/legal-profile`, { status: 'verified' });
