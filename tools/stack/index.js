@@ -168,10 +168,11 @@ function brokerName(name, fn) {
 
 /**
  * A private Kafka dev broker (for tests): `.stack/<name>.brokers`, its own pid and log, the
- * contract topics unless `topics` is given. Idempotent: a running broker of that name is reused.
+ * contract topics unless `topics` is given, Kafka's default `message.max.bytes` unless
+ * `messageMaxBytes` is (ADR 0346). Idempotent: a running broker of that name is reused.
  */
-async function startBroker({ name, partitions, topics, log = () => {}, timeoutMs = DEFAULT_TIMEOUT_MS } = {}) {
-  const svc = brokerService(brokerName(name, 'startBroker'), { partitions, topics });
+async function startBroker({ name, partitions, topics, messageMaxBytes, log = () => {}, timeoutMs = DEFAULT_TIMEOUT_MS } = {}) {
+  const svc = brokerService(brokerName(name, 'startBroker'), { partitions, topics, messageMaxBytes });
   ensureDir(LOGS);
   const { pid } = await ensureService(svc, { log, timeoutMs });
   return { name, brokers: svc.localEnv().dev.MELD_KAFKA_BROKERS, pid, brokersFile: svc.brokersFile, logFile: logFile(name) };

@@ -2,7 +2,7 @@
  * Kafka-protocol development broker on librdkafka's mock cluster (Debian librdkafka-dev).
  * No JVM, no ZooKeeper: one in-memory broker on 127.0.0.1, a random port.
  *
- *   kafka-dev-broker --bootstrap-file PATH [--partitions N] [--no-long-poll] topic[:partitions] ...
+ *   kafka-dev-broker --bootstrap-file PATH [--partitions N] [--message-max-bytes N] [--no-long-poll] topic[:partitions] ...
  *
  * Creates every topic, writes the bootstrap address to PATH (atomically, so readers never
  * see a half-written file), prints it, then runs until SIGTERM/SIGINT. SIGUSR1 takes broker 1
@@ -10,6 +10,9 @@
  * Clients talk to the long-poll proxy of kafka-long-poll.c (ADR 0260), which answers a waiting
  * fetch as soon as records arrive, as Kafka does; `--no-long-poll` hands out the mock's own
  * address instead (it holds every empty fetch for the client's whole wait), for comparisons.
+ * The proxy also refuses, as Kafka does, a partition's record batch larger than
+ * `--message-max-bytes` (default 1048588, Kafka's `message.max.bytes`; 0: no limit; ADR 0346):
+ * the mock itself takes any size, so an oversized message would pass here and fail on Kafka.
  * Built by tools/stack/kafka.js: cc -O2 -pthread -o .stack/bin/kafka-dev-broker kafka-dev-broker.c kafka-long-poll.c -lrdkafka
  */
 #include <errno.h>
@@ -119,16 +122,24 @@ int main(int argc, char **argv) {
   const char *topics[1024];
   int ntopics = 0;
   int long_poll = 1;
+  long message_max_bytes = 1048588;
 
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--bootstrap-file") && i + 1 < argc) bootstrap_file = argv[++i];
     else if (!strcmp(argv[i], "--partitions") && i + 1 < argc) partitions = parse_count(argv[++i], "--partitions");
+    else if (!strcmp(argv[i], "--message-max-bytes") && i + 1 < argc) {
+      char *end;
+      const char *v = argv[++i];
+      message_max_bytes = strtol(v, &end, 10);
+      if (*v == '\0' || *end != '\0' || message_max_bytes < 0 || message_max_bytes > 1000000000) die("bad --message-max-bytes");
+    }
     else if (!strcmp(argv[i], "--no-long-poll")) long_poll = 0;
-    else if (argv[i][0] == '-') die("usage: kafka-dev-broker --bootstrap-file PATH [--partitions N] [--no-long-poll] topic[:partitions] ...");
+    else if (argv[i][0] == '-') die("usage: kafka-dev-broker --bootstrap-file PATH [--partitions N] [--message-max-bytes N] [--no-long-poll] topic[:partitions] ...");
     else if (ntopics < (int)(sizeof topics / sizeof topics[0])) topics[ntopics++] = argv[i];
     else die("too many topics");
   }
   if (!bootstrap_file) die("--bootstrap-file is required");
+  long_poll_set_message_max_bytes((int32_t)message_max_bytes);
 
   /* Block the signals before librdkafka starts its threads (they inherit the mask), then take
    * them synchronously with sigwaitinfo: no async-signal-safety concerns, no stray thread

@@ -7,7 +7,7 @@ interface PrivateBroker {
   pid: number;
 }
 interface Stack {
-  startBroker(options: { name: string; partitions?: number; topics?: string[] }): Promise<PrivateBroker>;
+  startBroker(options: { name: string; partitions?: number; topics?: string[]; messageMaxBytes?: number }): Promise<PrivateBroker>;
   stopBroker(name: string): Promise<void>;
 }
 
@@ -79,4 +79,39 @@ describe('development broker long-poll proxy', () => {
       expect(fetches - before).toBeGreaterThanOrEqual(2);
     }, 10_000);
   });
+});
+
+// Kafka refuses a partition's record batch above `message.max.bytes`; librdkafka's mock takes any
+// size, so the proxy refuses it (ADR 0346) and a message too large for Kafka fails here too.
+describe('development broker message.max.bytes', () => {
+  const limited = `max-bytes-spec-${process.pid}`;
+  let client: Kafka;
+  let producer: Producer;
+  beforeAll(async () => {
+    const b = await stack.startBroker({ name: limited, topics: ['sized:2'], messageMaxBytes: 10_000 });
+    client = new Kafka({ clientId: 'max-bytes-spec', brokers: [b.brokers], logLevel: logLevel.NOTHING, retry: { retries: 0 } });
+    producer = client.producer();
+    await producer.connect();
+  }, 60_000);
+  afterAll(async () => {
+    await producer?.disconnect();
+    await stack.stopBroker(limited);
+  });
+
+  it('refuses a batch above it with MESSAGE_TOO_LARGE, appending nothing, and takes what fits', async () => {
+    const refused = await producer.send({ topic: 'sized', acks: -1, messages: [{ key: 'a', value: 'x'.repeat(12_000) }] }).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ type: 'MESSAGE_TOO_LARGE', retriable: false });
+    // Small messages that add up to more than the limit in one partition's batch: refused too, as Kafka does.
+    const many = await producer.send({ topic: 'sized', acks: -1, messages: Array.from({ length: 30 }, () => ({ key: 'same', value: 'y'.repeat(500) })) }).catch((e: unknown) => e);
+    expect(many).toMatchObject({ type: 'MESSAGE_TOO_LARGE' });
+    await producer.send({ topic: 'sized', acks: -1, messages: [{ key: 'b', value: 'z'.repeat(9_000) }, { key: 'c', value: 'ok' }] });
+    const admin = client.admin();
+    await admin.connect();
+    try {
+      const offsets = await admin.fetchTopicOffsets('sized');
+      expect(offsets.reduce((n, p) => n + Number(p.high), 0)).toBe(2);
+    } finally {
+      await admin.disconnect();
+    }
+  }, 30_000);
 });

@@ -19,6 +19,8 @@
 enum { API_PRODUCE = 0, API_FETCH = 1, API_METADATA = 3, API_FIND_COORDINATOR = 10 };
 /* Non-flexible versions only (the mock of librdkafka 2.0 answers Fetch up to v11). */
 enum { FETCH_MIN_VERSION = 4, FETCH_MAX_VERSION = 11, METADATA_MAX_VERSION = 8, FIND_COORDINATOR_MAX_VERSION = 2 };
+/* Produce v0-v8 are not flexible: their batch sizes are checked (v9+ pass through unchecked). */
+enum { PRODUCE_MAX_CHECKED_VERSION = 8, ERR_MESSAGE_TOO_LARGE = 10 };
 #define MOCK_CLUSTER_PREFIX "mockCluster"
 #define LONG_POLL_CLUSTER_PREFIX "meldLongPoll"
 #define MAX_FRAME (512 * 1024 * 1024)
@@ -59,6 +61,10 @@ static int listen_port, upstream_port;
 /* Incremented whenever a Produce is answered: records may have arrived for any held fetch. */
 static uint64_t produce_generation;
 static int produced_since_wake;
+/* Kafka's `message.max.bytes` (ADR 0346): a partition's record batch above it is refused. 0: no limit. */
+static int32_t message_max_bytes = 1048588;
+
+void long_poll_set_message_max_bytes(int32_t max) { message_max_bytes = max; }
 
 static int64_t now_ms(void) {
   struct timespec ts;
@@ -103,6 +109,10 @@ static size_t buf_pending(const struct buf *b) { return b->len - b->off; }
 
 static int32_t rd32(const unsigned char *p) { return (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]); }
 static int16_t rd16(const unsigned char *p) { return (int16_t)((uint16_t)p[0] << 8 | p[1]); }
+static void wr16(unsigned char *p, int16_t v) {
+  p[0] = (unsigned char)((uint16_t)v >> 8);
+  p[1] = (unsigned char)v;
+}
 static void wr32(unsigned char *p, int32_t v) {
   p[0] = (unsigned char)((uint32_t)v >> 24);
   p[1] = (unsigned char)((uint32_t)v >> 16);
@@ -155,6 +165,76 @@ static int expects_answer(const unsigned char *frame, size_t len, int16_t key, i
   if (version >= 3) skip_string(&r); /* transactional_id */
   int16_t acks = read16(&r);
   return !r.ok || acks != 0;
+}
+
+/*
+ * Kafka refuses a partition's record batch larger than its `message.max.bytes` with
+ * MESSAGE_TOO_LARGE; librdkafka's mock takes any size. Returns the refusal of a Produce (v0-v8)
+ * that carries such a batch, as a complete answer frame (*answer_len bytes), else NULL. Kafka
+ * appends the request's other batches and refuses only the big one; here the whole request is
+ * refused (every partition answers MESSAGE_TOO_LARGE and nothing is appended): the client sees
+ * the same error, and retrying what Kafka had appended only duplicates it.
+ */
+static unsigned char *refuse_oversized_produce(const unsigned char *frame, size_t len, int16_t version, size_t *answer_len) {
+  if (message_max_bytes <= 0 || version > PRODUCE_MAX_CHECKED_VERSION) return NULL;
+  size_t body = request_body(frame, len);
+  if (!body) return NULL;
+  struct reader r = {frame, len, body, 1};
+  if (version >= 3) skip_string(&r); /* transactional_id */
+  read16(&r); /* acks */
+  read32(&r); /* timeout */
+  size_t topics_at = r.pos;
+  int32_t topics = read32(&r);
+  int32_t largest = 0, partitions_total = 0;
+  size_t names_len = 0;
+  for (int32_t t = 0; r.ok && t < topics; t++) {
+    int n = skip_string(&r);
+    names_len += n > 0 ? (size_t)n : 0;
+    int32_t partitions = read32(&r);
+    for (int32_t p = 0; r.ok && p < partitions; p++) {
+      read32(&r); /* partition index */
+      int32_t records = read32(&r);
+      if (records > 0) skip(&r, (size_t)records);
+      if (records > largest) largest = records;
+      partitions_total++;
+    }
+  }
+  if (!r.ok || largest <= message_max_bytes) return NULL;
+  /* partition(4) error(2) base_offset(8) [v2+ log_append_time(8)] [v5+ log_start_offset(8)]
+   * [v8 record_errors(4) error_message(2)] */
+  size_t per_partition = 4 + 2 + 8 + (version >= 2 ? 8 : 0) + (version >= 5 ? 8 : 0) + (version >= 8 ? 6 : 0);
+  size_t size = 8 + 4 + (size_t)topics * (2 + 4) + names_len + (size_t)partitions_total * per_partition + (version >= 1 ? 4 : 0);
+  unsigned char *out = xmalloc(size);
+  unsigned char *w = out;
+  wr32(w, (int32_t)(size - 4)), w += 4;
+  memcpy(w, frame + 8, 4), w += 4; /* correlation id */
+  r = (struct reader){frame, len, topics_at, 1};
+  wr32(w, read32(&r)), w += 4;
+  for (int32_t t = 0; t < topics; t++) {
+    size_t name_at = r.pos;
+    int n = skip_string(&r);
+    size_t name_len = 2 + (n > 0 ? (size_t)n : 0);
+    memcpy(w, frame + name_at, name_len), w += name_len;
+    int32_t partitions = read32(&r);
+    wr32(w, partitions), w += 4;
+    for (int32_t p = 0; p < partitions; p++) {
+      wr32(w, read32(&r)), w += 4;
+      int32_t records = read32(&r);
+      if (records > 0) skip(&r, (size_t)records);
+      if (records > message_max_bytes) fprintf(stderr, "kafka-dev-broker: refused a Produce: a batch of %d bytes for %.*s (message.max.bytes %d)\n", records, n > 0 ? n : 0, (const char *)frame + name_at + 2, message_max_bytes);
+      wr16(w, ERR_MESSAGE_TOO_LARGE), w += 2;
+      memset(w, 0xff, 8), w += 8; /* base_offset -1 */
+      if (version >= 2) memset(w, 0xff, 8), w += 8; /* log_append_time -1 */
+      if (version >= 5) memset(w, 0xff, 8), w += 8; /* log_start_offset -1 */
+      if (version >= 8) {
+        wr32(w, 0), w += 4; /* record_errors: none */
+        wr16(w, -1), w += 2; /* error_message: null */
+      }
+    }
+  }
+  if (version >= 1) wr32(w, 0), w += 4; /* throttle_time_ms */
+  *answer_len = size;
+  return out;
 }
 
 /* --- answers ------------------------------------------------------------------------------- */
@@ -294,6 +374,14 @@ static void on_request(struct conn *c, unsigned char *frame, size_t len) {
   e->correlation_id = rd32(frame + 8);
   e->api_key = key;
   e->api_version = version;
+  if (c->tail) c->tail->next = e;
+  else c->head = e;
+  c->tail = e;
+  if (key == API_PRODUCE && (e->answer = refuse_oversized_produce(frame, len, version, &e->answer_len))) {
+    e->state = DONE; /* answered here, in its turn: the mock never sees it */
+    flush_answers(c);
+    return;
+  }
   size_t body = key == API_FETCH && version >= FETCH_MIN_VERSION && version <= FETCH_MAX_VERSION ? request_body(frame, len) : 0;
   if (body && len >= body + 8) {
     /* replica_id, then max_wait_ms: the mock answers at once, the proxy does the waiting. */
@@ -303,9 +391,6 @@ static void on_request(struct conn *c, unsigned char *frame, size_t len) {
     memcpy(e->request, frame, len);
     e->request_len = len;
   }
-  if (c->tail) c->tail->next = e;
-  else c->head = e;
-  c->tail = e;
   e->state = WAITING;
   e->generation = produce_generation;
   buf_append(&c->to_upstream, frame, len);

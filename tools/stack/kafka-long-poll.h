@@ -18,6 +18,14 @@
 #define KAFKA_LONG_POLL_H
 
 #include <signal.h>
+#include <stdint.h>
+
+/*
+ * Kafka's `message.max.bytes` for the proxy to enforce (ADR 0346; default 1048588, Kafka's own
+ * default; 0: no limit): a Produce carrying a partition's record batch larger than this is
+ * answered MESSAGE_TOO_LARGE without reaching the mock, which takes any size.
+ */
+void long_poll_set_message_max_bytes(int32_t max);
 
 /*
  * Listens on 127.0.0.1 (a free port), forwards to 127.0.0.1:upstream_port, and runs until a

@@ -56,7 +56,7 @@ function recordedBrokers() {
 }
 
 /** A service object (see index.js) for the broker instance `name`. */
-function brokerService(name, { partitions, topics } = {}) {
+function brokerService(name, { partitions, topics, messageMaxBytes } = {}) {
   const file = path.join(STACK, `${name}.brokers`);
   const current = () => (readText(file) || '').trim() || null;
   return {
@@ -84,7 +84,10 @@ function brokerService(name, { partitions, topics } = {}) {
       const bin = await buildBroker(log);
       const contract = contractTopics();
       removeFile(file); // readiness waits for the new broker to write it
-      const args = ['--bootstrap-file', file, '--partitions', String(partitions || contract.partitions), ...(topics || contract.names)];
+      const args = ['--bootstrap-file', file, '--partitions', String(partitions || contract.partitions)];
+      // Kafka's own default unless a test asks for another limit (ADR 0346).
+      if (messageMaxBytes !== undefined) args.push('--message-max-bytes', String(messageMaxBytes));
+      args.push(...(topics || contract.names));
       return spawnDetached(name, bin, args, { cwd: STACK });
     },
     cleanup: () => removeFile(file),

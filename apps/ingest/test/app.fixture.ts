@@ -1,4 +1,6 @@
-import { principalSigner, seedTenancy, startAppUnderTest } from '@meld/fixtures';
+import { join } from 'node:path';
+import { principalSigner, privateDatabase, seedTenancy, startAppUnderTest } from '@meld/fixtures';
+import { testEnv } from '@meld/testing';
 import { appDefinition } from '../src/app.definition';
 
 /** The ingest app in-process on the test stores, ready; `overrides` replace env values. */
@@ -10,4 +12,23 @@ export async function startIngestWithTenancy(overrides: Record<string, string> =
   const tenancy = await seedTenancy(started.db);
   const dsToken = principalSigner(tenancy, { kind: 'datasource', scopes: ['PROJECT_INGEST_WRITE', 'PROJECT_INGEST_READ'], dataSourceId: tenancy.dataSource.id }, 'ingest');
   return { ...started, tenancy, dsToken };
+}
+
+/**
+ * `startIngestWithTenancy` on a database and a development broker of the suite's own (its relay
+ * drains only this suite's rows; the broker can be taken down with SIGUSR1 / SIGUSR2, ADR 0006).
+ * `close()` brings the broker back up, then stops the app, the broker and drops the database.
+ */
+export async function startIngestOnPrivateStores(name: string) {
+  const stack = require(join(__dirname, '../../../tools/stack'));
+  const database = await privateDatabase(testEnv().postgresUrl, name.replace(/-/g, '_'));
+  const broker: { name: string; brokers: string; pid: number } = await stack.startBroker({ name: `${name}-${process.pid}` });
+  const started = await startIngestWithTenancy({ MELD_KAFKA_BROKERS: broker.brokers, MELD_POSTGRES_URL: database.url });
+  const close = async () => {
+    process.kill(broker.pid, 'SIGUSR2');
+    await started.app.close();
+    await stack.stopBroker(broker.name);
+    await database.drop();
+  };
+  return { ...started, broker, close };
 }

@@ -42,6 +42,7 @@ describe('OutboxRelay', () => {
     await ds.query(`CREATE SCHEMA ${schema}`);
     await ds.query(`CREATE TABLE ${table} (id bigserial PRIMARY KEY, topic text NOT NULL, key text NOT NULL, value jsonb NOT NULL, trace jsonb, created_at timestamptz NOT NULL DEFAULT now())`);
     await ds.query(`CREATE TRIGGER outbox_notify AFTER INSERT ON ${table} FOR EACH STATEMENT EXECUTE FUNCTION public.meld_outbox_notify()`);
+    await ds.query(`CREATE TABLE outbox_dead_letters (LIKE public.outbox_dead_letters INCLUDING ALL)`);
     relay = new OutboxRelay(ds, producer, { table, metrics, safetyPollMs: SAFETY_POLL_MS });
     relay.onApplicationBootstrap();
     await waitFor('the LISTEN connection', async () => outboxNotificationsOf(ds).listening);

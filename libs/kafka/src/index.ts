@@ -3,7 +3,8 @@
 export { createKafkaClient, parseBrokers, type KafkaConnectionOptions } from './client';
 export { isDevelopmentBroker, inspectCluster, FETCH_WAIT_MS, type ClusterFacts } from './broker-kind';
 export { silentLogger, type Logger, type KafkaLogLevel } from './logger';
-export { createProducer, type Producer, type ProducerOptions, type OutgoingMessage, type SendOptions } from './producer';
+export { createProducer, DEFAULT_MAX_BATCH_BYTES, type Producer, type ProducerOptions, type OutgoingMessage, type SendOptions } from './producer';
+export { UnpublishableMessageError, unpublishableReason, type UnpublishableReason } from './unpublishable';
 export { createConsumerRunner, type ConsumerRunner, type ConsumerRunnerOptions } from './consumer-runner';
 export { createSinkRunner, sinkHandler, type SinkHandler, type SinkRunnerOptions } from './sink-runner';
 export {

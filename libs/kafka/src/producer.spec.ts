@@ -3,6 +3,7 @@ import type { Kafka, Message, ProducerBatch, ProducerRecord } from 'kafkajs';
 import { Registry } from 'prom-client';
 import { z } from 'zod';
 import { createProducer } from './producer';
+import { unpublishableReason } from './unpublishable';
 
 /** What the producer asked kafkajs for: one entry per produce request. */
 type Request = Array<{ topic: string; values: string[] }>;
@@ -137,6 +138,25 @@ describe('producer grouping', () => {
     ]);
   });
 
+  it('keeps each request within maxBatchBytes: groups stop short of it, a bigger send goes in chunks, a message larger than it alone (ADR 0346)', async () => {
+    const { kafka, requests, release } = fakeKafka();
+    // Each message: key 'k' (1) + value `"xx…"` + headers (schema-version 1, at 3 bytes a character: 45) + 24 of overhead.
+    const producer = createProducer({ brokers: 'x:1', clientId: 't', kafka, metrics: new Registry(), maxBatchBytes: 250 });
+    const v = (c: string, n: number) => msg(c.repeat(n));
+    const first = producer.send('t1', [v('a', 8)]);
+    await new Promise((r) => setImmediate(r));
+    const sends = [
+      first,
+      producer.send('t1', [v('b', 60)]), // 132 bytes
+      producer.send('t1', [v('c', 60)]), // would make 264: the next request
+      producer.send('t1', [v('d', 40), v('e', 40), v('f', 40)]), // 3 × 112: alone, in chunks
+      producer.send('t1', [v('g', 400)]), // larger than the bound: alone
+    ];
+    await releaseUntil(Promise.all(sends), release);
+    const firstChars = requests.map((r) => r.flatMap((t) => t.values.map((x) => x[1])).join(''));
+    expect(firstChars).toEqual(['a', 'b', 'c', 'de', 'f', 'g']);
+  });
+
   it('fails only the call that cannot succeed: a failed group is sent again call by call', async () => {
     const { kafka, requests, release } = fakeKafka();
     const producer = createProducer({ brokers: 'x:1', clientId: 't', kafka, metrics: new Registry() });
@@ -179,5 +199,14 @@ describe('publish through a typed output', () => {
     const producer = createProducer({ kafka, brokers: 'unused:9092', clientId: 'spec', metrics: new Registry() });
     await expect(producer.publish(output, [{ projectId: 'p1' } as never])).rejects.toThrow('message 0 for meld.things.v1 does not match its schema');
     expect(sent).toHaveLength(0);
+  });
+
+  it('refuses a value that does not match its schema or is not JSON as unpublishable: an outbox relay sets its row aside (ADR 0346)', async () => {
+    const { kafka } = recordingKafka();
+    const producer = createProducer({ kafka, brokers: 'unused:9092', clientId: 'spec', metrics: new Registry() });
+    const schema = await producer.publish(output, [{ projectId: 'p1' } as never]).catch((e: unknown) => e);
+    expect(unpublishableReason(schema)).toBe('schema');
+    const notJson = await producer.send('t1', [{ key: 'k', value: undefined }]).catch((e: unknown) => e);
+    expect(unpublishableReason(notJson)).toBe('not_json');
   });
 });

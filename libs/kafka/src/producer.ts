@@ -10,6 +10,7 @@ import { silentLogger, type Logger } from './logger';
 import { kafkaMetrics, type KafkaMetrics } from './metrics';
 import { keyPartitioner } from './partitioner';
 import { traceHeaders } from './trace-context';
+import { UnpublishableMessageError } from './unpublishable';
 
 export interface OutgoingMessage {
   /** Partition key: Meld keys every topic so one contact's messages stay in order. */
@@ -39,6 +40,13 @@ export interface ProducerOptions extends KafkaConnectionOptions {
   lingerMs?: number;
   /** Messages per produce request; send() splits larger arrays. */
   maxBatchSize?: number;
+  /**
+   * Bytes (keys, values, headers) per produce request, default DEFAULT_MAX_BATCH_BYTES: Kafka
+   * refuses a partition's record batch above its `message.max.bytes`, and kafkajs makes one
+   * batch of a request's messages for each partition (ADR 0346). A single larger message goes
+   * alone, and the broker decides.
+   */
+  maxBatchBytes?: number;
   /**
    * kafkajs's idempotent producer (exactly-once writes per partition). Off by default: it is
    * marked experimental in kafkajs 2.2, and the development broker cannot serve its
@@ -77,6 +85,12 @@ export interface Producer {
   disconnect(): Promise<void>;
 }
 
+/**
+ * 900 KiB: under Kafka's default `message.max.bytes` (1,048,588 bytes for a record batch) with
+ * room for the batch's and the records' own fields, which messageBytes() only estimates.
+ */
+export const DEFAULT_MAX_BATCH_BYTES = 900 * 1024;
+
 export function createProducer(options: ProducerOptions): Producer {
   return new MeldProducer(options);
 }
@@ -109,6 +123,7 @@ class MeldProducer implements Producer {
     this.groups = new GroupCommit(this.producer, () => this.connect(), {
       maxInFlight,
       maxBatchSize: options.maxBatchSize ?? 1000,
+      maxBatchBytes: options.maxBatchBytes ?? DEFAULT_MAX_BATCH_BYTES,
       lingerMs: options.lingerMs ?? 0,
     });
   }
@@ -170,7 +185,10 @@ class MeldProducer implements Producer {
   }
 }
 
-/** Validates (when a schema is given) and encodes a send's messages; throws naming the first bad one. */
+/**
+ * Validates (when a schema is given) and encodes a send's messages; throws naming the first bad
+ * one, an UnpublishableMessageError (an outbox relay sets its row aside, ADR 0346).
+ */
 function encodeMessages(topic: string, messages: readonly OutgoingMessage[], options: SendOptions): Message[] {
   const version = String(options.schemaVersion ?? 1);
   // The caller's trace and request id, read once per call: every message of it has the same cause.
@@ -180,15 +198,23 @@ function encodeMessages(topic: string, messages: readonly OutgoingMessage[], opt
     const m = messages[i];
     if (options.schema) {
       const parsed = options.schema.safeParse(m.value);
-      if (!parsed.success) throw new Error(`message ${i} for ${topic} does not match its schema: ${parsed.error.message}`);
+      if (!parsed.success) throw new UnpublishableMessageError('schema', `message ${i} for ${topic} does not match its schema: ${parsed.error.message}`);
     }
     encoded[i] = {
       key: m.key,
-      value: encodeValue(m.value),
+      value: encodeOrRefuse(topic, i, m.value),
       partition: m.partition,
       // A literal key (not a computed one) keeps the header object on V8's fast path.
       headers: m.headers || traced ? { ...traced, ...m.headers, [SCHEMA_VERSION_HEADER]: version } : { 'schema-version': version },
     };
   }
   return encoded;
+}
+
+function encodeOrRefuse(topic: string, i: number, value: unknown): string {
+  try {
+    return encodeValue(value);
+  } catch (err) {
+    throw new UnpublishableMessageError('not_json', `message ${i} for ${topic}: ${err instanceof Error ? err.message : String(err)}`);
+  }
 }

@@ -21,7 +21,8 @@ export class ContactsController {
   @Post()
   @ApiOperation({
     summary: 'Create or update contacts (1 to 100 per call)',
-    description: 'Omitted attributes keep their value, null clears. 202 with per-item outcomes; 422 when every item failed.',
+    description:
+      'Omitted attributes keep their value, null clears. A contact holds at most 256 KiB of attributes (262,144 bytes of their JSON): an item that would grow it past that is refused whole, an error on `_user_id` (clearing is always accepted). 202 with per-item outcomes; 422 when every item failed.',
   })
   @ApiSuccess(202, WriteOutcomeSchema, 'accepted; inspect items[] for per-item errors')
   @ApiSuccess(422, WriteOutcomeSchema, 'every item failed validation')

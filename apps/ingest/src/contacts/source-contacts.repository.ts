@@ -1,11 +1,19 @@
-import { Outputs, type EventsErased } from '@meld/contracts';
-import { type ContactWrite, DATA_SOURCE, enqueueContactChanges, outboxTrace, upsertSourceContacts } from '@meld/db';
+import { keys, Outputs, type EventsErased } from '@meld/contracts';
+import { CONTACT_STATE_MAX_BYTES, type ContactWrite, DATA_SOURCE, enqueueContactChanges, OUTBOX_DEAD_LETTERS, outboxTrace, type UpsertResult, upsertSourceContacts } from '@meld/db';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { AttributeRule } from './attribute-rules';
 import type { NewAttribute } from './contact-item';
 
-export type { ContactWrite };
+export type { ContactWrite, UpsertResult };
+
+/**
+ * The item error of a write refused because its contact would hold more than
+ * CONTACT_STATE_MAX_BYTES (ADR 0346): what it would have made, the cap, and the way out.
+ */
+export function stateTooLargeMessage(bytes: number): string {
+  return `the contact would hold ${bytes} bytes of attributes (as JSON), more than the ${CONTACT_STATE_MAX_BYTES} bytes (256 KiB) one contact may hold; nothing of this item was applied: clear attributes (null) or send shorter values`;
+}
 
 /**
  * All I/O of data-source contacts: the catalogue rules ingest checks against, the upsert
@@ -44,9 +52,14 @@ export class SourceContactsRepository {
     return new Map(rows.map((r) => [r.uid, r]));
   }
 
-  /** Applies contact writes with their outbox rows (the shared path, `@meld/db` upsertSourceContacts). */
-  upsert(tx: EntityManager, projectId: string, dataSourceId: string, writes: ContactWrite[], writtenAt: string): Promise<void> {
-    return upsertSourceContacts(tx, projectId, dataSourceId, writes, writtenAt);
+  /**
+   * Applies contact writes with their outbox rows (the shared path, `@meld/db` upsertSourceContacts),
+   * except those that would grow a contact past CONTACT_STATE_MAX_BYTES (ADR 0346): their
+   * indexes come back in `refused`, and the caller reports them as item errors
+   * (stateTooLargeMessage). So every message ingest queues fits in what Kafka takes.
+   */
+  upsert(tx: EntityManager, projectId: string, dataSourceId: string, writes: ContactWrite[], writtenAt: string): Promise<UpsertResult> {
+    return upsertSourceContacts(tx, projectId, dataSourceId, writes, writtenAt, { maxStateBytes: CONTACT_STATE_MAX_BYTES });
   }
 
   /**
@@ -71,6 +84,8 @@ export class SourceContactsRepository {
     );
     if (rows.length === 0) return false;
     const version = Number(rows[0].version);
+    // Its messages an outbox relay set aside (ADR 0346) hold its data too.
+    await tx.query(`DELETE FROM ${OUTBOX_DEAD_LETTERS} WHERE key = $1`, [keys.sourceContact(projectId, dataSourceId, userId)]);
     await enqueueContactChanges(tx, [{ schemaVersion: 1, kind: 'delete', projectId, dataSourceId, userId, version, at }]);
     const { topic, schema, key } = Outputs.events;
     const erase: EventsErased = { schemaVersion: 1, kind: 'erase', projectId, dataSourceId, userId, version, at };

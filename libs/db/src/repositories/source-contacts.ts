@@ -6,6 +6,30 @@ type Scalar = string | number | boolean;
 export type SourceAttributeValue = Scalar | Scalar[];
 export type SourceAttributePatch = Record<string, SourceAttributeValue | null>;
 
+/**
+ * The most a data-source contact's attributes may take, as the UTF-8 bytes of their JSON: 256 KiB
+ * (ADR 0346). Each write is one `meld.contacts.v1` message carrying the whole state, and Kafka
+ * takes at most ~1 MiB per record batch: a message within this cap always fits, with room for
+ * the names a write clears (sent as null) and the envelope. Ingest refuses a write past it.
+ */
+export const CONTACT_STATE_MAX_BYTES = 256 * 1024;
+
+export interface UpsertOptions {
+  /**
+   * Refuse a write that would leave its contact's attributes larger than this (stateBytes) and
+   * larger than before: nothing of it is applied, and its index is in `refused`. A write that
+   * does not grow the contact (clearing, shorter values) always applies, so a contact over the
+   * cap can be brought back under it. Unset: no cap (the messaging app's consent writes, a few
+   * bytes each, must never be refused).
+   */
+  maxStateBytes?: number;
+}
+
+export interface UpsertResult {
+  /** Writes refused by `maxStateBytes`, by index into `writes`, with the size they would have made. */
+  refused: Array<{ index: number; bytes: number }>;
+}
+
 /** One contact write: a patch and the time its values are from (reception, or an event's date). */
 export interface ContactWrite {
   userId: string;
@@ -33,10 +57,19 @@ interface Row {
  * than the one stored for that attribute is ignored), bumps the version of every contact
  * that changed and queues one `meld.contacts.v1` message per changed contact. The message
  * carries the contact's whole state (cleared names as null), so a consumer that sees
- * only the newest version still ends right.
+ * only the newest version still ends right. With `maxStateBytes`, a write that would grow its
+ * contact past it is refused whole (ADR 0346).
  */
-export async function upsertSourceContacts(tx: EntityManager, projectId: string, dataSourceId: string, writes: readonly ContactWrite[], writtenAt: string): Promise<void> {
-  if (writes.length === 0) return;
+export async function upsertSourceContacts(
+  tx: EntityManager,
+  projectId: string,
+  dataSourceId: string,
+  writes: readonly ContactWrite[],
+  writtenAt: string,
+  options: UpsertOptions = {},
+): Promise<UpsertResult> {
+  const refused: UpsertResult['refused'] = [];
+  if (writes.length === 0) return { refused };
   const ids = [...new Set(writes.map((w) => w.userId))].sort();
   // Rows for new contacts first (version 0, only ever visible inside this transaction), so
   // the lock below covers every key and two batches creating one contact serialise.
@@ -60,17 +93,39 @@ export async function upsertSourceContacts(tx: EntityManager, projectId: string,
           attributes: dict(live ? r.attributes : undefined),
           attributeAt: dict(live ? r.attribute_at : undefined),
           version: Number(r.version),
-          changed: !live,
+          live,
+          /** A write of it was applied (under a cap, all of them may be refused). */
+          applied: false,
+          /** A new version: a value changed, or the contact is (re)created. */
+          changed: false,
           cleared: new Set<string>(),
+          /** stateBytes(attributes), kept up to date only under a cap. */
+          bytes: options.maxStateBytes === undefined ? 0 : stateBytes(live ? r.attributes : {}),
         },
       ];
     }),
   );
-  for (const write of writes) {
+  writes.forEach((write, index) => {
     const s = state.get(write.userId)!;
+    // What the write changes, decided before anything is applied: under a cap it applies whole or not at all.
+    const sets: Array<[string, SourceAttributeValue | null]> = [];
     for (const [name, value] of Object.entries(write.patch)) {
       const storedAt = s.attributeAt[name];
       if (storedAt !== undefined && storedAt > write.at) continue; // a newer write set it
+      sets.push([name, value]);
+    }
+    if (options.maxStateBytes !== undefined) {
+      let bytes = s.bytes;
+      for (const [name, value] of sets) bytes += entryBytes(name, value) - entryBytes(name, Object.hasOwn(s.attributes, name) ? s.attributes[name] : null);
+      if (bytes > options.maxStateBytes && bytes > s.bytes) {
+        refused.push({ index, bytes });
+        return;
+      }
+      s.bytes = bytes;
+    }
+    s.applied = true;
+    if (!s.live) s.changed = true;
+    for (const [name, value] of sets) {
       s.attributeAt[name] = write.at;
       if (value === null) {
         if (Object.hasOwn(s.attributes, name)) {
@@ -84,16 +139,21 @@ export async function upsertSourceContacts(tx: EntityManager, projectId: string,
         s.changed = true;
       }
     }
-  }
+  });
   const changed = [...state.entries()].filter(([, s]) => s.changed);
+  // A contact every write of which was refused stays as it was; one that did not exist is not created.
+  const untouched = [...state.entries()].filter(([, s]) => !s.applied && s.version === 0).map(([userId]) => userId);
+  if (untouched.length) {
+    await tx.query(`DELETE FROM source_contacts WHERE project_id = $1 AND data_source_id = $2 AND user_id = ANY($3::text[]) AND version = 0`, [projectId, dataSourceId, untouched]);
+  }
   // attribute_at may move without a value change (same value rewritten later): keep it.
-  const updates = [...state.entries()].map(([userId, s]) => ({
+  const updates = [...state.entries()].filter(([, s]) => s.applied).map(([userId, s]) => ({
     user_id: userId,
     attributes: s.attributes,
     attribute_at: s.attributeAt,
     version: s.changed ? s.version + 1 : s.version,
   }));
-  await tx.query(
+  if (updates.length) await tx.query(
     `UPDATE source_contacts AS s
      SET attributes = v.attributes, attribute_at = v.attribute_at, version = v.version, deleted_at = NULL, updated_at = now()
      FROM jsonb_to_recordset($3::jsonb) AS v(user_id text, attributes jsonb, attribute_at jsonb, version bigint)
@@ -106,6 +166,23 @@ export async function upsertSourceContacts(tx: EntityManager, projectId: string,
     return { schemaVersion: 1, kind: 'upsert', projectId, dataSourceId, userId, version: s.version + 1, at: writtenAt, patch };
   });
   await enqueueContactChanges(tx, messages);
+  return { refused };
+}
+
+/**
+ * The UTF-8 bytes of a contact's attributes as JSON (`{"name":value,…}`), the measure of
+ * CONTACT_STATE_MAX_BYTES: what the contact's `meld.contacts.v1` message carries.
+ */
+export function stateBytes(attributes: Readonly<Record<string, SourceAttributeValue>>): number {
+  let n = 1; // `{`, and `}` in place of the last comma (or both, empty)
+  for (const [name, value] of Object.entries(attributes)) n += entryBytes(name, value);
+  return Math.max(n, 2);
+}
+
+/** `"name":value,` in UTF-8; 0 for an absent (null) value. */
+function entryBytes(name: string, value: SourceAttributeValue | null | undefined): number {
+  if (value === null || value === undefined) return 0;
+  return Buffer.byteLength(JSON.stringify(name)) + Buffer.byteLength(JSON.stringify(value)) + 2;
 }
 
 /** Queues `meld.contacts.v1` messages in the writer's transaction, in order. */

@@ -5,7 +5,7 @@ import { echoUserId, type ItemOutcome, parseBatch, writeOutcome } from '../../..
 import type { WriteCommand } from '../../../write/write.command';
 import { userIdError } from '../../contact-item';
 import { ContactPatches } from '../../contact-patches';
-import { type ContactWrite, SourceContactsRepository } from '../../source-contacts.repository';
+import { type ContactWrite, SourceContactsRepository, stateTooLargeMessage } from '../../source-contacts.repository';
 
 const SKIP = new Set(['_user_id']);
 
@@ -13,7 +13,8 @@ const SKIP = new Set(['_user_id']);
  * `POST /stream/contacts`: validates each item (`_user_id` required, attributes against the
  * catalogue), then upserts the valid ones with their outbox rows in one transaction; the
  * answer leaves after COMMIT, so an accepted contact is durable (the relay publishes it).
- * Partial failure does not block the other items; 422 only when every item failed.
+ * Partial failure does not block the other items; 422 only when every item failed. An item
+ * that would grow its contact past 256 KiB is refused whole, an error on `_user_id` (ADR 0346).
  */
 @Injectable()
 export class WriteContacts {
@@ -35,6 +36,8 @@ export class WriteContacts {
         items.map((attributes) => ({ attributes, skip: SKIP, failed: userIdError(attributes._user_id) !== null })),
       );
       const writes: ContactWrite[] = [];
+      /** The item of each write. */
+      const itemOf: number[] = [];
       const out = items.map((item, i): ItemOutcome => {
         const userId = echoUserId(item._user_id);
         const idError = userIdError(item._user_id);
@@ -45,9 +48,11 @@ export class WriteContacts {
           return { status: 'error', _user_id: userId, errors };
         }
         writes.push({ userId: userId!, patch: result.patch, at: command.receivedAt });
+        itemOf.push(i);
         return { status: 'success', _user_id: userId };
       });
-      await this.contacts.upsert(tx, command.projectId, command.dataSourceId, writes, command.receivedAt);
+      const { refused } = await this.contacts.upsert(tx, command.projectId, command.dataSourceId, writes, command.receivedAt);
+      for (const { index, bytes } of refused) out[itemOf[index]] = { status: 'error', _user_id: writes[index].userId, errors: { _user_id: [stateTooLargeMessage(bytes)] } };
       return out;
     });
     this.relay.nudge();

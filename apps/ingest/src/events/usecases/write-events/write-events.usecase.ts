@@ -1,7 +1,7 @@
 import { type EventAccepted, Outputs } from '@meld/contracts';
 import { Injectable } from '@nestjs/common';
 import { ContactPatches } from '../../../contacts/contact-patches';
-import { type ContactWrite, SourceContactsRepository } from '../../../contacts/source-contacts.repository';
+import { type ContactWrite, SourceContactsRepository, stateTooLargeMessage } from '../../../contacts/source-contacts.repository';
 import { IngestProducer } from '../../../outbox/ingest-producer';
 import { OutboxRelay } from '../../../outbox/outbox-relay';
 import { StreamScope } from '../../../stream/stream-scope';
@@ -83,6 +83,7 @@ export class WriteEvents {
         withData.map((i) => ({ attributes: accepted[i]!.userData!, skip: USER_DATA_SKIP })),
       );
       const writes: ContactWrite[] = [];
+      const itemOf: number[] = [];
       withData.forEach((i, n) => {
         const result = results[n];
         const event = accepted[i]!;
@@ -91,13 +92,19 @@ export class WriteEvents {
           // over every contact write until then, and a later write or clearing `null` would change nothing.
           const at = Date.parse(event.eventDate) > Date.parse(receivedAt) ? receivedAt : event.eventDate;
           writes.push({ userId: event.userId, patch: result.patch, at });
+          itemOf.push(i);
           return;
         }
         const errors = Object.fromEntries(Object.entries(result.errors).map(([name, messages]) => [`_user_data.${name}`, messages]));
         outcomes[i] = { status: 'error', _user_id: event.userId, errors };
         accepted[i] = null;
       });
-      await this.contacts.upsert(tx, projectId, dataSourceId, writes, receivedAt);
+      // A `_user_data` that would grow its contact past 256 KiB fails its event (rule 2, ADR 0346).
+      const { refused } = await this.contacts.upsert(tx, projectId, dataSourceId, writes, receivedAt);
+      for (const { index, bytes } of refused) {
+        outcomes[itemOf[index]] = { status: 'error', _user_id: writes[index].userId, errors: { _user_data: [stateTooLargeMessage(bytes)] } };
+        accepted[itemOf[index]] = null;
+      }
     });
     this.relay.nudge();
   }
