@@ -40,7 +40,7 @@ export async function bootstrapApp(options: BootstrapOptions): Promise<INestAppl
     keepAliveTimeout: 65_000,
     // Fastify matches no route whose path parameter is longer than 100 characters (its default):
     // a 180-character _user_id (the ingest limit), an email search, would be "no such endpoint".
-    maxParamLength: MAX_PATH_PARAM_LENGTH,
+    routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
     serverFactory: tracedServerFactory,
     genReqId: tracedRequestId,
   });
