@@ -7,6 +7,13 @@ import { prepared } from '../db/prepared';
 import type { SmsEncoding } from './text/sms-parts';
 import type { SmsStatus } from './status/sms-status';
 
+/**
+ * Of generalConfig, only the channel blocks' two consent-scope fields (ADR 0347), in the config's
+ * own shape for consentScopesOf: a send and its delivery read them per message, not the whole ~1.3 KB config.
+ */
+const SCOPE_FIELDS = `(SELECT jsonb_object_agg(b.key, jsonb_build_object('marketingOptOutScope', b.value->'marketingOptOutScope', 'marketingOptInScope', b.value->'marketingOptInScope'))
+                         FROM jsonb_each(p.general_config) AS b WHERE jsonb_typeof(b.value) = 'object')`;
+
 export interface SendSettings {
   locale: string;
   defaultSmsSender: string | null;
@@ -107,7 +114,7 @@ export class SmsRepository {
       const rows = await prepared<Omit<SendContext, 'consentScopes'> & { n: string; generalConfig: unknown }>(
         this.ds,
         'send-contexts',
-        `SELECT r.n, p.locale, p.default_sms_sender AS "defaultSmsSender", p.general_config AS "generalConfig",
+        `SELECT r.n, p.locale, p.default_sms_sender AS "defaultSmsSender", ${SCOPE_FIELDS} AS "generalConfig",
                 COALESCE((p.general_config #>> '{channelSms,autoCreateContactsOnOutbounds}')::boolean, false) AS "autoCreateContacts",
                 o.prepaid, o.funds::text AS funds, p.short_tracking_domain AS "shortTrackingDomain", p.unsubscribe_tracking_domain AS "unsubscribeTrackingDomain",
                 (SELECT jsonb_build_object('id', s.id, 'alias', s.alias, 'status', s.status,
@@ -178,7 +185,7 @@ export class SmsRepository {
     const rows = await prepared<Omit<SubmitRow, 'optedOut'> & { attributes: Record<string, unknown> | null; generalConfig: unknown }>(
       this.ds,
       'for-submit',
-      `SELECT m.id, m.status, s.alias AS source, m.destination, m.text, m.encoding, m.messages_count AS "messagesCount", c.attributes, p.general_config AS "generalConfig"
+      `SELECT m.id, m.status, s.alias AS source, m.destination, m.text, m.encoding, m.messages_count AS "messagesCount", c.attributes, ${SCOPE_FIELDS} AS "generalConfig"
          FROM sms_messages m JOIN senders s ON s.id = m.sender_id JOIN projects p ON p.id = m.project_id
          LEFT JOIN audience_contacts c ON c.project_id = m.project_id AND c.id = m.audience_id
         WHERE m.id = ANY($1::uuid[])`,
