@@ -8,6 +8,7 @@ import type { DataSource } from 'typeorm';
 import { TOP_VALUES_OMITTED } from '../src/coverage/top-values-policy';
 import { ProbeClock } from '../src/shared/probe-clock';
 import { ProbeReads } from '../src/shared/probe-reads';
+import { LAST_SEEN_WITHHELD } from '../src/volumes/last-seen';
 import { VolumesSchema } from '../src/volumes/volumes.schema';
 import { eventRow, insertContacts, memberRow, probeHeaders, startProbes } from './probes.fixture';
 
@@ -73,6 +74,8 @@ describe('event volumes', () => {
     return { status: res.status, body: (await res.json()) as Json };
   };
   const type = (body: Json, uid: string) => body.metadata.eventTypes.find((e: Json) => e.uid === uid);
+  const blocked: Parameters<typeof probeHeaders>[1] = { scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_DATA_FULL'], dataMode: 'blocked' };
+  const gold = { type: 'attribute_condition', key: 'loyalty_tier', operator: 'matches-string', values: ['gold'] };
 
   it('lists every declared type with its exact count in its window; nothing received reads as 0, false, null (rule 12)', async () => {
     const population = jest.spyOn(app.get(ProbeReads), 'row');
@@ -145,8 +148,6 @@ describe('event volumes', () => {
   });
 
   it('lists no parameter value in a blocked project, even narrowed to one contact; counts stay (ADR 0164)', async () => {
-    const blocked: Parameters<typeof probeHeaders>[1] = { scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_DATA_FULL'], dataMode: 'blocked' };
-    const gold = { type: 'attribute_condition', key: 'loyalty_tier', operator: 'matches-string', values: ['gold'] };
     for (const [root, count] of [[undefined, 3], [gold, 1]] as const) {
       const { status, body } = await volumes({ root, event: 'purchase' }, blocked);
       expect(status).toBe(200);
@@ -161,6 +162,27 @@ describe('event volumes', () => {
       }
       expect(JSON.stringify(body)).not.toMatch(/Red shoes|Blue hat|"P1"|"P2"|"sale"|"o1"/);
     }
+  });
+
+  it('reports no lastSeenAt in a blocked project, even narrowed to one contact: null with lastSeenAtOmitted, never a bare null (ADR 0164, rule 12)', async () => {
+    const withheld = { lastSeenAt: null, lastSeenAtOmitted: LAST_SEEN_WITHHELD };
+    for (const [root, count] of [[undefined, 3], [gold, 1]] as const) {
+      const { status, body } = await volumes({ root, event: 'purchase' }, blocked);
+      expect(status).toBe(200);
+      VolumesSchema.parse(body);
+      // The gold contact's last purchase was a day ago: that time must not come back in any form.
+      expect(type(body, 'purchase')).toMatchObject({ count, received: true, ...withheld });
+      expect(type(body, 'page_view')).toMatchObject({ count: 1, received: true, ...withheld });
+      expect(type(body, 'signup')).toMatchObject({ count: 0, received: false, ...withheld });
+      expect(body.metadata.event).toMatchObject({ uid: 'purchase', count, ...withheld });
+      expect(JSON.stringify(body)).not.toMatch(/"lastSeenAt":"/);
+    }
+    // Anonymized mode masks identifiers, not times (a contact's events read there carry their dates): the time stays.
+    const { body } = await volumes({ root: gold, event: 'purchase' }, { scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_DATA_FULL'], dataMode: 'anonymized' });
+    const lastPurchase = new Date(Math.floor(ago(1).getTime() / 1000) * 1000).toISOString();
+    expect(type(body, 'purchase')).toEqual(expect.objectContaining({ lastSeenAt: lastPurchase }));
+    expect(type(body, 'purchase').lastSeenAtOmitted).toBeUndefined();
+    expect(body.metadata.event).toMatchObject({ lastSeenAt: lastPurchase });
   });
 
   it('refuses bad input naming the field', async () => {

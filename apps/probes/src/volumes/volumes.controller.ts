@@ -23,7 +23,7 @@ export class VolumesController {
   @ApiOperation({
     summary: 'Event volumes: how many events of each declared type arrived',
     description:
-      'Every declared event type with its exact count, whether anything arrived and the latest date, in a window of `window` days (default 90 / 30 / 15 by audience size, clamped by the plan look-back), each type limited by its own retention. With `event`, that type’s parameter values: sampled by contact above 10,000 contacts (the band follows the whole project audience), with 95% error bars from the variance of per-contact sums (ADR 0247); an id parameter lists the name beside each id (ADR 0166, 0167).',
+      'Every declared event type with its exact count, whether anything arrived and the latest date (not in a blocked project: null with `lastSeenAtOmitted`, ADR 0164), in a window of `window` days (default 90 / 30 / 15 by audience size, clamped by the plan look-back), each type limited by its own retention. With `event`, that type’s parameter values: sampled by contact above 10,000 contacts (the band follows the whole project audience), with 95% error bars from the variance of per-contact sums (ADR 0247); an id parameter lists the name beside each id (ADR 0166, 0167).',
   })
   @ApiSuccess(200, VolumesSchema, 'the Event volumes envelope')
   @ApiError(400, 'invalid body (`details.fields`), a filter node that does not fit the grammar or the catalogue (`details.path`), an unknown `event` (`details.eventTypes`) or `datasource` (`details.datasources`)')

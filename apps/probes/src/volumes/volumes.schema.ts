@@ -20,7 +20,8 @@ const EventTypeVolume = z
     label: z.string(),
     count: int().describe('distinct events in the type’s window (exact)'),
     received: z.boolean().describe('count > 0: false means nothing arrived in the queried window only (probe rule 12)'),
-    lastSeenAt: z.string().nullable().describe('date of the latest event in the window, null when none'),
+    lastSeenAt: z.string().nullable().describe('date of the latest event in the window; null when none (probe rule 12), or when withheld (lastSeenAtOmitted)'),
+    lastSeenAtOmitted: z.string().optional().describe("why lastSeenAt is not reported: the project's data mode withholds contact data (blocked), where it could be one contact's last event time (ADR 0164)"),
     effectiveWindowDays: int().describe('window.days, or the type’s retention when shorter'),
     windowLimitedByRetention: z.boolean(),
     retentionDays: int().nullable().describe('days the type is kept; null follows the plan look-back'),
@@ -75,7 +76,8 @@ export const VolumesSchema = z
         .object({
           uid: z.string(),
           count: int(),
-          lastSeenAt: z.string().nullable(),
+          lastSeenAt: z.string().nullable().describe('as an event type’s: null when none in the window, or when withheld (lastSeenAtOmitted)'),
+          lastSeenAtOmitted: z.string().optional(),
           parameters: z.array(Parameter),
           parametersOmitted: z.string().optional(),
           sampling: z.object({

@@ -1,4 +1,4 @@
-import { contactDataView, type Principal } from '@meld/auth';
+import { type ContactDataView, contactDataView, type Principal } from '@meld/auth';
 import { SYSTEM_EVENT_TYPES } from '@meld/contracts';
 import { sampleQualifier, samplingPlan, type SamplingPlan } from '@meld/clickhouse';
 import { CatalogueRepository } from '@meld/db';
@@ -8,6 +8,7 @@ import { ProjectDataSources, resolveDataSource } from '../shared/data-sources';
 import { ProbeReads } from '../shared/probe-reads';
 import { ProbeRootParser } from '../shared/probe-root';
 import { type DeclaredParameter, eventParameters } from './event-parameters';
+import { type LastSeen, lastSeen } from './last-seen';
 import type { ComputedVolumes, VolumesInput } from './volumes.schema';
 import { bandColumn, type EventScope, populationQuery, rootContacts, sampledEvents, volumesQuery } from './volumes-sql';
 import { effectiveWindowDays, volumesWindow, windowStart } from './volumes-window';
@@ -24,13 +25,12 @@ type Population = { contacts: number; scanned: (plan: SamplingPlan) => number };
 type ProbedType = { uid: string; name: string; retentionDays: number | null; parameters: () => Promise<DeclaredParameter[]> };
 
 const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
-const isoOrNull = (unix: number | undefined) => (unix ? new Date(unix * 1000).toISOString() : null);
 
 /**
  * POST /event/volumes, computed (probe rules 6, 11, 12, 13; ADR 0166): every declared type's
  * exact count in its window, and with `event` (a declared type or one Meld writes itself, ADR
  * 0336) that type's parameter values sampled by contact, the band following the whole project
- * audience.
+ * audience. A withheld view (blocked mode) reports counts but no `lastSeenAt` (ADR 0164).
  */
 @Injectable()
 export class VolumesUseCase {
@@ -56,26 +56,27 @@ export class VolumesUseCase {
     const typeDays = new Map([...types, ...(probed ? [probed] : [])].map((t) => [t.uid, effectiveWindowDays(window.days, t.retentionDays)]));
     const scopeOf = (uids: string[]): EventScope => ({ projectId, to: seconds(now), types: uids.map((uid) => ({ uid, from: seconds(windowStart(now, typeDays.get(uid)!)) })), dataSourceIds: matched?.map((d) => d.id) });
     const contacts = root ? rootContacts(projectId, root, now) : undefined;
+    const view = contactDataView(principal);
 
     const volumes = types.length ? await this.reads.rows<{ event_type: string; events: string; last: string }>(volumesQuery(scopeOf(types.map((t) => t.uid)), contacts)) : [];
     const byType = new Map(volumes.map((v) => [v.event_type, v]));
     const eventTypes = types.map((t) => {
       const count = Number(byType.get(t.uid)?.events ?? 0);
       const days = typeDays.get(t.uid)!;
-      return { uid: t.uid, label: t.name, count, received: count > 0, lastSeenAt: count > 0 ? isoOrNull(Number(byType.get(t.uid)!.last)) : null, effectiveWindowDays: days, windowLimitedByRetention: days < window.days, retentionDays: t.retentionDays };
+      return { uid: t.uid, label: t.name, count, received: count > 0, ...lastSeen(count, Number(byType.get(t.uid)?.last), view), effectiveWindowDays: days, windowLimitedByRetention: days < window.days, retentionDays: t.retentionDays };
     });
 
     const plan = samplingPlan(project.contacts);
     // A system type is not in the declared list (probe volumes are per declared type): its own count is read for its section.
-    const probedVolume = probed && (eventTypes.find((e) => e.uid === probed.uid) ?? (await this.volumeOf(probed.uid, scopeOf([probed.uid]), contacts)));
-    const event = probed ? await this.eventSection(probed, probedVolume!, scopeOf([probed.uid]), { projectId, root, now, contacts, project, plan, principal }) : undefined;
+    const probedVolume = probed && (eventTypes.find((e) => e.uid === probed.uid) ?? (await this.volumeOf(probed.uid, scopeOf([probed.uid]), contacts, view)));
+    const event = probed ? await this.eventSection(probed, probedVolume!, scopeOf([probed.uid]), { projectId, root, now, contacts, project, plan, view }) : undefined;
     const received = eventTypes.filter((e) => e.received).length;
     return {
       computedAt: now.toISOString(),
       window,
       sampling: {
         applied: false,
-        covers: 'eventTypes: count and lastSeenAt',
+        covers: view === 'withheld' ? 'eventTypes: count (lastSeenAt is withheld by the data mode)' : 'eventTypes: count and lastSeenAt',
         reason: 'per-type counts read every event of the window: exact, never sampled (probe rule 11)',
         parameterValues: probed ? (plan.applied ? `sampled by contact: ${sampleQualifier(plan)} of the project audience (event.sampling)` : 'not sampled: under 10,000 contacts') : 'not requested: pass `event`',
       },
@@ -94,10 +95,10 @@ export class VolumesUseCase {
     return system && { uid: system.uid, name: system.name, retentionDays: null, parameters: async () => [...system.parameters] };
   }
 
-  private async volumeOf(uid: string, scope: EventScope, contacts: ReturnType<typeof rootContacts> | undefined): Promise<{ count: number; lastSeenAt: string | null }> {
+  private async volumeOf(uid: string, scope: EventScope, contacts: ReturnType<typeof rootContacts> | undefined, view: ContactDataView): Promise<{ count: number } & LastSeen> {
     const [row] = await this.reads.rows<{ event_type: string; events: string; last: string }>(volumesQuery(scope, contacts));
     const count = Number(row?.events ?? 0);
-    return { count, lastSeenAt: count > 0 ? isoOrNull(Number(row.last)) : null };
+    return { count, ...lastSeen(count, Number(row?.last), view) };
   }
 
   private async population(projectId: string, root: AudienceFilterNode | undefined, now: Date): Promise<Population> {
@@ -108,13 +109,13 @@ export class VolumesUseCase {
 
   private async eventSection(
     type: ProbedType,
-    volume: { count: number; lastSeenAt: string | null },
+    volume: { count: number } & LastSeen,
     scope: EventScope,
-    c: { projectId: string; root?: AudienceFilterNode; now: Date; contacts?: ReturnType<typeof rootContacts>; project: Population; plan: SamplingPlan; principal: Principal },
+    c: { projectId: string; root?: AudienceFilterNode; now: Date; contacts?: ReturnType<typeof rootContacts>; project: Population; plan: SamplingPlan; view: ContactDataView },
   ): Promise<NonNullable<ComputedVolumes['event']>> {
     // The band follows the whole project audience even with a root (probe rule 11); the estimate projects on the root's contacts.
     const population = c.root ? await this.population(c.projectId, c.root, c.now) : c.project;
-    const measure = { plan: c.plan, population: population.contacts, scanned: population.scanned(c.plan), piiAccess: contactDataView(c.principal) };
+    const measure = { plan: c.plan, population: population.contacts, scanned: population.scanned(c.plan), piiAccess: c.view };
     const declared = await type.parameters();
     const events = sampledEvents(scope, c.plan.applied ? c.plan.buckets : undefined, c.contacts);
     const parameters = await eventParameters(this.reads, events, declared, measure);
@@ -123,6 +124,7 @@ export class VolumesUseCase {
       uid: type.uid,
       count: volume.count,
       lastSeenAt: volume.lastSeenAt,
+      ...(volume.lastSeenAtOmitted ? { lastSeenAtOmitted: volume.lastSeenAtOmitted } : {}),
       parameters,
       ...(listed.length === 0 ? { parametersOmitted: declared.length ? 'no parameter of this type can be listed: each says why in valuesOmitted' : 'this event type declares no parameters' } : {}),
       sampling: { applied: c.plan.applied, fraction: c.plan.fraction, buckets: c.plan.buckets, band: c.plan.band, scaled: c.plan.applied, minReliableCount: c.plan.minReliableCount, unit: 'contacts', scanned: measure.scanned, population: measure.population },
