@@ -1,5 +1,5 @@
-// The simulator's mobile-originated control (ADR 0183): its HTTP control port and
-// `meld smsc send`, against the simulator as a process (server.js, as the stack runs it) and a
+// The simulator's mobile-originated control (ADR 0183) and its stall switch (ADR 0348): its
+// HTTP control port, `meld smsc send` and `meld smsc stall|resume`, against the simulator as a process (server.js, as the stack runs it) and a
 // real `smpp` receiver. No local stack is needed.
 /* eslint-disable @typescript-eslint/no-explicit-any */
 import { execFile } from 'node:child_process';
@@ -24,7 +24,7 @@ async function bindReceiver(smppUrl: string) {
   });
   const resp = await new Promise<Pdu>((resolve) => session.bind_receiver({ system_id: 'meld', password: 'x' }, resolve));
   expect(resp.command_status).toBe(0);
-  return { received, close: () => new Promise<void>((resolve) => (session.socket.destroyed ? resolve() : session.destroy(() => resolve()))) };
+  return { session, received, close: () => new Promise<void>((resolve) => (session.socket.destroyed ? resolve() : session.destroy(() => resolve()))) };
 }
 
 const postMo = async (controlUrl: string, body: string, method = 'POST', path = '/mo') => {
@@ -32,12 +32,13 @@ const postMo = async (controlUrl: string, body: string, method = 'POST', path = 
   return { status: res.status, body: await res.json() };
 };
 
-/** `meld smsc send …`: its exit code and output (a non-zero exit is an answer here, not an error). */
-const meldSend = (args: string[]) =>
-  run(process.execPath, [MELD, 'smsc', 'send', ...args]).then(
+/** `meld smsc <verb> …`: its exit code and output (a non-zero exit is an answer here, not an error). */
+const meldSmsc = (verb: string, args: string[]) =>
+  run(process.execPath, [MELD, 'smsc', verb, ...args]).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
     (err: any) => ({ code: err.code as number, stdout: err.stdout as string, stderr: err.stderr as string }),
   );
+const meldSend = (args: string[]) => meldSmsc('send', args);
 
 describe('SMSC simulator: mobile-originated control', () => {
   let smsc: { smppUrl: string; controlUrl: string; stop(): Promise<void> };
@@ -79,6 +80,23 @@ describe('SMSC simulator: mobile-originated control', () => {
     expect(receiver.received).toHaveLength(1);
     expect(receiver.received[0]).toMatchObject({ source_addr: '447700900124', destination_addr: 'SHOP', data_coding: 8 });
     expect(receiver.received[0].short_message.message).toBe('Arrêt 🙅');
+  });
+
+  it('POST /stall keeps the session open and answers nothing, POST /resume answers what waited; `meld smsc stall|resume` do the same', async () => {
+    receiver = await bindReceiver(smsc.smppUrl);
+    expect(await postMo(smsc.controlUrl, '', 'POST', '/stall')).toEqual({ status: 200, body: { stalled: true } });
+    let answered = false;
+    const enquire = new Promise<Pdu>((resolve) => receiver!.session.enquire_link((pdu: Pdu) => ((answered = true), resolve(pdu))));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect([answered, receiver.session.socket.destroyed]).toEqual([false, false]);
+    expect(await postMo(smsc.controlUrl, '', 'POST', '/resume')).toEqual({ status: 200, body: { stalled: false } });
+    expect((await enquire).command_status).toBe(0);
+
+    expect(await meldSmsc('stall', ['--control', smsc.controlUrl])).toEqual({ code: 0, stdout: 'stalled: connections stay open, nothing is answered\n', stderr: '' });
+    const stalledMo = await postMo(smsc.controlUrl, JSON.stringify({ from: '+447700900123', to: 'SHOP', text: 'STOP' }));
+    expect(stalledMo).toEqual({ status: 200, body: { sessions: [] } });
+    expect(await meldSmsc('resume', ['--control', smsc.controlUrl])).toEqual({ code: 0, stdout: 'answering\n', stderr: '' });
+    expect(await postMo(smsc.controlUrl, JSON.stringify({ from: '+447700900123', to: 'SHOP', text: 'STOP' }))).toEqual({ status: 200, body: { sessions: [0] } });
   });
 
   it('`meld smsc send` exits 2 naming a missing option and 1 when no session received the message', async () => {

@@ -4,7 +4,9 @@
 //   node tools/smsc/server.js --port 52775 --host 127.0.0.1
 // With --control-port (the stack: SMPP port + 1), a person or a test sends a mobile-originated
 // message over HTTP: POST /mo {"from":"+447700900123","to":"SHOP","text":"STOP"} → 200
-// {"sessions":[command_status, …]} (`meld smsc send` does this).
+// {"sessions":[command_status, …]} (`meld smsc send` does this); POST /stall makes it a hung SMSC
+// (connections open, nothing answered) and POST /resume answers again, both → 200 {"stalled":…}
+// (`meld smsc stall` / `meld smsc resume`, ADR 0348).
 // Logs are JSON lines (pino) on stdout, one per PDU of interest. SIGTERM/SIGINT close the
 // sessions and the listener, then exit 0; a listen failure (port in use, …) exits 1.
 const http = require('node:http');
@@ -36,11 +38,17 @@ function readOptions(argv) {
   return { help: values.help, host: values.host, port, receiptDelayMs, controlPort };
 }
 
-/** POST /mo with {from, to, text}: the simulator's mobile-originated message, for people and tests. */
+/** POST /mo with {from, to, text}: the simulator's mobile-originated message; POST /stall and /resume: a hung SMSC and back. For people and tests. */
 function startControl(smsc, host, port, logger) {
   const server = http.createServer((req, res) => {
     const answer = (status, body) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-    if (req.method !== 'POST' || req.url !== '/mo') return answer(404, { message: 'POST /mo {from, to, text}' });
+    if (req.method === 'POST' && (req.url === '/stall' || req.url === '/resume')) {
+      req.resume();
+      if (req.url === '/stall') smsc.stall();
+      else smsc.resume();
+      return answer(200, { stalled: smsc.stalled() });
+    }
+    if (req.method !== 'POST' || req.url !== '/mo') return answer(404, { message: 'POST /mo {from, to, text}, POST /stall, POST /resume' });
     let raw = '';
     req.setEncoding('utf8');
     req.on('data', (chunk) => { raw += chunk; if (raw.length > 4096) req.destroy(); });

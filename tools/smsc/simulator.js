@@ -29,6 +29,10 @@
 //   receive, and resolves with their command_status answers; server.js exposes it over HTTP.
 // - Requests it does not implement (query_sm, data_sm, cancel_sm, …) and unknown command ids
 //   get generic_nack with ESME_RINVCMDID.
+// - stall() makes it a hung SMSC (ADR 0348): every session, and every one that connects
+//   meanwhile, keeps its TCP connection open but nothing is read from it and nothing is written
+//   to it (no response, no receipt, no mobile-originated message: mo() answers []). resume()
+//   reads what waited and answers it in order, then sends the receipts that came due.
 const crypto = require('node:crypto');
 const smpp = require('smpp');
 
@@ -65,7 +69,8 @@ const MAX_RECEIPT_RETRY_MS = 60_000;
  *           onSubmit?: (submit: { status: 'accepted' | 'rejected', messageId?: string, outcome: string, destination: string, text: string }) => void }} [options]
  *   port 0 picks a free port; logger is pino-compatible (records are plain objects, with no
  *   number or text); onSubmit sees each submit_sm whole, for tests that count what was sent.
- * @returns {Promise<{ port: number, close(): Promise<void>,
+ * @returns {Promise<{ port: number, close(): Promise<void>, mo(sms: { from: string, to: string, text: string }): Promise<number[]>,
+ *           stall(): void, resume(): void, stalled(): boolean,
  *           stats(): { submitted: number, failed: number, receiptsSent: number, receiptsResent: number, receiptsPending: number, sessions: number } }>}
  *   receiptsSent counts every deliver_sm receipt written (resends included), receiptsPending the
  *   receipts not yet acknowledged.
@@ -80,9 +85,12 @@ function startSmsc({ host = '127.0.0.1', port = 52775, receiptDelayMs = 100, rec
   const idPrefix = crypto.randomBytes(4).toString('hex');
   let lastId = 0;
   const nextMessageId = () => idPrefix + (++lastId).toString(16).padStart(8, '0');
+  let stalled = false;
 
   const server = smpp.createServer((session) => {
     session.binding = null; // { command, systemId, canSubmit, canReceive } once bound
+    // The package stops reading the socket while paused: what the peer sends waits in the buffers.
+    if (stalled) session.pause();
     // The smpp package emits 'error' on the session (ECONNRESET, oversized PDU, …) and an
     // unhandled 'error' would crash the process; after a parse error the session is also
     // stuck, so drop the connection either way.
@@ -174,11 +182,12 @@ function startSmsc({ host = '127.0.0.1', port = 52775, receiptDelayMs = 100, rec
 
   /** Writes a kept receipt to a session of its system_id that can receive (`preferred` first), or leaves it for the next bind. */
   function sendReceipt(systemId, receipt, preferred) {
-    const target = receiptSessionFor(systemId, preferred);
+    const target = stalled ? null : receiptSessionFor(systemId, preferred);
     const { messageId, outcome } = receipt;
     if (!target) {
       receipt.session = null;
-      logger.warn({ event: 'deliver_sm', messageId, stat: outcome, status: 'kept' }, 'no session to receive the receipt: kept until one binds');
+      if (stalled) logger.info({ event: 'deliver_sm', messageId, stat: outcome, status: 'kept' }, 'stalled: receipt kept until resume()');
+      else logger.warn({ event: 'deliver_sm', messageId, stat: outcome, status: 'kept' }, 'no session to receive the receipt: kept until one binds');
       return;
     }
     receipt.session = target;
@@ -246,6 +255,7 @@ function startSmsc({ host = '127.0.0.1', port = 52775, receiptDelayMs = 100, rec
 
   /** A mobile-originated SMS to every receiving session; resolves with the deliver_sm_resp statuses. */
   function mo({ from, to, text }) {
+    if (stalled) return Promise.resolve([]);
     const targets = server.sessions.filter((s) => s.binding && s.binding.canReceive && s.socket.writable);
     return Promise.all(targets.map((session) => new Promise((resolve) => {
       const pdu = {
@@ -267,6 +277,23 @@ function startSmsc({ host = '127.0.0.1', port = 52775, receiptDelayMs = 100, rec
       counters.inbound++;
       logger.info({ event: 'deliver_sm', kind: 'mo', systemId: session.binding.systemId }, 'mobile-originated message sent');
     })));
+  }
+
+  /** A hung SMSC: connections stay open, nothing is read or written until resume(). */
+  function stall() {
+    if (stalled) return;
+    stalled = true;
+    for (const session of server.sessions) session.pause();
+    logger.info({ event: 'stalled', sessions: server.sessions.length }, 'SMSC stalled: connections open, nothing answered');
+  }
+
+  /** Reads and answers what waited during the stall, in order, then sends the receipts kept meanwhile. */
+  function resume() {
+    if (!stalled) return;
+    stalled = false;
+    logger.info({ event: 'resumed', sessions: server.sessions.length }, 'SMSC answering again');
+    for (const session of [...server.sessions]) session.resume();
+    for (const systemId of [...unacknowledged.keys()]) resendWaiting(systemId);
   }
 
   let closing = null;
@@ -300,6 +327,9 @@ function startSmsc({ host = '127.0.0.1', port = 52775, receiptDelayMs = 100, rec
         port: boundPort,
         close,
         mo,
+        stall,
+        resume,
+        stalled: () => stalled,
         stats: () => ({ ...counters, receiptsPending: [...unacknowledged.values()].reduce((n, kept) => n + kept.size, 0), sessions: server.sessions.length }),
       });
     });

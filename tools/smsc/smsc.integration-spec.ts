@@ -9,7 +9,7 @@ const { startSmsc } = require('./simulator');
 
 type Pdu = Record<string, any>;
 interface SmscStats { submitted: number; failed: number; receiptsSent: number; receiptsResent: number; receiptsPending: number; sessions: number }
-interface Smsc { port: number; close(): Promise<void>; stats(): SmscStats }
+interface Smsc { port: number; close(): Promise<void>; stats(): SmscStats; stall(): void; resume(): void; stalled(): boolean; mo(sms: { from: string; to: string; text: string }): Promise<number[]> }
 interface Receipt { pdu: Pdu; at: number; fields: Record<string, string> }
 
 const RECEIPT_DELAY_MS = 100;
@@ -291,6 +291,40 @@ describe('SMSC simulator', () => {
     const reply = await new Promise<Buffer>((resolve) => socket.once('data', resolve));
     socket.destroy();
     expect([reply.readUInt32BE(4), reply.readUInt32BE(8), reply.readUInt32BE(12)]).toEqual([0x80000000, smpp.ESME_RINVCMDID, 42]);
+  });
+
+  it('stall() keeps the connections open and answers nothing (enquire_link, submit, a bind, receipts, MO) until resume() answers what waited (ADR 0348)', async () => {
+    const esme = await bind();
+    const before = await esme.submit({ destination_addr: '+4915112345670', short_message: 'before' });
+    smsc.stall();
+    expect(smsc.stalled()).toBe(true);
+
+    const answers: string[] = [];
+    const enquire = new Promise<Pdu>((resolve) => esme.session.enquire_link((pdu: Pdu) => (answers.push('enquire_link_resp'), resolve(pdu))));
+    const during = esme.submit({ destination_addr: '+4915112345671', short_message: 'during' }).then((r) => (answers.push('submit_sm_resp'), r));
+    const late = smpp.connect({ url: `smpp://127.0.0.1:${smsc.port}` });
+    late.on('error', () => undefined);
+    const lateBind = new Promise<Pdu>((resolve) => late.bind_transceiver({ system_id: 'late', password: 'x' }, (pdu: Pdu) => (answers.push('bind_transceiver_resp'), resolve(pdu))));
+    expect(await smsc.mo({ from: '+447700900123', to: 'SHOP', text: 'STOP' })).toEqual([]);
+
+    // Well past the receipt's delay: nothing comes back, and nothing is closed.
+    await sleep(NO_RECEIPT_WAIT_MS * 2);
+    expect(answers).toEqual([]);
+    expect(esme.delivered).toEqual([]);
+    expect([esme.session.socket.destroyed, late.socket.destroyed, smsc.stats().sessions]).toEqual([false, false, 2]);
+    expect(submits.map((s) => s.text)).toEqual(['before']);
+
+    smsc.resume();
+    expect(smsc.stalled()).toBe(false);
+    expect((await enquire).command_status).toBe(0);
+    expect((await during).resp.command_status).toBe(0);
+    expect((await lateBind).command_status).toBe(0);
+    // In order on each connection (the two connections' answers interleave as they may).
+    expect(answers.filter((a) => a !== 'bind_transceiver_resp')).toEqual(['enquire_link_resp', 'submit_sm_resp']);
+    // The receipt that fell due during the stall, then the new one.
+    expect((await esme.receiptFor(before.resp.message_id)).fields.text).toBe('before');
+    expect((await esme.receiptFor((await during).resp.message_id)).fields.text).toBe('during');
+    late.destroy();
   });
 
   it('close() ends the sessions, drops pending receipts and resolves', async () => {

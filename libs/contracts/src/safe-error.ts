@@ -27,6 +27,39 @@ export function safeErrorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/**
+ * An error whose message is built only from constants, codes and ids of ours (an SMPP status, a
+ * message id the SMSC issued), never from input, a contact's data or a store's answer: a log line
+ * may quote it whole (errorSummary, ADR 0338).
+ */
+export class LoggableError extends Error {}
+
+/** A code worth logging: a Node errno (ECONNRESET), a SQLSTATE, a library's constant. */
+const ERROR_CODE = /^[A-Za-z0-9_.:-]{1,64}$/;
+
+function codeOf(err: unknown): string | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'number' && Number.isInteger(code)) return String(code);
+  if (typeof code === 'string' && ERROR_CODE.test(code)) return code;
+  return sqlStateOf(err);
+}
+
+/**
+ * What a log line written by hand says of an error (ADR 0338): its class and its code (its own,
+ * or its cause's: `TypeError ECONNREFUSED` for a failed fetch), never its message, which can
+ * quote a value: a Postgres error on a receipt's or a contact's row, a trigger's RAISE built from
+ * the row, a driver or parser quoting its input. A LoggableError's message, ours and built from
+ * constants, follows.
+ */
+export function errorSummary(err: unknown): string {
+  if (!(err instanceof Error)) return `a thrown ${err === null ? 'null' : typeof err}`;
+  const name = err.constructor?.name || 'Error';
+  const code = codeOf(err) ?? codeOf(err.cause);
+  const kind = code === undefined ? name : `${name} ${code}`;
+  return err instanceof LoggableError ? `${kind}: ${err.message}` : kind;
+}
+
 /** pino's `err` serializer (loggerOptions). */
 export function serializeError(err: unknown): Record<string, unknown> {
   if (typeof err !== 'object' || err === null) return { message: safeErrorMessage(err) };

@@ -1,3 +1,4 @@
+import { errorSummary } from '@meld/contracts';
 import { rawPool } from '@meld/db';
 import { Logger } from '@nestjs/common';
 import { Pool, type PoolConfig } from 'pg';
@@ -18,6 +19,6 @@ export function settingsPool(ds: DataSource, settings: Readonly<Record<string, s
   // The main pool keeps its password out of enumeration: it is read by name.
   const pool = new Pool({ ...base, password: base.password, max, options, allowExitOnIdle: true });
   // An idle connection that breaks (a Postgres restart) is dropped by the pool; unheard, the error would end the process.
-  pool.on('error', (err) => log.warn(`idle connection of a settings pool: ${err.message}`));
+  pool.on('error', (err) => log.warn(`idle connection of a settings pool: ${errorSummary(err)}`));
   return pool;
 }

@@ -1,3 +1,4 @@
+import { errorSummary } from '@meld/contracts';
 import { PostgresConnection } from '@meld/db';
 import { type BeforeApplicationShutdown, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { MicroBatcher, ok } from '../batching/micro-batcher';
@@ -75,7 +76,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     if (this.shuttingDown) return;
     this.stopped = false;
     this.timer = setInterval(() => this.nudge(), POLL_EVERY_MS);
-    this.pruneTimer = setInterval(() => void this.prune().catch((err: Error) => this.log.warn(`prune: ${err.message}`)), PRUNE_EVERY_MS);
+    this.pruneTimer = setInterval(() => void this.prune().catch((err: Error) => this.log.warn(`prune: ${errorSummary(err)}`)), PRUNE_EVERY_MS);
     this.nudge();
   }
 
@@ -112,7 +113,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       return;
     }
     this.pumping = this.pump()
-      .catch((err: Error) => this.log.warn(`pump: ${err.message}`))
+      .catch((err: Error) => this.log.warn(`pump: ${errorSummary(err)}`))
       .finally(() => {
         this.pumping = undefined;
         if (this.again && !this.stopped) {
@@ -129,7 +130,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     const claimed = await this.deliveries.claimDue(room, this.config.timeoutMs + 5000, this.config.retryForMs);
     for (const delivery of claimed) {
       const sent: Promise<void> = this.attempt(delivery)
-        .catch((err: Error) => this.log.warn(`webhook attempt: ${err.message}`))
+        .catch((err: Error) => this.log.warn(`webhook attempt: ${errorSummary(err)}`))
         .finally(() => {
           this.sending.delete(sent);
           this.nudge();

@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { QueryFailedError } from 'typeorm';
 import { loggerOptions } from './logger.module';
 import { NestPinoLogger } from './nest-pino-logger';
-import { serializeError } from '@meld/contracts';
+import { errorSummary, LoggableError, serializeError } from '@meld/contracts';
 
 const PII = ['jane@x.com', '+33612345678', 'your code is 4821'];
 
@@ -51,5 +51,19 @@ describe('what of an error reaches a log line (ADR 0338)', () => {
     nest.error(pgError('invalid input syntax for type uuid: "jane@x.com"', '22P02'), 'Work');
     expect(out[0]).not.toContain('jane@x.com');
     expect(JSON.parse(out[0]!)).toMatchObject({ msg: expect.stringContaining('22P02'), context: 'Work' });
+  });
+
+  it('errorSummary, for a line written by hand: the class and the code, never the text; the text of a LoggableError only', () => {
+    // A trigger's RAISE built from the row: no class of SQLSTATE says its text is safe.
+    expect(errorSummary(pgError('no contact for +33612345678', 'P0001'))).toBe('DatabaseError P0001');
+    expect(errorSummary(new QueryFailedError('UPDATE …', ['jane@x.com'], pgError('value "jane@x.com" too long', '22001')))).toBe('QueryFailedError 22001');
+    expect(errorSummary(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }))).toBe('Error ECONNRESET');
+    expect(errorSummary(new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:443'), { code: 'ECONNREFUSED' }) }))).toBe('TypeError ECONNREFUSED');
+    // A code that is not a code is left out rather than quoted.
+    expect(errorSummary(Object.assign(new Error('x'), { code: 'jane@x.com is taken' }))).toBe('Error');
+    class Refused extends LoggableError {}
+    expect(errorSummary(new Refused('SMSC refused the message (command_status 0x45)'))).toBe('Refused: SMSC refused the message (command_status 0x45)');
+    expect(errorSummary('+33612345678')).toBe('a thrown string');
+    expect(errorSummary(null)).toBe('a thrown null');
   });
 });

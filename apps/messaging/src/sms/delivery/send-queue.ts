@@ -1,3 +1,4 @@
+import { errorSummary, LoggableError } from '@meld/contracts';
 import { inConsumerSpan } from '@meld/kafka';
 import { envVars, loadConfig, RetryLaterException } from '@meld/platform';
 import { type BeforeApplicationShutdown, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
@@ -50,6 +51,9 @@ const CONCURRENCY = 32;
 const READ_BATCH = { maxBatch: 20, maxInFlight: 1 };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A receipt whose SMSC message id no SMS has (yet): the SMSC is asked to resend it. The id is the SMSC's, no contact data. */
+class ReceiptUnmatched extends LoggableError {}
+
 /**
  * Delivery of direct SMS (ADR 0153): a BullMQ queue in Redis, a job per send batch (ADR 0324:
  * its id is the `send_job` the batch's rows were stored with, so adding it twice queues once and
@@ -89,7 +93,7 @@ export class SendQueue implements OnApplicationBootstrap, BeforeApplicationShutd
     const { MELD_SMSC_URL } = loadConfig(z.object({ MELD_SMSC_URL: envVars.smscUrl.default('smpp://127.0.0.1:52775') }));
     this.producer = this.connections.producer('meld-messaging-queue');
     this.queue = new Queue<SendJob>(SEND_QUEUE, { connection: this.producer });
-    this.queue.on('error', (err) => this.log.warn(`queue: ${err.message}`));
+    this.queue.on('error', (err) => this.log.warn(`queue: ${errorSummary(err)}`));
     this.smsc = new SmscClient({ url: MELD_SMSC_URL, onReceipt: (r) => this.onReceipt(r), onInbound: (sms) => inbound.receive(sms) });
   }
 
@@ -98,9 +102,9 @@ export class SendQueue implements OnApplicationBootstrap, BeforeApplicationShutd
     if (!delivers()) return;
     this.smsc.start();
     this.worker = new Worker<SendJob>(SEND_QUEUE, (job) => this.process(job), { connection: this.connections.worker('meld-messaging-worker'), concurrency: CONCURRENCY });
-    this.worker.on('error', (err) => this.log.warn(`worker: ${err.message}`));
+    this.worker.on('error', (err) => this.log.warn(`worker: ${errorSummary(err)}`));
     this.worker.on('failed', (job, err) => void this.onFailed(job, err));
-    this.sweepTimer = setInterval(() => void this.sweep().catch((err: Error) => this.log.warn(`sweep: ${err.message}`)), RECOVERY_EVERY_MS);
+    this.sweepTimer = setInterval(() => void this.sweep().catch((err: Error) => this.log.warn(`sweep: ${errorSummary(err)}`)), RECOVERY_EVERY_MS);
   }
 
   /** The worker and the session stop while the database is still open: a running job still records its status. */
@@ -141,7 +145,7 @@ export class SendQueue implements OnApplicationBootstrap, BeforeApplicationShutd
     try {
       await this.addMany([job]);
     } catch (err) {
-      this.log.warn(`queueing ${job.messages.length} stored SMS failed, adding them again every second: ${(err as Error).message}`);
+      this.log.warn(`queueing ${job.messages.length} stored SMS failed, adding them again every second: ${errorSummary(err)}`);
       this.unqueued.set(job.id, job);
       this.readdTimer ??= setInterval(() => void this.readd(), READD_EVERY_MS);
     }
@@ -248,10 +252,10 @@ export class SendQueue implements OnApplicationBootstrap, BeforeApplicationShutd
   private async onFailed(job: Job<SendJob> | undefined, err: Error): Promise<void> {
     if (!job || job.attemptsMade < (job.opts.attempts ?? 1)) return;
     const messages = 'messages' in job.data ? job.data.messages : [job.data];
-    this.log.warn(`giving up on a send job of ${messages.length} SMS after ${job.attemptsMade} attempts: ${err.message}`);
+    this.log.warn(`giving up on a send job of ${messages.length} SMS after ${job.attemptsMade} attempts: ${errorSummary(err)}`);
     const error = `not submitted: ${err.message}`;
     await Promise.all(
-      messages.map(({ smsId }) => this.status.change(smsId, { status: 'failed', error }).catch((e: Error) => this.log.warn(`could not record failed: ${e.message}`))),
+      messages.map(({ smsId }) => this.status.change(smsId, { status: 'failed', error }).catch((e: Error) => this.log.warn(`could not record failed: ${errorSummary(e)}`))),
     );
   }
 
@@ -266,7 +270,7 @@ export class SendQueue implements OnApplicationBootstrap, BeforeApplicationShutd
     const change = { status, ...(receipt.error ? { error: receipt.error } : {}) };
     for (let attempt = 0; ; attempt++) {
       if ((await this.status.changeBySmscId(receipt.messageId, change)) !== null) return;
-      if (attempt >= 10) throw new Error(`no SMS with SMSC id ${receipt.messageId}`);
+      if (attempt >= 10) throw new ReceiptUnmatched(`no SMS with SMSC id ${receipt.messageId}`);
       await sleep(100);
     }
   }

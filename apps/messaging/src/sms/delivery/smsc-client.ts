@@ -1,3 +1,4 @@
+import { errorSummary, LoggableError } from '@meld/contracts';
 import { metricsRegistry } from '@meld/platform';
 import { Logger } from '@nestjs/common';
 import { Counter, Gauge } from 'prom-client';
@@ -8,15 +9,15 @@ const smpp = require('smpp');
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Pdu = Record<string, any>;
 
-/** The SMSC refused the message for good (submit_sm_resp with an error status): the SMS is `failed`. */
-export class SubmitRefused extends Error {
+/** The SMSC refused the message for good (submit_sm_resp with an error status): the SMS is `failed`. Its message is a status, loggable. */
+export class SubmitRefused extends LoggableError {
   constructor(readonly commandStatus: number) {
     super(`SMSC refused the message (command_status 0x${commandStatus.toString(16)})`);
   }
 }
 
-/** Anything else (no session, session lost, no answer in time, SMSC busy): the queue retries. */
-export class SubmitUnavailable extends Error {}
+/** Anything else (no session, session lost, no answer in time, SMSC busy): the queue retries. Its messages are constants, loggable. */
+export class SubmitUnavailable extends LoggableError {}
 
 /** Statuses that mean "try later", not "this message is wrong" (SMPP 3.4 §5.1.3). */
 const TRANSIENT_STATUSES = new Set([0x14 /* ESME_RMSGQFUL */, 0x58 /* ESME_RTHROTTLED */, 0x08 /* ESME_RSYSERR */]);
@@ -40,7 +41,15 @@ export interface SmscOptions {
   url: string;
   /** submit_sm in flight at once; more wait (ADR 0153). */
   window?: number;
+  /** enquire_link every this many ms while bound (ADR 0153); default 30 s. */
   enquireLinkMs?: number;
+  /**
+   * How long an enquire_link may wait for its enquire_link_resp, and a connection for its
+   * bind_transceiver_resp, before the session is taken as dead: closed, its submits failed for
+   * the queue to retry, and bound again with backoff (ADR 0348). Default 10 s, as a submit_sm_resp.
+   */
+  enquireLinkTimeoutMs?: number;
+  /** How long a submit_sm waits for its submit_sm_resp; default 10 s (ADR 0153). */
   responseTimeoutMs?: number;
   onReceipt(receipt: Receipt): Promise<void>;
   /** A mobile-originated message (ADR 0183); answered after it resolves, like a receipt. */
@@ -109,6 +118,10 @@ export class SmscClient {
   private stopped = false;
   private attempt = 0;
   private reconnectTimer?: NodeJS.Timeout;
+  /** enquire_link every `enquireLinkMs` while bound. */
+  private keepAliveTimer?: NodeJS.Timeout;
+  /** The deadline of the enquire_link, or of the connection's bind, awaiting its answer. */
+  private deadlineTimer?: NodeJS.Timeout;
   private inFlight = 0;
   private readonly windowWaiters: Array<() => void> = [];
   private readonly pending = new Set<(err: Error) => void>();
@@ -133,6 +146,7 @@ export class SmscClient {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.reconnectTimer);
+    this.clearLinkTimers();
     while (this.handling.size) await Promise.allSettled([...this.handling]);
     const session = this.session;
     this.session = null;
@@ -171,7 +185,11 @@ export class SmscClient {
         this.pending.delete(fail);
         reject(err);
       };
-      const timer = setTimeout(() => fail(new SubmitUnavailable('no submit_sm_resp in time')), this.options.responseTimeoutMs ?? 10_000).unref();
+      const timer = setTimeout(() => {
+        fail(new SubmitUnavailable('no submit_sm_resp in time'));
+        // A silent SMSC is found now rather than at the next enquire_link (ADR 0348).
+        this.probe(session);
+      }, this.options.responseTimeoutMs ?? 10_000).unref();
       this.pending.add(fail);
       const sent = session.submit_sm({ source_addr: s.source, destination_addr: s.destination.replace(/^\+/, ''), dest_addr_ton: 1, dest_addr_npi: 1, registered_delivery: 1, ...message, ...body }, (resp: Pdu) => {
         clearTimeout(timer);
@@ -214,13 +232,66 @@ export class SmscClient {
     else this.inFlight--;
   }
 
+  private get deadlineMs(): number {
+    return this.options.enquireLinkTimeoutMs ?? 10_000;
+  }
+
+  private clearLinkTimers(): void {
+    clearInterval(this.keepAliveTimer);
+    clearTimeout(this.deadlineTimer);
+    this.keepAliveTimer = this.deadlineTimer = undefined;
+  }
+
+  /**
+   * Arms the deadline of an answer the session owes: when it passes, the SMSC is taken as
+   * stalled (the TCP connection open, nothing answered) and the session is destroyed, which
+   * goes through onClose: submits failed for the queue to retry, the gauge at 0, the backoff
+   * (ADR 0348). Checked once more after the I/O callbacks: an event loop held up past the
+   * deadline runs timers before reading an answer that has arrived meanwhile.
+   */
+  private expectAnswer(session: Pdu, missing: string): void {
+    clearTimeout(this.deadlineTimer);
+    const timer = setTimeout(
+      () =>
+        setImmediate(() => {
+          if (this.deadlineTimer !== timer || this.session !== session) return;
+          this.reason = `no ${missing} within ${this.deadlineMs} ms`;
+          this.log.warn(`${this.reason}: the SMSC is not answering, closing the session`);
+          session.destroy();
+        }),
+      this.deadlineMs,
+    ).unref();
+    this.deadlineTimer = timer;
+  }
+
+  /** The deadline armed by expectAnswer is met. */
+  private answered(): void {
+    clearTimeout(this.deadlineTimer);
+    this.deadlineTimer = undefined;
+  }
+
+  /** An enquire_link on the bound session, unless one is already awaiting its answer. */
+  private probe(session: Pdu): void {
+    if (this.session !== session || !this.bound || this.deadlineTimer) return;
+    this.expectAnswer(session, 'enquire_link_resp');
+    session.enquire_link({}, () => {
+      if (this.session === session) this.answered();
+    });
+  }
+
   private connect(): void {
     if (this.stopped) return;
     const url = new URL(this.options.url);
-    const session = smpp.connect({ url: `smpp://${url.hostname}:${url.port || 2775}`, auto_enquire_link_period: this.options.enquireLinkMs ?? 30_000 });
+    // enquire_link is ours, not the package's auto_enquire_link_period: its answer has a deadline.
+    const session = smpp.connect({ url: `smpp://${url.hostname}:${url.port || 2775}` });
     this.session = session;
+    // The TCP connect, then the bind, each within the deadline: an SMSC that takes the connection and answers nothing is stalled too.
+    this.expectAnswer(session, 'TCP connection');
     session.on('connect', () => {
+      this.expectAnswer(session, 'bind_transceiver_resp');
       session.bind_transceiver({ system_id: decodeURIComponent(url.username || 'meld'), password: decodeURIComponent(url.password || 'meld') }, (resp: Pdu) => {
+        if (this.session !== session) return;
+        this.answered();
         if (resp.command_status !== 0) {
           this.reason = `bind refused (command_status 0x${resp.command_status.toString(16)})`;
           this.log.warn(this.reason);
@@ -232,6 +303,7 @@ export class SmscClient {
         this.reason = undefined;
         sessionBound().set(1);
         this.attempt = 0;
+        this.keepAliveTimer = setInterval(() => this.probe(session), this.options.enquireLinkMs ?? 30_000).unref();
         this.log.log('bound as transceiver');
         for (const w of [...this.boundWaiters]) w();
       });
@@ -246,7 +318,8 @@ export class SmscClient {
     });
     session.on('error', (err: NodeJS.ErrnoException) => {
       this.reason = `session error ${err.code ?? '(no code)'}`;
-      this.log.warn(`session error: ${err.message}`);
+      // The class and code only (ADR 0338): a PDU parse error's text can quote what the SMSC sent.
+      this.log.warn(`session error: ${errorSummary(err)}`);
     });
     session.on('close', () => this.onClose(session));
   }
@@ -261,7 +334,8 @@ export class SmscClient {
     stored.then(
       () => session.send(pdu.response()),
       (err: Error) => {
-        this.log.warn(`${receipt ? 'receipt' : 'inbound message'} not stored, asking the SMSC to resend: ${err.message}`);
+        // The class and code only (ADR 0338): a store's error can quote the row, a phone number included.
+        this.log.warn(`${receipt ? 'receipt' : 'inbound message'} not stored, asking the SMSC to resend: ${errorSummary(err)}`);
         session.send(pdu.response({ command_status: 0x64 /* ESME_RX_T_APPN: temporary */ }));
       },
     );
@@ -269,6 +343,7 @@ export class SmscClient {
 
   private onClose(session: Pdu): void {
     if (this.session !== session) return;
+    this.clearLinkTimers();
     if (this.bound) {
       this.since = Date.now();
       // An error or the SMSC's unbind, when one came first, says more.
