@@ -29,6 +29,9 @@ describe('ingest /openapi.json', () => {
       expect(Object.keys(doc.paths[path].post.responses).sort()).toEqual(['202', '400', '401', '404', '413', '422', '429']);
     }
     expect(Object.keys(doc.paths[`${stream}/contacts/{userId}`].delete.responses).sort()).toEqual(['202', '401', '404', '429']);
+    // The size caps (ADR 0346) are stated where a client reads the endpoint.
+    expect(doc.paths[`${stream}/contacts`].post.description).toContain('at most 256 KiB of attributes');
+    expect(doc.paths[`${stream}/events`].post.description).toContain('256 KiB of `_user_data`');
     expect(doc.components.schemas.WriteOutcome).toBeDefined();
   });
 });

@@ -1,6 +1,7 @@
 import { PROTOTYPE_NAMES } from '@meld/testing';
 import { insideAutomationWindow, parseEvent, type EventTypeRule } from './event-item';
 import { MAX_PARAMETER_DEPTH, MAX_PARAMETERS_BYTES } from './event-parameters';
+import { EVENT_USER_DATA_MAX_BYTES } from './event-user-data';
 
 const types = new Map<string, EventTypeRule>([
   ['purchase', { id: 't1', uid: 'purchase', automation: false, parameters: [{ parameter: 'sku', dataType: 'string', required: true, multiValue: 1, maxLength: 4 }, { parameter: 'sizes', dataType: 'number', required: false, multiValue: 2, maxLength: null }] }],
@@ -56,6 +57,18 @@ describe('hostile event items (ADR 0113)', () => {
     expect(errorsOf({ _event_parameters: { sku: 'abc', blob: 'x'.repeat(MAX_PARAMETERS_BYTES - 100) } })).toBeNull();
     const big = errorsOf({ _event_parameters: { sku: 'abc', blob: 'x'.repeat(MAX_PARAMETERS_BYTES) } });
     expect(big?._event_parameters?.[0]).toMatch(new RegExp(`^must be at most ${MAX_PARAMETERS_BYTES} bytes as JSON \\(is \\d+\\)$`));
+  });
+
+  it('bounds _user_data at 256 KiB as JSON, cleared names included (the message carries them all, ADR 0346)', () => {
+    expect(EVENT_USER_DATA_MAX_BYTES).toBe(256 * 1024);
+    // {"note":"…"} is 11 bytes besides the string; multi-byte characters count as their UTF-8 bytes.
+    const sized = (bytes: number) => ({ note: 'é'.repeat(Math.floor((bytes - 11) / 2)) + 'x'.repeat((bytes - 11) % 2) });
+    expect(Buffer.byteLength(JSON.stringify(sized(EVENT_USER_DATA_MAX_BYTES)))).toBe(EVENT_USER_DATA_MAX_BYTES);
+    expect(errorsOf({ _user_data: sized(EVENT_USER_DATA_MAX_BYTES) })).toBeNull();
+    const over = errorsOf({ _user_data: sized(EVENT_USER_DATA_MAX_BYTES + 1) });
+    expect(over).toEqual({ _user_data: [expect.stringMatching(new RegExp(`^must be at most ${EVENT_USER_DATA_MAX_BYTES} bytes \\(256 KiB\\) as JSON \\(is ${EVENT_USER_DATA_MAX_BYTES + 1}\\)`))] });
+    const nulls = Object.fromEntries(Array.from({ length: 4000 }, (_, i) => [`cleared-${i}`.padEnd(64, 'x'), null]));
+    expect(Object.keys(errorsOf({ _user_data: nulls }) ?? {})).toEqual(['_user_data']);
   });
 
   it('takes _event_date only within what ClickHouse DateTime holds (1970 to 2105)', () => {

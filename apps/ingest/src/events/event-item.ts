@@ -3,6 +3,7 @@ import { isIsoDateTime, scalarError } from '../contacts/attribute-rules';
 import { dict, hasKey } from '@meld/contracts';
 import { type ItemErrors, isPlainObject, keyError, userIdError } from '../contacts/contact-item';
 import { eventDateRangeError, eventParametersErrors } from './event-parameters';
+import { userDataSizeError } from './event-user-data';
 
 export interface EventTypeRule {
   id: string;
@@ -55,7 +56,8 @@ export function eventIdError(value: unknown): string | null {
  * `_event_type` (a declared type) are required, `_event_parameters` is an object whose
  * declared parameters are present when required and of their type (undeclared ones pass:
  * the spec lets types evolve) and every parameter within the bounds of event-parameters.ts,
- * `_event_date` an ISO date-time with an offset that ClickHouse can hold (default: reception time), `_user_data` an object (checked by the contact path). Other top-level
+ * `_event_date` an ISO date-time with an offset that ClickHouse can hold (default: reception time), `_user_data` an object
+ * of at most 256 KiB as JSON (event-user-data.ts; its attributes are checked by the contact path). Other top-level
  * names are errors.
  */
 export function parseEvent(item: Record<string, unknown>, types: ReadonlyMap<string, EventTypeRule>, receivedAt: string): { ok: true; event: ParsedEvent } | { ok: false; errors: ItemErrors } {
@@ -93,6 +95,10 @@ export function parseEvent(item: Record<string, unknown>, types: ReadonlyMap<str
   const userData = item._user_data ?? null;
   if (userData !== null && !isPlainObject(userData)) fail('_user_data', 'must be an object');
   else if (userData && hasKey(userData, '_user_id') && userData._user_id !== item._user_id) fail('_user_data._user_id', 'must be omitted or equal to _user_id');
+  else if (userData) {
+    const sizeError = userDataSizeError(userData);
+    if (sizeError) fail('_user_data', sizeError);
+  }
   for (const name of Object.keys(item)) if (!EVENT_FIELDS.has(name)) fail(name, `unknown event field ${name}`);
   if (Object.keys(errors).length > 0) return { ok: false, errors };
   return {

@@ -17,7 +17,8 @@ export class EventsController {
   @Post()
   @ApiOperation({
     summary: 'Record events (up to 100 per call)',
-    description: 'Deduplicated by `_event_id`; answered after Kafka acknowledged them. 202 with per-item outcomes; 422 when every item failed.',
+    description:
+      'Deduplicated by `_event_id`; answered after Kafka acknowledged them. An event carries at most 16 KiB of `_event_parameters` and 256 KiB of `_user_data` (262,144 bytes of its JSON, names cleared with null included): a larger one is an error on that field, and nothing of the item is applied. 202 with per-item outcomes; 422 when every item failed.',
   })
   @ApiSuccess(202, WriteOutcomeSchema, 'accepted; inspect items[] for per-item errors')
   @ApiSuccess(422, WriteOutcomeSchema, 'every item failed validation')
