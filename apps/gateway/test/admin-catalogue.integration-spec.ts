@@ -115,6 +115,17 @@ describe('admin: catalogue, senders, webhooks, users', () => {
     expect((await gw.call('POST', `/projects/${unique('nope')}/senders`, { channel: 'sms', alias: 'A', name: 'A', status: 'active' })).status).toBe(404);
   });
 
+  it('a price the numeric(10,5) column cannot hold as given is a 400 naming it, never a 500 or a silent 0', async () => {
+    const countries = [{ country: 'FR', price: 100000 }, { country: 'DE', price: 99999.999999 }, { country: 'GB', price: 0.000001 }, { country: 'BE', price: 99999.99999 }, { country: 'NL', price: 0.00001 }];
+    const bad = await gw.call('POST', `/projects/${project.uid}/senders`, { channel: 'sms', alias: 'PRICE', name: 'Price', status: 'active', countries });
+    expect([bad.status, [...new Set(fieldsOf(bad.body).map(([p]) => p))]]).toEqual([400, ['countries[0].price', 'countries[1].price', 'countries[2].price']]);
+    expect(fieldsOf(bad.body)).toEqual(expect.arrayContaining([['countries[0].price', expect.stringContaining('99999.99999')], ['countries[2].price', 'must have at most 5 decimal places']]));
+    const ok = await gw.call('POST', `/projects/${project.uid}/senders`, { channel: 'sms', alias: 'PRICE', name: 'Price', status: 'active', countries: countries.slice(3) });
+    expect([ok.status, ok.body.entity.countries.map((c: { price: number }) => c.price)]).toEqual([201, [99999.99999, 0.00001]]);
+    const patched = await gw.call('PATCH', `/projects/${project.uid}/senders/${ok.body.entity.id}`, { countries: [{ country: 'FR', price: 100000 }] });
+    expect([patched.status, fieldsOf(patched.body).map(([p]) => p)]).toEqual([400, ['countries[0].price']]);
+  });
+
   it('changes a sender: status, name, and a whole new country list, in one transaction', async () => {
     const created = await gw.call('POST', `/projects/${project.uid}/senders`, { channel: 'sms', alias: 'PATCHME', name: 'Patch me', status: 'active', countries: [{ country: 'FR', price: 0.04 }] });
     const id = created.body.entity.id;

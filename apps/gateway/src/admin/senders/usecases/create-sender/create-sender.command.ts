@@ -1,11 +1,13 @@
 import { z } from 'zod';
 import { EFFECTIVE_STATUSES, SENDER_STATUSES } from '@meld/api';
+import { decimalColumn } from '../../../shared/decimal';
 
 export const SenderCountryInput = z.strictObject({
   country: z.string().regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 code, e.g. FR'),
   accepted: z.boolean().default(true).describe('carriers of the country accept the sender'),
   effectiveStatus: z.enum(EFFECTIVE_STATUSES).default('active').describe('regulation-aware status in the country'),
-  price: z.number().min(0).max(100000).default(0).describe('price per SMS part'),
+  // sender_countries.price is numeric(10,5): at most 99999.99999, five decimals (ADR 0014).
+  price: decimalColumn(10, 5, { min: 0 }).default(0).describe('price per SMS part: at most 99999.99999, five decimals'),
 });
 
 /** A sender's countries: each at most once. */
