@@ -52,4 +52,14 @@ describe('admin: organizations', () => {
     expect(fieldsOf((await gw.call('PATCH', `/organizations/${id}`, { plan: 'q' })).body)).toEqual([['plan', expect.any(String)]]);
     expect((await gw.call('PATCH', `/organizations/${UNKNOWN_ID}`, { plan: 'm' })).status).toBe(404);
   });
+
+  it('funds the numeric(14,4) column would round are a 400 naming them, not a prepaid organization left at 0', async () => {
+    const tiny = await gw.call('POST', '/organizations', { name: unique('Tiny'), plan: 'm', prepaid: true, funds: 0.00004 });
+    expect([tiny.status, fieldsOf(tiny.body)]).toEqual([400, [['funds', 'must have at most 4 decimal places']]]);
+    const id = await createOrganization(gw);
+    expect(fieldsOf((await gw.call('PATCH', `/organizations/${id}`, { funds: 12.34567 })).body)).toEqual([['funds', 'must have at most 4 decimal places']]);
+    expect(fieldsOf((await gw.call('PATCH', `/organizations/${id}`, { funds: 1e9 + 1 })).body).map(([path]) => path)).toEqual(['funds']);
+    const smallest = await gw.call('PATCH', `/organizations/${id}`, { funds: 0.0001, prepaid: true });
+    expect([smallest.status, smallest.body.entity.funds]).toEqual([200, 0.0001]);
+  });
 });
