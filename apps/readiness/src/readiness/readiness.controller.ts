@@ -1,4 +1,4 @@
-import { ApiErrors, ApiSuccess, PUBLIC_ROUTE_ERRORS } from '@meld/api';
+import { ApiError, ApiErrors, ApiSuccess } from '@meld/api';
 import { CurrentPrincipal, type Principal, projectOf } from '@meld/auth';
 import { Controller, Get, NotFoundException, Param } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
@@ -7,6 +7,14 @@ import { ReadinessResponseSchema } from './readiness.schema';
 import { GetReadiness } from './usecases/get-readiness/get-readiness.usecase';
 
 const isChannel = (value: string): value is ReadinessChannel => (CHANNELS as readonly string[]).includes(value);
+
+/**
+ * The refusals of these routes in their own words: the generic 403 ("lacks a scope") would
+ * say a scope is needed where none is (ADR 0131), and the channel route's 404 has a reason of
+ * its own (product spec, Errors).
+ */
+const FORBIDDEN = 'a data-source token: readiness needs no scope, only access to the project (product and OAuth tokens)';
+const NOT_FOUND = 'project not found, or not reachable with this token';
 
 @ApiTags('readiness')
 @ApiParam({ name: 'project', description: 'project UID' })
@@ -20,7 +28,9 @@ export class ReadinessController {
     description: 'Project readiness: steps `import`, `channels`, `legal_profile`, `funds`, the warnings that hold, `reach` null. Recomputed from one consistent read on every call, never cached.',
   })
   @ApiSuccess(200, ReadinessResponseSchema, 'the project readiness report')
-  @ApiErrors(...PUBLIC_ROUTE_ERRORS)
+  @ApiErrors(401, 429)
+  @ApiError(403, FORBIDDEN)
+  @ApiError(404, NOT_FOUND)
   project(@CurrentPrincipal() principal: Principal, @Param('project') projectUid: string) {
     const { organizationId, id } = projectOf(principal, projectUid);
     return this.getReadiness.execute({ organizationId, projectId: id, channel: null });
@@ -34,7 +44,9 @@ export class ReadinessController {
   })
   @ApiParam({ name: 'channel', enum: CHANNELS })
   @ApiSuccess(200, ReadinessResponseSchema, 'the channel readiness report')
-  @ApiErrors(...PUBLIC_ROUTE_ERRORS)
+  @ApiErrors(401, 429)
+  @ApiError(403, FORBIDDEN)
+  @ApiError(404, `${NOT_FOUND}; or a channel other than ${CHANNELS.join(' or ')}`)
   channel(@CurrentPrincipal() principal: Principal, @Param('project') projectUid: string, @Param('channel') channel: string) {
     const { organizationId, id } = projectOf(principal, projectUid);
     if (!isChannel(channel)) throw new NotFoundException(`no readiness for channel "${channel}": channels are ${CHANNELS.join(', ')}`);
