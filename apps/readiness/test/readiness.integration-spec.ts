@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { OrganizationEntity, ProjectEntity, SenderCountryEntity, SenderEntity } from '@meld/db';
-import { type Json, principalHeader, seedTenancy } from '@meld/fixtures';
+import { type Json, principalHeader, seedTenancy, signedPrincipal } from '@meld/fixtures';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { ReadinessResponseSchema } from '../src/readiness/readiness.schema';
@@ -166,6 +166,24 @@ describe('GET /v1/project/:project/readiness[/channel/:channel] (real Postgres)'
     const res = await fetch(`${base}${url}`, { headers: principalHeader(t, {}, { app: 'readiness', url }) });
     expect(res.status).toBe(404);
     expect(steps((await read(t)).report).channels).toBe(false);
+  });
+
+  it('the same report in every data mode: it holds no contact data, only whether a contact exists (ADR 0131)', async () => {
+    const t = await seedTenancy(db);
+    await contact(t);
+    await sender(t, 'sms', 'SHOP', 'active', [{ country: 'FR', effectiveStatus: 'pending' }]);
+    const normal = (await read(t, '/channel/sms')).report;
+    for (const dataMode of ['anonymized', 'blocked'] as const) {
+      for (const path of ['', '/channel/sms']) {
+        const url = `/v1/project/${t.project.uid}/readiness${path}`;
+        const principal = { kind: 'product' as const, tokenId: randomUUID(), organizationId: t.organization.id, plan: 'm' as const, scopes: [], project: { id: t.project.id, uid: t.project.uid, dataMode }, dataSourceId: null };
+        const res = await fetch(`${base}${url}`, { headers: signedPrincipal(principal, { app: 'readiness', url }) });
+        const body = (await res.json()) as Json;
+        expect([dataMode, path, res.status]).toEqual([dataMode, path, 200]);
+        if (path) expect(body.entity).toEqual(normal);
+        else expect(steps(body.entity).import).toBe(true);
+      }
+    }
   });
 
   it('refuses a request without the gateway principal', async () => {
