@@ -52,6 +52,6 @@ export class ContactsController {
     @Param('datasource') datasource: string,
     @Param('userId') userId: string,
   ) {
-    return this.deleteContact.execute({ ...streamCommand(principal, project, datasource), userId, receivedAt: new Date().toISOString() });
+    return this.deleteContact.execute({ ...streamCommand(principal, project, datasource), userId });
   }
 }

@@ -1,5 +1,5 @@
 import { keys, Outputs, type EventsErased } from '@meld/contracts';
-import { CONTACT_STATE_MAX_BYTES, type ContactWrite, DATA_SOURCE, enqueueContactChanges, OUTBOX_DEAD_LETTERS, outboxTrace, type UpsertResult, upsertSourceContacts } from '@meld/db';
+import { CONTACT_STATE_MAX_BYTES, CONTACT_WRITE_TIME_SQL, type ContactWrite, DATA_SOURCE, enqueueContactChanges, OUTBOX_DEAD_LETTERS, outboxTrace, type UpsertResult, upsertSourceContacts } from '@meld/db';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { AttributeRule } from './attribute-rules';
@@ -58,8 +58,8 @@ export class SourceContactsRepository {
    * indexes come back in `refused`, and the caller reports them as item errors
    * (stateTooLargeMessage). So every message ingest queues fits in what Kafka takes.
    */
-  upsert(tx: EntityManager, projectId: string, dataSourceId: string, writes: ContactWrite[], writtenAt: string): Promise<UpsertResult> {
-    return upsertSourceContacts(tx, projectId, dataSourceId, writes, writtenAt, { maxStateBytes: CONTACT_STATE_MAX_BYTES });
+  upsert(tx: EntityManager, projectId: string, dataSourceId: string, writes: ContactWrite[]): Promise<UpsertResult> {
+    return upsertSourceContacts(tx, projectId, dataSourceId, writes, { maxStateBytes: CONTACT_STATE_MAX_BYTES });
   }
 
   /**
@@ -69,21 +69,25 @@ export class SourceContactsRepository {
    * `meld.contacts.v1` delete (identity-merge recomputes the audience) and the
    * `meld.events.v1` erase marker (the events sink forgets the contact's events). Upserts of
    * it still in the outbox leave Postgres when the relay publishes them (rewriting them here
-   * would lock rows the relay's `SKIP LOCKED` pass then passes over, out of order). False
-   * when there is no live contact.
+   * would lock rows the relay's `SKIP LOCKED` pass then passes over, out of order). The
+   * messages' `at` and `deleted_at` are the contact's write time, read under its row lock, so
+   * they follow every write before the delete, and the next upsert's follow them (ADR 0349).
+   * False when there is no live contact.
    */
-  async delete(tx: EntityManager, projectId: string, dataSourceId: string, userId: string, at: string): Promise<boolean> {
-    const rows: { version: string }[] = await tx.query(
-      // (a CTE, because TypeORM's query() returns [rows, count] for a bare UPDATE … RETURNING)
+  async delete(tx: EntityManager, projectId: string, dataSourceId: string, userId: string): Promise<boolean> {
+    const rows: { version: string; deleted_at: Date }[] = await tx.query(
+      // (a CTE, because TypeORM's query() returns [rows, count] for a bare UPDATE … RETURNING;
+      // SET reads the row as it was, after the lock: a concurrent write's times included)
       `WITH d AS (
-         UPDATE source_contacts SET attributes = '{}', attribute_at = '{}', version = version + 1, deleted_at = now(), updated_at = now()
+         UPDATE source_contacts SET attributes = '{}', attribute_at = '{}', version = version + 1, deleted_at = ${CONTACT_WRITE_TIME_SQL}, updated_at = now()
          WHERE project_id = $1 AND data_source_id = $2 AND user_id = $3 AND deleted_at IS NULL AND version > 0
-         RETURNING version)
-       SELECT version FROM d`,
+         RETURNING version, deleted_at)
+       SELECT version, deleted_at FROM d`,
       [projectId, dataSourceId, userId],
     );
     if (rows.length === 0) return false;
     const version = Number(rows[0].version);
+    const at = rows[0].deleted_at.toISOString();
     // Its messages an outbox relay set aside (ADR 0346) hold its data too.
     await tx.query(`DELETE FROM ${OUTBOX_DEAD_LETTERS} WHERE key = $1`, [keys.sourceContact(projectId, dataSourceId, userId)]);
     await enqueueContactChanges(tx, [{ schemaVersion: 1, kind: 'delete', projectId, dataSourceId, userId, version, at }]);

@@ -65,7 +65,7 @@ export class MessagingContacts {
 
   /** Records `_consent_sms` on the source contact (also creates it); an opt-in lifts only our own opt-out (ADR 0048). */
   async recordConsent(em: EntityManager, projectId: string, source: SourceRef, status: Exclude<ConsentStatus, null>, at = new Date().toISOString()): Promise<void> {
-    await upsertSourceContacts(em, projectId, source.dataSourceId, [{ userId: source.userId, patch: { _consent_sms: status }, at }], at);
+    await upsertSourceContacts(em, projectId, source.dataSourceId, [{ userId: source.userId, patch: { _consent_sms: status }, at }]);
   }
 
   /**
@@ -75,7 +75,7 @@ export class MessagingContacts {
    */
   async createForPhone(em: EntityManager, projectId: string, e164: string, { consent = null, at = new Date().toISOString() }: { consent?: ConsentStatus; at?: string } = {}): Promise<SourceRef> {
     const source = { dataSourceId: await this.dataSourceId(em, projectId), userId: e164 };
-    await upsertSourceContacts(em, projectId, source.dataSourceId, [{ userId: e164, patch: { _phone_mobile: e164, ...(consent ? { _consent_sms: consent } : {}) }, at }], at);
+    await upsertSourceContacts(em, projectId, source.dataSourceId, [{ userId: e164, patch: { _phone_mobile: e164, ...(consent ? { _consent_sms: consent } : {}) }, at }]);
     return source;
   }
 
@@ -95,7 +95,7 @@ export class MessagingContacts {
 
   /** Puts an event on the contact's timeline (`meld.events.v1`), creating the source contact if it is new. */
   async event(em: EntityManager, projectId: string, source: SourceRef, eventType: MessagingEvent, parameters: Record<string, unknown>, at = new Date().toISOString()): Promise<void> {
-    await upsertSourceContacts(em, projectId, source.dataSourceId, [{ userId: source.userId, patch: {}, at }], at);
+    await upsertSourceContacts(em, projectId, source.dataSourceId, [{ userId: source.userId, patch: {}, at }]);
     const row = outboxRow(Outputs.events, {
       schemaVersion: 1,
       projectId,

@@ -2,3 +2,4 @@ export * from './catalogue.repository';
 export * from './unique-violation';
 export * from './filter-catalogue.repository';
 export * from './source-contacts';
+export * from './contact-write-time';

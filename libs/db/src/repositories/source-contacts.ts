@@ -1,6 +1,7 @@
 import { type ContactChange, dict, Outputs } from '@meld/contracts';
 import type { EntityManager } from 'typeorm';
 import { outboxTrace } from '../outbox/outbox-trace';
+import { contactWriteTime } from './contact-write-time';
 
 type Scalar = string | number | boolean;
 export type SourceAttributeValue = Scalar | Scalar[];
@@ -30,11 +31,19 @@ export interface UpsertResult {
   refused: Array<{ index: number; bytes: number }>;
 }
 
-/** One contact write: a patch and the time its values are from (reception, or an event's date). */
+/**
+ * One contact write: a patch, and the time its values are from when that is not now.
+ * Without `at`, a direct write: stamped with its contact's write time (contactWriteTime, read
+ * under the row lock), it wins over everything stored, so writes to a contact apply in the
+ * order they reached its lock whatever the clocks of the processes that took them (ADR 0349).
+ * With `at` (ISO, `toISOString`'s form), a dated write, an event's `_user_data` (ADR 0026): an
+ * attribute stored with a later time keeps its value; it is stamped at `at`, or at the write
+ * time if that is earlier (a date ahead of Postgres' clock must not hold off later writes).
+ */
 export interface ContactWrite {
   userId: string;
   patch: SourceAttributePatch;
-  at: string;
+  at?: string;
 }
 
 interface Row {
@@ -43,6 +52,8 @@ interface Row {
   attribute_at: Record<string, string>;
   version: string;
   deleted_at: Date | null;
+  /** Postgres' clock once the row was locked, ms since the epoch. */
+  clock_ms: number;
 }
 
 /*
@@ -53,19 +64,18 @@ interface Row {
  */
 
 /**
- * Applies the writes in order (patch semantics: omitted keeps, null clears; a value older
+ * Applies the writes in order (patch semantics: omitted keeps, null clears; a dated value older
  * than the one stored for that attribute is ignored), bumps the version of every contact
- * that changed and queues one `meld.contacts.v1` message per changed contact. The message
- * carries the contact's whole state (cleared names as null), so a consumer that sees
- * only the newest version still ends right. With `maxStateBytes`, a write that would grow its
- * contact past it is refused whole (ADR 0346).
+ * that changed and queues one `meld.contacts.v1` message per changed contact, its `at` the
+ * contact's write time (ADR 0349). The message carries the contact's whole state (cleared
+ * names as null), so a consumer that sees only the newest version still ends right. With
+ * `maxStateBytes`, a write that would grow its contact past it is refused whole (ADR 0346).
  */
 export async function upsertSourceContacts(
   tx: EntityManager,
   projectId: string,
   dataSourceId: string,
   writes: readonly ContactWrite[],
-  writtenAt: string,
   options: UpsertOptions = {},
 ): Promise<UpsertResult> {
   const refused: UpsertResult['refused'] = [];
@@ -79,9 +89,13 @@ export async function upsertSourceContacts(
      ON CONFLICT DO NOTHING`,
     [projectId, dataSourceId, ids],
   );
+  // The clock is read in the statement that locks, on each row once it is locked (a subquery
+  // with FOR UPDATE is never merged into its outer query, whose projection runs on what the
+  // lock returned): each contact's write time follows every write it waited for (ADR 0349).
   const rows: Row[] = await tx.query(
-    `SELECT user_id, attributes, attribute_at, version, deleted_at FROM source_contacts
-     WHERE project_id = $1 AND data_source_id = $2 AND user_id = ANY($3::text[]) ORDER BY user_id FOR UPDATE`,
+    `SELECT l.*, floor(extract(epoch FROM clock_timestamp()) * 1000)::float8 AS clock_ms FROM (
+       SELECT user_id, attributes, attribute_at, version, deleted_at FROM source_contacts
+       WHERE project_id = $1 AND data_source_id = $2 AND user_id = ANY($3::text[]) ORDER BY user_id FOR UPDATE) AS l`,
     [projectId, dataSourceId, ids],
   );
   const state = new Map(
@@ -90,6 +104,8 @@ export async function upsertSourceContacts(
       return [
         r.user_id,
         {
+          /** This transaction's time of the contact: direct writes' stamp, the latest a dated one can take. */
+          at: contactWriteTime(r.clock_ms, r),
           attributes: dict(live ? r.attributes : undefined),
           attributeAt: dict(live ? r.attribute_at : undefined),
           version: Number(r.version),
@@ -107,11 +123,13 @@ export async function upsertSourceContacts(
   );
   writes.forEach((write, index) => {
     const s = state.get(write.userId)!;
+    // A direct write takes the write time, later than anything stored: it is never ignored.
+    const at = write.at === undefined || write.at > s.at ? s.at : write.at;
     // What the write changes, decided before anything is applied: under a cap it applies whole or not at all.
     const sets: Array<[string, SourceAttributeValue | null]> = [];
     for (const [name, value] of Object.entries(write.patch)) {
       const storedAt = s.attributeAt[name];
-      if (storedAt !== undefined && storedAt > write.at) continue; // a newer write set it
+      if (storedAt !== undefined && storedAt > at) continue; // a newer write set it
       sets.push([name, value]);
     }
     if (options.maxStateBytes !== undefined) {
@@ -126,7 +144,7 @@ export async function upsertSourceContacts(
     s.applied = true;
     if (!s.live) s.changed = true;
     for (const [name, value] of sets) {
-      s.attributeAt[name] = write.at;
+      s.attributeAt[name] = at;
       if (value === null) {
         if (Object.hasOwn(s.attributes, name)) {
           delete s.attributes[name];
@@ -163,7 +181,7 @@ export async function upsertSourceContacts(
   const messages = changed.map(([userId, s]): ContactChange => {
     const patch: SourceAttributePatch = dict(s.attributes);
     for (const name of s.cleared) patch[name] = null;
-    return { schemaVersion: 1, kind: 'upsert', projectId, dataSourceId, userId, version: s.version + 1, at: writtenAt, patch };
+    return { schemaVersion: 1, kind: 'upsert', projectId, dataSourceId, userId, version: s.version + 1, at: s.at, patch };
   });
   await enqueueContactChanges(tx, messages);
   return { refused };

@@ -7,7 +7,6 @@ import { SourceContactsRepository } from '../../source-contacts.repository';
 
 export interface DeleteContactCommand extends StreamCommand {
   userId: string;
-  receivedAt: string;
 }
 
 /**
@@ -29,7 +28,7 @@ export class DeleteContact {
     // No contact can hold an id that fails the write's checks (U+0000 would fail in Postgres).
     if (userIdError(command.userId)) throw new NotFoundException('contact not found');
     const deleted = await this.contacts.transaction((tx) =>
-      this.contacts.delete(tx, command.projectId, command.dataSourceId, command.userId, command.receivedAt),
+      this.contacts.delete(tx, command.projectId, command.dataSourceId, command.userId),
     );
     if (!deleted) throw new NotFoundException('contact not found');
     this.relay.nudge();

@@ -47,11 +47,12 @@ export class WriteContacts {
           if (idError) errors._user_id = [idError];
           return { status: 'error', _user_id: userId, errors };
         }
-        writes.push({ userId: userId!, patch: result.patch, at: command.receivedAt });
+        // A direct write: stamped under its contact's row lock, not with this process' clock (ADR 0349).
+        writes.push({ userId: userId!, patch: result.patch });
         itemOf.push(i);
         return { status: 'success', _user_id: userId };
       });
-      const { refused } = await this.contacts.upsert(tx, command.projectId, command.dataSourceId, writes, command.receivedAt);
+      const { refused } = await this.contacts.upsert(tx, command.projectId, command.dataSourceId, writes);
       for (const { index, bytes } of refused) out[itemOf[index]] = { status: 'error', _user_id: writes[index].userId, errors: { _user_id: [stateTooLargeMessage(bytes)] } };
       return out;
     });

@@ -88,10 +88,11 @@ export class WriteEvents {
         const result = results[n];
         const event = accepted[i]!;
         if (result.ok) {
-          // A future-dated event's values are stamped at reception: stamped at their date, they would win
-          // over every contact write until then, and a later write or clearing `null` would change nothing.
-          const at = Date.parse(event.eventDate) > Date.parse(receivedAt) ? receivedAt : event.eventDate;
-          writes.push({ userId: event.userId, patch: result.patch, at });
+          // Dated by the event only if it is in the past (ADR 0026); one dated at reception or later is a
+          // direct write, stamped under the row lock (ADR 0349): at its date, it would win over every contact
+          // write until then, and a later write or clearing `null` would change nothing.
+          const dated = Date.parse(event.eventDate) < Date.parse(receivedAt);
+          writes.push({ userId: event.userId, patch: result.patch, ...(dated ? { at: event.eventDate } : {}) });
           itemOf.push(i);
           return;
         }
@@ -100,7 +101,7 @@ export class WriteEvents {
         accepted[i] = null;
       });
       // A `_user_data` that would grow its contact past 256 KiB fails its event (rule 2, ADR 0346).
-      const { refused } = await this.contacts.upsert(tx, projectId, dataSourceId, writes, receivedAt);
+      const { refused } = await this.contacts.upsert(tx, projectId, dataSourceId, writes);
       for (const { index, bytes } of refused) {
         outcomes[itemOf[index]] = { status: 'error', _user_id: writes[index].userId, errors: { _user_data: [stateTooLargeMessage(bytes)] } };
         accepted[itemOf[index]] = null;
