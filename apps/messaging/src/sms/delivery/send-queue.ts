@@ -13,6 +13,7 @@ import { SmsRepository, type SubmitRow } from '../sms.repository';
 import { StatusWriter } from '../status/status-writer';
 import { receiptStatus } from '../status/sms-status';
 import { type Receipt, SmscClient, type SmscState, SubmitRefused } from './smsc-client';
+import { notSubmittedError } from './not-submitted';
 
 export const SEND_QUEUE = 'meld-sms-send';
 /** One message of a send job. */
@@ -253,7 +254,7 @@ export class SendQueue implements OnApplicationBootstrap, BeforeApplicationShutd
     if (!job || job.attemptsMade < (job.opts.attempts ?? 1)) return;
     const messages = 'messages' in job.data ? job.data.messages : [job.data];
     this.log.warn(`giving up on a send job of ${messages.length} SMS after ${job.attemptsMade} attempts: ${errorSummary(err)}`);
-    const error = `not submitted: ${err.message}`;
+    const error = notSubmittedError(err);
     await Promise.all(
       messages.map(({ smsId }) => this.status.change(smsId, { status: 'failed', error }).catch((e: Error) => this.log.warn(`could not record failed: ${errorSummary(e)}`))),
     );
