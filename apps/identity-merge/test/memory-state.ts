@@ -43,13 +43,27 @@ export class MemoryMergeState implements MergeStateReader {
     return refs.flatMap((r) => (this.sources.has(r) ? [this.sources.get(r)!] : []));
   }
 
-  async refsWithKeys(keys: readonly MergeKey[]): Promise<string[]> {
-    const wanted = new Set(keys.map(keyString));
-    return [...this.keys].filter(([, ks]) => ks.some((k) => wanted.has(keyString(k)))).map(([r]) => r);
+  async refsWithKeys(keys: readonly MergeKey[], limit: number): Promise<{ refs: string[]; hot: MergeKey[] }> {
+    const refs = new Set<string>();
+    const hot: MergeKey[] = [];
+    for (const key of keys) {
+      const holders = this.holdersOf(key);
+      if (holders.length > limit) hot.push(key);
+      else holders.forEach((r) => refs.add(r));
+    }
+    return { refs: [...refs], hot };
   }
 
-  async keysOfRefs(refs: readonly string[]): Promise<MergeKey[]> {
-    return refs.flatMap((r) => this.keys.get(r) ?? []);
+  async holderCounts(keys: ReadonlyArray<{ key: MergeKey; upTo: number }>): Promise<Map<string, number>> {
+    return new Map(keys.map(({ key, upTo }) => [keyString(key), Math.min(upTo, this.holdersOf(key).length)]));
+  }
+
+  private holdersOf(key: MergeKey): string[] {
+    return [...this.keys].filter(([, ks]) => ks.some((k) => keyString(k) === keyString(key))).map(([r]) => r);
+  }
+
+  async keysOfRefs(refs: readonly string[]): Promise<Map<string, MergeKey[]>> {
+    return new Map(refs.map((r) => [r, this.keys.get(r) ?? []]));
   }
 
   async assignments(refs: readonly string[]): Promise<Map<string, string>> {

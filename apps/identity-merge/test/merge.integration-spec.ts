@@ -8,6 +8,7 @@ import type { DataSource } from 'typeorm';
 import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner';
 import { computeAudience, type DataSourceInfo, type SourceContact } from '../src/merge/merge-core';
 import { MergeRepository } from '../src/merge/merge.repository';
+import { PgMergeStateReader } from '../src/merge/pg-merge-state';
 import { MergeContactsCommand, type ContactId } from '../src/merge/usecases/merge-contacts/merge-contacts.command';
 import { MergeContacts } from '../src/merge/usecases/merge-contacts/merge-contacts.usecase';
 import { canonicalJson } from '../src/merge/usecases/merge-contacts/step-changes';
@@ -239,6 +240,48 @@ describe('identity merge on Postgres', () => {
     expect(sizes).toEqual([2, 4]);
     expect(capLog.some((r) => /cap 4/.test(r))).toBe(true);
     await expectMatchesScratch(p);
+  });
+
+  it('a phone more contacts carry than the hot key limit merges none of them, and a write to one reads its own region only (ADR 0350)', async () => {
+    const p = await project(['_phone_mobile']);
+    const defaults = new MergeContacts(repo); // cap 100, hot key limit 500
+    const users = Array.from({ length: 600 }, (_, i) => `u${i}`);
+    await db.query(
+      `INSERT INTO source_contacts (project_id, data_source_id, user_id, attributes, attribute_at, version)
+       SELECT $1, $2, u, '{"_phone_mobile": "+33 6 00 00 00 01"}', jsonb_build_object('_phone_mobile', now()), 1 FROM unnest($3::text[]) u`,
+      [p.id, p.crm, users],
+    );
+    const step = (ids: string[]) => defaults.execute(MergeContactsCommand.create(p.id, ids.map((userId) => ({ dataSourceId: p.crm, userId }))));
+    await step(users.slice(0, 300));
+    expect((await audiences(p.id)).map((a) => a.ds_contact_ids.length)).toEqual([100, 100, 100]);
+    // 600 holders: the switchboard number identifies nobody, the groups it made split up.
+    await step(users.slice(300));
+    const sizes = async () => (await audiences(p.id)).map((a) => a.ds_contact_ids.length).sort((a, b) => b - a);
+    expect(new Set(await sizes())).toEqual(new Set([1]));
+    expect(await sizes()).toHaveLength(600);
+    await expectMatchesScratch(p, 100);
+    // A write to one of them reads itself, not the 600 holders of its phone.
+    const loaded: string[] = [];
+    const original = PgMergeStateReader.prototype.load;
+    const spy = jest.spyOn(PgMergeStateReader.prototype, 'load').mockImplementation(function (this: PgMergeStateReader, refs: readonly string[]) {
+      loaded.push(...refs);
+      return original.call(this, refs);
+    });
+    try {
+      await write(p.id, p.crm, 'u7', { _first_name: 'Seven' });
+      await mergeContact({ projectId: p.id, dataSourceId: p.crm, userId: 'u7' });
+    } finally {
+      spy.mockRestore();
+    }
+    expect(new Set(loaded)).toEqual(new Set([`${p.crm}/u7`]));
+    // Back under the limit (101 deleted), the 499 left merge again, up to the cap.
+    await db.query(`UPDATE source_contacts SET attributes = '{}', attribute_at = '{}', version = version + 1, deleted_at = now() WHERE project_id = $1 AND user_id = ANY($2::text[])`, [
+      p.id,
+      users.slice(0, 101),
+    ]);
+    await step(users.slice(0, 101));
+    expect(await sizes()).toEqual([100, 100, 100, 100, 99]);
+    await expectMatchesScratch(p, 100);
   });
 
   it('two concurrent steps bridging the same pair end in one audience contact (one contact per step, or several)', async () => {

@@ -95,6 +95,16 @@ describe('computeAudience', () => {
     expect(r.capEvents[0].reason).toMatch(/cap 3/);
   });
 
+  it('merges nobody on a key more contacts carry than the hot key limit, and still on the others (ADR 0350)', () => {
+    const contacts = [
+      ...Array.from({ length: 4 }, (_, i) => contact('crm', `u${i}`, { _phone_mobile: '+33 6 00 00 00 00' }, i)),
+      contact('shop', 'u0', { _email: 'u0@x.com' }, 10),
+      contact('crm', 'x', { _email: 'u0@x.com' }, 11),
+    ];
+    expect(partition(computeAudience(contacts, sources, { ...options, hotKeyLimit: 3 }, new Map(), byOldest))).toEqual([['crm/u0', 'crm/x', 'shop/u0'], ['crm/u1'], ['crm/u2'], ['crm/u3']]);
+    expect(partition(computeAudience(contacts, sources, { ...options, hotKeyLimit: 4 }, new Map(), byOldest))).toEqual([['crm/u0', 'crm/u1', 'crm/u2', 'crm/u3', 'crm/x', 'shop/u0']]);
+  });
+
   it('keeps the oldest member id on union (the other is absorbed) and on split', () => {
     const a = contact('crm', 'a', { _email: 'a@x.com' }, 1);
     const b = contact('shop', 'b', { _email: 'b@x.com' }, 2);
@@ -141,15 +151,18 @@ const op = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('delete' as const), ds: fc.constantFrom('api', 'crm', 'shop'), user: fc.constantFrom('u1', 'u2', 'u3', 'u4', 'anonymous') }) },
 );
 
+/** Small hot key limits (ADR 0350): with 15 contacts and a handful of values, keys turn hot and cool again. */
+const hotKeyLimits = fc.option(fc.integer({ min: 1, max: 4 }), { nil: undefined });
+
 type Op = typeof op extends fc.Arbitrary<infer T> ? T : never;
 
 /** One merge step per op, as a consumer without batching runs them. */
-function runIncremental(ops: Op[], cap?: number) {
-  return runBatched(ops, ops.map((_o, i) => i + 1), cap);
+function runIncremental(ops: Op[], cap?: number, hotKeyLimit?: number) {
+  return runBatched(ops, ops.map((_o, i) => i + 1), cap, hotKeyLimit);
 }
 
 /** The same ops, but merged in steps of several contacts (a consumer batch): `cuts` split the ops into steps. */
-async function runBatched(ops: Op[], cuts: number[], cap?: number) {
+async function runBatched(ops: Op[], cuts: number[], cap?: number, hotKeyLimit?: number) {
   const state = new MemoryMergeState();
   let n = 0;
   const newId = () => `id${++n}`;
@@ -158,7 +171,7 @@ async function runBatched(ops: Op[], cuts: number[], cap?: number) {
   for (const end of [...ends, ops.length]) {
     const refs = ops.slice(from, end).map((o) => (o.kind === 'upsert' ? state.upsert(o.ds, o.user, o.patch, `2026-01-01T00:${String(o.minute).padStart(2, '0')}:00Z`) : state.remove(o.ds, o.user)));
     from = Math.max(from, end);
-    if (refs.length) state.apply(await planMerge(state, refs, sources, { ...options, cap }, newId));
+    if (refs.length) state.apply(await planMerge(state, refs, sources, { ...options, cap, hotKeyLimit }, newId));
   }
   return state;
 }
@@ -170,14 +183,14 @@ function canonical(audiences: Iterable<{ members: string[]; attributes: unknown;
 }
 
 /** The state equals a from-scratch merge of its live contacts, and its ids are stable. */
-function expectScratchEqual(state: MemoryMergeState, cap: number | undefined) {
-  const scratch = computeAudience([...state.sources.values()], sources, { ...options, cap }, new Map(), byOldest);
+function expectScratchEqual(state: MemoryMergeState, cap: number | undefined, hotKeyLimit?: number) {
+  const scratch = computeAudience([...state.sources.values()], sources, { ...options, cap, hotKeyLimit }, new Map(), byOldest);
   expect(canonical(state.audiences.values())).toEqual(canonical(scratch.audiences));
   // Every live contact is a member of exactly the audience that lists it.
   expect([...state.members.keys()].sort()).toEqual([...state.sources.keys()].sort());
   for (const [ref, id] of state.members) expect(state.audiences.get(id)!.members).toContain(ref);
   // Recomputing with the stored ids changes none of them (ids are stable).
-  const again = computeAudience([...state.sources.values()], sources, { ...options, cap }, state.members, byOldest);
+  const again = computeAudience([...state.sources.values()], sources, { ...options, cap, hotKeyLimit }, state.members, byOldest);
   expect(again.absorbed.size).toBe(0);
   expect(again.removed).toEqual([]);
   expect(new Map(again.audiences.map((a) => [a.id, a]))).toEqual(state.audiences);
@@ -201,9 +214,9 @@ describe('merge properties', () => {
 
   it('the incremental audience equals a from-scratch recomputation of the final data', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(op, { maxLength: 40 }), fc.option(fc.integer({ min: 2, max: 4 }), { nil: undefined }), async (ops, cap) => {
-        const state = await runIncremental(ops, cap);
-        expectScratchEqual(state, cap);
+      fc.asyncProperty(fc.array(op, { maxLength: 40 }), fc.option(fc.integer({ min: 2, max: 4 }), { nil: undefined }), hotKeyLimits, async (ops, cap, hotKeyLimit) => {
+        const state = await runIncremental(ops, cap, hotKeyLimit);
+        expectScratchEqual(state, cap, hotKeyLimit);
       }),
       { numRuns: 300 },
     );
@@ -211,9 +224,9 @@ describe('merge properties', () => {
 
   it('merging several changed contacts per step also equals a from-scratch recomputation', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(op, { maxLength: 40 }), fc.array(fc.nat(), { maxLength: 8 }), fc.option(fc.integer({ min: 2, max: 4 }), { nil: undefined }), async (ops, cuts, cap) => {
-        const state = await runBatched(ops, cuts, cap);
-        expectScratchEqual(state, cap);
+      fc.asyncProperty(fc.array(op, { maxLength: 40 }), fc.array(fc.nat(), { maxLength: 8 }), fc.option(fc.integer({ min: 2, max: 4 }), { nil: undefined }), hotKeyLimits, async (ops, cuts, cap, hotKeyLimit) => {
+        const state = await runBatched(ops, cuts, cap, hotKeyLimit);
+        expectScratchEqual(state, cap, hotKeyLimit);
       }),
       { numRuns: 300 },
     );

@@ -33,9 +33,28 @@ export interface DataSourceInfo {
 export interface MergeOptions extends KeyOptions {
   /** Most source contacts one audience contact absorbs (default 100). */
   cap?: number;
+  /** A key value more live source contacts carry than this merges none of them (default 500, ADR 0350). */
+  hotKeyLimit?: number;
+  /**
+   * The hot keys (`keyString`) of the whole project, when the input is only a region of it
+   * (a merge step counts their holders in Postgres); otherwise counted on the input.
+   */
+  hotKeys?: ReadonlySet<string>;
 }
 
 export const DEFAULT_CAP = 100;
+export const DEFAULT_HOT_KEY_LIMIT = 500;
+
+/**
+ * Keys carried by more than `limit` of the contacts: a switchboard number, a shared mailbox, a
+ * form's placeholder that is not on the junk list. They identify nobody, so they merge nobody
+ * (ADR 0350); counting them is what keeps a step from reading every holder of such a value.
+ */
+export function hotKeysOf(contacts: readonly SourceContact[], normaliser: KeyNormaliser, limit: number): Set<string> {
+  const holders = new Map<string, number>();
+  for (const c of contacts) for (const k of normaliser.keysOf(c.userId, c.attributes)) holders.set(keyString(k), (holders.get(keyString(k)) ?? 0) + 1);
+  return new Set([...holders].filter(([, n]) => n > limit).map(([k]) => k));
+}
 
 export interface AudienceContact {
   id: string;
@@ -101,18 +120,21 @@ function root(g: Group): Group {
 }
 
 /**
- * Connected components of the contacts over shared merge keys, built greedily in canonical
+ * Connected components of the contacts over shared merge keys (hot keys left out, ADR 0350), built greedily in canonical
  * order (seq, then ref) so the result is a function of the set, not of the array order.
  * Without the cap this is exactly the connected components. With it, a contact joins the
  * oldest reachable group with room, and further groups are joined while the total stays
  * within the cap; what does not fit is recorded in `capEvents`.
  */
-function components(contacts: SourceContact[], normaliser: KeyNormaliser, cap: number, capEvents: CapEvent[]): SourceContact[][] {
+function components(contacts: SourceContact[], normaliser: KeyNormaliser, cap: number, hot: ReadonlySet<string>, capEvents: CapEvent[]): SourceContact[][] {
   const ordered = [...contacts].sort(compareContacts);
   const owners = new Map<string, Group[]>();
   const groups: Group[] = [];
   ordered.forEach((contact, index) => {
-    const keys = normaliser.keysOf(contact.userId, contact.attributes).map(keyString);
+    const keys = normaliser
+      .keysOf(contact.userId, contact.attributes)
+      .map(keyString)
+      .filter((k) => !hot.has(k));
     const reachable = new Set<Group>();
     for (const k of keys) for (const g of owners.get(k) ?? []) reachable.add(root(g));
     const candidates = [...reachable].sort((a, b) => a.first - b.first);
@@ -230,7 +252,8 @@ export function computeAudience(
 ): MergeResult {
   const normaliser = new KeyNormaliser(options);
   const capEvents: CapEvent[] = [];
-  const comps = components([...contacts], normaliser, options.cap ?? DEFAULT_CAP, capEvents);
+  const hot = options.hotKeys ?? hotKeysOf(contacts, normaliser, options.hotKeyLimit ?? DEFAULT_HOT_KEY_LIMIT);
+  const comps = components([...contacts], normaliser, options.cap ?? DEFAULT_CAP, hot, capEvents);
   // Components in the order of their oldest member, so id claims are deterministic.
   comps.sort((a, b) => compareContacts(a[0], b[0]));
   const claimed = new Set<string>();

@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import { contactRef, type SourceContact } from './merge-core';
-import type { MergeKey } from './merge-keys';
+import { keyString, type MergeKey } from './merge-keys';
 import type { MergeStateReader } from './merge-step';
 
 /** `<dataSourceId>/<userId>` → parts; data source ids are uuids, so the first `/` splits. */
@@ -131,24 +131,43 @@ export class PgMergeStateReader implements MergeStateReader {
     return (await this.statesOf(refs)).flatMap(([, s]) => (s.contact ? [s.contact] : []));
   }
 
-  async keysOfRefs(refs: readonly string[]): Promise<MergeKey[]> {
-    return (await this.statesOf(refs)).flatMap(([, s]) => s.keys);
+  async keysOfRefs(refs: readonly string[]): Promise<Map<string, MergeKey[]>> {
+    return new Map((await this.statesOf(refs)).map(([r, s]) => [r, s.keys]));
   }
 
   async assignments(refs: readonly string[]): Promise<Map<string, string>> {
     return new Map((await this.statesOf(refs)).flatMap(([r, s]) => (s.audienceId ? [[r, s.audienceId] as const] : [])));
   }
 
-  async refsWithKeys(keys: readonly MergeKey[]): Promise<string[]> {
-    const rows: Array<{ data_source_id: string; user_id: string }> = await this.em.query(
+  async refsWithKeys(keys: readonly MergeKey[], limit: number): Promise<{ refs: string[]; hot: MergeKey[] }> {
+    const rows: Array<{ attribute: string; value: string; data_source_id: string; user_id: string }> = await this.em.query(
       // Index probes per key, as in load(): OFFSET 0 keeps the planner from flattening the
-      // subquery into a join it may plan over all the project's keys.
-      `SELECT DISTINCT k.data_source_id, k.user_id FROM unnest($2::text[], $3::text[]) AS q(attribute, value)
+      // subquery into a join it may plan over all the project's keys. At most limit + 1 holders
+      // of a key are read: more than the limit makes it hot, and its holders are not wanted (ADR 0350).
+      `SELECT q.attribute, q.value, k.data_source_id, k.user_id FROM unnest($2::text[], $3::text[]) AS q(attribute, value)
          CROSS JOIN LATERAL (SELECT k.data_source_id, k.user_id FROM merge_keys k
-                              WHERE k.project_id = $1 AND k.attribute = q.attribute AND k.value = q.value OFFSET 0) k`,
-      [this.projectId, keys.map((k) => k.attribute), keys.map((k) => k.value)],
+                              WHERE k.project_id = $1 AND k.attribute = q.attribute AND k.value = q.value LIMIT $4::bigint) k`,
+      [this.projectId, keys.map((k) => k.attribute), keys.map((k) => k.value), String(BigInt(limit) + 1n)],
     );
-    return rows.map((r) => contactRef({ dataSourceId: r.data_source_id, userId: r.user_id }));
+    const byKey = new Map<string, { key: MergeKey; refs: string[] }>();
+    for (const r of rows) {
+      const key = { attribute: r.attribute, value: r.value };
+      const entry = byKey.get(keyString(key)) ?? byKey.set(keyString(key), { key, refs: [] }).get(keyString(key))!;
+      entry.refs.push(contactRef({ dataSourceId: r.data_source_id, userId: r.user_id }));
+    }
+    const held = [...byKey.values()];
+    return { refs: [...new Set(held.filter((h) => h.refs.length <= limit).flatMap((h) => h.refs))], hot: held.filter((h) => h.refs.length > limit).map((h) => h.key) };
+  }
+
+  async holderCounts(keys: ReadonlyArray<{ key: MergeKey; upTo: number }>): Promise<Map<string, number>> {
+    if (!keys.length) return new Map();
+    const rows: Array<{ attribute: string; value: string; n: number }> = await this.em.query(
+      `SELECT q.attribute, q.value, (SELECT count(*)::int FROM (SELECT 1 FROM merge_keys k
+                                       WHERE k.project_id = $1 AND k.attribute = q.attribute AND k.value = q.value LIMIT q.up_to) x) AS n
+         FROM unnest($2::text[], $3::text[], $4::int[]) AS q(attribute, value, up_to)`,
+      [this.projectId, keys.map((k) => k.key.attribute), keys.map((k) => k.key.value), keys.map((k) => k.upTo)],
+    );
+    return new Map(rows.map((r) => [keyString({ attribute: r.attribute, value: r.value }), r.n]));
   }
 
   async membersOf(audienceIds: readonly string[]): Promise<string[]> {

@@ -14,8 +14,9 @@ export interface MergeStepResult {
 }
 
 export interface MergeContactsOptions {
-  /** Overrides of the project's merge settings (cap, junk values). */
+  /** Overrides of the project's merge settings (cap, hot key limit, junk values). */
   cap?: number;
+  hotKeyLimit?: number;
   junkValues?: readonly string[];
   /** Where cap events are reported (the app logs them). */
   onCap?: (projectId: string, event: CapEvent) => void;
@@ -67,6 +68,6 @@ export class MergeContacts {
   }
 
   private mergeOptions(project: ProjectMergeSettings): MergeOptions {
-    return { mergingAttributes: project.mergingAttributes, locale: project.locale, cap: this.options.cap, junkValues: this.options.junkValues };
+    return { mergingAttributes: project.mergingAttributes, locale: project.locale, cap: this.options.cap, hotKeyLimit: this.options.hotKeyLimit, junkValues: this.options.junkValues };
   }
 }
