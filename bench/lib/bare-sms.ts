@@ -1,10 +1,11 @@
 /**
  * The sms bench's floor (ADR 0320): the least a Node process does for a direct SMS that is
- * stored before its 201 and reported by webhook at each status, with the libraries Meld uses
- * and none of its framework or features. Per message: one INSERT then one BullMQ add per
+ * stored before its 201 and reported by webhook at each status change, with the libraries Meld
+ * uses and none of its framework or features. Per message: one INSERT then one BullMQ add per
  * request (answered 201 after both), the worker's read of the row, `submit_sm`, an UPDATE at
  * `submit_sm_resp` and one at the receipt (found by SMSC id), and a signed webhook POST after
- * each of the three writes. No Fastify, Nest, principal, token, rate limit, consent, sender,
+ * each UPDATE: two per message, none for the initial `enqueued` the 201 answers (ADR 0351, as
+ * Meld). No Fastify, Nest, principal, token, rate limit, consent, sender,
  * price, funds, Idempotency-Key, history, outbox, Kafka, timeline event, durable or ordered
  * webhook retries, logs or metrics: whatever Meld costs above it is the price of those.
  *
@@ -37,7 +38,7 @@ function main(): void {
   const webhookPath = new URL(env.BARE_WEBHOOK_URL!).pathname;
   const secret = env.BARE_WEBHOOK_SECRET!;
 
-  /** One POST per status, signed as Meld-Signature is (HMAC-SHA256 of timestamp and body); not retried. */
+  /** One POST per status change, signed as Meld-Signature is (HMAC-SHA256 of timestamp and body); not retried. */
   const report = (id: string, status: string) => {
     const at = new Date().toISOString();
     const body = JSON.stringify({ id, status, at });
@@ -94,10 +95,7 @@ function main(): void {
       const id = randomUUID();
       pg.query({ name: 'insert', text: `INSERT INTO bare_sms (id, destination, text) VALUES ($1, $2, $3)`, values: [id, destination, text] })
         .then(() => queue.add('send', { id }, { removeOnComplete: true }))
-        .then(() => {
-          res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ entity: { id, status: 'enqueued' } }));
-          report(id, 'enqueued');
-        })
+        .then(() => void res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ entity: { id, status: 'enqueued' } })))
         .catch(() => void res.writeHead(503).end());
     });
   });

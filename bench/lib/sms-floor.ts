@@ -39,6 +39,8 @@ export interface FloorResult {
   /** µs per message over the peak, by process (first request to last delivered webhook, or to the last 201 with enqueueOnly). */
   cpu: Record<string, number>;
   lost: number;
+  /** Webhook reports received by status, warm-up included: `sent` and `delivered` per message, no `enqueued` (ADR 0351). */
+  reports: Record<string, number>;
 }
 
 /**
@@ -133,6 +135,7 @@ export async function measureFloor(o: FloorOptions): Promise<FloorResult> {
       ...(backlog ? { drained: rate(backlog.n, Number(backlog.fromSentMs)) } : {}),
       cpu: Object.fromEntries(Object.entries(cpu).map(([name, us]) => [name, us / o.messages])),
       lost,
+      reports: Object.fromEntries(receiver.byStatus),
     };
   } finally {
     await Promise.all(children.map((c) => stopApp(c)));
@@ -145,11 +148,13 @@ export async function measureFloor(o: FloorOptions): Promise<FloorResult> {
   }
 }
 
-/** Two floors of one run as one: the mean of each rate and each process's CPU per message, losses added. */
+/** Two floors of one run as one: the mean of each rate and each process's CPU per message, losses and reports added. */
 export function meanFloor(a: FloorResult, b: FloorResult): FloorResult {
   const mean = (x: number, y: number) => (x + y) / 2;
   const cpu = new Map<string, number>();
   for (const name of new Set([...Object.keys(a.cpu), ...Object.keys(b.cpu)])) cpu.set(name, mean(a.cpu[name] ?? 0, b.cpu[name] ?? 0));
+  const reports = new Map<string, number>();
+  for (const status of new Set([...Object.keys(a.reports), ...Object.keys(b.reports)])) reports.set(status, (a.reports[status] ?? 0) + (b.reports[status] ?? 0));
   return {
     enqueued: mean(a.enqueued, b.enqueued),
     latencies: [...a.latencies, ...b.latencies],
@@ -157,5 +162,6 @@ export function meanFloor(a: FloorResult, b: FloorResult): FloorResult {
     ...(a.drained !== undefined && b.drained !== undefined ? { drained: mean(a.drained, b.drained) } : {}),
     cpu: Object.fromEntries(cpu),
     lost: a.lost + b.lost,
+    reports: Object.fromEntries(reports),
   };
 }

@@ -7,6 +7,8 @@ export class WebhookReceiver {
   arrivals: number[] = [];
   /** Reports that came again (a `webhook-id` seen before): at-least-once allows them, the bench counts them. */
   duplicates = 0;
+  /** Reports received by status, duplicates included: a message owes one per change after `enqueued` (ADR 0351). */
+  readonly byStatus = new Map<string, number>();
   private readonly eventIds = new Set<string>();
   private readonly server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -15,6 +17,7 @@ export class WebhookReceiver {
       const now = performance.now();
       const report = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: string; status: string };
       this.arrivals.push(now);
+      this.byStatus.set(report.status, (this.byStatus.get(report.status) ?? 0) + 1);
       const eventId = String(req.headers['webhook-id']);
       if (this.eventIds.has(eventId)) this.duplicates++;
       else this.eventIds.add(eventId);

@@ -61,6 +61,7 @@ const smpp = require('smpp');
 const { startSmsc } = require(join(__dirname, '../../tools/smsc/simulator'));
 
 const sum = (values: readonly number[]) => values.reduce((a, b) => a + b, 0);
+const reportCounts = (byStatus: ReadonlyMap<string, number>) => [...byStatus].map(([status, n]) => `${status} ${n}`).join(', ') || 'none';
 const row = (name: string, throughput: number, latencies: number[] = [], baseline?: string): BenchRow => ({
   name,
   throughput,
@@ -337,6 +338,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
     await pool.close();
 
     const lost = peakLost + halfLost + warmLost;
+    const sends = warmIds.length + peakIds.length + halfIds.length;
     const rows = [
       row('bare BullMQ add', bull.added, bull.addLatencies),
       row('bare BullMQ processed', bull.processed),
@@ -360,7 +362,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
       ...(drain
         ? [row('Meld backlog drained by the delivery role (first sent to last delivered)', rate(drained.length, Number(drain.drainMs)), [], floor ? 'floor backlog drained (first sent to last delivered)' : 'bare smpp receipts')]
         : []),
-      row('Meld webhook deliveries (every status)', webhookRate),
+      row('Meld webhook deliveries (every status change after enqueued)', webhookRate),
       row(`Meld request → delivered webhook at ${halfRate}/s (half of peak delivered)`, halfIds.length / halfSeconds, toDelivered),
     ];
     const enqueued = rate(messages, peak.elapsedS * 1000);
@@ -372,6 +374,8 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
         `goal ≥ 1,000 enqueued/s: ${enqueued.toFixed(0)} ${enqueued >= 1000 ? 'MET' : 'MISSED'}`,
         `goal ≥ 500 delivered/s: ${deliveredRate.toFixed(0)} ${deliveredRate >= 500 ? 'MET' : 'MISSED'} (end to end, first request to last delivered webhook: ${endToEnd.toFixed(0)}/s)`,
         `goal no message lost: ${lost === 0 ? 'MET' : `MISSED (${lost} without a delivered webhook)`}; bare smpp receipts missing: ${bare.lost}; reports received twice (same webhook-id): ${receiver.duplicates}`,
+        // A message owes one report per change after `enqueued` (ADR 0351): here `sent` and `delivered`, each once per send of the run.
+        `reports received by status (whole run, ${sends} sends): ${reportCounts(receiver.byStatus)}`,
         `CPU per message over the peak (first request to ${enqueueOnly ? 'last 201, outbox relayed' : 'last delivered webhook'}${redisPid ? '; redis: the whole server, other users of it included' : ''}): ${Object.entries(cpu).map(([name, us]) => `${name} ${(us / messages).toFixed(0)} µs`).join(', ')}; Postgres transactions per message ${(xacts / messages).toFixed(2)}`,
         ...(drain && drainCpu
           ? [
@@ -381,7 +385,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
         ...(floor
           ? [
               ...(floorAgain ? [`floor before Meld's peak: ${floorBefore!.enqueued.toFixed(0)} enqueued/s, ${floorBefore!.delivered.toFixed(0)} delivered/s; after it: ${floorAgain.enqueued.toFixed(0)} and ${floorAgain.delivered.toFixed(0)}; the figures below are their means`] : []),
-              `floor (ADR 0320): ${floor.enqueued.toFixed(0)} enqueued/s, ${floor.delivered.toFixed(0)} delivered/s${floor.drained !== undefined ? `, backlog drained ${floor.drained.toFixed(0)}/s` : ''}; lost ${floor.lost}; CPU per message over its peak: ${Object.entries(floor.cpu).map(([name, us]) => `${name} ${us.toFixed(0)} µs`).join(', ')}`,
+              `floor (ADR 0320): ${floor.enqueued.toFixed(0)} enqueued/s, ${floor.delivered.toFixed(0)} delivered/s${floor.drained !== undefined ? `, backlog drained ${floor.drained.toFixed(0)}/s` : ''}; lost ${floor.lost}; reports received ${reportCounts(new Map(Object.entries(floor.reports)))}; CPU per message over its peak: ${Object.entries(floor.cpu).map(([name, us]) => `${name} ${us.toFixed(0)} µs`).join(', ')}`,
               // The machine's speed moves both alike: across runs, compare these ratios rather than the rates (ADR 0320).
               `Meld / floor, same run: enqueued ${(enqueued / floor.enqueued).toFixed(2)}, delivered ${(deliveredRate / floor.delivered).toFixed(2)}${drain && floor.drained ? `, drained ${(rate(drained.length, Number(drain.drainMs)) / floor.drained).toFixed(2)}` : ''}; CPU per message ${(sum(Object.values(cpu)) / messages / sum(Object.values(floor.cpu))).toFixed(2)}×`,
             ]

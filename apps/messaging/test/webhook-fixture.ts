@@ -32,5 +32,5 @@ export async function startWithWebhook(secret: string) {
     await started.smsc.close();
     await receiver.stop();
   };
-  return { app: started.app, db, t, receiver, send, close };
+  return { app: started.app, db, t, receiver, smsc: started.smsc, send, close };
 }

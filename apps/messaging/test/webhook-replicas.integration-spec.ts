@@ -20,12 +20,12 @@ describe('webhook attempts claimed by two processes at once (ADR 0252; real Post
 
   it('every report is sent once, and each message\'s reports in order', async () => {
     const ids = await Promise.all(Array.from({ length: 12 }, (_, i) => fx.send(`+4474001236${String(i).padStart(2, '0')}`)));
-    await waitFor('every report', async () => (ids.every((id) => fx.receiver.about(id).length >= 3) ? true : undefined), { timeoutMs: 30_000 });
+    await waitFor('every report', async () => (ids.every((id) => fx.receiver.about(id).length >= 2) ? true : undefined), { timeoutMs: 30_000 });
     await new Promise((r) => setTimeout(r, 500));
     for (const id of ids) {
       const reports = fx.receiver.about(id);
-      expect(reports.map((r) => r.json.status)).toEqual(['enqueued', 'sent', 'delivered']);
-      expect(new Set(reports.map((r) => r.headers['webhook-id'])).size).toBe(3);
+      expect(reports.map((r) => r.json.status)).toEqual(['sent', 'delivered']);
+      expect(new Set(reports.map((r) => r.headers['webhook-id'])).size).toBe(2);
     }
   });
 });

@@ -34,15 +34,20 @@ describe('delivery-report webhooks (real Postgres, Redis, Kafka, SMSC simulator,
   const reportsOf = (smsId: string, count: number) =>
     waitFor(`${count} reports about ${smsId}`, async () => (receiver.about(smsId).length >= count ? receiver.about(smsId) : undefined), { timeoutMs: 20_000 });
 
+  const historyOf = async (smsId: string) => (await db.query(`SELECT status FROM sms_status_history WHERE sms_id = $1 ORDER BY id`, [smsId])).map((r: Json) => r.status);
+
   it.each([
-    ['+447400123423', ['enqueued', 'sent', 'delivered'], undefined],
-    ['+447400123413', ['enqueued', 'sent', 'undelivered'], expect.any(String)],
-    ['+447400123414', ['enqueued', 'sent', 'expired'], undefined],
-    ['+447400123499', ['enqueued', 'failed'], expect.stringContaining('SMSC refused')],
-  ])('reports every status of a message to %s, in order, signed both ways', async (phone, statuses, finalError) => {
+    ['+447400123423', ['sent', 'delivered'], undefined],
+    ['+447400123413', ['sent', 'undelivered'], expect.any(String)],
+    ['+447400123414', ['sent', 'expired'], undefined],
+    ['+447400123499', ['failed'], expect.stringContaining('SMSC refused')],
+  ])('reports every status change of a message to %s after the initial enqueued, in order, signed both ways', async (phone, statuses, finalError) => {
     const smsId = await send(phone);
     const reports = await reportsOf(smsId, statuses.length);
+    // No `enqueued` report (ADR 0351): reports keep their message's order, so one would have come first.
     expect(reports.map((r) => r.json.status)).toEqual(statuses);
+    // `enqueued` is still the message's first change on record; only the webhook leaves it out.
+    expect(await historyOf(smsId)).toEqual(['enqueued', ...statuses]);
     const [audienceId] = (await db.query(`SELECT audience_id FROM sms_messages WHERE id = $1`, [smsId])).map((r: Json) => r.audience_id);
     const last = reports.at(-1)!;
     expect(last.json).toEqual({ id: smsId, status: statuses.at(-1), audienceId, messagesCount: 1, at: expect.any(String), ...(finalError ? { error: finalError } : {}) });
@@ -66,7 +71,8 @@ describe('delivery-report webhooks (real Postgres, Redis, Kafka, SMSC simulator,
   it('a tampered body or another secret does not verify', async () => {
     const smsId = await send('+447400123424');
     const [report] = await reportsOf(smsId, 1);
-    const tampered = { ...report!, body: report!.body.replace('enqueued', 'delivered') };
+    const tampered = { ...report!, body: report!.body.replace('"status":"sent"', '"status":"delivered"') };
+    expect(tampered.body).not.toBe(report!.body);
     expect(verifyMeldSignature(tampered, secret)).toBe(false);
     expect(() => new Webhook(secret).verify(tampered.body, tampered.headers as Record<string, string>)).toThrow();
     expect(verifyMeldSignature(report!, `${secret}x`)).toBe(false);
@@ -86,7 +92,7 @@ describe('delivery-report webhooks (real Postgres, Redis, Kafka, SMSC simulator,
     await new Promise((r) => setTimeout(r, 3000));
     await receiver.start();
     const expected = (phone: string) =>
-      phone.endsWith('99') ? ['enqueued', 'failed'] : ['enqueued', 'sent', phone.endsWith('13') ? 'undelivered' : phone.endsWith('14') ? 'expired' : 'delivered'];
+      phone.endsWith('99') ? ['failed'] : ['sent', phone.endsWith('13') ? 'undelivered' : phone.endsWith('14') ? 'expired' : 'delivered'];
     for (const [i, id] of ids.entries()) {
       await reportsOf(id, expected(phones[i]!).length);
     }
@@ -97,4 +103,17 @@ describe('delivery-report webhooks (real Postgres, Redis, Kafka, SMSC simulator,
     }
     expect(statusesReported(ids[0]!)).toEqual(expected(phones[0]!));
   }, 90_000);
+
+  it('a message refused after enqueue is reported rejected, its only report; the last test: it closes the SMSC', async () => {
+    // Nothing reaches the SMSC meanwhile: the send job waits and retries, and finds the opt-out.
+    await fx.smsc.close().catch(() => undefined);
+    const smsId = await send('+447400123428');
+    await db.query(`UPDATE audience_contacts SET attributes = attributes || '{"_consent_sms":"opt-out"}' WHERE id = (SELECT audience_id FROM sms_messages WHERE id = $1)`, [smsId]);
+    const [report] = await reportsOf(smsId, 1);
+    expect(report!.json).toMatchObject({ id: smsId, status: 'rejected', error: 'opted_out' });
+    expect(verifyMeldSignature(report!, secret)).toBe(true);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(statusesReported(smsId)).toEqual(['rejected']);
+    expect(await historyOf(smsId)).toEqual(['enqueued', 'rejected']);
+  }, 30_000);
 });

@@ -13,7 +13,7 @@ const MAX_IDEMPOTENCY_KEY = 255; // DirectSmsHeaders
 
 /**
  * A message is contact data (who was sent what, when, and how it went), so a blocked project's
- * reads are refused as its event reads are (ADR 0121); its webhooks still report every status.
+ * reads are refused as its event reads are (ADR 0121); its webhooks still report every status change (ADR 0351).
  * The mode alone decides: a token with only PROJECT_DIRECT_READ has no audience level, and reads
  * messages with their number masked and no text.
  */
@@ -66,7 +66,7 @@ export class SmsController {
   @ApiParam({ name: 'sender', description: 'sender id, or `default`' })
   @ApiParam({ name: 'target', description: 'audience contact id, or a URL-encoded phone number' })
   @ApiHeader({ name: 'Idempotency-Key', required: false, description: `at most ${MAX_IDEMPOTENCY_KEY} characters; unique per project` })
-  @ApiSuccess(201, DirectSmsCreated, 'the message, enqueued')
+  @ApiSuccess(201, DirectSmsCreated, "the message, `enqueued`: its initial status, answered here and not sent to the organization's delivery-report webhook, which reports each later change (ADR 0351)")
   @ApiError(400, 'invalid body (`details.fields`), target that is neither a contact id nor a valid phone, or a bad Idempotency-Key')
   @ApiError(422, 'not sendable now: `details.reason`')
   @ApiError(503, 'the send queue did not answer in time: nothing was stored; retry after `Retry-After` seconds (ADR 0284)')

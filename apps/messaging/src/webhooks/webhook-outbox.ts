@@ -35,8 +35,9 @@ export function owedReport(organizationId: string, change: SmsStatusChange): Owe
 const LINGER_MS = 10;
 
 /**
- * Delivery-report webhooks, first attempts (ADR 0323): every status change writes the report
- * its organization is owed to `sms_webhook_outbox`, in the change's own transaction; in the
+ * Delivery-report webhooks, first attempts (ADR 0323): every status change after the initial
+ * `enqueued` (ADR 0351) writes the report its organization is owed to `sms_webhook_outbox`, in
+ * the change's own transaction; in the
  * delivery processes a pump (the outbox machinery of ADR 0211, one pass at a time across
  * replicas, so a message's reports leave in order) makes each report's first attempt and
  * deletes the rows. What a first attempt does not deliver goes to `webhook_deliveries`, whose

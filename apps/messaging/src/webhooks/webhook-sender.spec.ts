@@ -48,13 +48,13 @@ function harness(options: { answer?: (url: string, body: string) => PostResult; 
 describe('WebhookSender (the first attempts of the webhook outbox, ADR 0323)', () => {
   it('attempts every report, one message in order, signed with its event id; delivered ones leave nothing behind', async () => {
     const h = harness();
-    const reports = [report(ORG_A, 'm1', 'enqueued'), report(ORG_B, 'm2', 'enqueued'), report(ORG_A, 'm1', 'sent'), report(ORG_A, 'm1', 'delivered')];
+    const reports = [report(ORG_A, 'm1', 'sent'), report(ORG_B, 'm2', 'rejected'), report(ORG_A, 'm1', 'delivered')];
     await h.sender.send('webhooks', messages(...reports));
-    expect(h.posted.filter((p) => p.url.includes('a.example')).map((p) => p.status)).toEqual(['enqueued', 'sent', 'delivered']);
+    expect(h.posted.filter((p) => p.url.includes('a.example')).map((p) => p.status)).toEqual(['sent', 'delivered']);
     expect(h.posted.map((p) => p.eventId).sort()).toEqual(reports.map((r) => r.eventId).sort());
     expect([h.spilled, h.nudges()]).toEqual([[], 0]);
-    // Only a chain that starts after `enqueued` can have an earlier report owed.
-    expect(h.pendingAsked).toEqual([]);
+    // One question to the table per pass, about every message of it (ADR 0351: first reports too).
+    expect(h.pendingAsked).toEqual([['m1', 'm2']]);
   });
 
   it('a failed attempt goes to the retries with its outcome, its message\'s later reports queue behind it; other messages still go', async () => {
@@ -72,9 +72,9 @@ describe('WebhookSender (the first attempts of the webhook outbox, ADR 0323)', (
 
   it('after a failed attempt, its organization\'s next reports go straight to the retries for a while; other organizations\' still go', async () => {
     const h = harness({ answer: (url) => (url.includes('a.example') ? { ok: false, error: 'connect ECONNREFUSED' } : { ok: true, statusCode: 204 }) });
-    await h.sender.send('webhooks', messages(report(ORG_A, 'm1', 'enqueued')));
-    await h.sender.send('webhooks', messages(report(ORG_A, 'm3', 'enqueued'), report(ORG_B, 'm4', 'enqueued')));
-    expect(h.posted.map((p) => `${p.url.includes('a.') ? 'a' : 'b'}:${p.status}`)).toEqual(['a:enqueued', 'b:enqueued']);
+    await h.sender.send('webhooks', messages(report(ORG_A, 'm1', 'sent')));
+    await h.sender.send('webhooks', messages(report(ORG_A, 'm3', 'sent'), report(ORG_B, 'm4', 'sent')));
+    expect(h.posted.map((p) => `${p.url.includes('a.') ? 'a' : 'b'}:${p.status}`)).toEqual(['a:sent', 'b:sent']);
     expect(h.spilled.map((s) => [s.smsId, s.status, s.attempts])).toEqual([['m1', 'pending', 1], ['m3', 'pending', 0]]);
   });
 
@@ -84,7 +84,7 @@ describe('WebhookSender (the first attempts of the webhook outbox, ADR 0323)', (
     let n = 0;
     const pass = async () => {
       const before = h.posted.length;
-      await h.sender.send('webhooks', messages(report(ORG_A, `m${n++}`, 'enqueued')));
+      await h.sender.send('webhooks', messages(report(ORG_A, `m${n++}`, 'sent')));
       return h.posted.length > before ? 'attempted' : 'skipped';
     };
     const after = async (ms: number) => {
@@ -99,6 +99,17 @@ describe('WebhookSender (the first attempts of the webhook outbox, ADR 0323)', (
     expect(await after(1)).toBe('attempted');
   });
 
+  it('a message\'s first report queues behind an `enqueued` an older version left owed in the table (a rolling upgrade, ADR 0351)', async () => {
+    const h = harness({ owed: ['m1', 'm2'] });
+    await h.sender.send('webhooks', messages(report(ORG_A, 'm1', 'sent'), report(ORG_A, 'm1', 'delivered'), report(ORG_A, 'm2', 'failed'), report(ORG_A, 'm3', 'rejected')));
+    expect(h.posted.map((p) => p.status)).toEqual(['rejected']);
+    expect(h.spilled.map((s) => [s.smsId, JSON.parse(s.body).status, s.status, s.attempts])).toEqual([
+      ['m1', 'sent', 'pending', 0],
+      ['m1', 'delivered', 'pending', 0],
+      ['m2', 'failed', 'pending', 0],
+    ]);
+  });
+
   it('a report whose message still owes an earlier one in the table queues behind it without an attempt', async () => {
     const h = harness({ owed: ['m1'] });
     await h.sender.send('webhooks', messages(report(ORG_A, 'm1', 'delivered'), report(ORG_A, 'm2', 'sent')));
@@ -109,13 +120,13 @@ describe('WebhookSender (the first attempts of the webhook outbox, ADR 0323)', (
 
   it('a failed attempt past the retry window ends failed at once', async () => {
     const h = harness({ config: { retryForMs: 0 }, answer: () => ({ ok: false, error: 'no answer within 1000 ms' }) });
-    await h.sender.send('webhooks', messages(report(ORG_A, 'm1', 'enqueued', new Date(Date.now() - 1000).toISOString())));
+    await h.sender.send('webhooks', messages(report(ORG_A, 'm1', 'sent', new Date(Date.now() - 1000).toISOString())));
     expect(h.spilled.map((s) => [s.status, s.attempts, s.code, s.error])).toEqual([['failed', 1, null, 'no answer within 1000 ms']]);
   });
 
   it('a webhook without a secret fails its attempt visibly; an organization whose webhook is gone is owed nothing', async () => {
     const h = harness({ webhooks: { [ORG_A]: { url: 'http://a.example/hook', secret: null } } });
-    await h.sender.send('webhooks', messages(report(ORG_A, 'm1', 'enqueued'), report(ORG_B, 'm2', 'enqueued')));
+    await h.sender.send('webhooks', messages(report(ORG_A, 'm1', 'sent'), report(ORG_B, 'm2', 'sent')));
     expect(h.posted).toEqual([]);
     expect(h.spilled.map((s) => [s.smsId, s.attempts, s.error])).toEqual([['m1', 1, expect.stringMatching(/has no secret/)]]);
   });
@@ -126,6 +137,6 @@ describe('WebhookSender (the first attempts of the webhook outbox, ADR 0323)', (
     deliveries.spill = async () => {
       throw new Error('connection terminated');
     };
-    await expect(h.sender.send('webhooks', messages(report(ORG_A, 'm1', 'enqueued')))).rejects.toThrow('connection terminated');
+    await expect(h.sender.send('webhooks', messages(report(ORG_A, 'm1', 'sent')))).rejects.toThrow('connection terminated');
   });
 });

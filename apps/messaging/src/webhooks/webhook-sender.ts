@@ -57,9 +57,10 @@ export class WebhookSender implements OutboxProducer {
       if (chain) chain.push(report);
       else chains.set(report.smsId, [report]);
     }
-    // `enqueued` is a message's first report: nothing of the message can be owed before it.
-    const later = [...chains.values()].filter((c) => c[0]!.status !== 'enqueued').map((c) => c[0]!.smsId);
-    const owed = later.length ? await this.deliveries.pendingOf(later) : new Set<string>();
+    // Any chain may queue behind a report of its message owed in the table, its first status
+    // included: a `sent`, `failed` or `rejected` is a message's first report (ADR 0351), but an
+    // `enqueued` one written by an older version (a rolling upgrade) may still be pending there.
+    const owed = await this.deliveries.pendingOf([...chains.keys()]);
     const spills: SpilledReport[] = [];
     const queue = [...chains.values()];
     const worker = async () => {

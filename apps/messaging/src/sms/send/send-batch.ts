@@ -70,8 +70,8 @@ const MAX_IN_FLIGHT = 3;
  * Stores the messages of concurrent send requests in one transaction (group commit, ADR
  * 0202): the prepaid organizations' rows locked once, funds checked exactly per message in
  * arrival order (never below zero), the messages in one multi-row INSERT, the funds, links,
- * history, outbox and webhook rows in one more statement (ADR 0254), then one job carrying
- * them all on the send queue (ADR 0324). Every request is
+ * history and outbox rows in one more statement (ADR 0254; no webhook report for `enqueued`,
+ * ADR 0351), then one job carrying them all on the send queue (ADR 0324). Every request is
  * answered only after the COMMIT that holds its rows.
  */
 @Injectable()
@@ -99,6 +99,8 @@ export class SendBatch {
     const charged = [...new Set(items.filter((sms) => sms.cost > 0n).map((sms) => sms.organizationId))];
     const tx = await beginWith<{ id: string; funds: string }>(this.ds, lockFundsSql(charged), { settings: INDEX_PLANS });
     let kept: Pending[] = [];
+    // Whether the batch owes webhook reports; the initial `enqueued` owes none (ADR 0351), so the pump is not woken for nothing.
+    let reported = false;
     // The batch's send job (ADR 0324): stored on its rows, so the sweep asks BullMQ about it.
     const sendJob = randomUUID();
     let results: Array<BatchOutcome<StoreResult>>;
@@ -115,7 +117,7 @@ export class SendBatch {
       this.charge(write, kept);
       this.links.insert(write, kept.map((sms) => ({ projectId: sms.projectId, smsId: sms.id, links: sms.links })));
       const at = new Date();
-      this.status.record(
+      reported = this.status.record(
         write,
         kept.map((sms) => ({
           row: {
@@ -132,7 +134,7 @@ export class SendBatch {
       await tx.release();
     }
     if (kept.length) {
-      this.status.committed();
+      this.status.committed(reported);
       // After COMMIT: a crash before this add leaves the messages `enqueued`, and the sweep queues them.
       await this.queue.addCommitted({ id: sendJob, messages: kept.map((sms) => ({ smsId: sms.id, trace: sms.trace })) });
     }

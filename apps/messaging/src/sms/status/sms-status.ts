@@ -16,6 +16,13 @@ export const NEXT_STATUSES: Readonly<Record<SmsStatus, readonly SmsStatus[]>> = 
   rejected: [],
 };
 
+/**
+ * Whether a status is reported to the organization's delivery-report webhook (ADR 0351): every
+ * change, not the initial `enqueued`, which the send's 201 already answers (product API, States:
+ * "status changes are reported"; Twilio sends no status callback for a message's initial status).
+ */
+export const reportedByWebhook = (status: SmsStatus): boolean => status !== 'enqueued';
+
 /** Statuses that give a prepaid organization its reserved funds back (nothing was sent). */
 export const REFUNDED_STATUSES: ReadonlySet<SmsStatus> = new Set(['failed', 'rejected']);
 

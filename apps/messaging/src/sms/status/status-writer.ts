@@ -9,7 +9,7 @@ import { type Queryable, WriteStatement } from '../../batching/write-statement';
 import { INDEX_PLANS } from '../../db/index-plans';
 import { type OutboxRow, outboxRow } from '../../outbox/outbox-row';
 import { type OwedReport, owedReport, WebhookOutbox } from '../../webhooks/webhook-outbox';
-import { NEXT_STATUSES, REFUNDED_STATUSES, type SmsStatus } from './sms-status';
+import { NEXT_STATUSES, REFUNDED_STATUSES, reportedByWebhook, type SmsStatus } from './sms-status';
 import { SmsOutboxRelay } from './sms-outbox-relay';
 import { timelineEvent } from './timeline-event';
 
@@ -85,7 +85,8 @@ const MAX_IN_FLIGHT = 2;
 /**
  * Every status change of a direct SMS (ADR 0154): the message row, its history row, the
  * `meld.sms-status.v1` outbox row and its timeline event (ADR 0157), the report owed to the
- * organization's webhook (ADR 0323) and, for `failed` / `rejected`, the prepaid funds given back.
+ * organization's webhook (ADR 0323; every change after `enqueued`, ADR 0351) and, for `failed` /
+ * `rejected`, the prepaid funds given back.
  * Changes arriving together share one transaction with one statement per table (ADR 0202),
  * each still answered only after its COMMIT. A change the current status does not allow (a
  * late or replayed receipt, a job run twice) changes nothing and answers false.
@@ -117,10 +118,13 @@ export class StatusWriter {
     return this.batcher.submit({ smsId: null, smscId, change, at: new Date() });
   }
 
-  /** After the COMMIT of changes: their outbox rows and webhook reports go out now rather than at the next poll. */
-  committed(): void {
+  /**
+   * After the COMMIT of changes: their outbox rows, and their webhook reports when they owe any
+   * (what `record` answered), go out now rather than at the next poll.
+   */
+  committed(reported = true): void {
     this.outbox.nudge();
-    this.webhooks.nudge();
+    if (reported) this.webhooks.nudge();
   }
 
   /**
@@ -199,9 +203,11 @@ export class StatusWriter {
   /**
    * What every change writes (also the first `enqueued` of new messages, whose rows the send
    * is inserting): history, `meld.sms-status.v1` and timeline outbox rows, webhook reports, each
-   * table one part of the batch's write statement (ADR 0254), rows in the entries' order.
+   * table one part of the batch's write statement (ADR 0254), rows in the entries' order. The
+   * initial `enqueued` owes no webhook report (ADR 0351: the 201 carries it); it keeps its
+   * history and topic rows. Answers whether the entries owe any report.
    */
-  record(write: WriteStatement, entries: readonly StatusEntry[]): void {
+  record(write: WriteStatement, entries: readonly StatusEntry[]): boolean {
     write.add(
       `INSERT INTO sms_status_history (sms_id, status, error, at)
        SELECT v.sms_id, v.status, v.error, v.at
@@ -226,7 +232,7 @@ export class StatusWriter {
       outbox.push(status);
       const event = timelineEvent(entry);
       if (event) outbox.push(event);
-      reports.push(owedReport(row.organization_id, status.value));
+      if (reportedByWebhook(change.status)) reports.push(owedReport(row.organization_id, status.value));
     }
     write.add(
       `INSERT INTO sms_outbox (topic, key, value, trace)
@@ -234,5 +240,6 @@ export class StatusWriter {
          FROM jsonb_to_recordset(${write.param(numberedRows(outbox))}::jsonb) AS v(topic text, key text, value jsonb, n int) ORDER BY v.n`,
     );
     this.webhooks.record(write, reports);
+    return reports.length > 0;
   }
 }
