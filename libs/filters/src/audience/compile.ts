@@ -256,19 +256,36 @@ function lowered(v: string): Sql {
   return /^[\x00-\x7f]*$/.test(v) ? sql`${v.toLowerCase()}` : sql`lowerUTF8(${v})`;
 }
 
+/** The needle as RE2 reads text: its metacharacters escaped. */
+const reLiteral = (v: string): string => v.replace(/[\\^$.|?*+()[\]{}]/g, '\\$&');
+
+/**
+ * Whether the lower-cased string `lx` contains, starts or ends with one of several needles: one
+ * RE2 alternation. ClickHouse 18.16 analyses a chain of ORs in more than quadratic time (500
+ * terms 0.4 s, 2,000 6.5 s, 5,000 79 s on three rows), so a filter within AUDIENCE_FILTER_LIMITS
+ * timed out whatever the audience's size; `match` takes 0.07 s for 5,000 needles on 200,000 rows
+ * (a lambda over an array of needles cannot read a column it captures there, and is slower per
+ * row). Needles are lowered as `lowered` does: non-ASCII ones by lowerUTF8, in a constant concat.
+ */
+function anyNeedle(lx: Sql, values: readonly string[], kind: 'contains' | 'starts' | 'ends'): Sql {
+  const [open, close] = kind === 'starts' ? ['^(?:', ')'] : kind === 'ends' ? ['(?:', ')$'] : ['(?:', ')'];
+  const escaped = values.map(reLiteral);
+  if (escaped.every((v) => /^[\x00-\x7f]*$/.test(v))) return sql`match(${lx}, ${open + escaped.map((v) => v.toLowerCase()).join('|') + close})`;
+  return sql`match(${lx}, concat(${open}, ${join(escaped.map(lowered), ", '|', ")}, ${close}))`;
+}
+
 /** `x` is a String (string kinds), a Float64 / Int64 (numbers, dates) or 'true'/'false' (event booleans). */
 function valueTest(test: ValueTest, x: Sql, where: 'attribute' | 'event'): Sql {
   const lx = sql`lowerUTF8(${x})`;
-  const any = (parts: Sql[]): Sql => (parts.length === 1 ? parts[0] : sql`(${join(parts, ' OR ')})`);
   switch (test.kind) {
     case 'equals-ci':
       return test.values.length === 1 ? sql`${lx} = ${lowered(test.values[0])}` : sql`has([${join(test.values.map(lowered))}], ${lx})`;
     case 'contains-ci':
-      return any(test.values.map((v) => sql`position(${lx}, ${lowered(v)}) > 0`));
+      return test.values.length === 1 ? sql`position(${lx}, ${lowered(test.values[0])}) > 0` : anyNeedle(lx, test.values, 'contains');
     case 'starts-ci':
-      return any(test.values.map((v) => sql`startsWith(${lx}, ${lowered(v)})`));
+      return test.values.length === 1 ? sql`startsWith(${lx}, ${lowered(test.values[0])})` : anyNeedle(lx, test.values, 'starts');
     case 'ends-ci':
-      return any(test.values.map((v) => sql`endsWith(${lx}, ${lowered(v)})`));
+      return test.values.length === 1 ? sql`endsWith(${lx}, ${lowered(test.values[0])})` : anyNeedle(lx, test.values, 'ends');
     case 'equals-number':
       // -0 as 0: IN hashes the set, and the hash of -0. is not that of 0. (JSON never stores -0).
       return sql`${x} IN (${join(test.values.map((v) => (v === 0 ? 0 : v)))})`;
