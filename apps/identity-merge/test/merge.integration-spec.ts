@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { audienceChange, defaultAttributionConfig, defaultGeneralConfig, type AudienceChange } from '@meld/contracts';
 import { DataSourceEntity, OrganizationEntity, ProjectEntity, createDataSource } from '@meld/db';
 import { privateDatabase } from '@meld/fixtures';
-import { testEnv } from '@meld/testing';
+import { PROTOTYPE_NAMES, testEnv } from '@meld/testing';
 import type { DataSource } from 'typeorm';
 import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner';
 import { computeAudience, type DataSourceInfo, type SourceContact } from '../src/merge/merge-core';
@@ -219,6 +219,29 @@ describe('identity merge on Postgres', () => {
     const [v] = (await audiences(p.id)).filter((x) => x.attributes._email === 'v@x.com');
     expect(v.attributes.nick).toBe('new');
     await expectMatchesScratch(p);
+  });
+
+  it('merges attributes named like Object.prototype members as any other, and merges on them when they are merging attributes', async () => {
+    const p = await project(['_email']);
+    const named = (value: string) => Object.fromEntries(PROTOTYPE_NAMES.map((n) => [n, `${value}-${n}`]));
+    await upsert(p.id, p.crm, 'c', { _email: 'proto@x.com', ...named('crm') });
+    await upsert(p.id, p.api, 'a', { _email: 'PROTO@x.com', ...named('api'), constructor: null });
+    const [merged, ...rest] = await audiences(p.id);
+    expect(rest).toEqual([]);
+    const expected = { ...named('api'), constructor: 'crm-constructor' };
+    for (const n of PROTOTYPE_NAMES) {
+      expect([n, Object.getOwnPropertyDescriptor(merged.attributes, n)?.value]).toEqual([n, expected[n]]);
+      expect([n, Object.getOwnPropertyDescriptor(merged.lineage, n)?.value]).toEqual([n, n === 'constructor' ? p.crm : p.api]);
+    }
+    await expectMatchesScratch(p);
+    // As merging attributes: a value merges, a contact without one merges on nothing (not on Object.prototype's member).
+    const q = await project(['constructor', 'toString']);
+    await upsert(q.id, q.crm, 'c1', { constructor: 'k' });
+    await upsert(q.id, q.shop, 's1', { constructor: ' k ' });
+    await upsert(q.id, q.crm, 'c2', { _first_name: 'Ann' });
+    await upsert(q.id, q.shop, 's2', { _first_name: 'Bob' });
+    expect((await audiences(q.id)).map((a) => a.ds_contact_ids.length).sort()).toEqual([1, 1, 2]);
+    await expectMatchesScratch(q);
   });
 
   it('never merges on junk values', async () => {
