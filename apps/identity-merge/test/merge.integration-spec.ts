@@ -228,7 +228,7 @@ describe('identity merge on Postgres', () => {
     await upsert(p.id, p.api, 'a', { _email: 'PROTO@x.com', ...named('api'), constructor: null });
     const [merged, ...rest] = await audiences(p.id);
     expect(rest).toEqual([]);
-    const expected = { ...named('api'), constructor: 'crm-constructor' };
+    const expected: Record<string, string> = { ...named('api'), constructor: 'crm-constructor' };
     for (const n of PROTOTYPE_NAMES) {
       expect([n, Object.getOwnPropertyDescriptor(merged.attributes, n)?.value]).toEqual([n, expected[n]]);
       expect([n, Object.getOwnPropertyDescriptor(merged.lineage, n)?.value]).toEqual([n, n === 'constructor' ? p.crm : p.api]);
