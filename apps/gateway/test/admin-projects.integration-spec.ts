@@ -125,6 +125,17 @@ describe('admin: projects', () => {
     // The same attributes in another order change nothing: no new request.
     await gw.call('PATCH', `/projects/${p.uid}`, { mergingAttributes: ['_email', 'customer_no'] });
     expect((await requests()).map((r) => r.at)).toEqual([asked.at]);
+    // The locale's country is the default of national phone numbers (merge keys, the E.164 mobile):
+    // another country merges the contacts again; another language of the same country does not.
+    await gw.call('PATCH', `/projects/${p.uid}`, { locale: 'fr_FR' });
+    await gw.app.get<DataSource>(DATA_SOURCE).query(`UPDATE remerge_requests SET done_at = now() WHERE project_id = $1`, [p.id]);
+    const [french] = await requests();
+    expect((await gw.call('PATCH', `/projects/${p.uid}`, { locale: 'en_FR' })).body.entity.locale).toBe('en_FR');
+    expect(await requests()).toEqual([french]);
+    const relocated = await gw.call('PATCH', `/projects/${p.uid}`, { locale: 'en_GB' });
+    expect(relocated.body.metadata.remerge).toMatchObject({ status: 'in-progress', contactsDone: 0, doneAt: null });
+    const [british] = await requests();
+    expect([british.at > french.at, british.done_at]).toEqual([true, null]);
 
     expect(fieldsOf((await gw.call('PATCH', `/projects/${p.uid}`, { defaultSmsSender: UNKNOWN_ID })).body)).toEqual([['defaultSmsSender', expect.stringContaining('no SMS sender')]]);
     const sender = await gw.call('POST', `/projects/${p.uid}/senders`, { channel: 'sms', alias: 'SHOP', name: 'Shop', status: 'active' });

@@ -19,7 +19,7 @@ export const AdminProjectMetadataSchema = z
         doneAt: timestamp().nullable(),
       })
       .nullable()
-      .describe('identity-merge merging the contacts again after the last change of merging attributes (ADR 0331); null before any change'),
+      .describe('identity-merge merging the contacts again after the last change of merging attributes or of the locale country (ADR 0331); null before any such change'),
   })
   .meta({ id: 'AdminProjectMetadata' });
 

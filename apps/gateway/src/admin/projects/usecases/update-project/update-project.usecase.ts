@@ -1,4 +1,5 @@
 import { TENANCY_CHANGED_CHANNEL } from '@meld/auth';
+import { localeCountry } from '@meld/contracts';
 import { CatalogueRepository } from '@meld/db';
 import { Injectable } from '@nestjs/common';
 import { fieldError } from '../../../http/field-error';
@@ -26,7 +27,11 @@ export class UpdateProject {
       throw fieldError('defaultSmsSender', `no SMS sender "${fields.defaultSmsSender}" in this project`);
     }
     // Contacts merged under the old attributes are merged again under the new ones (ADR 0331).
-    const remerge = patch.mergingAttributes !== undefined && !sameSet(patch.mergingAttributes, project.mergingAttributes);
+    // So are they when the locale's country changes: it is the default country of every national
+    // phone number, as a merge key and as the audience contact's E.164 mobile (ADRs 0024, 0327).
+    const remerge =
+      (patch.mergingAttributes !== undefined && !sameSet(patch.mergingAttributes, project.mergingAttributes)) ||
+      (patch.locale !== undefined && localeCountry(patch.locale) !== localeCountry(project.locale));
     const updated = await this.projects.update(project.id, patch, { remerge });
     // The gateways cache each project's data mode: tell them it changed.
     if (fields.dataMode !== undefined) await this.events.publish(TENANCY_CHANGED_CHANNEL, project.id);
