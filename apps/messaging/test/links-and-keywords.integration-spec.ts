@@ -167,6 +167,22 @@ describe('messaging: short links, unsubscribe page, inbound keywords', () => {
       await expectRefused('+447400123702');
     });
 
+    it('a STOP after a START stamped ahead (a replica whose clock was fast) still opts the number out (ADR 0349)', async () => {
+      const phone = '+447400123704';
+      await setChannelSms({ autoCreateContactsOnInbounds: true });
+      expect(await smsc.mo({ from: '447400123704', to: 'MELD', text: 'START' })).toEqual([0]);
+      expect(await ownContacts(phone)).toEqual([{ _phone_mobile: phone, _consent_sms: 'opt-in' }]);
+      // As a replica an hour ahead would have left the START.
+      await db.query(
+        `UPDATE source_contacts SET attribute_at = jsonb_set(attribute_at, '{_consent_sms}', to_jsonb(to_char((now() + interval '1 hour') AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')))
+          WHERE project_id = $1 AND user_id = $2`,
+        [t.project.id, phone],
+      );
+      expect(await smsc.mo({ from: '447400123704', to: 'MELD', text: 'STOP' })).toEqual([0]);
+      expect(await ownContacts(phone)).toEqual([{ _phone_mobile: phone, _consent_sms: 'opt-out' }]);
+      await expectRefused(phone);
+    });
+
     it('once merged, a later contact of the number kept apart (the project merges on _user_id) does not make a send by phone go out', async () => {
       const phone = '+447400123703';
       expect(await smsc.mo({ from: '447400123703', to: 'MELD', text: 'STOP' })).toEqual([0]);

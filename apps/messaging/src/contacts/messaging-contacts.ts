@@ -63,19 +63,24 @@ export class MessagingContacts {
     return row ? { dataSourceId, userId: row.user_id } : null;
   }
 
-  /** Records `_consent_sms` on the source contact (also creates it); an opt-in lifts only our own opt-out (ADR 0048). */
-  async recordConsent(em: EntityManager, projectId: string, source: SourceRef, status: Exclude<ConsentStatus, null>, at = new Date().toISOString()): Promise<void> {
-    await upsertSourceContacts(em, projectId, source.dataSourceId, [{ userId: source.userId, patch: { _consent_sms: status }, at }]);
+  /**
+   * Records `_consent_sms` on the source contact (also creates it); an opt-in lifts only our own
+   * opt-out (ADR 0048). A direct write, stamped with Postgres' clock under the row lock (ADR 0349):
+   * a STOP then a START taken by two replicas apply in that order whatever their clocks.
+   */
+  async recordConsent(em: EntityManager, projectId: string, source: SourceRef, status: Exclude<ConsentStatus, null>): Promise<void> {
+    await upsertSourceContacts(em, projectId, source.dataSourceId, [{ userId: source.userId, patch: { _consent_sms: status } }]);
   }
 
   /**
    * A new contact for a phone nobody has (outbound auto-creation, ADR 0184; an inbound message,
    * ADR 0343): `_user_id` and `_phone_mobile` are the E.164 number, with the consent the number
-   * stated if any. Writing it again for the same number updates the same source contact.
+   * stated if any. Writing it again for the same number updates the same source contact. A
+   * direct write, as recordConsent's (ADR 0349).
    */
-  async createForPhone(em: EntityManager, projectId: string, e164: string, { consent = null, at = new Date().toISOString() }: { consent?: ConsentStatus; at?: string } = {}): Promise<SourceRef> {
+  async createForPhone(em: EntityManager, projectId: string, e164: string, { consent = null }: { consent?: ConsentStatus } = {}): Promise<SourceRef> {
     const source = { dataSourceId: await this.dataSourceId(em, projectId), userId: e164 };
-    await upsertSourceContacts(em, projectId, source.dataSourceId, [{ userId: e164, patch: { _phone_mobile: e164, ...(consent ? { _consent_sms: consent } : {}) }, at }]);
+    await upsertSourceContacts(em, projectId, source.dataSourceId, [{ userId: e164, patch: { _phone_mobile: e164, ...(consent ? { _consent_sms: consent } : {}) } }]);
     return source;
   }
 
@@ -95,7 +100,7 @@ export class MessagingContacts {
 
   /** Puts an event on the contact's timeline (`meld.events.v1`), creating the source contact if it is new. */
   async event(em: EntityManager, projectId: string, source: SourceRef, eventType: MessagingEvent, parameters: Record<string, unknown>, at = new Date().toISOString()): Promise<void> {
-    await upsertSourceContacts(em, projectId, source.dataSourceId, [{ userId: source.userId, patch: {}, at }]);
+    await upsertSourceContacts(em, projectId, source.dataSourceId, [{ userId: source.userId, patch: {} }]);
     const row = outboxRow(Outputs.events, {
       schemaVersion: 1,
       projectId,
