@@ -107,6 +107,25 @@ describe('GET /v1/project/:project (audience)', () => {
     expect((await fetch(url, { headers: good })).status).toBe(200);
   });
 
+  it('answers a principal that reached it late with 503 and Retry-After, not a 401 that calls the token bad (ADR 0102)', async () => {
+    const url = `${base}/v1/project/${tenancy.project.uid}`;
+    const requestId = randomUUID();
+    const caller = { kind: 'admin' as const, tokenId: null, organizationId: tenancy.organization.id, plan: null, scopes: [], project: null, dataSourceId: null, requestId };
+    const binding = { method: 'GET', url: `/v1/project/${tenancy.project.uid}`, app: 'audience' };
+    // Signed by the gateway 6 s ago for this very request: held up inside Meld on its way here.
+    const late = encodePrincipal(caller, binding, devPrincipalKey('audience'), Date.now() - 6_000);
+    const res = await fetch(url, { headers: { 'x-meld-principal': late, 'x-request-id': requestId } });
+    expect([res.status, res.headers.get('retry-after')]).toEqual([503, '1']);
+    expect(await res.json()).toEqual({
+      statusCode: 503,
+      error: 'Service Unavailable',
+      message: 'the request took more than 5 s to reach the audience service inside Meld; nothing was done: retry after Retry-After seconds',
+    });
+    // The same late header replayed for another request is still a refusal.
+    const replayed = await fetch(url, { headers: { 'x-meld-principal': late, 'x-request-id': randomUUID() } });
+    expect([replayed.status, replayed.headers.get('retry-after'), ((await replayed.json()) as { message: string }).message]).toEqual([401, null, 'principal signed for another request']);
+  });
+
   it('checks the principal with its key parsed at start-up, never a key parsed or derived per request (ADR 0256)', async () => {
     expect((await read({ scopes: ['PROJECT_AUDIENCE_READ'] })).status).toBe(200);
     const parsed = jest.spyOn(crypto, 'createSecretKey');

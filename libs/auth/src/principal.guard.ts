@@ -1,7 +1,7 @@
 import type { KeyObject } from 'node:crypto';
-import { type CanActivate, type ExecutionContext, Inject, Injectable, SetMetadata, UnauthorizedException, createParamDecorator } from '@nestjs/common';
+import { type CanActivate, type ExecutionContext, Inject, Injectable, ServiceUnavailableException, SetMetadata, UnauthorizedException, createParamDecorator } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { PRINCIPAL_HEADER, type Principal, PrincipalError, decodePrincipal } from './principal';
+import { PRINCIPAL_HEADER, PRINCIPAL_TTL_MS, type Principal, PrincipalError, StalePrincipalError, decodePrincipal } from './principal';
 
 /** What an internal app verifies principals with: its own name and its own principal key (parsed once; ADR 0256). */
 export interface PrincipalVerifier {
@@ -15,7 +15,10 @@ const PUBLIC_ROUTE = 'meld:public-route';
 export const InternalPublic = () => SetMetadata(PUBLIC_ROUTE, true);
 
 type WithPrincipal = { id: string; method: string; url: string; headers: Record<string, string | string[] | undefined>; principal?: Principal };
-type Reply = { elapsedTime?: number };
+type Reply = { elapsedTime?: number; header(name: string, value: string): unknown };
+
+/** Seconds a caller waits before retrying a request that reached its app late: nothing was done. */
+const STALE_RETRY_AFTER_SECONDS = 1;
 
 /** Internal apps refuse any call that does not carry a fresh principal the gateway signed for this very request. */
 @Injectable()
@@ -32,7 +35,8 @@ export class PrincipalGuard implements CanActivate {
     const req = http.getRequest<WithPrincipal>();
     const header = req.headers[PRINCIPAL_HEADER];
     // Age is measured at arrival: the body of a large upload may take a while to stream in.
-    const receivedAt = Date.now() - (http.getResponse<Reply>().elapsedTime ?? 0);
+    const reply = http.getResponse<Reply>();
+    const receivedAt = Date.now() - (reply.elapsedTime ?? 0);
     try {
       req.principal = decodePrincipal(
         Array.isArray(header) ? header[0] : header,
@@ -42,6 +46,13 @@ export class PrincipalGuard implements CanActivate {
       );
       return true;
     } catch (err) {
+      if (err instanceof StalePrincipalError) {
+        // Set here, not by the error filter: @meld/platform depends on this lib, not the reverse.
+        reply.header('retry-after', String(STALE_RETRY_AFTER_SECONDS));
+        throw new ServiceUnavailableException(
+          `the request took more than ${PRINCIPAL_TTL_MS / 1000} s to reach the ${this.verifier.app} service inside Meld; nothing was done: retry after Retry-After seconds`,
+        );
+      }
       if (err instanceof PrincipalError) throw new UnauthorizedException(err.message);
       throw err;
     }

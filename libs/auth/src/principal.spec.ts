@@ -1,6 +1,6 @@
 import { createSecretKey, randomBytes } from 'node:crypto';
 import fc from 'fast-check';
-import { decodePrincipal, encodePrincipal, hasScopes, type Principal } from './principal';
+import { PrincipalError, StalePrincipalError, decodePrincipal, encodePrincipal, hasScopes, type Principal } from './principal';
 import { DEV_PRINCIPAL_MASTER_KEY, PrincipalKeyring, derivePrincipalKey, devPrincipalKey, generatePrincipalKeys, parsePrincipalKey, principalKeyEnv, rawKey } from './principal-keys';
 import { hashToken, issueToken, parseBearer } from './tokens';
 
@@ -45,6 +45,25 @@ describe('signed principal', () => {
     expect(() => decodePrincipal(encodePrincipal(principal, binding, otherDeployment, 1000), received, publicKey, 1000)).toThrow(/signature/);
     expect(() => decodePrincipal(good, received, publicKey, 1000 + 5_001)).toThrow(/expired/);
     expect(() => decodePrincipal(good, received, publicKey, 1000 - 1_001)).toThrow(/expired/);
+  });
+
+  it('tells a late principal of this very request (a delay to retry) from a replay, whatever its age (ADR 0102)', () => {
+    const good = encodePrincipal(principal, binding, privateKey, 1000);
+    const thrown = (received2: typeof received, at: number) => {
+      try {
+        decodePrincipal(good, received2, publicKey, at);
+      } catch (err) {
+        return err;
+      }
+      return null;
+    };
+    expect(thrown(received, 1000 + 5_000)).toBeNull();
+    expect(thrown(received, 1000 + 5_001)).toBeInstanceOf(StalePrincipalError);
+    expect(thrown(received, 1000 - 1_001)).toBeInstanceOf(StalePrincipalError);
+    const replayedLate = thrown({ ...received, requestId: 'r2' }, 1000 + 60_000);
+    expect(replayedLate).toBeInstanceOf(PrincipalError);
+    expect(replayedLate).not.toBeInstanceOf(StalePrincipalError);
+    expect((replayedLate as Error).message).toMatch(/another request/);
   });
 
   it('never accepts a mutated header', () => {

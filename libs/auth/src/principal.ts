@@ -79,6 +79,14 @@ function mac(payload: string, key: KeyObject): Buffer {
 export class PrincipalError extends Error {}
 
 /**
+ * A principal the gateway signed for this very request that took longer than its lifetime to
+ * arrive: a delay inside Meld (an overloaded app, a stalled event loop), not the caller's
+ * fault, so the guard answers 503 with Retry-After rather than a 401 that calls the token bad
+ * (ADR 0102).
+ */
+export class StalePrincipalError extends PrincipalError {}
+
+/**
  * The principal of a request an app received, checked against that request: signature, age
  * (from `receivedAt`), method, path with query, this app, and the request id it carries.
  */
@@ -96,11 +104,14 @@ export function decodePrincipal(header: string | undefined, received: PrincipalB
     throw new PrincipalError('invalid principal signature');
   }
   const { bind, ...principal } = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Signed;
-  const age = receivedAt - principal.iat;
-  if (typeof principal.iat !== 'number' || age > PRINCIPAL_TTL_MS || age < -CLOCK_SKEW_MS) throw new PrincipalError('expired principal');
+  // The binding before the age: a captured header replayed elsewhere is refused as such (401),
+  // whatever its age; only this request's own principal, late, is a delay to retry.
   if (!bind || bind.app !== received.app || bind.method !== received.method || bind.url !== received.url || principal.requestId !== received.requestId) {
     throw new PrincipalError('principal signed for another request');
   }
+  if (typeof principal.iat !== 'number') throw new PrincipalError('invalid principal: no signing time');
+  const age = receivedAt - principal.iat;
+  if (age > PRINCIPAL_TTL_MS || age < -CLOCK_SKEW_MS) throw new StalePrincipalError('expired principal');
   return principal;
 }
 
