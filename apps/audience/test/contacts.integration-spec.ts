@@ -57,6 +57,9 @@ describe('contact reads (audience): search by phone, by email, read by user id',
   const older = { id: randomUUID(), userId: 'u-older' };
   const newer = { id: randomUUID(), userId: 'u-newer' };
   const crm = { id: randomUUID(), userId: 'u-crm' };
+  // User ids that are a phone (auto-created on an outbound send, ADR 0184) and an email (a source keyed by it).
+  const byPhone = { id: randomUUID(), userId: '+33699887766' };
+  const byEmail = { id: randomUUID(), userId: 'ada@example.com' };
   const JANE = {
     _first_name: 'Jane',
     _last_name: 'Doe',
@@ -80,6 +83,8 @@ describe('contact reads (audience): search by phone, by email, read by user id',
     await seedContact(db, t, { ...newer, attributes: { _first_name: 'New', _email: 'shared@example.com' }, updatedAt: '2026-06-01T00:00:00Z' });
     // A source's own custom attribute named `id` (any non-reserved name is custom).
     await seedContact(db, t, { ...crm, attributes: { _first_name: 'Crm', id: 42 } });
+    await seedContact(db, t, { ...byPhone, attributes: { _phone_mobile: byPhone.userId } });
+    await seedContact(db, t, { ...byEmail, attributes: { _first_name: 'Ada', _email: byEmail.userId } });
     // Another tenant with the same keys: never visible from t.
     await seedContact(db, other, { id: randomUUID(), userId: 'u-jane', attributes: JANE, keys: [['_email', 'jane.doe@example.com']] });
   });
@@ -193,6 +198,26 @@ describe('contact reads (audience): search by phone, by email, read by user id',
         const { status, body } = await get(`user/u-jane`, headers);
         expect([status, body.entity]).toEqual([200, { id: jane.id }]);
       }
+    });
+
+    it('a user id holding a phone or an email: read in normal mode, 403 before any look-up where the mode hides it (ADR 0045)', async () => {
+      // Normal mode shows `_user_id` from the Default level on: reading by it confirms nothing the read would not show.
+      for (const c of [byPhone, byEmail]) {
+        const { status, body } = await get(`user/${encodeURIComponent(c.userId)}`, as(t, READ));
+        expect([c.userId, status, body.entity]).toEqual([c.userId, 200, { id: c.id, _user_id: c.userId, ...(c === byEmail ? { _first_name: 'Ada' } : {}) }]);
+      }
+      // Anonymized mode masks such an id and blocked mode hides it: a 200 or a 404 would say whether that phone or email is a
+      // contact, so both modes answer 403 whether or not a contact has it, at every level.
+      for (const [scopes, mode] of [[READ, 'anonymized'], [FULL, 'anonymized'], [FULL, 'blocked']] as Array<[Scope[], DataMode]>) {
+        for (const userId of [byPhone.userId, byEmail.userId, '+33611111111', 'nobody@example.com', 'crm 06 11 11 11 11']) {
+          const { status, body } = await get(`user/${encodeURIComponent(userId)}`, as(t, scopes, mode));
+          expect([mode, userId, status, body.message]).toEqual([mode, userId, 403, expect.stringMatching(/^userId: /)]);
+          expect(JSON.stringify(body)).not.toContain(userId);
+        }
+      }
+      // The same modes still read a user id that is neither, masked as before.
+      expect((await get(`user/u-jane`, as(t, FULL, 'anonymized'))).body.entity).toMatchObject({ id: jane.id, _user_id: 'u-jane' });
+      expect((await get(`user/u-jane`, as(t, FULL, 'blocked'))).body.entity).toEqual({ id: jane.id });
     });
 
     it('404 for an unknown user id, and for another tenant’s contact or project', async () => {

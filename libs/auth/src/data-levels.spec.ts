@@ -1,7 +1,7 @@
 import { PROTOTYPE_NAMES } from '@meld/testing';
 import fc from 'fast-check';
 import type { DataMode, Scope } from '@meld/contracts';
-import { type Contact, dataLevelOf, dataPolicy, maySearchByPii, serializeContact } from './data-levels';
+import { type Contact, dataLevelOf, dataPolicy, mayReadByUserId, maySearchByPii, serializeContact } from './data-levels';
 import { maskEmail, maskPhone } from './pii-masks';
 import type { Principal } from './principal';
 
@@ -112,6 +112,25 @@ describe('data levels', () => {
     expect(maySearchByPii(caller([READ]))).toBe(false);
     expect(maySearchByPii(caller([READ, 'PROJECT_AUDIENCE_DATA_FULL'], 'anonymized'))).toBe(false);
     expect(maySearchByPii(caller([READ, 'PROJECT_AUDIENCE_DATA_FULL'], 'blocked'))).toBe(false);
+  });
+
+  it('reads by a user id holding a phone or an email only where the read shows that user id in clear (ADR 0045)', () => {
+    const BASIC: Scope[] = [READ, 'PROJECT_AUDIENCE_DATA_BASIC'];
+    for (const id of ['+33612345678', 'ada@example.com', 'crm-0612345678']) {
+      expect([id, mayReadByUserId(caller([READ]), id)]).toEqual([id, true]);
+      for (const mode of ['anonymized', 'blocked'] as const) expect([id, mode, mayReadByUserId(caller(BASIC, mode), id)]).toEqual([id, mode, false]);
+    }
+    // Ids that are neither stay readable in every mode: blocked keeps { id } to address the contact (ADR 0121).
+    for (const id of ['u42', 'crm-7', '2026-11-29']) for (const mode of ['normal', 'anonymized', 'blocked'] as const) expect(mayReadByUserId(caller([READ], mode), id)).toBe(true);
+    const levels: Scope[][] = [[], [READ], BASIC, [READ, 'PROJECT_AUDIENCE_DATA_FULL']];
+    fc.assert(
+      fc.property(fc.constantFrom(...levels), fc.constantFrom<DataMode>('normal', 'anonymized', 'blocked'), fc.oneof(fc.emailAddress(), fc.stringMatching(/^\+?[1-9]\d{6,14}$/), fc.string()), (scopes, mode, id) => {
+        const shown = serializeContact({ id: 'a1', _user_id: id }, caller(scopes, mode))._user_id;
+        // Refused exactly where the read would not give the id back as it was looked up.
+        if (!mayReadByUserId(caller(scopes, mode), id)) expect(shown).not.toBe(id);
+        else if (mode === 'normal' && scopes.length) expect(shown).toBe(id);
+      }),
+    );
   });
 
   it('masks with a fixed width so the length leaks nothing', () => {

@@ -1,5 +1,5 @@
 import { type DataMode, type Scope, dict } from '@meld/contracts';
-import { maskEmail, maskPhone, maskPiiDeep } from './pii-masks';
+import { maskEmail, maskPhone, maskPiiDeep, maskPiiInText } from './pii-masks';
 import type { Principal } from './principal';
 
 /**
@@ -49,6 +49,19 @@ export function dataPolicy(mode: DataMode, caller: Pick<Principal, 'kind' | 'sco
  */
 export function maySearchByPii(caller: Caller): boolean {
   return dataPolicy(dataModeOf(caller), caller).mayReadPii;
+}
+
+/**
+ * Reading a contact by its user id answers "is this a contact?" as a search does. A user id that
+ * is (or holds) a phone number or an email, as auto-created contacts' are (ADR 0184), is that
+ * search wherever the read would not show it in clear: anonymized and blocked mode mask or hide
+ * it, so there the lookup is refused as a search by phone or email is (ADR 0045, amended).
+ * Other user ids stay readable in every mode: the Default level shows them, and blocked mode
+ * keeps `{ id }` so the contact can still be addressed (ADR 0121).
+ */
+export function mayReadByUserId(caller: Caller, userId: string): boolean {
+  const showsInClear = dataModeOf(caller) === 'normal' && dataLevelOf(caller) !== 'none';
+  return showsInClear || maskPiiInText(userId) === userId;
 }
 
 /**

@@ -39,7 +39,8 @@ export class ContactsController {
   @ApiOperation({ summary: 'Read the audience contact of a user id', description: CONTACT_DESCRIPTION })
   @ApiParam({ name: 'userId', description: '`_user_id` of one of its source contacts' })
   @ApiSuccess(200, ContactReadSchema, 'the audience contact')
-  @ApiErrors(401, 403, 404, 429)
+  @ApiError(403, "the token lacks a scope, or the user id holds a phone number or an email that the project's data mode (anonymized or blocked) does not show")
+  @ApiErrors(401, 404, 429)
   byUser(@CurrentPrincipal() principal: Principal, @Param('project') projectUid: string, @Param('userId') userId: string) {
     return this.find(principal, projectUid, 'user', userId);
   }

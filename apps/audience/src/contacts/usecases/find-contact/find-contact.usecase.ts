@@ -1,4 +1,4 @@
-import { maySearchByPii, serializeContact } from '@meld/auth';
+import { mayReadByUserId, maySearchByPii, serializeContact } from '@meld/auth';
 import { localeCountry, normaliseEmail, normalisePhone } from '@meld/contracts';
 import { BadRequestException, ForbiddenException, Injectable, NotFoundException } from '@nestjs/common';
 import type { ContactRead } from '../../contact-read.schema';
@@ -9,7 +9,8 @@ import type { FindContactCommand } from './find-contact.command';
  * One audience contact by phone, email or user id, through the data-level serializer.
  * Searching by phone or email needs `maySearchByPii` (normal mode, Basic or Full): a hit
  * would confirm who is a contact, so without it the search is refused (403) before any
- * look-up, whatever exists.
+ * look-up, whatever exists. So does reading by a user id that is a phone or an email where
+ * the data mode would not show it (ADR 0045).
  */
 @Injectable()
 export class FindContact {
@@ -18,6 +19,11 @@ export class FindContact {
   async execute({ principal, organizationId, projectId, by, value }: FindContactCommand): Promise<ContactRead> {
     if (by !== 'user' && !maySearchByPii(principal)) {
       throw new ForbiddenException('searching by phone or email needs the Basic or Full data level and a project in normal data mode (dataPolicy.mayReadPii)');
+    }
+    if (by === 'user' && !mayReadByUserId(principal, value)) {
+      throw new ForbiddenException(
+        "userId: this user id holds a phone number or an email, which this project's data mode (anonymized or blocked) does not show: reading a contact by it would confirm who is a contact, as a search by phone or email would",
+      );
     }
     const lookup = await this.lookup(organizationId, projectId, by, value);
     // No contact holds U+0000 (ingest refuses it; Postgres text cannot even compare with it).
