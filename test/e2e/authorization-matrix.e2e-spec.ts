@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { ALL_SCOPES, PUBLIC_ROUTES, type PublicRoute, type Scope, routeParams } from '@meld/contracts';
+import { PLAN_GATED_SCOPES, hashToken } from '@meld/auth';
+import { ALL_SCOPES, PRODUCT_SCOPES, PUBLIC_ROUTES, type PublicRoute, type Scope, routeParams } from '@meld/contracts';
 import { testEnv } from '@meld/testing';
 import type { DataSource } from 'typeorm';
 import { oauthTokens } from '@meld/fixtures';
@@ -13,7 +14,10 @@ import { adminApi } from './support/admin-api';
 // tenants and tokens are made through the operator API, and the revoked token is revoked
 // with DELETE /admin/v1/tokens/{id} after the gateway has cached it. OAuth tokens come from
 // the real flow through the gateway (registration, consent screen, code exchange), one per
-// distinct scope set, for a dashboard user of the organization.
+// distinct scope set, for a dashboard user of the organization; the expired one and the one
+// bound to another resource (RFC 8707) are made so in Postgres before the gateway first sees
+// them. The plan-gated scopes are gated at plan m (MELD_PLAN_GATED_SCOPES, ADR 0328): the home
+// organization is on m, a second one on s holds tokens granted them that its plan does not unlock.
 const { startApps } = require(join(__dirname, '../../tools/cli/apps.js'));
 
 const GATEWAY_PORT = 28080;
@@ -87,6 +91,8 @@ const EXAMPLE_BODIES: Record<string, unknown> = {
 
 interface Fixture {
   project: string;
+  /** The project of the organization on plan s, below the plan-gated scopes' gate. */
+  smallProject: string;
   /** Projects of the home organization in anonymized and blocked data mode. */
   modeProjects: Record<'anonymized' | 'blocked', string>;
   dataSource: string;
@@ -113,16 +119,46 @@ type Caller =
   | 'data source (own)'
   | 'data source (other)'
   | 'oauth with the scopes'
+  | 'oauth without the scopes'
+  | 'oauth, project not granted'
+  | 'oauth expired'
+  | 'oauth for another resource'
   | 'product without the scopes'
+  | 'product missing one of the scopes'
   | 'product with the scopes'
+  | 'product with the scopes, plan below the gate'
   | 'product with the scopes, anonymized project'
   | 'product with the scopes, blocked project';
+
+/** The gate the matrix's gateway runs with: every plan-gated scope from plan m (ADR 0328). */
+const GATE_PLAN = 'm';
+const GATED: ReadonlySet<Scope> = new Set(PLAN_GATED_SCOPES);
+/** The scopes a caller's token is short of on a route, when the matrix expects a scope refusal. */
+function missingScopes(route: PublicRoute, caller: Caller): Scope[] | undefined {
+  switch (caller) {
+    case 'oauth without the scopes':
+    case 'product without the scopes':
+      return route.tokenKinds.includes(caller.startsWith('oauth') ? 'oauth' : 'product') ? [...route.scopes] : undefined;
+    case 'product missing one of the scopes':
+      return route.scopes.slice(-1);
+    case 'product with the scopes, plan below the gate':
+      return route.scopes.filter((s) => GATED.has(s));
+    default:
+      return undefined;
+  }
+}
 
 const DATA_MODE_CALLERS = new Map<Caller, 'anonymized' | 'blocked'>([
   ['product with the scopes, anonymized project', 'anonymized'],
   ['product with the scopes, blocked project', 'blocked'],
 ]);
 const dataModeOf = (caller: Caller) => DATA_MODE_CALLERS.get(caller) ?? null;
+/** The project a caller's paths name: its data-mode project, the plan-s one, or the home project. */
+function projectOf(f: Fixture, caller: Caller): string {
+  const mode = dataModeOf(caller);
+  if (mode) return f.modeProjects[mode];
+  return caller === 'product with the scopes, plan below the gate' ? f.smallProject : f.project;
+}
 
 /** The expected answer; '2xx' is whatever success the owning app gives. */
 function expected(route: PublicRoute, caller: Caller): number | '2xx' | undefined {
@@ -145,11 +181,26 @@ function expected(route: PublicRoute, caller: Caller): number | '2xx' | undefine
       return !accepts('datasource') ? 403 : route.dataSourceParam ? 404 : '2xx';
     case 'oauth with the scopes':
       return accepts('oauth') ? (APP_ANSWERS[route.id] ?? '2xx') : denied;
+    case 'oauth without the scopes':
+      // Every product scope but the route's (the grant is the token's limit); the ingest routes refuse OAuth tokens by kind above.
+      return route.scopes.length === 0 || !accepts('oauth') ? undefined : 403;
+    case 'oauth, project not granted':
+      // Every product scope, granted for another project of the organization than the path's.
+      return !accepts('oauth') ? denied : route.projectParam ? 404 : '2xx';
+    case 'oauth expired':
+    case 'oauth for another resource':
+      return 401;
     case 'product without the scopes':
       // Every scope but the route's: only meaningful when the route requires some.
       return route.scopes.length === 0 ? undefined : denied;
+    case 'product missing one of the scopes':
+      // All of the route's scopes but its last: a route needing several needs every one.
+      return route.scopes.length < 2 ? undefined : denied;
     case 'product with the scopes':
       return accepts('product') ? (APP_ANSWERS[route.id] ?? '2xx') : 403;
+    case 'product with the scopes, plan below the gate':
+      // Granted, but not unlocked by the organization's plan: refused as if not granted (ADR 0328).
+      return route.scopes.some((s) => GATED.has(s)) ? denied : undefined;
     case 'product with the scopes, anonymized project':
     case 'product with the scopes, blocked project':
       // Only routes of a project (without a data source in the path) read contact data under a data mode.
@@ -168,8 +219,14 @@ const CALLERS: Caller[] = [
   'data source (own)',
   'data source (other)',
   'oauth with the scopes',
+  'oauth without the scopes',
+  'oauth, project not granted',
+  'oauth expired',
+  'oauth for another resource',
   'product without the scopes',
+  'product missing one of the scopes',
   'product with the scopes',
+  'product with the scopes, plan below the gate',
   'product with the scopes, anonymized project',
   'product with the scopes, blocked project',
 ];
@@ -208,22 +265,24 @@ describe('authorization matrix (generated from the route table)', () => {
         // The matrix sends hundreds of requests, many unauthenticated, from one IP.
         MELD_RATE_LIMITS: JSON.stringify({ large: { limit: 100000 }, standard: { limit: 100000 }, probes: { limit: 100000 }, ingest: { limit: 100000 }, anonymous: { limit: 100000 }, authFailures: { limit: 100000 }, oauth: { limit: 100000 } }),
         MELD_RATE_LIMIT_NAMESPACE: `authz-matrix-${process.pid}`,
+        MELD_PLAN_GATED_SCOPES: PLAN_GATED_SCOPES.map((s) => `${s}=${GATE_PLAN}`).join(','),
       },
       gatewayPort: GATEWAY_PORT,
       logDir: join(__dirname, '../../.stack/logs/e2e-authz'),
     });
     await supervisor.ready(90000);
 
-    const org = async () => (await admin('POST', '/organizations', { name: `authz-${randomUUID().slice(0, 8)}`, plan: 's' })).entity.id;
+    const org = async (plan: 's' | typeof GATE_PLAN = 's') => (await admin('POST', '/organizations', { name: `authz-${randomUUID().slice(0, 8)}`, plan })).entity.id;
     const project = async (o: string, dataMode?: 'anonymized' | 'blocked') => (await admin('POST', `/organizations/${o}/projects`, { name: 'Matrix project', ...(dataMode ? { dataMode } : {}) })).entity.uid!;
     const dataSource = async (p: string) => {
       const created = await admin('POST', `/projects/${p}/datasources`, { name: `source-${randomUUID().slice(0, 8)}` });
       return { id: created.entity.id, token: created.metadata!.token! };
     };
-    const [home, other] = [await org(), await org()];
+    const [home, other, small] = [await org(GATE_PLAN), await org(), await org('s')];
     const [homeProject, sideProject] = [await project(home), await project(home)];
     const [own, sibling] = [await dataSource(homeProject), await dataSource(homeProject)];
     const modeProjects = { anonymized: await project(home, 'anonymized'), blocked: await project(home, 'blocked') };
+    const smallProject = await project(small);
     for (const p of [homeProject, ...Object.values(modeProjects)]) await admin('POST', `/projects/${p}/event-types`, { uid: 'order_completed', name: 'Order completed', category: 'ecommerce' });
     await project(other); // the other organization has a project of its own too
 
@@ -244,16 +303,27 @@ describe('authorization matrix (generated from the route table)', () => {
     const user = { email: `matrix-${randomUUID().slice(0, 8)}@example.test`, password: 'matrix password' };
     await admin('POST', `/organizations/${home}/users`, user);
     const oauth = new Map<string, Promise<{ token: string }>>();
-    const oauthToken = (scopes: readonly Scope[]) => {
-      const key = scopes.join(' ');
-      if (!oauth.has(key)) oauth.set(key, oauthTokens(BASE, user, { scope: key || undefined, projects: [homeProject] }).then((t) => ({ token: t.accessToken })));
+    const oauthToken = (scopes: readonly Scope[], projects = [homeProject]) => {
+      const key = `${scopes.join(' ')} for ${projects.join(' ')}`;
+      if (!oauth.has(key)) oauth.set(key, oauthTokens(BASE, user, { scope: scopes.join(' ') || undefined, projects }).then((t) => ({ token: t.accessToken })));
       return oauth.get(key)!;
     };
+    tokens['oauth, project not granted'] = await oauthToken(PRODUCT_SCOPES, [sideProject]);
+    // Made expired, or bound to another resource than this API, where the gateway reads them (ADR 0146).
+    const [expired, elsewhere] = [await oauthTokens(BASE, user, { projects: [homeProject] }), await oauthTokens(BASE, user, { projects: [homeProject] })];
+    await db.query(`UPDATE tokens SET expires_at = now() - interval '1 minute' WHERE secret_hash = $1`, [hashToken(expired.accessToken)]);
+    await db.query(`UPDATE tokens SET resource = 'https://elsewhere.example/v1' WHERE secret_hash = $1`, [hashToken(elsewhere.accessToken)]);
+    tokens['oauth expired'] = { token: expired.accessToken };
+    tokens['oauth for another resource'] = { token: elsewhere.accessToken };
     for (const route of PUBLIC_ROUTES) {
       tokens[`product without the scopes:${route.id}`] = await productToken(home, everything.filter((s) => !route.scopes.includes(s as Scope)), [homeProject]);
       tokens[`product with the scopes:${route.id}`] = await productToken(home, route.scopes, [homeProject]);
       // Ingest scopes are never granted to OAuth clients (ADR 0144); those routes refuse OAuth tokens anyway.
       tokens[`oauth with the scopes:${route.id}`] = await oauthToken(route.tokenKinds.includes('oauth') ? route.scopes : []);
+      // Only where the matrix expects an answer (see expected()).
+      if (route.scopes.length > 1) tokens[`product missing one of the scopes:${route.id}`] = await productToken(home, route.scopes.slice(0, -1), [homeProject]);
+      if (route.scopes.some((s) => GATED.has(s))) tokens[`product with the scopes, plan below the gate:${route.id}`] = await productToken(small, route.scopes, [smallProject]);
+      if (route.scopes.length && route.tokenKinds.includes('oauth')) tokens[`oauth without the scopes:${route.id}`] = await oauthToken(PRODUCT_SCOPES.filter((s) => !route.scopes.includes(s)));
       for (const [caller, mode] of DATA_MODE_CALLERS) tokens[`${caller}:${route.id}`] = await productToken(home, route.scopes, [modeProjects[mode]]);
     }
     const userIds = Array.from({ length: CALLERS.length }, (_, i) => `matrix-delete-${i}`);
@@ -263,7 +333,7 @@ describe('authorization matrix (generated from the route table)', () => {
       body: JSON.stringify(userIds.map((id) => ({ _user_id: id }))),
     });
     expect(seeded.status).toBe(202);
-    Object.assign(f, { project: homeProject, modeProjects, dataSource: own.id, eventType: 'order_completed', userIds, tokens });
+    Object.assign(f, { project: homeProject, smallProject, modeProjects, dataSource: own.id, eventType: 'order_completed', userIds, tokens });
   }, 180000);
 
   afterAll(async () => {
@@ -277,8 +347,7 @@ describe('authorization matrix (generated from the route table)', () => {
 
   it.each(cases.map((c) => [`${c.route.method} ${c.route.path}`, c.caller, String(c.want), c]))('%s as %s → %s', async (_name, _caller, _want, c) => {
     const { route, caller, want } = c as (typeof cases)[number];
-    const mode = dataModeOf(caller);
-    const params = mode ? { ...f, project: f.modeProjects[mode] } : f;
+    const params = { ...f, project: projectOf(f, caller) };
     const path = route.path.replace(/:([A-Za-z0-9_]+)/g, (_, p: string) => encodeURIComponent(EXAMPLE_PARAMS[p](params)));
     const auth = authorization(f, route, caller);
     const body = EXAMPLE_BODIES[route.id];
@@ -294,5 +363,13 @@ describe('authorization matrix (generated from the route table)', () => {
     expect(res.headers.get('x-ratelimit-limit')).toMatch(/^\d+$/);
     expect(res.headers.get('x-request-id')).toBeTruthy();
     if (typeof want === 'number') expect(JSON.parse(text)).toMatchObject({ statusCode: want, error: expect.any(String), message: expect.any(String) });
+    // A scope refusal names exactly the scopes the token is short of, whichever the status (ADR 0009).
+    const missing = typeof want === 'number' && want !== 401 ? missingScopes(route, caller) : undefined;
+    if (missing?.length) {
+      const { details } = JSON.parse(text);
+      // Scopes granted but not unlocked by the plan are said to be so (ADR 0328), and only those.
+      const gated = caller === 'product with the scopes, plan below the gate' ? missing : undefined;
+      expect([route.id, details?.missingScopes, details?.planGatedScopes]).toEqual([route.id, missing, gated]);
+    }
   });
 });

@@ -224,7 +224,7 @@ describe('public API pipeline', () => {
   });
 
   it('drops a plan-gated scope the organization\'s plan does not unlock, from the principal and from GET /v1/ (ADR 0328)', async () => {
-    const gated = pipelineApi(parsePlanGates('PROJECT_AUDIENCE_DATA_BASIC=m'));
+    const gated = pipelineApi(parsePlanGates('PROJECT_AUDIENCE_DATA_BASIC=m,PROJECT_AUDIENCE_LIST=m'));
     const gatedApp = Fastify({ genReqId: requestIdOf, trustProxy: true });
     await gatedApp.register(publicApiPlugin(gated, PUBLIC_ROUTES));
     const gatedBase = await gatedApp.listen({ port: 0, host: '127.0.0.1' });
@@ -243,6 +243,19 @@ describe('public API pipeline', () => {
       expect(await scopesOf('s')).toEqual({ listed: ['PROJECT_AUDIENCE_READ'], mayReadPii: false, forwarded: ['PROJECT_AUDIENCE_READ'] });
       const both = ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_DATA_BASIC'];
       expect(await scopesOf('m')).toEqual({ listed: both, mayReadPii: true, forwarded: both });
+      // A route needing a gated scope the plan does not unlock: refused naming it, and saying it is the plan (not the grant) that lacks it.
+      const small = await createTenancy(db, { plan: 's' });
+      const lister = await createToken(db, { organizationId: small.org.id, scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_LIST'], projects: ['*'] });
+      const refused = await fetch(`${gatedBase}/v1/project/${small.project.uid}/audience/scroll`, { method: 'POST', headers: { authorization: `Bearer ${lister.token}`, 'content-type': 'application/json' }, body: '{}' });
+      expect([refused.status, await refused.json()]).toEqual([
+        403,
+        {
+          statusCode: 403,
+          error: 'Forbidden',
+          message: "missing scope: PROJECT_AUDIENCE_LIST (PROJECT_AUDIENCE_LIST is granted to this token but not included in the organization's plan s)",
+          details: { missingScopes: ['PROJECT_AUDIENCE_LIST'], planGatedScopes: ['PROJECT_AUDIENCE_LIST'] },
+        },
+      ]);
     } finally {
       await gatedApp.close();
     }

@@ -34,6 +34,22 @@ describe('authorize', () => {
     expect(authorize(route('stream.read'), product({ scopes: ['PROJECT_INGEST_READ'] }), project, ds).ok).toBe(true);
   });
 
+  it('says which missing scopes were granted but are not on the organization\'s plan (ADR 0328)', () => {
+    const gated = product({ plan: 's', scopes: ['PROJECT_AUDIENCE_READ'], planGatedScopes: ['PROJECT_AUDIENCE_LIST', 'PROJECT_AUDIENCE_DATA_EVENTS'] });
+    expect(authorize(route('audience.scroll'), gated, project, null)).toEqual({
+      ok: false,
+      status: 403,
+      message: "missing scope: PROJECT_AUDIENCE_LIST (PROJECT_AUDIENCE_LIST is granted to this token but not included in the organization's plan s)",
+      details: { missingScopes: ['PROJECT_AUDIENCE_LIST'], planGatedScopes: ['PROJECT_AUDIENCE_LIST'] },
+    });
+    expect(authorize(route('event.scroll'), product({ ...gated, scopes: [] }), project, null)).toMatchObject({
+      message: expect.stringContaining('(PROJECT_AUDIENCE_DATA_EVENTS, PROJECT_AUDIENCE_LIST are granted to this token but not included'),
+      details: { missingScopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_DATA_EVENTS', 'PROJECT_AUDIENCE_LIST'], planGatedScopes: ['PROJECT_AUDIENCE_DATA_EVENTS', 'PROJECT_AUDIENCE_LIST'] },
+    });
+    // A gated scope the route does not need changes nothing.
+    expect(authorize(route('audience.count'), gated, project, null)).toEqual({ ok: true, scopes: ['PROJECT_AUDIENCE_READ'] });
+  });
+
   it('keeps a data-source token on the stream routes of its own data source', () => {
     expect(authorize(route('stream.read'), dsToken(), project, ds)).toEqual({ ok: true, scopes: ['PROJECT_INGEST_WRITE', 'PROJECT_INGEST_READ'] });
     expect(authorize(route('stream.read'), dsToken({ dataSourceId: 'd2' }), project, ds)).toMatchObject({ status: 404, message: 'data source not found' });

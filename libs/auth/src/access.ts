@@ -8,6 +8,11 @@ export interface TokenRecord {
   organizationId: string;
   plan: Plan;
   scopes: Scope[];
+  /**
+   * Scopes granted to the token that its organization's plan does not unlock (ADR 0328): left out
+   * of `scopes`, kept here only so a refusal can say why the token lacks them.
+   */
+  planGatedScopes?: Scope[];
   /** Project UIDs, or `['*']` for every project of the organization. */
   projects: string[];
   dataSourceId: string | null;
@@ -74,6 +79,19 @@ export function authorize(route: PublicRoute, token: TokenRecord, project: Proje
   }
   const scopes = effectiveScopes(token);
   const missing = route.scopes.filter((s) => !scopes.includes(s));
-  if (missing.length) return refuse(denied, `missing scope${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}`, { missingScopes: missing });
+  if (missing.length) return refuseScopes(denied, missing, token);
   return { ok: true, scopes };
+}
+
+/**
+ * A scope refusal naming the missing scopes; those the token was granted but its organization's
+ * plan does not unlock are said to be so (`details.planGatedScopes`): "missing" alone sent the
+ * caller to ask for a scope it already holds, when it is the plan that has to change (ADR 0328).
+ */
+function refuseScopes(status: 403 | 404, missing: Scope[], token: Pick<TokenRecord, 'plan' | 'planGatedScopes'>): AccessDecision {
+  const gated = missing.filter((s) => token.planGatedScopes?.includes(s));
+  const message = `missing scope${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}`;
+  if (!gated.length) return refuse(status, message, { missingScopes: missing });
+  const why = `${gated.join(', ')} ${gated.length > 1 ? 'are' : 'is'} granted to this token but not included in the organization's plan ${token.plan}`;
+  return refuse(status, `${message} (${why})`, { missingScopes: missing, planGatedScopes: gated });
 }

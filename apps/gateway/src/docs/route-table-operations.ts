@@ -31,8 +31,9 @@ export function applyRouteTable(doc: OpenAPIObject, routes: readonly PublicRoute
     const responses = operation.responses;
     responses['401'] ??= errorResponse('missing, malformed, unknown or revoked token');
     // The ingest API refuses a token's kind or scopes with 404: its error table has no 403 (ADR 0009).
+    // `details.planGatedScopes`: granted, but not unlocked by the organization's plan (ADR 0328).
     if (route.dataSourceParam) responses['404'] ??= errorResponse('project or data source not found, or this token may not use it (`details.missingScopes`)');
-    else responses['403'] ??= errorResponse('wrong token kind, or a scope is missing (`details.missingScopes`)');
+    else responses['403'] ??= errorResponse("wrong token kind, or a scope is missing (`details.missingScopes`; `details.planGatedScopes` names those granted but not included in the organization's plan)");
     if (route.projectParam) responses['404'] ??= errorResponse('project or data source not found, or not reachable with this token');
     responses['429'] ??= { description: 'rate limit exceeded; empty body, retry after `X-RateLimit-Reset`' };
   }

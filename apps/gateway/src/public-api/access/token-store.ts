@@ -67,8 +67,20 @@ export class TokenStore {
       this.unknown.set(hash, true);
       return UNKNOWN;
     }
+    const scopes = scopesOnPlan(row.scopes, row.plan, this.planGates);
+    const planGatedScopes = row.scopes.filter((s) => !scopes.includes(s));
     const entry: Cached = {
-      token: { id: row.id, kind: row.kind, organizationId: row.organization_id, plan: row.plan, scopes: scopesOnPlan(row.scopes, row.plan, this.planGates), projects: row.projects, dataSourceId: row.data_source_id },
+      token: {
+        id: row.id,
+        kind: row.kind,
+        organizationId: row.organization_id,
+        plan: row.plan,
+        scopes,
+        // Only to explain a refusal (ADR 0328); absent on the common token that has none.
+        ...(planGatedScopes.length ? { planGatedScopes } : {}),
+        projects: row.projects,
+        dataSourceId: row.data_source_id,
+      },
       revoked: row.revoked_at !== null,
       expiresAt: row.expires_at ? row.expires_at.getTime() : null,
       resource: row.resource,
