@@ -95,8 +95,19 @@ export function inferRule(uid: string, value: unknown): Pick<AttributeRule, 'typ
   return { type, multivalue };
 }
 
-/** Normalised value stored and published (single-valued lists are refused above; lists keep order). */
+/**
+ * Normalised value stored and published (single-valued lists are refused above; lists keep order).
+ * An email is stored trimmed: the check above accepts it around blanks (`isEmail` trims), but
+ * the audience's look-ups compare the stored value as it is (search by email, `matches-string`),
+ * so ` ada@example.com ` was accepted and then never found (ADR 0036).
+ */
 export function normaliseValue(rule: AttributeRule, value: AttributeValue): AttributeValue {
-  if (rule.multivalue && !Array.isArray(value)) return [value];
-  return value;
+  const trimmed = rule.type === 'email' ? trimStrings(value) : value;
+  if (rule.multivalue && !Array.isArray(trimmed)) return [trimmed];
+  return trimmed;
+}
+
+function trimStrings(value: AttributeValue): AttributeValue {
+  if (Array.isArray(value)) return value.map((v) => (typeof v === 'string' ? v.trim() : v));
+  return typeof value === 'string' ? value.trim() : value;
 }

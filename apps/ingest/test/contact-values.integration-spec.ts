@@ -1,0 +1,43 @@
+import { randomUUID } from 'node:crypto';
+import type { INestApplication } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import type { Json, PrincipalSigner } from '@meld/fixtures';
+import { startIngestWithTenancy } from './app.fixture';
+
+/**
+ * Values as ingest stores them: what the audience's look-ups later compare (search by email,
+ * `matches-string`) must be the value without what the checks let through around it.
+ */
+describe('contact values as stored (ingest)', () => {
+  let app: INestApplication;
+  let base: string;
+  let db: DataSource;
+  let tenancy: Awaited<ReturnType<typeof startIngestWithTenancy>>['tenancy'];
+  let dsToken: PrincipalSigner;
+
+  beforeAll(async () => {
+    ({ app, base, db, tenancy, dsToken } = await startIngestWithTenancy());
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  const stream = (path: string) => `${base}/v1/project/${tenancy.project.uid}/datasource/${tenancy.dataSource.id}/stream/${path}`;
+  const post = async (path: string, body: unknown) => {
+    const res = await fetch(stream(path), { method: 'POST', headers: { ...dsToken('POST', stream(path)), 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    return { status: res.status, body: (await res.json()) as Json };
+  };
+  const attributes = async (userId: string): Promise<Record<string, unknown> | undefined> =>
+    (await db.query(`SELECT attributes FROM source_contacts WHERE project_id = $1 AND data_source_id = $2 AND user_id = $3`, [tenancy.project.id, tenancy.dataSource.id, userId]))[0]
+      ?.attributes;
+  const uid = () => `v-${randomUUID().slice(0, 8)}`;
+
+  it('stores an email accepted with blanks around it without them, from a contact write and from an event’s _user_data', async () => {
+    const [written, withEvent] = [uid(), uid()];
+    expect(await post('contacts', [{ _user_id: written, _email: '  Ada.Lovelace@Example.com\t' }])).toMatchObject({ status: 202, body: { entity: { successful: 1 } } });
+    expect(await attributes(written)).toEqual({ _email: 'Ada.Lovelace@Example.com' });
+    const event = { _user_id: withEvent, _event_id: `e-${randomUUID()}`, _event_type: 'purchase', _event_parameters: { 'product-id': 'p1' }, _user_data: { _email: ' bo@example.org ' } };
+    expect(await post('events', [event])).toMatchObject({ status: 202, body: { entity: { successful: 1 } } });
+    expect(await attributes(withEvent)).toEqual({ _email: 'bo@example.org' });
+  });
+});
