@@ -1,4 +1,5 @@
 export * from './bootstrap/bootstrap-app';
+export { INTERNAL_MAX_HEADER_BYTES, PUBLIC_MAX_HEADER_BYTES, maxHeaderBytesFor } from './bootstrap/request-limits';
 export { MAX_JSON_DEPTH, jsonTooDeep, jsonTooDeepMessage } from './bootstrap/json-depth';
 export * from './config/load-config';
 export * from './config/secrets';

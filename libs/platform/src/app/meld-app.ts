@@ -6,6 +6,7 @@ import { HttpErrorFilter } from '../errors/http-error.filter';
 import { APP_NAME, OpenApiController } from '../openapi/openapi.controller';
 import { z } from 'zod';
 import { bootstrapApp } from '../bootstrap/bootstrap-app';
+import { maxHeaderBytesFor } from '../bootstrap/request-limits';
 import { envVars, loadConfig } from '../config/load-config';
 import { loadPrincipalAppKey } from '../config/secrets';
 import type { ReadinessCheck } from '../health/readiness-check';
@@ -91,7 +92,7 @@ export async function runMeldApp(def: MeldAppDefinition, env: NodeJS.ProcessEnv 
   );
   lowerCpuPriority(nice);
   const trustProxy = def.publicFacing ? env.MELD_TRUST_PROXY || false : true;
-  return bootstrapApp({ app: def.name, module: meldAppModule(def, env), host, port, bodyLimit: def.bodyLimit, trustProxy });
+  return bootstrapApp({ app: def.name, module: meldAppModule(def, env), host, port, bodyLimit: def.bodyLimit, trustProxy, maxHeaderSize: maxHeaderBytesFor(def.publicFacing) });
 }
 
 /** A failed start prints one clear line (e.g. which variable is invalid) and exits non-zero. */

@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import type { RequestListener } from 'node:http';
 import { type DynamicModule, type INestApplication, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -9,6 +10,7 @@ import { instrumentFastify, startDefaultMetrics } from '../metrics/metrics';
 import { nameSpanAfterRoute, tracedRequestId, tracedServerFactory } from '../tracing/http-server';
 import { startTracing } from '../tracing/tracing';
 import { useJsonBodyParser } from './json-body';
+import { PUBLIC_MAX_HEADER_BYTES, frameworkErrorReply } from './request-limits';
 
 export interface BootstrapOptions {
   app: string;
@@ -23,6 +25,8 @@ export interface BootstrapOptions {
    * nobody, so a client cannot pick its own rate-limit bucket by forging the header.
    */
   trustProxy?: boolean | string;
+  /** Largest request line plus headers (431 above); default the public one (`maxHeaderBytesFor`, ADR 0012). */
+  maxHeaderSize?: number;
   configure?: (app: NestFastifyApplication) => void | Promise<void>;
 }
 
@@ -41,7 +45,9 @@ export async function bootstrapApp(options: BootstrapOptions): Promise<INestAppl
     // Fastify matches no route whose path parameter is longer than 100 characters (its default):
     // a 180-character _user_id (the ingest limit), an email search, would be "no such endpoint".
     routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
-    serverFactory: tracedServerFactory,
+    serverFactory: (handler: RequestListener) => tracedServerFactory(handler, { maxHeaderSize: options.maxHeaderSize ?? PUBLIC_MAX_HEADER_BYTES }),
+    // A path Fastify's router cannot read answers in the error shape (ADR 0012).
+    frameworkErrors: frameworkErrorReply,
     genReqId: tracedRequestId,
   });
   const app = await NestFactory.create<NestFastifyApplication>(options.module, adapter, { bufferLogs: true });

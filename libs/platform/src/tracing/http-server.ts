@@ -12,8 +12,8 @@ const tracer = trace.getTracer('meld-http');
  * and the handler that runs after it must still see the request's. With tracing off the span is
  * the API's non-recording one. Fastify takes the same request id (`genReqId` reads `req.id`).
  */
-export function tracedServerFactory(handler: RequestListener): Server {
-  return createServer((req: IncomingMessage, res: ServerResponse) => {
+export function tracedServerFactory(handler: RequestListener, options: { maxHeaderSize?: number } = {}): Server {
+  return createServer({ maxHeaderSize: options.maxHeaderSize }, (req: IncomingMessage, res: ServerResponse) => {
     const requestId = requestIdOf(req);
     (req as { id?: unknown }).id = requestId;
     const parent = propagation.extract(ROOT_CONTEXT, req.headers);

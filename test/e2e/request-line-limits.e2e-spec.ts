@@ -1,0 +1,74 @@
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { ALL_SCOPES } from '@meld/contracts';
+import { testEnv } from '@meld/testing';
+import { adminApi } from './support/admin-api';
+
+// What a request's URL may hold, end to end (ADR 0012): the gateway takes a request line and
+// headers up to 16 KiB and every app behind it takes whatever the gateway passed, although the
+// signed principal repeats the path and query (ADR 0102); list queries at their documented
+// limits (ADR 0055) get an answer, not a 431; errors of the URL itself are in the error shape.
+const { startApps } = require(join(__dirname, '../../tools/cli/apps.js'));
+
+const GATEWAY_PORT = 30080;
+const BASE = `http://127.0.0.1:${GATEWAY_PORT}`;
+const admin = adminApi(BASE);
+const ERROR_KEYS = ['error', 'message', 'statusCode'];
+
+describe('request line limits through the gateway', () => {
+  let supervisor: { ready(ms: number): Promise<void>; stop(): Promise<void> };
+  let project: string;
+  let token: string;
+
+  beforeAll(async () => {
+    testEnv();
+    supervisor = startApps({
+      env: { ...process.env, LOG_LEVEL: 'warn', MELD_RATE_LIMIT_NAMESPACE: `request-line-${process.pid}` },
+      gatewayPort: GATEWAY_PORT,
+      logDir: join(__dirname, '../../.stack/logs/e2e-request-line'),
+    });
+    await supervisor.ready(90000);
+    const org = (await admin('POST', '/organizations', { name: `request-line-${randomUUID().slice(0, 8)}`, plan: 'xl' })).entity.id;
+    project = (await admin('POST', `/organizations/${org}/projects`, { name: 'Request line' })).entity.uid!;
+    await admin('POST', `/projects/${project}/datasources`, { name: 'Alpha' });
+    token = (await admin('POST', `/organizations/${org}/tokens`, { scopes: [...ALL_SCOPES], projects: [project] })).metadata!.token!;
+  }, 120000);
+
+  afterAll(async () => {
+    await supervisor?.stop();
+  });
+
+  const get = async (path: string) => {
+    const res = await fetch(`${BASE}${path}`, { headers: { authorization: `Bearer ${token}` } });
+    return { status: res.status, body: (await res.json()) as { entity?: Array<{ name: string }>; statusCode?: number; message?: string } };
+  };
+  const cond = (i: number) => ({ field: 'name', operator: 'eq', value: i === 99 ? 'Alpha' : `no-such-source-${i}` });
+
+  it('answers a `_q` of 100 conditions (the limit), ~10 KiB of query string, from the owning app', async () => {
+    const q = encodeURIComponent(JSON.stringify({ filter: [{ field: '', operator: 'or', value: Array.from({ length: 100 }, (_, i) => cond(i)) }] }));
+    expect(q.length).toBeGreaterThan(9 * 1024);
+    const res = await get(`/v1/project/${project}/datasource?_q=${q}`);
+    expect([res.status, res.body.entity?.map((d) => d.name)]).toEqual([200, ['Alpha']]);
+  });
+
+  it('answers a URL-form list of 100 values just under the gateway limit', async () => {
+    const values = Array.from({ length: 99 }, (_, i) => `${'v'.repeat(145)}${i}`).concat('Alpha');
+    const path = `/v1/project/${project}/datasource?name_in=${values.join('|')}`;
+    expect(path.length).toBeGreaterThan(14 * 1024);
+    const res = await get(path);
+    expect([res.status, res.body.entity?.map((d) => d.name)]).toEqual([200, ['Alpha']]);
+  });
+
+  it('refuses a request line over 16 KiB at the gateway with 431 in the error shape', async () => {
+    const res = await get(`/v1/project/${project}/datasource?name_eq=${'a'.repeat(17 * 1024)}`);
+    expect(res.status).toBe(431);
+    expect(Object.keys(res.body).sort()).toEqual(ERROR_KEYS);
+  });
+
+  it('refuses a path that is not valid percent-encoding with 400 in the error shape, without quoting the path', async () => {
+    const res = await get(`/v1/project/${project}/audience/search/email/jane%zz@example.com`);
+    expect(res.status).toBe(400);
+    expect(Object.keys(res.body).sort()).toEqual(ERROR_KEYS);
+    expect(res.body.message).not.toContain('example.com');
+  });
+});
