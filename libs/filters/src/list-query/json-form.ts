@@ -22,7 +22,8 @@ export function readJsonForm(text: string): RawListQuery {
   }
   if (!isObject(q)) throw new ListQueryError('_q', 'must be a JSON object', QUERY_KEYS);
   onlyKeys(q, QUERY_KEYS, '_q');
-  const filter = q.filter === undefined ? [] : nodes(q.filter, '_q.filter', 1);
+  // Depth counts the and/or nodes around a list: `filter` itself is at 0, so exactly MAX_DEPTH nested and/or pass (ADR 0055).
+  const filter = q.filter === undefined ? [] : nodes(q.filter, '_q.filter', 0);
   const group = q.group;
   if (group !== undefined && typeof group !== 'string') throw new ListQueryError('_q.group', 'must be a string');
   return { filter, sort: sortOf(q.sort), paging: pagingOf(q.paging), group: group === undefined ? null : { token: group, at: '_q.group' }, separator: '.' };

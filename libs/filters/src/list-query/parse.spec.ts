@@ -26,6 +26,8 @@ function refusal(parse: () => unknown): { parameter: string; message: string; al
 }
 
 const cond = (field: string, operator: string, value: unknown) => ({ field, operator, value });
+/** `n` and/or nodes, each inside the last, around one condition. */
+const nestOr = (n: number): unknown => (n === 0 ? cond('name', 'eq', 'a') : { operator: n % 2 ? 'or' : 'and', value: [nestOr(n - 1), cond('score', 'gt', n)] });
 
 describe('list query: both forms parse into one query', () => {
   // [operator, field, URL value, _q value, value in the query]
@@ -93,6 +95,10 @@ describe('list query: both forms parse into one query', () => {
     // An "and" inside the top-level AND, and a one-child "or", change nothing.
     expect(q({ filter: [{ field: '', operator: 'and', value: [{ operator: 'or', value: [cond('name', 'eq', 'a'), cond('name', 'eq', 'b')] }, cond('score', 'gt', 1)] }] })).toEqual(parsed);
     expect(q({ filter: [{ operator: 'or', value: [cond('score', 'gt', 1)] }] }).filter).toEqual({ field: ['score'], operator: 'gt', value: 1 });
+  });
+
+  it('_q takes and/or nested exactly 5 deep (the limit, ADR 0055)', () => {
+    expect(q({ filter: [nestOr(5)] }).filter).toMatchObject({ operator: 'or' });
   });
 
   it('_sort with :- and :+, _start with _limit, _group', () => {
@@ -222,7 +228,7 @@ describe('list query: refusals name the parameter', () => {
     [{ filter: [{ field: '', operator: 'or', value: [] }] }, '_q.filter[0].value', /at least one/],
     [{ filter: [{ field: '', operator: 'and', value: [cond('', 'eq', 1)] }] }, '_q.filter[0].value[0].field', /required/],
     [{ filter: [{ field: '', operator: 'and', value: [cond('x..y', 'eq', 1)] }] }, '_q.filter[0].value[0].field', /empty path segment/],
-    [{ filter: [{ operator: 'or', value: [{ operator: 'or', value: [{ operator: 'or', value: [{ operator: 'or', value: [{ operator: 'or', value: [cond('name', 'eq', 'a')] }] }] }] }] }] }, '_q.filter[0].value[0].value[0].value[0].value[0].value', /at most 5 deep/],
+    [{ filter: [nestOr(6)] }, '_q.filter[0].value[0].value[0].value[0].value[0].value[0].value', /at most 5 deep/],
     [{ paging: { start: 0 } }, '_q.paging.limit', /go together/],
     [{ paging: { start: 1.5, limit: 1 } }, '_q.paging.start', /integer/],
     [{ paging: { start: 0, limit: 5000 } }, '_q.paging.limit', /from 1 to 1000/],
