@@ -2,16 +2,14 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { PUBLIC_ROUTES } from '@meld/contracts';
-import { testEnv, waitFor } from '@meld/testing';
+import { waitFor } from '@meld/testing';
+import { SHARED_BASE, SHARED_GATEWAY_PORT, sharedSystem } from './support/shared-system';
 
-// The operator's path, end to end: the eight apps as processes (as `npm start` runs them),
+// The operator's path, end to end: the eight apps as processes (the shared e2e system, ADR 0352),
 // `meld bootstrap --json` and `meld admin` against the gateway, then the tokens it printed
 // used on the public API through the gateway, revocation, and the merged OpenAPI document.
-const { startApps } = require(join(__dirname, '../../tools/cli/apps.js'));
-
-// Below the kernel's ephemeral range (32768-60999): an outgoing connection cannot be holding it.
-const GATEWAY_PORT = 24080;
-const BASE = `http://127.0.0.1:${GATEWAY_PORT}`;
+const GATEWAY_PORT = SHARED_GATEWAY_PORT;
+const BASE = SHARED_BASE;
 const root = join(__dirname, '../..');
 const run = promisify(execFile);
 
@@ -33,19 +31,13 @@ async function get(path: string, token: string) {
 }
 
 describe('operator bootstrap through the CLI, used through the gateway', () => {
-  let supervisor: { ready(ms: number): Promise<void>; stop(): Promise<void> };
   let boot: Json;
 
   beforeAll(async () => {
-    testEnv();
-    const env = { ...process.env, LOG_LEVEL: 'warn', MELD_ADMIN_TOKEN: process.env.MELD_ADMIN_TOKEN ?? 'meld-test-admin', MELD_RATE_LIMIT_NAMESPACE: `admin-e2e-${process.pid}` };
-    process.env.MELD_ADMIN_TOKEN = env.MELD_ADMIN_TOKEN;
-    supervisor = startApps({ env, gatewayPort: GATEWAY_PORT, logDir: join(root, '.stack/logs/e2e-admin') });
-    await supervisor.ready(120000);
+    if (!process.env.MELD_ADMIN_TOKEN) throw new Error('MELD_ADMIN_TOKEN is not set (npm test sets it)');
+    await sharedSystem();
     boot = await meld('bootstrap', '--json', '--plan', 'm');
   }, 180000);
-
-  afterAll(() => supervisor?.stop());
 
   it('bootstrap prints the organization, project, data source and a product token with every scope', async () => {
     expect(boot).toMatchObject({

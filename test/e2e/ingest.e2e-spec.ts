@@ -1,22 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
 import { Topics } from '@meld/contracts';
 import { principalHeader } from '@meld/fixtures';
-import { testEnv, waitFor } from '@meld/testing';
+import { waitFor } from '@meld/testing';
 import { Kafka, logLevel, type Consumer } from 'kafkajs';
 import { Client } from 'pg';
+import { SHARED_BASE, SHARED_GATEWAY_PORT, type SharedSystem, sharedSystem } from './support/shared-system';
 
 // The ingest writes through the gateway with a real data-source token: the eight apps as
-// processes (as `npm start` runs them), tenants made through the operator API.
-const { startApps } = require(join(__dirname, '../../tools/cli/apps.js'));
-const stack = require(join(__dirname, '../../tools/stack'));
-
-// Below the kernel's ephemeral range (32768-60999): an outgoing connection cannot be holding it.
-const GATEWAY_PORT = 22080;
-const BASE = `http://127.0.0.1:${GATEWAY_PORT}`;
-// The audience app of this supervisor (gateway port + 3): the test calls the events read
+// processes (the shared e2e system, ADR 0352), tenants made through the operator API.
+const BASE = SHARED_BASE;
+// The audience app of the system (gateway port + 3): the test calls the events read
 // (routes.ts AUDIENCE_EVENTS_ROUTE) there directly, with a signed principal.
-const AUDIENCE = `http://127.0.0.1:${GATEWAY_PORT + 3}`;
+const AUDIENCE = `http://127.0.0.1:${SHARED_GATEWAY_PORT + 3}`;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -32,25 +27,14 @@ async function admin(method: string, path: string, body?: unknown): Promise<Json
 }
 
 describe('ingest writes through the gateway', () => {
-  let supervisor: { ready(ms: number): Promise<void>; stop(): Promise<void> };
   let stream: string;
   let token: string;
-  // A broker of its own: on the shared test broker these apps' consumer groups would first
-  // work through every message the integration tests produced (a poison message included),
-  // and the merges this test waits for would queue behind them.
-  const brokerName = `ingest-e2e-${process.pid}`;
-  let brokers: string;
+  // The system's own broker and database: the test reads both.
+  let system: SharedSystem;
 
   beforeAll(async () => {
-    testEnv();
     if (!process.env.MELD_ADMIN_TOKEN) throw new Error('MELD_ADMIN_TOKEN is not set (npm test sets it)');
-    brokers = (await stack.startBroker({ name: brokerName })).brokers;
-    supervisor = startApps({
-      env: { ...process.env, LOG_LEVEL: 'warn', MELD_KAFKA_BROKERS: brokers, MELD_RATE_LIMIT_NAMESPACE: `ingest-e2e-${process.pid}` },
-      gatewayPort: GATEWAY_PORT,
-      logDir: join(__dirname, '../../.stack/logs/e2e-ingest'),
-    });
-    await supervisor.ready(90000);
+    system = await sharedSystem();
     const org = (await admin('POST', '/organizations', { name: `ingest-${randomUUID().slice(0, 8)}`, plan: 'm' })).entity.id;
     const project = (await admin('POST', `/organizations/${org}/projects`, { name: 'Ingest e2e' })).entity.uid;
     await admin('POST', `/projects/${project}/event-types`, { uid: 'order_completed', name: 'Order completed', category: 'ecommerce' });
@@ -58,11 +42,6 @@ describe('ingest writes through the gateway', () => {
     stream = `${BASE}/v1/project/${project}/datasource/${ds.entity.id}/stream`;
     token = ds.metadata.token;
   }, 180000);
-
-  afterAll(async () => {
-    await supervisor?.stop();
-    await stack.stopBroker(brokerName);
-  });
 
   const post = async (path: string, body: unknown) => {
     const res = await fetch(`${stream}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -111,7 +90,7 @@ describe('ingest writes through the gateway', () => {
     const signupOld = `ev-signup-old-${randomUUID()}`;
 
     beforeAll(async () => {
-      db = new Client({ connectionString: testEnv().postgresUrl });
+      db = new Client({ connectionString: system.postgresUrl });
       await db.connect();
       const org = (await admin('POST', '/organizations', { name: `delete-${tag}`, plan: 'xl' })).entity.id;
       const uid = (await admin('POST', `/organizations/${org}/projects`, { name: `Delete e2e ${tag}`, mergingAttributes: ['_email'] })).entity.uid;
@@ -122,7 +101,7 @@ describe('ingest writes through the gateway', () => {
       const product = await admin('POST', `/organizations/${org}/tokens`, { scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_DATA_FULL'], projects: [uid] });
       const [{ id }] = (await db.query(`SELECT id FROM projects WHERE uid = $1`, [uid])).rows;
       p = { uid, id, org, web: web.entity.id, crm: crm.entity.id, webToken: web.metadata.token, crmToken: crm.metadata.token, productToken: product.metadata.token };
-      const kafka = new Kafka({ brokers: brokers.split(','), clientId: 'ingest-e2e', logLevel: logLevel.NOTHING });
+      const kafka = new Kafka({ brokers: system.brokers.split(','), clientId: 'ingest-e2e', logLevel: logLevel.NOTHING });
       triggers = { consumer: kafka.consumer({ groupId: `ingest-e2e-${randomUUID()}`, maxWaitTimeInMs: 100 }), seen: [] };
       await triggers.consumer.connect();
       await triggers.consumer.subscribe({ topic: Topics.automationTriggers, fromBeginning: true });

@@ -6,19 +6,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SCOPE_DESCRIPTIONS } from '@meld/contracts';
 import { authorizeQuery, pkcePair, registerOAuthClient, tokenRequest } from '@meld/fixtures';
-import { testEnv } from '@meld/testing';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { adminApi } from './support/admin-api';
+import { SHARED_BASE, sharedSystem } from './support/shared-system';
 
 // The whole OAuth flow in a real browser (issue 18, Tests): Debian's chromium, headless, driven
-// by playwright-core, against the eight apps running as processes. The client's redirect URI is
+// by playwright-core, against the eight apps running as processes (the shared e2e system, ADR 0352). The client's redirect URI is
 // a receiver on loopback, as a native or CLI client would run one.
-const { startApps } = require(join(__dirname, '../../tools/cli/apps.js'));
-const stack = require(join(__dirname, '../../tools/stack'));
 const { ensureChromium, chromiumArgs } = require(join(__dirname, '../../tools/stack/browser.js'));
 
-const GATEWAY_PORT = 27080;
-const BASE = `http://127.0.0.1:${GATEWAY_PORT}`;
+const BASE = SHARED_BASE;
 const OUTPUT = join(__dirname, '../../.stack/test-output');
 const SCREENSHOT = join(OUTPUT, 'oauth-consent.png');
 const PASSWORD = 'correct horse battery staple';
@@ -53,8 +50,6 @@ class Receiver {
 }
 
 describe('OAuth 2.1 in a real browser (headless chromium)', () => {
-  let supervisor: { ready(ms: number): Promise<void>; stop(): Promise<void> };
-  const brokerName = `oauth-browser-e2e-${process.pid}`;
   const receiver = new Receiver();
   const profile = mkdtempSync(join(tmpdir(), 'meld-chromium-'));
   const user = { email: `browser-${randomUUID().slice(0, 8)}@example.test`, password: PASSWORD };
@@ -62,15 +57,8 @@ describe('OAuth 2.1 in a real browser (headless chromium)', () => {
   let project: string;
 
   beforeAll(async () => {
-    testEnv();
     const executablePath = await ensureChromium((line: string) => console.log(line));
-    const { brokers } = await stack.startBroker({ name: brokerName });
-    supervisor = startApps({
-      env: { ...process.env, LOG_LEVEL: 'warn', MELD_KAFKA_BROKERS: brokers, MELD_RATE_LIMIT_NAMESPACE: brokerName },
-      gatewayPort: GATEWAY_PORT,
-      logDir: join(__dirname, '../../.stack/logs/e2e-oauth-browser'),
-    });
-    await Promise.all([supervisor.ready(90000), receiver.start()]);
+    await Promise.all([sharedSystem(), receiver.start()]);
     const org = (await admin('POST', '/organizations', { name: `browser-${randomUUID().slice(0, 8)}`, plan: 's' })).entity.id;
     project = (await admin('POST', `/organizations/${org}/projects`, { name: 'Storefront' })).entity.uid!;
     await admin('POST', `/organizations/${org}/users`, user);
@@ -79,8 +67,7 @@ describe('OAuth 2.1 in a real browser (headless chromium)', () => {
 
   afterAll(async () => {
     await context?.close();
-    await Promise.all([supervisor?.stop(), receiver.stop()]);
-    await stack.stopBroker(brokerName);
+    await receiver.stop();
     rmSync(profile, { recursive: true, force: true });
   });
 

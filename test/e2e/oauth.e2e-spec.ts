@@ -1,18 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
 import { answerConsent, authorizeQuery, oauthTokens, pkcePair, registerOAuthClient, tokenRequest } from '@meld/fixtures';
-import { testEnv, waitFor } from '@meld/testing';
+import { waitFor } from '@meld/testing';
 import { adminApi } from './support/admin-api';
+import { SHARED_BASE, SHARED_GATEWAY_CACHE_TTL_MS, sharedSystem } from './support/shared-system';
 
-// The OAuth flow through the gateway, the eight apps running as processes (as `npm start`
-// runs them): discovery from a 401, registration, authorize (302, query unchanged), the
+// The OAuth flow through the gateway, the eight apps running as processes (the shared e2e
+// system, ADR 0352): discovery from a 401, registration, authorize (302, query unchanged), the
 // consent screen with a user made through the admin API, the code exchange, the token on
 // /v1 limited to its grant, refresh rotation, and revocation reaching the gateway (ADR 0145).
-const { startApps } = require(join(__dirname, '../../tools/cli/apps.js'));
-
-const GATEWAY_PORT = 25080;
-const BASE = `http://127.0.0.1:${GATEWAY_PORT}`;
-const CACHE_TTL_MS = 1000;
+const BASE = SHARED_BASE;
+const CACHE_TTL_MS = SHARED_GATEWAY_CACHE_TTL_MS;
 const REDIRECT = 'http://127.0.0.1:9/callback';
 const PASSWORD = 'correct horse battery staple';
 
@@ -21,27 +18,18 @@ const admin = adminApi(BASE);
 const v1 = (path: string, token: string) => fetch(`${BASE}/v1${path}`, { headers: { authorization: `Bearer ${token}` } });
 
 describe('OAuth 2.1 through the gateway', () => {
-  let supervisor: { ready(ms: number): Promise<void>; stop(): Promise<void> };
   const user = { email: `oauth-${randomUUID().slice(0, 8)}@example.test`, password: PASSWORD };
   let org: string;
   let granted: string;
   let outside: string;
 
   beforeAll(async () => {
-    testEnv();
-    supervisor = startApps({
-      env: { ...process.env, LOG_LEVEL: 'warn', MELD_GATEWAY_CACHE_TTL_MS: String(CACHE_TTL_MS), MELD_RATE_LIMIT_NAMESPACE: `oauth-e2e-${process.pid}` },
-      gatewayPort: GATEWAY_PORT,
-      logDir: join(__dirname, '../../.stack/logs/e2e-oauth'),
-    });
-    await supervisor.ready(90000);
+    await sharedSystem();
     org = (await admin('POST', '/organizations', { name: `oauth-${randomUUID().slice(0, 8)}`, plan: 's' })).entity.id;
     granted = (await admin('POST', `/organizations/${org}/projects`, { name: 'Granted' })).entity.uid!;
     outside = (await admin('POST', `/organizations/${org}/projects`, { name: 'Not granted' })).entity.uid!;
     await admin('POST', `/organizations/${org}/users`, user);
   }, 180000);
-
-  afterAll(() => supervisor?.stop());
 
   it('a 401 on /v1 leads to the protected-resource and authorization-server metadata', async () => {
     const res = await fetch(`${BASE}/v1/`);

@@ -2,14 +2,14 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { quickstartBlocks, quickstartScript } from '../docs/quickstart-blocks';
 import { readRepoFile } from '../docs/repo-files';
-import { startSystem, type System } from './support/system';
+import { SHARED_BASE, SHARED_GATEWAY_PORT, sharedSystem } from './support/shared-system';
 
 // The README's quickstart as a newcomer runs it: its marked shell blocks, in order, with bash,
-// in the repository root, against the eight apps as processes on a private broker.
+// in the repository root, against the eight apps as processes (the shared e2e system, ADR 0352).
 const ROOT = join(__dirname, '../..');
 
-const GATEWAY_PORT = 29480;
-const BASE = `http://127.0.0.1:${GATEWAY_PORT}`;
+const GATEWAY_PORT = SHARED_GATEWAY_PORT;
+const BASE = SHARED_BASE;
 /** What the README says the last step prints. */
 const FINAL_COUNT = '{"metadata":{"totalHits":1}}';
 
@@ -23,11 +23,7 @@ function bash(script: string): Promise<{ code: number; out: string; err: string 
 }
 
 describe('the README quickstart works as written', () => {
-  let system: System;
-  beforeAll(async () => {
-    system = await startSystem('quickstart', GATEWAY_PORT);
-  }, 180000);
-  afterAll(() => system?.stop());
+  beforeAll(() => sharedSystem(), 180000);
 
   it('every block exits 0 and the filtered count is the one the README shows', async () => {
     const readme = readRepoFile('README.md');

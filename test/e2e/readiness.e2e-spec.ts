@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { waitFor } from '@meld/testing';
 import { adminApi, bearerApi } from './support/admin-api';
-import { startSystem, type System } from './support/system';
+import { SHARED_BASE, sharedSystem } from './support/shared-system';
 
 // Readiness through the gateway, driven as an operator and a data source would: every change
 // (admin API, ingest delete, funds) is followed by a read at once, and the report must
 // already show it (no cache anywhere on the path). The apps run as processes.
-const GATEWAY_PORT = 23080;
-const BASE = `http://127.0.0.1:${GATEWAY_PORT}`;
+const BASE = SHARED_BASE;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -17,11 +16,10 @@ const adminCall = adminApi(BASE);
 const admin = (method: string, path: string, body?: unknown): Promise<Json> => adminCall(method, path, body);
 
 describe('readiness through the gateway follows every change at once', () => {
-  let system: System;
   let p: { org: string; uid: string; sender: string; stream: string; dsToken: string; token: string };
 
   beforeAll(async () => {
-    system = await startSystem('readiness', GATEWAY_PORT);
+    await sharedSystem();
     const tag = randomUUID().slice(0, 8);
     const org = (await admin('POST', '/organizations', { name: `readiness-${tag}`, plan: 'm', prepaid: true, funds: 2 })).entity.id;
     const uid = (await admin('POST', `/organizations/${org}/projects`, { name: `Readiness ${tag}` })).entity.uid;
@@ -32,8 +30,6 @@ describe('readiness through the gateway follows every change at once', () => {
     const token = (await admin('POST', `/organizations/${org}/tokens`, { scopes: ['PROJECT_CAMPAIGN_READ'], projects: [uid] })).metadata.token;
     p = { org, uid, sender, stream: `/v1/project/${uid}/datasource/${ds.entity.id}/stream`, dsToken: ds.metadata.token, token };
   }, 180000);
-
-  afterAll(() => system?.stop());
 
   const readiness = async (path = '') => {
     const res = await call('GET', `/v1/project/${p.uid}/readiness${path}`, p.token);

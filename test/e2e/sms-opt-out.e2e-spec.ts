@@ -1,26 +1,20 @@
 import { waitFor } from '@meld/testing';
-import { type SmsProject, seedSmsProject, startSmsStack, unsubscribeLink } from './support/sms-stack';
+import { type SmsProject, seedSmsProject, smsStack, unsubscribeLink } from './support/sms-stack';
 
 // SMS consent end to end (issue 17, ADRs 0181-0184): gateway, ingest, identity-merge, messaging
-// and audience as processes, a private broker and a private SMSC simulator. Each way of opting
+// and audience as processes with an SMSC simulator (the shared e2e system, ADR 0352). Each way of opting
 // out (the unsubscribe link, an inbound STOP, a data source's `_consent_sms`) must make the
 // next send a 422 `opted_out` once identity-merge applied it; outbound auto-creation puts an
 // unknown number in the audience only when the project allows it; a STOP from an unknown number
 // is kept (ADR 0343).
-const GATEWAY_PORT = 29080;
-
 describe('SMS opt-out and auto-created contacts through the gateway', () => {
-  let sms: Awaited<ReturnType<typeof startSmsStack>>;
+  let sms: Awaited<ReturnType<typeof smsStack>>;
   let p: SmsProject;
 
   beforeAll(async () => {
-    sms = await startSmsStack('e2e-sms-opt-out', GATEWAY_PORT);
+    sms = await smsStack();
     p = await seedSmsProject(sms.base);
   }, 240000);
-
-  afterAll(async () => {
-    await sms?.stop();
-  });
 
   const expectOptedOut = async (target: string, project = p) => {
     const refused = await project.send(target, 'Your parcel is on its way');

@@ -1,31 +1,29 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { testEnv } from '@meld/testing';
 import { Client } from 'pg';
 import { type Browser, chromium } from 'playwright-core';
-import { type SmsProject, seedSmsProject, startSmsStack, unsubscribeLink } from './support/sms-stack';
+import { type SmsProject, seedSmsProject, smsStack, unsubscribeLink } from './support/sms-stack';
 
 // The SMS unsubscribe page in a real browser (issue 17, ADR 0182): Debian's chromium, headless,
 // driven by playwright-core, the link taken from the message as stored and opened through the
-// gateway's link door. A GET must record nothing (link previews fetch it); the Unsubscribe
+// gateway's link door (the shared e2e system, ADR 0352). A GET must record nothing (link previews fetch it); the Unsubscribe
 // button records the opt-out, with JavaScript on and off (the page has no script).
 const { ensureChromium, chromiumArgs } = require(join(__dirname, '../../tools/stack/browser.js'));
 
-const GATEWAY_PORT = 29280;
 const OUTPUT = join(__dirname, '../../.stack/test-output');
 const SCREENSHOT = join(OUTPUT, 'unsubscribe.png');
 
 describe('the SMS unsubscribe page in headless chromium', () => {
-  let sms: Awaited<ReturnType<typeof startSmsStack>>;
+  let sms: Awaited<ReturnType<typeof smsStack>>;
   let p: SmsProject;
   let browser: Browser;
   let db: Client;
 
   beforeAll(async () => {
     const executablePath = await ensureChromium((line: string) => console.log(line));
-    sms = await startSmsStack('e2e-sms-unsubscribe-browser', GATEWAY_PORT);
+    sms = await smsStack();
     p = await seedSmsProject(sms.base);
-    db = new Client({ connectionString: testEnv().postgresUrl });
+    db = new Client({ connectionString: sms.postgresUrl });
     await db.connect();
     browser = await chromium.launch({ executablePath, headless: true, args: chromiumArgs() });
   }, 300000);
@@ -33,7 +31,6 @@ describe('the SMS unsubscribe page in headless chromium', () => {
   afterAll(async () => {
     await browser?.close();
     await db?.end();
-    await sms?.stop();
   });
 
   /** What was recorded: the link's confirmation and the consent on the messaging data source's contact for this member (ADR 0181). */

@@ -1,22 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
-import { testEnv, waitFor } from '@meld/testing';
+import { waitFor } from '@meld/testing';
 import { Webhook } from 'standardwebhooks';
 import { adminApi, bearerApi } from './support/admin-api';
+import { SHARED_BASE, sharedSystem } from './support/shared-system';
 
 // Direct SMS as a product team uses it, every app a process: the operator sets the webhook
 // (Meld generates the secret), a data source imports the contact, the product sends through
-// the gateway; the SMSC simulator of the local stack answers; the delivery reports arrive
+// the gateway; an SMSC simulator answers (the shared e2e system, ADR 0352); the delivery reports arrive
 // signed, verifiable with the standardwebhooks library and the generated secret as given; the
 // list shows the message, the operator sees the deliveries, and the count finds the contact by
 // its `_sms_delivered` event (ADRs 0155, 0157, 0159).
-const { startApps } = require(join(__dirname, '../../tools/cli/apps.js'));
-const stack = require(join(__dirname, '../../tools/stack'));
-
-const GATEWAY_PORT = 29680;
-const BASE = `http://127.0.0.1:${GATEWAY_PORT}`;
+const BASE = SHARED_BASE;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -25,15 +21,12 @@ const call = bearerApi(BASE);
 const adminCall = adminApi(BASE);
 const admin = (method: string, path: string, body?: unknown): Promise<Json> => adminCall(method, path, body);
 
-describe('direct SMS through the gateway with delivery-report webhooks (every app a process, the stack SMSC simulator)', () => {
-  let supervisor: { ready(ms: number): Promise<void>; stop(): Promise<void> };
-  const brokerName = `sms-e2e-${process.pid}`;
+describe('direct SMS through the gateway with delivery-report webhooks (every app a process, an SMSC simulator)', () => {
   const received: Array<{ headers: IncomingHttpHeaders; body: string }> = [];
   let receiver: Server;
   let p: { org: string; uid: string; token: string; secret: string };
 
   beforeAll(async () => {
-    testEnv();
     receiver = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
@@ -43,13 +36,7 @@ describe('direct SMS through the gateway with delivery-report webhooks (every ap
       });
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-    const { brokers } = await stack.startBroker({ name: brokerName });
-    supervisor = startApps({
-      env: { ...process.env, LOG_LEVEL: 'warn', MELD_KAFKA_BROKERS: brokers, MELD_RATE_LIMIT_NAMESPACE: brokerName, MELD_PROBES_EVENTS_LINGER_MS: '200' },
-      gatewayPort: GATEWAY_PORT,
-      logDir: join(__dirname, '../../.stack/logs/e2e-sms'),
-    });
-    await supervisor.ready(90000);
+    await sharedSystem();
     const tag = randomUUID().slice(0, 8);
     const org = (await admin('POST', '/organizations', { name: `sms-${tag}`, plan: 'm' })).entity.id;
     const uid = (await admin('POST', `/organizations/${org}/projects`, { name: `SMS ${tag}`, locale: 'en_GB' })).entity.uid;
@@ -65,8 +52,6 @@ describe('direct SMS through the gateway with delivery-report webhooks (every ap
   }, 180000);
 
   afterAll(async () => {
-    await supervisor?.stop();
-    await stack.stopBroker(brokerName);
     receiver?.closeAllConnections();
     await new Promise((r) => receiver?.close(r));
   });

@@ -11,12 +11,13 @@ import { type Answered, burst, freePort, startCountingSmsc, startPrivateRedis } 
 import { seedContact, seedSmsTenancy } from '../../../apps/messaging/test/sms-tenancy';
 
 // The SIGKILL tests of messaging (issue 17, ADR 0268): the built app as processes on a private
-// Postgres database, a private Redis and a private SMSC simulator that counts submits, a burst of
-// direct SMS from concurrent clients, one process SIGKILLed mid-burst and started again. With
-// every store its own (messaging only produces to Kafka, its own rows), `meld test` runs these
-// beside the serial e2e phase (ADR 0306): no other suite's sweep claims their messages, theirs
-// claims no other suite's.
+// Postgres database, a private Redis, a private Kafka broker and a private SMSC simulator that
+// counts submits, a burst of direct SMS from concurrent clients, one process SIGKILLed mid-burst
+// and started again. With every store its own, `meld test` runs these beside the integration
+// phase (ADRs 0306, 0352): no other suite's sweep claims their messages, theirs claims no other
+// suite's, and their status and timeline messages reach no other suite's consumers.
 const { spawnPrefixed } = require(join(__dirname, '../../../tools/cli/lib.js'));
+const stack = require(join(__dirname, '../../../tools/stack'));
 
 const MAIN = join(__dirname, '../../../apps/messaging/dist/main.js');
 const LOGS = join(__dirname, '../../../.stack/logs/sms-kill');
@@ -44,12 +45,14 @@ export async function killMidBurst({ roles, victim, name }: { roles: Role[]; vic
   mkdirSync(LOGS, { recursive: true });
   const redis = await startPrivateRedis();
   const smsc = await startCountingSmsc();
+  const brokerName = `sms-kill-${name}-${process.pid}`;
+  const { brokers } = (await stack.startBroker({ name: brokerName })) as { brokers: string };
   const database = await privateDatabase(testEnv().postgresUrl, `sms_kill_${name}`);
   const db: DataSource = await createDataSource({ url: database.url, applicationName: 'sms-kill-tests', poolSize: 2 }).initialize();
   const ports = new Map<Role, number>();
   const children = new Map<Role, ChildProcess>();
   const start = (role: Role) => {
-    const env = { MELD_POSTGRES_URL: database.url, MELD_REDIS_URL: redis.url, MELD_SMSC_URL: `smpp://127.0.0.1:${smsc.port}`, MELD_MESSAGING_ROLE: role, PORT: String(ports.get(role)), LOG_LEVEL: 'warn', MELD_ALLOW_DEV_SECRETS: '1' };
+    const env = { MELD_POSTGRES_URL: database.url, MELD_REDIS_URL: redis.url, MELD_SMSC_URL: `smpp://127.0.0.1:${smsc.port}`, MELD_KAFKA_BROKERS: brokers, MELD_MESSAGING_ROLE: role, PORT: String(ports.get(role)), LOG_LEVEL: 'warn', MELD_ALLOW_DEV_SECRETS: '1' };
     children.set(role, spawnPrefixed(`messaging-${role}`, process.execPath, [MAIN], { env, logFile: join(LOGS, `${name}-${role}.log`) }));
   };
   const ready = (role: Role) =>
@@ -169,6 +172,7 @@ export async function killMidBurst({ roles, victim, name }: { roles: Role[]; vic
     await database.drop().catch(() => undefined);
     await smsc.close();
     await redis.stop();
+    await stack.stopBroker(brokerName);
   }
 }
 

@@ -1,14 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
-import { testEnv, waitFor } from '@meld/testing';
+import { waitFor } from '@meld/testing';
 import { adminApi } from './admin-api';
+import { sharedSystem } from './shared-system';
 
-// The SMS e2e tests' world: the eight apps as processes on a private broker, bound to a private
-// SMSC simulator with its control port (mobile-originated messages), and a project that can
-// send: an active sender for GB, a data source, and a product token that may read PII.
-const { startApps } = require(join(__dirname, '../../../tools/cli/apps.js'));
-const stack = require(join(__dirname, '../../../tools/stack'));
-const { spawnSmsc } = require(join(__dirname, '../../../tools/smsc/spawn.js'));
+// The SMS e2e tests' world: the eight apps as processes bound to an SMSC simulator with its
+// control port (mobile-originated messages), and a project that can send: an active sender for
+// GB, a data source, and a product token that may read PII.
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Json = any;
@@ -17,37 +14,15 @@ export interface Answer {
   body: Json;
 }
 
-/** Starts the simulator, the broker and the apps; `stop()` ends them in reverse. */
-export async function startSmsStack(name: string, gatewayPort: number) {
-  testEnv();
-  const brokerName = `${name}-${process.pid}`;
-  const smsc: { smppUrl: string; controlUrl: string; stop(): Promise<void> } = await spawnSmsc();
-  let supervisor: { ready(ms: number): Promise<void>; stop(): Promise<void> } | undefined;
-  const stop = async () => {
-    await supervisor?.stop();
-    await stack.stopBroker(brokerName);
-    await smsc.stop();
-  };
-  try {
-    const { brokers } = await stack.startBroker({ name: brokerName });
-    supervisor = startApps({
-      env: { ...process.env, LOG_LEVEL: 'warn', MELD_KAFKA_BROKERS: brokers, MELD_RATE_LIMIT_NAMESPACE: brokerName, MELD_SMSC_URL: smsc.smppUrl },
-      gatewayPort,
-      logDir: join(__dirname, `../../../.stack/logs/${name}`),
-    }) as { ready(ms: number): Promise<void>; stop(): Promise<void> };
-    await supervisor.ready(120000);
-  } catch (err) {
-    // The caller gets no handle to stop: nothing started here may outlive the failure.
-    await stop();
-    throw err;
-  }
-  const base = `http://127.0.0.1:${gatewayPort}`;
+/** The shared e2e system (ADR 0352) as the SMS tests use it: its gateway, its database, and mobile-originated messages through its simulator. */
+export async function smsStack() {
+  const system = await sharedSystem();
   /** A mobile-originated SMS through the simulator's control port; the bound sessions' answers. */
   const mo = async (message: { from: string; to: string; text: string }): Promise<number[]> => {
-    const res = await fetch(`${smsc.controlUrl}/mo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(message) });
+    const res = await fetch(`${system.controlUrl}/mo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(message) });
     return ((await res.json()) as { sessions: number[] }).sessions;
   };
-  return { base, mo, stop };
+  return { base: system.base, postgresUrl: system.postgresUrl, mo };
 }
 
 /** A project of a fresh organization with an active SMS sender for GB (a unique alias: MO messages find projects by it). */

@@ -24,6 +24,22 @@ function check(title, cmd, args, env) {
   return ok;
 }
 
+/** Like `check`, without holding the event loop: its output is printed whole when it ends, so two can run at once. */
+function checkAside(title, cmd, args, env) {
+  const started = Date.now();
+  const child = spawn(cmd, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  for (const stream of [child.stdout, child.stderr]) stream.on('data', (chunk) => (output += chunk));
+  return new Promise((resolve) =>
+    child.once('close', (code) => {
+      process.stdout.write(output);
+      const ok = code === 0;
+      process.stdout.write(ok ? `  ✓ ${title} (${((Date.now() - started) / 1000).toFixed(1)} s)\n` : `  ✗ ${title} failed\n`);
+      resolve(ok);
+    }),
+  );
+}
+
 /**
  * Tests get a private dev broker, new for each run: apps of a running `npm start` share
  * the stack's broker and would otherwise join the tests' consumer groups, and every run
@@ -69,18 +85,22 @@ async function run(args = []) {
 
   const quick = values['no-static'];
   const jestArgs = [...positionals, ...rest];
+  // The boundary rule silently skips itself without a cached project graph: compute it first. Lint
+  // and type check then run together: each is one process on one core (ADR 0352).
   const checks = quick
     ? []
     : [
-        // The boundary rule silently skips itself without a cached project graph: compute it first.
-        ['project graph (nx)', 'npx', ['nx', 'show', 'projects']],
-        ['lint (eslint, Nx module boundaries)', 'npx', ['eslint', '.', '--max-warnings', '0']],
-        ['type check (tsc)', 'npx', ['tsc', '-p', 'tsconfig.json', '--noEmit']],
-      ].map(([title, cmd, cmdArgs]) => check(title, cmd, cmdArgs, env));
+        check('project graph (nx)', 'npx', ['nx', 'show', 'projects'], env),
+        ...(await Promise.all([
+          checkAside('lint (eslint, Nx module boundaries)', 'npx', ['eslint', '.', '--max-warnings', '0'], env),
+          checkAside('type check (tsc)', 'npx', ['tsc', '-p', 'tsconfig.json', '--noEmit'], env),
+        ])),
+      ];
 
   // Two phases, one after the other: e2e suites each run a whole system (its own broker) on the shared test
   // databases, so one system's outbox relays, woken by every write's NOTIFY (ADR 0212), would
-  // publish another's rows to the wrong broker. They run one at a time, after the rest. So do
+  // publish another's rows to the wrong broker. They run one at a time, after the rest; those
+  // that need no settings of their own share one system on stores of its own (ADR 0352). So do
   // messaging's integration specs, on stores of their own beside them: each runs messaging's
   // delivery side, whose sweep and webhook claims take any due row of its database (ADRs 0153,
   // 0252), as replicas should (ADR 0266).
@@ -93,18 +113,26 @@ async function run(args = []) {
   // shared ClickHouse only under a project of their own).
   const noise = ['/node_modules/', '/dist/'];
   const ignoring = (files) => files.map((f) => `/${f.replace(/\./g, '\\.')}$`);
-  const waiting = ['apps/probes/test/store-outage.integration-spec.ts', 'apps/identity-merge/test/store-outage.integration-spec.ts'];
+  // The SIGKILL suites of messaging wait too (stalled jobs coming back) and have every store their
+  // own, a broker included, so they run beside phase 1, where they leave phase 2's beside group
+  // about as long as its serial phase (ADR 0352).
+  const waiting = [
+    'apps/probes/test/store-outage.integration-spec.ts',
+    'apps/identity-merge/test/store-outage.integration-spec.ts',
+    'test/e2e/sms-delivery-kill.e2e-spec.ts',
+    'test/e2e/sms-messaging-kill.e2e-spec.ts',
+  ];
   // Not crash.e2e: its events reads hit ClickHouse's max_execution_time beside the serial phase.
-  const ownStores = ['test/e2e/sms-delivery-kill.e2e-spec.ts', 'test/e2e/sms-messaging-kill.e2e-spec.ts', 'test/e2e/seed.e2e-spec.ts'];
+  const ownStores = ['test/e2e/seed.e2e-spec.ts'];
   const phases = [
     {
       title: 'jest (unit, integration)',
       args: ['--maxWorkers=2', '--testPathIgnorePatterns', ...noise, '\\.e2e-spec\\.ts$', '/apps/messaging/test/', ...ignoring(waiting)],
-      beside: { title: 'jest (store outages, beside phase 1)', files: waiting },
+      beside: { title: 'jest (store outages and messaging SIGKILLs, beside phase 1)', files: waiting },
     },
     {
       title: 'jest (e2e, one system at a time)',
-      args: ['--runInBand', '--testMatch', '**/*.e2e-spec.ts', '--testPathIgnorePatterns', ...noise, ...ignoring(ownStores)],
+      args: ['--runInBand', '--testMatch', '**/*.e2e-spec.ts', '--testPathIgnorePatterns', ...noise, ...ignoring(ownStores), ...ignoring(waiting)],
       beside: { title: 'jest (messaging, and e2e on stores of their own, beside phase 2)', files: [...ownStores, messagingSpecs], env: messagingEnv },
     },
   ];
