@@ -15,6 +15,8 @@ const FULL: Scope[] = [...READ, 'PROJECT_AUDIENCE_DATA_FULL'];
 
 type Signer = (url: string) => Record<string, string>;
 
+const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
 /** Signs the principal the gateway would forward for a URL, with the project's data mode. */
 function as(t: Tenancy, scopes: Scope[], dataMode: DataMode = 'normal'): Signer {
   return (url) =>
@@ -102,7 +104,15 @@ describe('contact reads (audience): search by phone, by email, read by user id',
       expect(status).toBe(200);
       expect(ContactReadSchema.parse(body)).toBeTruthy();
       expect(body).toEqual({
-        entity: { id: jane.id, _user_id: 'u-jane', ...JANE, _datasources: [t.dataSource.id], _ds_contact_ids: [`${t.dataSource.id}/u-jane`] },
+        entity: {
+          id: jane.id,
+          _user_id: 'u-jane',
+          ...JANE,
+          _created_at: expect.stringMatching(ISO_UTC),
+          _updated_at: expect.stringMatching(ISO_UTC),
+          _datasources: [t.dataSource.id],
+          _ds_contact_ids: [`${t.dataSource.id}/u-jane`],
+        },
         metadata: { matches: 1 },
       });
     });
@@ -171,6 +181,12 @@ describe('contact reads (audience): search by phone, by email, read by user id',
   });
 
   describe('GET …/audience/user/:userId', () => {
+    it('Full: _created_at and _updated_at, the times Meld keeps of the contact, as ISO UTC (the instants the audience filters compare)', async () => {
+      await db.query(`UPDATE audience_contacts SET created_at = '2025-12-31T23:30:00.125+01:00' WHERE id = $1`, [older.id]);
+      const { body } = await get(`user/u-older`, as(t, FULL));
+      expect(body.entity).toMatchObject({ _created_at: '2025-12-31T22:30:00.125Z', _updated_at: '2026-01-01T00:00:00.000Z' });
+    });
+
     it('Default level: id, _user_id and the name only', async () => {
       const { status, body } = await get(`user/u-jane`, as(t, READ));
       expect(status).toBe(200);

@@ -150,6 +150,21 @@ describe('identity merge on Postgres', () => {
     await expectMatchesScratch(p);
   });
 
+  it('stamps an audience contact with its steps\' time: created once, updated by each change; its snapshots carry both (createdAt, at) for the filters on _created_at and _updated_at', async () => {
+    const p = await project();
+    const times = async () =>
+      (await db.query(`SELECT created_at, updated_at FROM audience_contacts WHERE project_id = $1`, [p.id])).map((r: { created_at: Date; updated_at: Date }) => [r.created_at.toISOString(), r.updated_at.toISOString()]);
+    const snapshots = async () => (await outbox(p.id)).flatMap((m) => (m.kind === 'snapshot' ? [m] : []));
+    await upsert(p.id, p.api, 'stamped', { _first_name: 'Ann' });
+    const [first] = await snapshots();
+    expect(first.createdAt).toBe(first.at);
+    expect(await times()).toEqual([[first.at, first.at]]);
+    await upsert(p.id, p.api, 'stamped', { _first_name: 'Anne' });
+    const [, second] = await snapshots();
+    expect([second.createdAt, second.at >= first.at]).toEqual([first.at, true]);
+    expect(await times()).toEqual([[first.at, second.at]]);
+  });
+
   it('unions on a bridging contact; the oldest keeps its id and the absorbed id resolves to it', async () => {
     const p = await project();
     await upsert(p.id, p.crm, 'c1', { _email: 'Ann@X.com', _first_name: 'Ann' });

@@ -216,29 +216,33 @@ describe('probes ClickHouse sinks', () => {
       ]);
       const [mobile, fixed, bare] = [randomUUID(), randomUUID(), randomUUID()];
       const at = '2026-11-20T10:00:00.000Z';
+      const createdAt = '2026-11-18T07:45:30.250Z';
       await sendAudience([
-        contactSnapshot(
-          project.id,
-          mobile,
-          1,
-          at,
-          {
-            _user_id: 'u1',
-            _email: 'Ann@Example.com',
-            _phone_mobile: '06 12 34 56 78',
-            _birthday: '1990-05-17',
-            _consent_sms: 'opt-in',
-            vip: true,
-            score: 12.5,
-            sizes: [38, 40],
-            tags: ['a', 'b'],
-            last_order_at: '2026-11-19T23:30:00.750+01:00',
-            unknown_text: 'x',
-            unknown_number: 7,
-            unknown_flag: false,
-          },
-          [dataSource.id],
-        ),
+        {
+          ...contactSnapshot(
+            project.id,
+            mobile,
+            1,
+            at,
+            {
+              _user_id: 'u1',
+              _email: 'Ann@Example.com',
+              _phone_mobile: '06 12 34 56 78',
+              _birthday: '1990-05-17',
+              _consent_sms: 'opt-in',
+              vip: true,
+              score: 12.5,
+              sizes: [38, 40],
+              tags: ['a', 'b'],
+              last_order_at: '2026-11-19T23:30:00.750+01:00',
+              unknown_text: 'x',
+              unknown_number: 7,
+              unknown_flag: false,
+            },
+            [dataSource.id],
+          ),
+          createdAt,
+        } as AudienceChange,
         contactSnapshot(project.id, fixed, 1, at, { _user_id: 'u2', _email: 'not-an-email', _phone_mobile: '01 23 45 67 89' }),
         contactSnapshot(project.id, bare, 1, at, { _user_id: 'u3', _phone_mobile: '+33 6 12' }),
       ]);
@@ -247,6 +251,9 @@ describe('probes ClickHouse sinks', () => {
         str: [`_datasources=${dataSource.id}`, '_consent_sms=opt-in', '_email=Ann@Example.com', '_phone_mobile=06 12 34 56 78', '_user_id=u1', 'tags=a', 'tags=b', 'unknown_text=x'].sort(),
         num: [
           `_birthday=${Date.UTC(1990, 4, 17) / 1000}`,
+          // The times Meld maintains, from the snapshot: the audience filters select contacts by them.
+          `_created_at=${Date.UTC(2026, 10, 18, 7, 45, 30) / 1000}`,
+          `_updated_at=${Date.parse(at) / 1000}`,
           `last_order_at=${Date.UTC(2026, 10, 19, 22, 30, 0) / 1000}`,
           'score=12.5',
           'sizes=38',
@@ -275,12 +282,13 @@ describe('probes ClickHouse sinks', () => {
 
       // An attribute created after the catalogue was cached is typed (its step comes after it: refresh on an unknown key).
       await db.getRepository(AttributeEntity).insert({ projectId: project.id, uid: 'renewal', label: 'Renewal', type: 'date' });
-      await sendAudience([contactSnapshot(project.id, mobile, 2, new Date().toISOString(), { _user_id: 'u1', renewal: '2027-01-02' })]);
+      const renewedAt = new Date().toISOString();
+      await sendAudience([contactSnapshot(project.id, mobile, 2, renewedAt, { _user_id: 'u1', renewal: '2027-01-02' })]);
       const renewed = await waitFor('renewal typed', async () => {
         const r = await current(project.id, mobile);
         return r && r.num_keys.includes('renewal') ? r : undefined;
       });
-      expect(typed(renewed)).toEqual({ str: ['_user_id=u1'], num: [`renewal=${Date.UTC(2027, 0, 2) / 1000}`] });
+      expect(typed(renewed)).toEqual({ str: ['_user_id=u1'], num: [`_updated_at=${Math.floor(Date.parse(renewedAt) / 1000)}`, `renewal=${Date.UTC(2027, 0, 2) / 1000}`] });
       expect(await slotted(project.id, mobile, ['renewal', '_email'])).toEqual({ renewal: Date.UTC(2027, 0, 2) / 1000, _email: null });
       expect(renewed.channels).toEqual([]);
     });

@@ -4,7 +4,8 @@ import { z } from 'zod';
 /**
  * The three contact reads: `entity` is the audience contact as the caller may see it (data
  * level and data mode, `serializeContact`): always `id`, then whatever the level allows of
- * `_user_id`, the attributes, `_datasources` and `_ds_contact_ids`.
+ * `_user_id`, the attributes, `_created_at` and `_updated_at` (ISO 8601 UTC, kept by Meld, ADR 0353),
+ * `_datasources` and `_ds_contact_ids`.
  */
 export const AudienceContactSchema = z
   .object({ id: z.string().describe('audience contact id, used in later calls') })

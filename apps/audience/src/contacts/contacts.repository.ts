@@ -1,6 +1,7 @@
 import { DATA_SOURCE } from '@meld/db';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
+import { CONTACT_ATTRIBUTES_SQL } from '../shared/contact-attributes-sql';
 import { poolRead } from '../shared/pool-read';
 
 /** An audience contact row as identity-merge wrote it, with the number of contacts the look-up matched. */
@@ -47,7 +48,7 @@ export class ContactsRepository {
     const rows = await poolRead<ContactRow>(
       this.ds,
       `WITH ids AS (${members} UNION SELECT c.id FROM audience_contacts c WHERE c.project_id = $1 AND ${attribute})
-       SELECT c.id, c.attributes, c.datasources, c.ds_contact_ids, count(*) OVER ()::int AS matches
+       SELECT c.id, ${CONTACT_ATTRIBUTES_SQL} AS attributes, c.datasources, c.ds_contact_ids, count(*) OVER ()::int AS matches
          FROM audience_contacts c JOIN ids ON ids.id = c.id
         WHERE c.project_id = $1
         ORDER BY c.updated_at DESC, c.id DESC

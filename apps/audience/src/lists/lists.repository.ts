@@ -4,6 +4,7 @@ import { type AudienceSortedPageOptions, audienceSortedPage, type PagePosition, 
 import { CLICKHOUSE_READER } from '@meld/platform';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
+import { CONTACT_ATTRIBUTES_SQL } from '../shared/contact-attributes-sql';
 import { poolRead } from '../shared/pool-read';
 
 export interface ListedContactRow {
@@ -39,7 +40,7 @@ export class ListsRepository {
     if (!ids.length) return Promise.resolve([]);
     return poolRead<ListedContactRow>(
       this.ds,
-      `SELECT id, attributes, datasources, ds_contact_ids FROM audience_contacts WHERE project_id = $1 AND id = ANY($2::uuid[])`,
+      `SELECT c.id, ${CONTACT_ATTRIBUTES_SQL} AS attributes, c.datasources, c.ds_contact_ids FROM audience_contacts c WHERE c.project_id = $1 AND c.id = ANY($2::uuid[])`,
       [projectId, ids],
     );
   }

@@ -15,6 +15,8 @@ export interface StoredAudience {
   datasources: string[];
   ds_contact_ids: string[];
   version: string;
+  /** Its first write: the audience contact's `_created_at`. */
+  created_at: Date;
 }
 
 /** The project's merge settings and data sources, and the step's time (see `MergeStepStore.settings`). */
@@ -92,7 +94,7 @@ export class MergeStepStore {
   async storedAudiences(ids: readonly string[]): Promise<Map<string, StoredAudience>> {
     if (!ids.length) return new Map();
     const rows: StoredAudience[] = await this.em.query(
-      `SELECT id, attributes, lineage, datasources, ds_contact_ids, version FROM audience_contacts WHERE project_id = $1 AND id = ANY($2::uuid[])`,
+      `SELECT id, attributes, lineage, datasources, ds_contact_ids, version, created_at FROM audience_contacts WHERE project_id = $1 AND id = ANY($2::uuid[])`,
       [this.projectId, ids],
     );
     return new Map(rows.map((s) => [s.id, s]));
@@ -161,16 +163,18 @@ export class MergeStepStore {
   }
 
   /** Upserts the audience contacts whose content changed, in one statement. */
-  async upsertAudiences(rows: ReadonlyArray<{ audience: AudienceContact; version: number }>): Promise<void> {
+  async upsertAudiences(rows: ReadonlyArray<{ audience: AudienceContact; version: number }>, at: string): Promise<void> {
     if (!rows.length) return;
-    // One JSON parameter rather than jsonb[] ones: pg escapes every element of an array parameter
-    // in JavaScript (quote by quote), JSON.stringify of the whole is native.
+    // Stamped with the step's time, not now(): the contact read's `_created_at` / `_updated_at`
+    // are then the instants its snapshots carry to ClickHouse (`createdAt`, `at`), where the
+    // audience filters read them. One JSON parameter rather than jsonb[] ones: pg escapes every
+    // element of an array parameter in JavaScript (quote by quote), JSON.stringify of the whole is native.
     await this.em.query(
-      `INSERT INTO audience_contacts (project_id, id, attributes, lineage, datasources, ds_contact_ids, version, updated_at)
-       SELECT $1, t.id, t.attributes, t.lineage, t.datasources, t.ds_contact_ids, t.version, now()
+      `INSERT INTO audience_contacts (project_id, id, attributes, lineage, datasources, ds_contact_ids, version, created_at, updated_at)
+       SELECT $1, t.id, t.attributes, t.lineage, t.datasources, t.ds_contact_ids, t.version, $3::timestamptz, $3::timestamptz
          FROM jsonb_to_recordset($2::jsonb) AS t(id uuid, attributes jsonb, lineage jsonb, datasources jsonb, ds_contact_ids jsonb, version bigint)
        ON CONFLICT (project_id, id) DO UPDATE SET attributes = EXCLUDED.attributes, lineage = EXCLUDED.lineage, datasources = EXCLUDED.datasources,
-         ds_contact_ids = EXCLUDED.ds_contact_ids, version = EXCLUDED.version, updated_at = now()`,
+         ds_contact_ids = EXCLUDED.ds_contact_ids, version = EXCLUDED.version, updated_at = EXCLUDED.updated_at`,
       [
         this.projectId,
         JSON.stringify(
@@ -183,6 +187,7 @@ export class MergeStepStore {
             version: r.version,
           })),
         ),
+        at,
       ],
     );
   }

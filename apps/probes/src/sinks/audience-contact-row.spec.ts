@@ -46,9 +46,14 @@ describe('audience_contacts rows', () => {
       attributes: { tags: ['x', 'y'], n: 1, gone: [] },
       dataSources: ['d1'],
       dsContactIds: ['d1/u'],
+      createdAt: '2026-11-19T08:30:00.000Z',
     };
     const row = snapshotRow(s, { types: new Map([['tags', 'string']]), slotted: [], locale: null });
-    expect(row).toMatchObject({ deleted: 0, str_keys: ['_datasources', 'tags', 'tags'], str_values: ['d1', 'x', 'y'], num_keys: ['n'], num_values: [1], channels: [] });
+    // The maintained datetimes are dates even where the catalogue does not list them.
+    const [created, updated] = [Date.UTC(2026, 10, 19, 8, 30) / 1000, Date.parse(at) / 1000];
+    expect(row).toMatchObject({ deleted: 0, str_keys: ['_datasources', 'tags', 'tags'], str_values: ['d1', 'x', 'y'], num_keys: ['_created_at', '_updated_at', 'n'], num_values: [created, updated, 1], channels: [] });
+    const { createdAt: _, ...withoutCreatedAt } = s;
+    expect(snapshotRow(withoutCreatedAt, { types: new Map(), slotted: [], locale: null }).num_keys).toEqual(['_updated_at', 'n']);
     expect(row.updated_at).toBe(Date.parse(at) / 1000);
     expect(tombstoneRow({ schemaVersion: 1, kind: 'tombstone', projectId: 'p', audienceId: 'a', version: 4, at })).toMatchObject({ deleted: 1, str_keys: [], version: audienceRowVersion(at, 4) });
   });

@@ -118,12 +118,23 @@ export function channelsOf(attributes: Readonly<Record<string, unknown>>, locale
   return out.sort();
 }
 
-/** The live row a snapshot states. `_datasources` (string, multivalue) is added from the snapshot's data sources. */
+/** Types of the attributes Meld maintains, for a catalogue that does not list them: still dates. */
+const MAINTAINED_TYPES: ReadonlyMap<string, AttributeType> = new Map([
+  ['_created_at', 'datetime'],
+  ['_updated_at', 'datetime'],
+]);
+
+/**
+ * The live row a snapshot states. The internal attributes Meld maintains are added from the
+ * snapshot: `_datasources` (string, multivalue) from its data sources, `_updated_at` from its
+ * `at` and `_created_at` from its `createdAt` (datetimes, when the catalogue types them so), so
+ * the audience filters can select contacts by them.
+ */
 export function snapshotRow(s: AudienceSnapshot, context: ProjectContext): AudienceContactRow {
   const row = emptyRow(s.projectId, s.audienceId, audienceRowVersion(s.at, s.version), 0, s.at);
-  const attributes: Record<string, unknown> = { ...s.attributes, _datasources: s.dataSources };
+  const attributes: Record<string, unknown> = { ...s.attributes, _datasources: s.dataSources, _updated_at: s.at, ...(s.createdAt ? { _created_at: s.createdAt } : {}) };
   for (const key of Object.keys(attributes).sort()) {
-    const type = context.types.get(key);
+    const type = context.types.get(key) ?? MAINTAINED_TYPES.get(key);
     for (const value of scalars(attributes[key])) {
       const encoded = encodeScalar(type, value);
       if (!encoded) continue;

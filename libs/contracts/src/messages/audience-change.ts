@@ -24,6 +24,12 @@ export const audienceSnapshot = z.object({
   dataSources: z.array(id),
   dsContactIds: z.array(id),
   removedDsContactIds,
+  /**
+   * When the audience contact was first written (its `_created_at`; its `_updated_at` is `at`).
+   * Optional (added later, schema version unchanged): a consumer writes no `_created_at` for a
+   * message that lacks it.
+   */
+  createdAt: isoTimestamp.optional(),
 });
 export const audienceMerge = z.object({ ...base, kind: z.literal('merge'), absorbedIds: z.array(id).min(1) });
 export const audienceTombstone = z.object({ ...base, kind: z.literal('tombstone'), removedDsContactIds });

@@ -58,7 +58,7 @@ export class MergeContacts {
       const stored = await store.storedAudiences([...new Set(plan.previous.values())]);
       const { writes, consent, messages } = stepChanges({ projectId, plan, stored, changed, at });
       await store.writeMembers(plan);
-      await store.upsertAudiences(writes);
+      await store.upsertAudiences(writes, at);
       await store.recordConsentChanges(consent, at);
       await store.recordAbsorbed(plan.result.absorbed);
       await store.deleteAudiences(plan.result.removed);

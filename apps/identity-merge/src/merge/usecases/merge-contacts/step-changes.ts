@@ -90,6 +90,8 @@ export function stepChanges(input: { projectId: string; plan: MergePlan; stored:
       dataSources: a.dataSources,
       dsContactIds: a.dsContactIds,
       removedDsContactIds: removedFrom(a.id),
+      // The `_created_at` the audience filters read (a new contact is written at the step's time).
+      createdAt: old ? old.created_at.toISOString() : at,
     });
     consent.push(...consentChanges(a, old, plan.contacts, stepSource.of(a.id)));
   }
