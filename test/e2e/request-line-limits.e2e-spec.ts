@@ -7,7 +7,8 @@ import { adminApi } from './support/admin-api';
 // What a request's URL may hold, end to end (ADR 0012): the gateway takes a request line and
 // headers up to 16 KiB and every app behind it takes whatever the gateway passed, although the
 // signed principal repeats the path and query (ADR 0102); list queries at their documented
-// limits (ADR 0055) get an answer, not a 431; errors of the URL itself are in the error shape.
+// limits (ADR 0055) get an answer, not a 431; errors of the URL itself are in the error shape;
+// a body that is not JSON (a form, text) is refused on the JSON APIs, never read as one.
 const { startApps } = require(join(__dirname, '../../tools/cli/apps.js'));
 
 const GATEWAY_PORT = 30080;
@@ -19,6 +20,7 @@ describe('request line limits through the gateway', () => {
   let supervisor: { ready(ms: number): Promise<void>; stop(): Promise<void> };
   let project: string;
   let token: string;
+  let dataSource: { id: string; token: string };
 
   beforeAll(async () => {
     testEnv();
@@ -30,7 +32,8 @@ describe('request line limits through the gateway', () => {
     await supervisor.ready(90000);
     const org = (await admin('POST', '/organizations', { name: `request-line-${randomUUID().slice(0, 8)}`, plan: 'xl' })).entity.id;
     project = (await admin('POST', `/organizations/${org}/projects`, { name: 'Request line' })).entity.uid!;
-    await admin('POST', `/projects/${project}/datasources`, { name: 'Alpha' });
+    const created = await admin('POST', `/projects/${project}/datasources`, { name: 'Alpha' });
+    dataSource = { id: created.entity.id, token: created.metadata!.token! };
     token = (await admin('POST', `/organizations/${org}/tokens`, { scopes: [...ALL_SCOPES], projects: [project] })).metadata!.token!;
   }, 120000);
 
@@ -70,5 +73,29 @@ describe('request line limits through the gateway', () => {
     expect(res.status).toBe(400);
     expect(Object.keys(res.body).sort()).toEqual(ERROR_KEYS);
     expect(res.body.message).not.toContain('example.com');
+  });
+
+  describe('a body that is not JSON on the JSON APIs', () => {
+    const NOT_JSON = { statusCode: 400, error: 'Bad Request', message: 'the body must be JSON, sent with Content-Type: application/json' };
+    const send = async (method: string, path: string, contentType: string, body: string, bearer = token) => {
+      const res = await fetch(`${BASE}${path}`, { method, headers: { authorization: `Bearer ${bearer}`, 'content-type': contentType }, body });
+      return { status: res.status, body: (await res.json()) as unknown };
+    };
+
+    it('refuses a form, which was read as an object (a segment renamed by `name=…`)', async () => {
+      const segment = await send('POST', `/v1/project/${project}/segment`, 'application/json', JSON.stringify({ name: 'Gold', filter: { version: '0.0.1', root: { type: 'group', children: [] } } }));
+      expect(segment.status).toBe(201);
+      const id = (segment.body as { entity: { id: string } }).entity.id;
+      const renamed = await send('PATCH', `/v1/project/${project}/segment/${id}`, 'application/x-www-form-urlencoded', 'name=Renamed');
+      expect([renamed.status, renamed.body]).toEqual([400, NOT_JSON]);
+      const read = await get(`/v1/project/${project}/segment/${id}`);
+      expect((read.body as unknown as { entity: { name: string } }).entity.name).toBe('Gold');
+    });
+
+    it('refuses text with the same message on product, ingest and admin routes', async () => {
+      expect(await send('POST', `/v1/project/${project}/audience/count`, 'text/plain', '{}')).toEqual({ status: 400, body: NOT_JSON });
+      expect(await send('POST', `/v1/project/${project}/datasource/${dataSource.id}/stream/contacts`, 'text/plain;charset=UTF-8', '[{"_user_id":"u1"}]', dataSource.token)).toEqual({ status: 400, body: NOT_JSON });
+      expect(await send('POST', '/admin/v1/organizations', 'application/x-www-form-urlencoded', 'name=Form&plan=s', process.env.MELD_ADMIN_TOKEN)).toEqual({ status: 400, body: NOT_JSON });
+    });
   });
 });

@@ -49,12 +49,32 @@ function protoKeyPath(root: unknown): string | null {
   return null;
 }
 
+const NOT_JSON = 'the body must be JSON, sent with Content-Type: application/json';
+
+/**
+ * Paths of the JSON APIs (product, ingest, admin), whose bodies are JSON only. Forms stay for the
+ * pages that post them (OAuth consent and token, unsubscribe), outside these paths.
+ */
+const JSON_ONLY_PATH = /^\/(?:admin\/)?v1(?:[/?]|$)/;
+
+type BodyParser = (request: { url: string }, body: Buffer | string, done: (err: Error | null, body?: unknown) => void) => void;
+
 /** Replaces Nest's JSON body parser (registered at init unless one is set first). */
 export function useJsonBodyParser(app: NestFastifyApplication, bodyLimit: number): void {
+  const fastify = app.getHttpAdapter().getInstance();
   // A body with no Content-Type, or one no parser takes, is a malformed body to the API's clients
   // (product and ingest spec: 400 with a message), not Fastify's bare 415.
-  app.getHttpAdapter().getInstance().addContentTypeParser('*', (_request: unknown, _payload: unknown, done: (err: Error | null, body?: unknown) => void) =>
-    done(new BadJsonBody('the body must be JSON, sent with Content-Type: application/json')),
+  fastify.addContentTypeParser('*', (_request: unknown, _payload: unknown, done: (err: Error | null, body?: unknown) => void) => done(new BadJsonBody(NOT_JSON)));
+  // Fastify parses text/plain and Nest forms by default: on the JSON APIs a form was read as an
+  // object (`text=hi` sent a direct SMS) and text as a string ("expected object, received
+  // string"); both are refused there like any other body that is not JSON (ADR 0012).
+  fastify.removeContentTypeParser('text/plain');
+  fastify.addContentTypeParser('text/plain', { parseAs: 'string', bodyLimit }, ((request, body, done) =>
+    JSON_ONLY_PATH.test(request.url) ? done(new BadJsonBody(NOT_JSON)) : done(null, body)) as BodyParser);
+  const form = (app.getHttpAdapter() as unknown as { getDefaultBodyParser?(type: string): BodyParser | undefined }).getDefaultBodyParser?.('application/x-www-form-urlencoded');
+  if (!form) throw new Error("Nest's form body parser is not where it was (FastifyAdapter.getDefaultBodyParser): forms would go unparsed");
+  app.useBodyParser('application/x-www-form-urlencoded', { bodyLimit }, (request, body, done) =>
+    JSON_ONLY_PATH.test(request.url) ? done(new BadJsonBody(NOT_JSON), undefined) : form(request, body, done),
   );
   app.useBodyParser('application/json', { bodyLimit }, (_request, body, done) => {
     let parsed: unknown;

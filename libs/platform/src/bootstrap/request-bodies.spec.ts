@@ -1,0 +1,77 @@
+import { request as httpRequest } from 'node:http';
+import { Body, Controller, type INestApplication, Module, Param, Post } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
+import { HttpErrorFilter } from '../errors/http-error.filter';
+import { loggerModule } from '../logging/logger.module';
+import { bootstrapApp } from './bootstrap-app';
+import { INTERNAL_MAX_HEADER_BYTES, PUBLIC_MAX_HEADER_BYTES } from './request-limits';
+
+@Controller()
+class EchoController {
+  @Post(['/v1/echo', '/admin/v1/echo', '/u/:code', '/oauth/token'])
+  echo(@Body() body: unknown) {
+    return { body: body ?? null };
+  }
+
+  @Post('/v1/by/:id')
+  byId(@Param('id') id: string) {
+    return { id };
+  }
+}
+
+@Module({ imports: [loggerModule('bodies-spec', 'silent', { write: () => undefined })], controllers: [EchoController], providers: [{ provide: APP_FILTER, useClass: HttpErrorFilter }] })
+class BodiesSpecModule {}
+
+const NOT_JSON = { statusCode: 400, error: 'Bad Request', message: 'the body must be JSON, sent with Content-Type: application/json' };
+
+// What every app's Fastify does with a body and a URL before any handler runs (ADR 0012).
+describe('request bodies and URLs every app takes or refuses', () => {
+  let app: INestApplication;
+  let base: string;
+
+  beforeAll(async () => {
+    app = await bootstrapApp({ app: 'bodies-spec', module: BodiesSpecModule, host: '127.0.0.1', port: 0, maxHeaderSize: INTERNAL_MAX_HEADER_BYTES });
+    base = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+  });
+  afterAll(() => app?.close());
+
+  const post = async (path: string, contentType: string, body: string) => {
+    const res = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': contentType }, body });
+    return { status: res.status, body: (await res.json()) as unknown };
+  };
+
+  it('reads JSON on every path', async () => {
+    expect(await post('/v1/echo', 'application/json; charset=utf-8', '{"a":1}')).toEqual({ status: 201, body: { body: { a: 1 } } });
+  });
+
+  it.each(['/v1/echo', '/v1/echo?x=1', '/admin/v1/echo'])('refuses a form or text on the JSON API path %s, never reading it as a body', async (path) => {
+    expect(await post(path, 'application/x-www-form-urlencoded', 'text=hi')).toEqual({ status: 400, body: NOT_JSON });
+    expect(await post(path, 'text/plain;charset=UTF-8', '{"text":"hi"}')).toEqual({ status: 400, body: NOT_JSON });
+  });
+
+  it('still reads the forms of the pages that post them (unsubscribe, OAuth)', async () => {
+    expect(await post('/u/abc', 'application/x-www-form-urlencoded', 'confirm=yes')).toEqual({ status: 201, body: { body: { confirm: 'yes' } } });
+    expect(await post('/oauth/token', 'application/x-www-form-urlencoded', 'grant_type=x&scope=a&scope=b')).toEqual({ status: 201, body: { body: { grant_type: 'x', scope: ['a', 'b'] } } });
+    expect(await post('/oauth/token', 'text/plain', 'grant_type=x')).toEqual({ status: 201, body: { body: 'grant_type=x' } });
+    expect(await post('/u/abc', 'application/x-www-form-urlencoded', '__proto__=x')).toMatchObject({ status: 400 });
+  });
+
+  it('answers a path that is not valid percent-encoding in the error shape, without quoting it', async () => {
+    const res = await post('/v1/by/jane%zz@example.com', 'application/json', '{}');
+    expect(res.status).toBe(400);
+    expect(Object.keys(res.body as object).sort()).toEqual(['error', 'message', 'statusCode']);
+    expect(JSON.stringify(res.body)).not.toContain('example.com');
+  });
+
+  it('takes a request line and headers beyond the public limit: the principal of a long query repeats it', async () => {
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest(`${base}/v1/echo?q=${'a'.repeat(PUBLIC_MAX_HEADER_BYTES)}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-meld-principal': 'b'.repeat(2 * PUBLIC_MAX_HEADER_BYTES) } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end('{}');
+    });
+    expect(status).toBe(201);
+  });
+});
