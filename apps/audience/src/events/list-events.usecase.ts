@@ -12,21 +12,33 @@ export interface ListEventsCommand {
   principal: Principal;
   projectId: string;
   audienceId: string;
-  start?: string;
-  limit?: string;
+  /** Query parameters as Fastify read them: a repeated one is a list. */
+  start?: unknown;
+  limit?: unknown;
   now?: Date;
 }
 
-/** `_start` and `_limit` come together or not at all; start ≥ 0, 1 ≤ limit ≤ 500. */
-export function parsePaging(start: string | undefined, limit: string | undefined): { start: number; limit: number } {
+/**
+ * `_start` and `_limit` come together or not at all; start ≥ 0, 1 ≤ limit ≤ 500. A refusal names
+ * the parameter in `details.parameter`, as the list query's do (ADR 0055); a repeated one (Fastify
+ * reads it as a list) is said to be repeated, not "not an integer".
+ */
+export function parsePaging(start: unknown, limit: unknown): { start: number; limit: number } {
   if (start === undefined && limit === undefined) return { start: 0, limit: EVENTS_DEFAULT_LIMIT };
-  if (start === undefined || limit === undefined) throw new BadRequestException('_start and _limit go together: send both or neither');
-  const s = /^\d{1,9}$/.test(start) ? Number(start) : NaN;
-  const l = /^\d{1,9}$/.test(limit) ? Number(limit) : NaN;
-  if (!Number.isInteger(s)) throw new BadRequestException('_start must be an integer ≥ 0');
-  if (!Number.isInteger(l) || l < 1 || l > EVENTS_MAX_LIMIT) throw new BadRequestException(`_limit must be an integer from 1 to ${EVENTS_MAX_LIMIT}`);
+  if (start === undefined || limit === undefined) throw pagingError(start === undefined ? '_start' : '_limit', '_start and _limit go together: send both or neither');
+  const s = integer(start, '_start');
+  const l = integer(limit, '_limit');
+  if (!Number.isInteger(s)) throw pagingError('_start', '_start must be an integer ≥ 0');
+  if (!Number.isInteger(l) || l < 1 || l > EVENTS_MAX_LIMIT) throw pagingError('_limit', `_limit must be an integer from 1 to ${EVENTS_MAX_LIMIT}`);
   return { start: s, limit: l };
 }
+
+function integer(value: unknown, parameter: string): number {
+  if (Array.isArray(value)) throw pagingError(parameter, `${parameter} is given more than once`);
+  return typeof value === 'string' && /^\d{1,9}$/.test(value) ? Number(value) : NaN;
+}
+
+const pagingError = (parameter: string, message: string) => new BadRequestException({ message, details: { parameter } });
 
 /**
  * The count and the page are two ClickHouse reads taken at once: a membership or event row that
