@@ -1,45 +1,32 @@
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
 import { ALL_SCOPES } from '@meld/contracts';
-import { testEnv } from '@meld/testing';
 import { adminApi } from './support/admin-api';
+import { SHARED_BASE, sharedSystem } from './support/shared-system';
 
 // What a request's URL may hold, end to end (ADR 0012): the gateway takes a request line and
 // headers up to 16 KiB and every app behind it takes whatever the gateway passed, although the
 // signed principal repeats the path and query (ADR 0102); list queries at their documented
 // limits (ADR 0055) get an answer, not a 431; errors of the URL itself are in the error shape;
 // a body that is not JSON (a form, text) is refused on the JSON APIs, never read as one.
-const { startApps } = require(join(__dirname, '../../tools/cli/apps.js'));
-
-const GATEWAY_PORT = 30080;
-const BASE = `http://127.0.0.1:${GATEWAY_PORT}`;
+// On the shared e2e system: it needs no settings of its own (ADR 0352).
+const BASE = SHARED_BASE;
 const admin = adminApi(BASE);
 const ERROR_KEYS = ['error', 'message', 'statusCode'];
 
 describe('request line limits through the gateway', () => {
-  let supervisor: { ready(ms: number): Promise<void>; stop(): Promise<void> };
   let project: string;
   let token: string;
   let dataSource: { id: string; token: string };
 
   beforeAll(async () => {
-    testEnv();
-    supervisor = startApps({
-      env: { ...process.env, LOG_LEVEL: 'warn', MELD_RATE_LIMIT_NAMESPACE: `request-line-${process.pid}` },
-      gatewayPort: GATEWAY_PORT,
-      logDir: join(__dirname, '../../.stack/logs/e2e-request-line'),
-    });
-    await supervisor.ready(90000);
+    if (!process.env.MELD_ADMIN_TOKEN) throw new Error('MELD_ADMIN_TOKEN is not set (npm test sets it)');
+    await sharedSystem();
     const org = (await admin('POST', '/organizations', { name: `request-line-${randomUUID().slice(0, 8)}`, plan: 'xl' })).entity.id;
     project = (await admin('POST', `/organizations/${org}/projects`, { name: 'Request line' })).entity.uid!;
     const created = await admin('POST', `/projects/${project}/datasources`, { name: 'Alpha' });
     dataSource = { id: created.entity.id, token: created.metadata!.token! };
     token = (await admin('POST', `/organizations/${org}/tokens`, { scopes: [...ALL_SCOPES], projects: [project] })).metadata!.token!;
-  }, 120000);
-
-  afterAll(async () => {
-    await supervisor?.stop();
-  });
+  }, 240000);
 
   const get = async (path: string) => {
     const res = await fetch(`${BASE}${path}`, { headers: { authorization: `Bearer ${token}` } });
