@@ -24,22 +24,6 @@ function check(title, cmd, args, env) {
   return ok;
 }
 
-/** Like `check`, without holding the event loop: its output is printed whole when it ends, so two can run at once. */
-function checkAside(title, cmd, args, env) {
-  const started = Date.now();
-  const child = spawn(cmd, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  for (const stream of [child.stdout, child.stderr]) stream.on('data', (chunk) => (output += chunk));
-  return new Promise((resolve) =>
-    child.once('close', (code) => {
-      process.stdout.write(output);
-      const ok = code === 0;
-      process.stdout.write(ok ? `  ✓ ${title} (${((Date.now() - started) / 1000).toFixed(1)} s)\n` : `  ✗ ${title} failed\n`);
-      resolve(ok);
-    }),
-  );
-}
-
 /**
  * Tests get a private dev broker, new for each run: apps of a running `npm start` share
  * the stack's broker and would otherwise join the tests' consumer groups, and every run
@@ -85,17 +69,14 @@ async function run(args = []) {
 
   const quick = values['no-static'];
   const jestArgs = [...positionals, ...rest];
-  // The boundary rule silently skips itself without a cached project graph: compute it first. Lint
-  // and type check then run together: each is one process on one core (ADR 0352).
   const checks = quick
     ? []
     : [
-        check('project graph (nx)', 'npx', ['nx', 'show', 'projects'], env),
-        ...(await Promise.all([
-          checkAside('lint (eslint, Nx module boundaries)', 'npx', ['eslint', '.', '--max-warnings', '0'], env),
-          checkAside('type check (tsc)', 'npx', ['tsc', '-p', 'tsconfig.json', '--noEmit'], env),
-        ])),
-      ];
+        // The boundary rule silently skips itself without a cached project graph: compute it first.
+        ['project graph (nx)', 'npx', ['nx', 'show', 'projects']],
+        ['lint (eslint, Nx module boundaries)', 'npx', ['eslint', '.', '--max-warnings', '0']],
+        ['type check (tsc)', 'npx', ['tsc', '-p', 'tsconfig.json', '--noEmit']],
+      ].map(([title, cmd, cmdArgs]) => check(title, cmd, cmdArgs, env));
 
   // Two phases, one after the other: e2e suites each run a whole system (its own broker) on the shared test
   // databases, so one system's outbox relays, woken by every write's NOTIFY (ADR 0212), would
