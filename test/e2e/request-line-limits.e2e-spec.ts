@@ -62,6 +62,16 @@ describe('request line limits through the gateway', () => {
     expect(res.body.message).not.toContain('example.com');
   });
 
+  it('answers a path parameter longer than any the API takes with 414, not "no such endpoint", and one at a real limit from the app', async () => {
+    const long = await get(`/v1/project/${project}/audience/search/phone/${'1'.repeat(1100)}`);
+    expect(long.status).toBe(414);
+    expect(Object.keys(long.body).sort()).toEqual(ERROR_KEYS);
+    expect(long.body.message).not.toContain('1111');
+    const email = `${'a'.repeat(64)}@${'b'.repeat(185)}.com`;
+    expect(email).toHaveLength(254);
+    expect(await get(`/v1/project/${project}/audience/search/email/${encodeURIComponent(email)}`)).toMatchObject({ status: 404, body: { message: 'contact not found' } });
+  });
+
   describe('a body that is not JSON on the JSON APIs', () => {
     const NOT_JSON = { statusCode: 400, error: 'Bad Request', message: 'the body must be JSON, sent with Content-Type: application/json' };
     const send = async (method: string, path: string, contentType: string, body: string, bearer = token) => {

@@ -10,7 +10,7 @@ import { instrumentFastify, startDefaultMetrics } from '../metrics/metrics';
 import { nameSpanAfterRoute, tracedRequestId, tracedServerFactory } from '../tracing/http-server';
 import { startTracing } from '../tracing/tracing';
 import { useJsonBodyParser } from './json-body';
-import { PUBLIC_MAX_HEADER_BYTES, frameworkErrorReply } from './request-limits';
+import { MAX_PATH_PARAM_LENGTH, PUBLIC_MAX_HEADER_BYTES, frameworkErrorReply } from './request-limits';
 
 export interface BootstrapOptions {
   app: string;
@@ -30,8 +30,6 @@ export interface BootstrapOptions {
   configure?: (app: NestFastifyApplication) => void | Promise<void>;
 }
 
-/** Longest path parameter any route takes: room for a 180-character user id or a 254-character email, percent-encoded. */
-const MAX_PATH_PARAM_LENGTH = 1024;
 
 /** Boots one Meld app on Fastify with pino logs, metrics and graceful shutdown on SIGTERM. */
 export async function bootstrapApp(options: BootstrapOptions): Promise<INestApplication> {

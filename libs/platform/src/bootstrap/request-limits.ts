@@ -16,6 +16,9 @@ export const PUBLIC_MAX_HEADER_BYTES = 16 * 1024;
  */
 export const INTERNAL_MAX_HEADER_BYTES = 128 * 1024;
 
+/** Longest path parameter any route takes: room for a 180-character user id or a 254-character email, percent-encoded. */
+export const MAX_PATH_PARAM_LENGTH = 1024;
+
 /** Whichever limit fits the app: the public one for the gateway, the internal one behind it. */
 export const maxHeaderBytesFor = (publicFacing: boolean | undefined) => (publicFacing ? PUBLIC_MAX_HEADER_BYTES : INTERNAL_MAX_HEADER_BYTES);
 

@@ -12,6 +12,7 @@ import { type LocalWindow, retryAfterSeconds } from '../rate-limit/local-window'
 import { setRateLimitHeaders, setRefusalHeaders } from '../rate-limit/rate-limit-headers';
 import { type Bucket, type RateLimitState, RateLimitUnavailable, type RateLimiter } from '../rate-limit/rate-limiter';
 import { describeToken } from '../token-info/token-info';
+import { unknownPath } from './unknown-path';
 
 type Db = { isInitialized: boolean; query(sql: string, params?: unknown[]): Promise<unknown> };
 type Params = Record<string, string | undefined>;
@@ -85,7 +86,10 @@ export class PublicApi {
       const state = this.deps.limiter.spend(bucket) ?? (await this.deps.limiter.hit(bucket));
       setRateLimitHeaders(reply, state);
       if (!state.allowed) return reply.code(429).header('retry-after', String(retryAfterSeconds(state))).send();
-      if (route === NOT_FOUND_ROUTE) return sendError(reply, 404, `no such endpoint: ${request.method} ${request.url.split('?')[0]}`);
+      if (route === NOT_FOUND_ROUTE) {
+        const unknown = unknownPath(request.method, request.url);
+        return sendError(reply, unknown.status, unknown.message);
+      }
       if (!auth.token) return sendError(reply.header('www-authenticate', this.challenge(request.headers.authorization !== undefined, auth.error)), 401, auth.error);
       if (!decision?.ok) {
         // A token short of scopes is told which the route needs (RFC 6750 §3.1 insufficient_scope), so a client can ask for them.
