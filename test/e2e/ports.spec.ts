@@ -8,8 +8,8 @@ describe('e2e gateway ports', () => {
     // The shared e2e system's too (ADR 0352): it runs while the other serial suites start theirs.
     const files = [...readdirSync(__dirname).filter((f) => f.endsWith('.e2e-spec.ts')), 'support/shared-system.ts'];
     const ports = files.flatMap((f) => [...readFileSync(join(__dirname, f), 'utf8').matchAll(/^(?:export )?const (?:SHARED_)?GATEWAY_PORT = (\d+);/gm)].map((m) => ({ file: f, port: Number(m[1]) })));
-    expect(ports.length).toBeGreaterThan(5);
-    expect(ports.map((p) => p.file)).toContain('support/shared-system.ts');
+    // The pattern still finds ports where they are known to be (a renamed constant would hide a clash).
+    expect(ports.map((p) => p.file)).toEqual(expect.arrayContaining(['support/shared-system.ts', 'crash.e2e-spec.ts', 'seed.e2e-spec.ts']));
     const clashes = ports.flatMap((a, i) => ports.slice(i + 1).filter((b) => Math.abs(a.port - b.port) < 8 || Math.abs(Math.abs(a.port - b.port) - 100) < 8).map((b) => `${a.file}:${a.port} ~ ${b.file}:${b.port}`));
     expect(clashes).toEqual([]);
   });
