@@ -159,6 +159,21 @@ describe('oauth consent screen (real Postgres)', () => {
     await db.query(`DELETE FROM oauth_login_failures WHERE key = 'ip:127.0.0.1'`);
   });
 
+  it('a parameter given twice is refused at every step (RFC 6749 §3.1): the screen cannot show one scope and grant another', async () => {
+    const s = await setup('PROJECT_AUDIENCE_READ');
+    const b = browser();
+    const { html } = await signIn(b, s);
+    // The screen was shown for s.query; the hidden field is swapped for one with `scope` twice.
+    const twice = `${s.query}&scope=PROJECT_DIRECT_WRITE`;
+    const shown = await b.get(`/oauth/consent?${twice}`);
+    const decided = await b.post('/oauth/consent/decision', { csrf: csrfOf(html), request: twice, decision: 'approve', projects: [s.t.project.uid] });
+    for (const res of [shown, decided]) {
+      const to = new URL(res.headers.get('location')!);
+      expect([res.status, to.origin + to.pathname, to.searchParams.get('error'), to.searchParams.get('error_description'), to.searchParams.get('code')]).toEqual([302, REDIRECT, 'invalid_request', 'scope must be given once', null]);
+    }
+    expect(await db.query(`SELECT 1 FROM oauth_grants WHERE client_id = $1`, [s.c.client_id])).toHaveLength(0);
+  });
+
   it('a tampered request is checked again: unknown redirect URI is an error page', async () => {
     const s = await setup();
     const b = browser();

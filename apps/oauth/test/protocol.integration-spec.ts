@@ -91,6 +91,30 @@ describe('oauth protocol: discovery, registration, authorize, token, revoke (rea
     }
   });
 
+  it('authorize: a parameter given twice (RFC 6749 §3.1) is an error page for client_id and redirect_uri, else invalid_request back to the client', async () => {
+    const c = await client();
+    const { challenge } = pkcePair();
+    const redirect = `redirect_uri=${encodeURIComponent(REDIRECT)}`;
+    const start = `response_type=code&client_id=${c.client_id}&code_challenge=${challenge}&code_challenge_method=S256`;
+    const get = (q: string) => fetch(`${base}/oauth/authorize?${q}`, { redirect: 'manual' });
+    for (const q of [`${start}&${redirect}&client_id=${c.client_id}`, `${start}&${redirect}&${redirect}`, `${start}&${redirect}&redirect_uri=${encodeURIComponent('https://evil.example/cb')}`]) {
+      const res = await get(q);
+      expect([q, res.status, res.headers.get('location')]).toEqual([q, 400, null]);
+      expect(await res.text()).toContain('must be given once');
+    }
+    for (const [extra, name, state] of [
+      ['&state=a&scope=PROJECT_AUDIENCE_READ&scope=PROJECT_DIRECT_WRITE', 'scope', 'a'],
+      ['&state=a&state=b', 'state', null],
+      [`&state=a&code_challenge=${challenge}`, 'code_challenge', 'a'],
+      ['&state=a&response_type=code', 'response_type', 'a'],
+      ['&state=a&__proto__=x&__proto__=y', '__proto__', 'a'],
+    ]) {
+      const res = await get(`${start}&${redirect}${extra}`);
+      const to = new URL(res.headers.get('location')!);
+      expect([extra, res.status, to.origin + to.pathname, to.searchParams.get('error'), to.searchParams.get('error_description'), to.searchParams.get('state')]).toEqual([extra, 302, REDIRECT, 'invalid_request', `${name} must be given once`, state]);
+    }
+  });
+
   it('RFC 8707: only this API is a resource; a foreign or repeated one is invalid_target; the token carries the grant\'s', async () => {
     const c = await client();
     const { verifier, challenge } = pkcePair();

@@ -36,6 +36,28 @@ const one = (query: Record<string, unknown>, name: string): string | undefined =
   return typeof v === 'string' ? v : undefined;
 };
 
+/**
+ * A query string as the authorization endpoint reads it: a repeated name keeps every value (a
+ * list), as Fastify's parser does, so the consent steps, which read the request from a form
+ * field, judge it exactly as `/oauth/authorize` did (a last-wins parse would let the screen show
+ * one scope and grant another). Null prototype: the names are client input.
+ */
+export function parseAuthorizationQuery(raw: string): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = Object.create(null);
+  for (const [name, value] of new URLSearchParams(raw)) {
+    const seen = out[name];
+    out[name] = seen === undefined ? value : ([] as string[]).concat(seen, value);
+  }
+  return out;
+}
+
+/**
+ * RFC 6749 §3.1: parameters "MUST NOT be included more than once". `resource` may repeat
+ * (RFC 8707); several are refused as invalid_target (ADR 0146).
+ */
+const repeatedParameter = (query: Record<string, unknown>) => Object.keys(query).find((name) => name !== 'resource' && Array.isArray(query[name]));
+const givenOnce = (name: string) => `${name} must be given once`;
+
 /** The client's redirect URI with the answer's parameters, `state` and `iss` (RFC 9207). */
 export function redirectBack(redirectUri: string, state: string | null, issuer: string, params: Record<string, string>): string {
   const url = new URL(redirectUri);
@@ -55,6 +77,8 @@ export async function checkAuthorizationRequest(
   config: OAuthConfig,
 ): Promise<{ ok: AuthorizationRequest } | UntrustedFailure | RedirectFailure> {
   const issuer = config.publicUrl;
+  // Neither a client nor a redirect URI given twice can be trusted with a redirect.
+  for (const name of ['client_id', 'redirect_uri']) if (Array.isArray(query[name])) return { kind: 'page', description: `${givenOnce(name)}.` };
   const clientId = one(query, 'client_id');
   if (!clientId) return { kind: 'page', description: 'The request has no client_id.' };
   const found = await clients.lookup(clientId);
@@ -67,6 +91,8 @@ export async function checkAuthorizationRequest(
 
   const state = one(query, 'state') ?? null;
   const fail = (error: string, description: string): RedirectFailure => ({ kind: 'redirect', location: redirectBack(redirectUri, state, issuer, { error, error_description: description }) });
+  const repeated = repeatedParameter(query);
+  if (repeated !== undefined) return fail('invalid_request', givenOnce(repeated));
   if (one(query, 'response_type') !== 'code') return fail('unsupported_response_type', 'response_type must be "code"');
   const challenge = one(query, 'code_challenge');
   if (!challenge) return fail('invalid_request', 'code_challenge is required (PKCE)');

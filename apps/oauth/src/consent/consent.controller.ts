@@ -3,7 +3,7 @@ import { InternalPublic, hashToken, safeEqual, verifyPassword } from '@meld/auth
 import { Body, Controller, Get, Header, Inject, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { type AuthorizationRequest, checkAuthorizationRequest, redirectBack } from '../authorize/authorization-request';
+import { type AuthorizationRequest, checkAuthorizationRequest, parseAuthorizationQuery, redirectBack } from '../authorize/authorization-request';
 import { rawQuery } from '../authorize/authorize.controller';
 import { errorPage } from '../authorize/error-page';
 import { CODE_SECONDS, OAUTH_CONFIG, type OAuthConfig, SESSION_SECONDS } from '../oauth-config';
@@ -62,7 +62,7 @@ export class ConsentController {
   @Post('consent/login')
   async login(@Body() form: Form, @Req() req: FastifyRequest, @Res() reply: FastifyReply) {
     const query = field(form, 'request');
-    const checked = await this.check(Object.fromEntries(new URLSearchParams(query)), reply);
+    const checked = await this.check(parseAuthorizationQuery(query), reply);
     if (!checked) return;
     if (!this.csrfMatches(req, form)) return this.html(reply, 403, errorPage('The form expired or did not come from this site. Go back to the application and start again.'));
     const csrf = field(form, 'csrf');
@@ -85,7 +85,7 @@ export class ConsentController {
 
   @Post('consent/decision')
   async decide(@Body() form: Form, @Req() req: FastifyRequest, @Res() reply: FastifyReply) {
-    const checked = await this.check(Object.fromEntries(new URLSearchParams(field(form, 'request'))), reply);
+    const checked = await this.check(parseAuthorizationQuery(field(form, 'request')), reply);
     if (!checked) return;
     if (!this.csrfMatches(req, form)) return this.html(reply, 403, errorPage('The form expired or did not come from this site. Go back to the application and start again.'));
     const user = await this.user(req);
