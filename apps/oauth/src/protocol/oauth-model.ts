@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hashToken, safeEqual } from '@meld/auth';
-import type { AuthorizationCodeModel, Client, RefreshTokenModel, Token, User } from '@node-oauth/oauth2-server';
+import { type AuthorizationCodeModel, type Client, InvalidGrantError, type RefreshTokenModel, type Token, type User } from '@node-oauth/oauth2-server';
 import type { ClientDirectory } from '../client-metadata/client-directory';
 import type { ClientRow, GrantRow, OAuthRepository } from '../storage/oauth.repository';
 
@@ -60,8 +60,11 @@ export class OAuthModel implements Omit<AuthorizationCodeModel, 'saveAuthorizati
     };
   }
 
-  revokeAuthorizationCode(code: { authorizationCode: string }): Promise<boolean> {
-    return this.repo.consumeCode(code.authorizationCode);
+  /** Spends the code. Losing the race to a concurrent exchange of it is a reuse too (OAuth 2.1 §4.1.3, ADR 0142). */
+  async revokeAuthorizationCode(code: { authorizationCode: string; user: User }): Promise<boolean> {
+    if (await this.repo.consumeCode(code.authorizationCode)) return true;
+    await this.repo.revokeGrant((code.user as GrantUser).grantId);
+    return false;
   }
 
   async getRefreshToken(refreshToken: string) {
@@ -85,12 +88,13 @@ export class OAuthModel implements Omit<AuthorizationCodeModel, 'saveAuthorizati
     return Promise.resolve(newRefreshToken());
   }
 
-  async saveToken(token: Token, client: Client, user: User): Promise<Token | null> {
+  async saveToken(token: Token, client: Client, user: User): Promise<Token> {
     const grantId = (user as GrantUser).grantId;
     const refreshToken = token.refreshToken ?? newRefreshToken();
     // The library has checked a refresh's `scope` against the grant's: the access token gets what was asked.
     const issued = await this.repo.issueTokens(grantId, refreshToken, token.accessTokenExpiresAt!, token.refreshTokenExpiresAt!, token.scope);
-    if (!issued) return null;
+    // The grant was revoked meanwhile (a reuse detected concurrently): the library would read null as a crash (503).
+    if (!issued) throw new InvalidGrantError('Invalid grant: the grant was revoked');
     return { ...token, accessToken: issued.accessToken, refreshToken, client, user };
   }
 
