@@ -83,7 +83,8 @@ export class EventListing {
   async show(projectId: string, rows: readonly EventRow[], mask: <T>(value: T) => T) {
     const audiences = await this.repository.audienceIds(projectId, rows);
     return rows.map((r) => ({
-      id: r.id,
+      // The source's text, often built from an order or message key holding an email or a phone (ADR 0354).
+      id: mask(r.id),
       type: r.type,
       date: isoWithOffset(new Date(Number(r.ts) * 1000)),
       receivedAt: isoWithOffset(new Date(Number(r.rts) * 1000)),

@@ -80,7 +80,8 @@ export class ListEvents {
     const total = pageTotal(counted, events.length, paging);
     return {
       entity: events.map((e) => ({
-        id: e.id,
+        // The source's `_event_id` may hold an email or a phone: masked as parameters are (ADR 0354).
+        id: mask(e.id),
         type: e.type,
         date: isoWithOffset(new Date(e.date * 1000)),
         receivedAt: isoWithOffset(new Date(e.receivedAt * 1000)),

@@ -50,6 +50,17 @@ export interface AppChecks {
 @Module({})
 class MeldAppModule {}
 
+@Module({})
+class PrincipalVerifierModule {}
+
+/**
+ * The app's principal key, global: the guard checks principals with it, and a feature may derive a
+ * key of its own from it (HKDF with its own label), as the audience's event scroll ids do (ADR 0354).
+ */
+function principalVerifierModule(app: string, env: NodeJS.ProcessEnv): DynamicModule {
+  return { module: PrincipalVerifierModule, global: true, providers: [{ provide: PRINCIPAL_VERIFIER, useValue: { app, key: loadPrincipalAppKey(app, env) } }], exports: [PRINCIPAL_VERIFIER] };
+}
+
 /** The stores' checks, then the app's own. */
 function withAppChecks(stores: Omit<FactoryProvider<ReadinessCheck[]>, 'provide'>, app: AppChecks | undefined): Omit<FactoryProvider<ReadinessCheck[]>, 'provide'> {
   if (!app) return stores;
@@ -64,13 +75,14 @@ function withAppChecks(stores: Omit<FactoryProvider<ReadinessCheck[]>, 'provide'
 export function meldAppModule(def: MeldAppDefinition, env: NodeJS.ProcessEnv = process.env): DynamicModule {
   const common = loadConfig(z.object({ LOG_LEVEL: envVars.logLevel }), env);
   // The gateway signs principals (its own config loads the master key); every other app checks them with its own key.
-  const verifier = def.publicFacing ? [] : [{ provide: PRINCIPAL_VERIFIER, useValue: { app: def.name, key: loadPrincipalAppKey(def.name, env) } }, { provide: APP_GUARD, useClass: PrincipalGuard }];
+  const verifier = def.publicFacing ? [] : [principalVerifierModule(def.name, env)];
   const stores = loadStoreConfig(def.stores, env);
   return {
     module: MeldAppModule,
     imports: [
       StoresModule.forRoot(def.name, def.stores, stores),
       PlatformModule.forRoot({ app: def.name, logLevel: common.LOG_LEVEL, imports: def.checks?.imports, checks: withAppChecks(storeChecks(def.stores), def.checks), ownHealth: def.ownHealth }),
+      ...verifier,
       ...(def.imports ?? []),
     ],
     // Internal apps publish their routes for the gateway to merge into /v1/openapi.json.
@@ -78,7 +90,7 @@ export function meldAppModule(def: MeldAppDefinition, env: NodeJS.ProcessEnv = p
     providers: [
       { provide: APP_NAME, useValue: def.name },
       { provide: APP_FILTER, useClass: HttpErrorFilter },
-      ...verifier,
+      ...(def.publicFacing ? [] : [{ provide: APP_GUARD, useClass: PrincipalGuard }]),
       ...(def.providers ?? []),
     ],
   };

@@ -1,5 +1,6 @@
 import type { Principal } from '@meld/auth';
 import { Injectable } from '@nestjs/common';
+import { ScrollCipher } from '../../../shared/scroll-cipher';
 import { decodeScrollId, encodeScrollId, filterDigest } from '../../../shared/scroll-id';
 import { filterErrorsAs400 } from '../../../count/audience-roots';
 import type { AudienceSelectionInput } from '../../../segments/audience-selection';
@@ -24,6 +25,7 @@ export class ScrollEvents {
   constructor(
     private readonly listing: EventListing,
     private readonly repository: EventListsRepository,
+    private readonly cipher: ScrollCipher,
   ) {}
 
   async execute({ principal, projectId, size, scrollId, version, root, segment, ...filter }: ScrollEventsCommand) {
@@ -36,12 +38,14 @@ export class ScrollEvents {
     const state =
       scrollId === undefined
         ? undefined
-        : decodeScrollId(scrollId, digest, ({ d, i, s }) =>
-            isSeconds(d) && typeof i === 'string' && i.length <= 1000 && isSeconds(s) && s >= 1 ? { after: { date: d, id: i }, span: s } : null,
-          );
+        : decodeScrollId(scrollId, digest, ({ d, x, i, s }) => {
+            // The event id sealed (ADR 0354); `i`, the id in clear, is what scroll ids issued before carried.
+            const id = x === undefined ? i : this.cipher.open(x, digest);
+            return isSeconds(d) && typeof id === 'string' && id.length <= 1000 && isSeconds(s) && s >= 1 ? { after: { date: d, id }, span: s } : null;
+          });
     const page = await filterErrorsAs400(() => this.repository.page({ projectId, ...resolved, contacts, order: 'asc', after: state?.after, span: state?.span, limit: size }));
     const last = page.rows.at(-1);
-    const next = page.more && last ? encodeScrollId(digest, { d: Number(last.ts), i: last.id, s: page.span }) : null;
+    const next = page.more && last ? encodeScrollId(digest, { d: Number(last.ts), x: this.cipher.seal(last.id, digest), s: page.span }) : null;
     const entity = await this.listing.show(projectId, page.rows, mask);
     return { entity, metadata: { count: entity.length, scrollId: next, ...this.listing.window(resolved) } };
   }
