@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { defaultAttributionConfig, defaultGeneralConfig } from '@meld/contracts';
-import { DATA_SOURCE, DataSourceEntity, OrganizationEntity, ProjectEntity } from '@meld/db';
+import { DATA_SOURCE, DataSourceEntity, OrganizationEntity, ProjectEntity, createDataSource } from '@meld/db';
+import { privateDatabase } from '@meld/fixtures';
 import { bootstrapApp, meldAppModule } from '@meld/platform';
 import { testEnv, waitFor } from '@meld/testing';
 import type { Provider } from '@nestjs/common';
@@ -55,4 +56,24 @@ export async function mergeProject(db: DataSource, prefix: string) {
   const crm = await db.getRepository(DataSourceEntity).save({ projectId: p.id, uid: `crm-${tag}`, name: 'crm', connector: 'crm', priority: 1 });
   const shop = await db.getRepository(DataSourceEntity).save({ projectId: p.id, uid: `shop-${tag}`, name: 'shop', connector: 'shop' });
   return { id: p.id, crm: crm.id, shop: shop.id };
+}
+
+/**
+ * A Postgres database of the suite's own, created before its tests and dropped after them, for a
+ * suite that reads audience_outbox, which other suites' identity-merge apps drain. `db()` is its
+ * connection once the suite started.
+ */
+export function ownDatabase(name: string, poolSize = 2): { db: () => DataSource } {
+  let db: DataSource | undefined;
+  let database: Awaited<ReturnType<typeof privateDatabase>> | undefined;
+  beforeAll(async () => {
+    database = await privateDatabase(testEnv().postgresUrl, name);
+    db = createDataSource({ url: database.url, applicationName: `${name.replaceAll('_', '-')}-test`, poolSize });
+    await db.initialize();
+  }, 60000);
+  afterAll(async () => {
+    await db?.destroy();
+    await database?.drop();
+  });
+  return { db: () => db! };
 }

@@ -1,30 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import { audienceChange, type AudienceChange } from '@meld/contracts';
-import { DataSourceEntity, createDataSource } from '@meld/db';
-import { privateDatabase, seedTenancy } from '@meld/fixtures';
-import { testEnv } from '@meld/testing';
+import { DataSourceEntity } from '@meld/db';
+import { seedTenancy } from '@meld/fixtures';
 import type { DataSource } from 'typeorm';
 import { MergeRepository } from '../src/merge/merge.repository';
 import { MergeContactsCommand } from '../src/merge/usecases/merge-contacts/merge-contacts.command';
 import { MergeContacts } from '../src/merge/usecases/merge-contacts/merge-contacts.usecase';
+import { ownDatabase } from './app.fixture';
 
 /** Consent history and absorbed-id tombstones of the merge step, on the real Postgres. */
 describe('identity merge: consent and tombstones', () => {
+  const store = ownDatabase('identity_merge_consent');
   let db: DataSource;
   let merge: MergeContacts;
-
-  // Its own database: the suite reads audience_outbox, which other suites' identity-merge apps drain.
-  let database: Awaited<ReturnType<typeof privateDatabase>> | undefined;
-
-  beforeAll(async () => {
-    database = await privateDatabase(testEnv().postgresUrl, 'identity_merge_consent');
-    db = createDataSource({ url: database.url, applicationName: 'identity-merge-consent-test', poolSize: 2 });
-    await db.initialize();
+  beforeAll(() => {
+    db = store.db();
     merge = new MergeContacts(new MergeRepository(db));
-  }, 60000);
-  afterAll(async () => {
-    await db?.destroy();
-    await database?.drop();
   });
 
   /** A project merging on `_email` with the ingest source (`api`) and a CRM of higher priority. */

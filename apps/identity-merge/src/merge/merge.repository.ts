@@ -15,7 +15,7 @@ export interface StoredAudience {
   datasources: string[];
   ds_contact_ids: string[];
   version: string;
-  /** Its first write: the audience contact's `_created_at`. */
+  /** The audience contact's `_created_at`: its first write, or earlier from a merge (ADR 0353). */
   created_at: Date;
 }
 
@@ -105,8 +105,10 @@ export class MergeStepStore {
    * writing only the difference with what the step loaded (the project's merge lock keeps it
    * current): most refs of a region beyond the changed contacts keep their keys and member row.
    * The applied version is the one read with the contact's attributes (PgMergeStateReader).
+   * `firstAt` is when the merge first wrote each live member (ADR 0353): a new row takes it, an
+   * existing one keeps its own (a row older than the column takes it now).
    */
-  async writeMembers(plan: MergePlan): Promise<void> {
+  async writeMembers(plan: MergePlan, firstAt: ReadonlyMap<string, string>): Promise<void> {
     const gone: Array<{ ref: string; key: MergeKey }> = [];
     const added: Array<{ ref: string; key: MergeKey }> = [];
     for (const ref of plan.refs) {
@@ -147,10 +149,10 @@ export class MergeStepStore {
     });
     if (!c.length) return;
     await this.em.query(
-      `INSERT INTO audience_members (project_id, data_source_id, user_id, audience_id, seq, applied_version)
-       SELECT $1, * FROM unnest($2::uuid[], $3::text[], $4::uuid[], $5::bigint[], $6::bigint[])
+      `INSERT INTO audience_members (project_id, data_source_id, user_id, audience_id, seq, applied_version, first_at)
+       SELECT $1, * FROM unnest($2::uuid[], $3::text[], $4::uuid[], $5::bigint[], $6::bigint[], $7::timestamptz[])
        ON CONFLICT (project_id, data_source_id, user_id)
-       DO UPDATE SET audience_id = EXCLUDED.audience_id, applied_version = EXCLUDED.applied_version`,
+       DO UPDATE SET audience_id = EXCLUDED.audience_id, applied_version = EXCLUDED.applied_version, first_at = COALESCE(audience_members.first_at, EXCLUDED.first_at)`,
       [
         this.projectId,
         c.map((x) => x.dataSourceId),
@@ -158,23 +160,25 @@ export class MergeStepStore {
         c.map((x) => plan.result.assignment.get(contactRef(x))),
         c.map((x) => x.seq),
         c.map((x) => this.state.stateOf(contactRef(x))?.version ?? '0'),
+        c.map((x) => firstAt.get(contactRef(x)) ?? null),
       ],
     );
   }
 
-  /** Upserts the audience contacts whose content changed, in one statement. */
-  async upsertAudiences(rows: ReadonlyArray<{ audience: AudienceContact; version: number }>, at: string): Promise<void> {
+  /** Upserts the audience contacts whose content or `_created_at` changed, in one statement. */
+  async upsertAudiences(rows: ReadonlyArray<{ audience: AudienceContact; version: number; createdAt: string }>, at: string): Promise<void> {
     if (!rows.length) return;
-    // Stamped with the step's time, not now(): the contact read's `_created_at` / `_updated_at`
+    // Stamped with the step's time and the `_created_at` the step worked out (the earliest of
+    // the merged contacts', ADR 0353), not now(): the contact read's `_created_at` / `_updated_at`
     // are then the instants its snapshots carry to ClickHouse (`createdAt`, `at`), where the
     // audience filters read them. One JSON parameter rather than jsonb[] ones: pg escapes every
     // element of an array parameter in JavaScript (quote by quote), JSON.stringify of the whole is native.
     await this.em.query(
       `INSERT INTO audience_contacts (project_id, id, attributes, lineage, datasources, ds_contact_ids, version, created_at, updated_at)
-       SELECT $1, t.id, t.attributes, t.lineage, t.datasources, t.ds_contact_ids, t.version, $3::timestamptz, $3::timestamptz
-         FROM jsonb_to_recordset($2::jsonb) AS t(id uuid, attributes jsonb, lineage jsonb, datasources jsonb, ds_contact_ids jsonb, version bigint)
+       SELECT $1, t.id, t.attributes, t.lineage, t.datasources, t.ds_contact_ids, t.version, t.created_at, $3::timestamptz
+         FROM jsonb_to_recordset($2::jsonb) AS t(id uuid, attributes jsonb, lineage jsonb, datasources jsonb, ds_contact_ids jsonb, version bigint, created_at timestamptz)
        ON CONFLICT (project_id, id) DO UPDATE SET attributes = EXCLUDED.attributes, lineage = EXCLUDED.lineage, datasources = EXCLUDED.datasources,
-         ds_contact_ids = EXCLUDED.ds_contact_ids, version = EXCLUDED.version, updated_at = EXCLUDED.updated_at`,
+         ds_contact_ids = EXCLUDED.ds_contact_ids, version = EXCLUDED.version, created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at`,
       [
         this.projectId,
         JSON.stringify(
@@ -185,6 +189,7 @@ export class MergeStepStore {
             datasources: r.audience.dataSources,
             ds_contact_ids: r.audience.dsContactIds,
             version: r.version,
+            created_at: r.createdAt,
           })),
         ),
         at,

@@ -29,6 +29,8 @@ export interface RefState {
   /** Current audience id and merge seq (`audience_members`). */
   audienceId: string | null;
   seq: number | null;
+  /** When the merge first wrote its member row (null without one, or for a row older than the column). */
+  firstAt: Date | null;
   /** Applied keys (`merge_keys`). */
   keys: MergeKey[];
 }
@@ -61,6 +63,7 @@ export class PgMergeStateReader implements MergeStateReader {
       seq: string | null;
       fresh: string | null;
       applied: string | null;
+      first_at: Date | null;
       audience_id: string | null;
       keys: Array<[string, string]>;
     }> = await this.em.query(
@@ -68,13 +71,13 @@ export class PgMergeStateReader implements MergeStateReader {
       // that grew since the last ANALYZE otherwise gets hash joins over all its contacts).
       `SELECT r.data_source_id, r.user_id, s.user_id IS NOT NULL AS live, s.attributes, s.attribute_at, s.version, m.seq,
               CASE WHEN s.user_id IS NOT NULL AND m.seq IS NULL THEN nextval(pg_get_serial_sequence('audience_members', 'seq')) END AS fresh,
-              m.applied_version AS applied, m.audience_id,
+              m.applied_version AS applied, m.first_at, m.audience_id,
               (SELECT COALESCE(json_agg(json_build_array(k.attribute, k.value)), '[]') FROM merge_keys k
                 WHERE k.project_id = $1 AND k.data_source_id = r.data_source_id AND k.user_id = r.user_id) AS keys
          FROM ${REFS}
          LEFT JOIN LATERAL (SELECT s.user_id, s.attributes, s.attribute_at, s.version FROM source_contacts s
                              WHERE s.project_id = $1 AND s.data_source_id = r.data_source_id AND s.user_id = r.user_id AND s.deleted_at IS NULL LIMIT 1) s ON true
-         LEFT JOIN LATERAL (SELECT m.seq, m.applied_version, m.audience_id FROM audience_members m
+         LEFT JOIN LATERAL (SELECT m.seq, m.applied_version, m.first_at, m.audience_id FROM audience_members m
                              WHERE m.project_id = $1 AND m.data_source_id = r.data_source_id AND m.user_id = r.user_id LIMIT 1) m ON true
         ORDER BY r.ord`,
       [this.projectId, ...refArrays(missing)],
@@ -97,6 +100,7 @@ export class PgMergeStateReader implements MergeStateReader {
         applied: row.applied,
         audienceId: row.audience_id,
         seq: row.seq === null ? null : Number(row.seq),
+        firstAt: row.first_at,
         keys: row.keys.map(([attribute, value]) => ({ attribute, value })),
       });
     }

@@ -56,8 +56,8 @@ export class MergeContacts {
 
       const at = command.now ? command.now.toISOString() : project.at;
       const stored = await store.storedAudiences([...new Set(plan.previous.values())]);
-      const { writes, consent, messages } = stepChanges({ projectId, plan, stored, changed, at });
-      await store.writeMembers(plan);
+      const { writes, memberFirstAt, consent, messages } = stepChanges({ projectId, plan, stored, changed, at, firstAt: (ref) => store.state.stateOf(ref)?.firstAt ?? null });
+      await store.writeMembers(plan, memberFirstAt);
       await store.upsertAudiences(writes, at);
       await store.recordConsentChanges(consent, at);
       await store.recordAbsorbed(plan.result.absorbed);

@@ -4,6 +4,7 @@ import type { AudienceContact } from '../../merge-core';
 import type { MergePlan } from '../../merge-step';
 import type { StoredAudience } from '../../merge.repository';
 import { splitRef } from '../../pg-merge-state';
+import { createdTimes } from './created-at';
 
 /** JSON with object keys sorted: jsonb does not keep key order, so compare this way. */
 export function canonicalJson(value: unknown): string {
@@ -40,8 +41,10 @@ function stepSources(changed: readonly string[], plan: MergePlan): { of: (audien
 }
 
 export interface StepChanges {
-  /** Audience contacts whose content changed, with their new version. */
-  writes: Array<{ audience: AudienceContact; version: number }>;
+  /** Audience contacts whose content or `_created_at` changed, with their new version. */
+  writes: Array<{ audience: AudienceContact; version: number; createdAt: string }>;
+  /** When the merge first wrote each live member (ISO), for its member row. */
+  memberFirstAt: Map<string, string>;
   consent: ConsentChange[];
   /** The step's `meld.audience.v1` messages, in the order they must be published. */
   messages: AudienceChange[];
@@ -51,8 +54,17 @@ export interface StepChanges {
  * What a planned step changes against the stored audience contacts: only what changed is
  * written and announced, each change one version up.
  */
-export function stepChanges(input: { projectId: string; plan: MergePlan; stored: ReadonlyMap<string, StoredAudience>; changed: readonly string[]; at: string }): StepChanges {
+export function stepChanges(input: {
+  projectId: string;
+  plan: MergePlan;
+  stored: ReadonlyMap<string, StoredAudience>;
+  changed: readonly string[];
+  at: string;
+  /** A member row's `first_at`, null for a new member or a row written before it was kept. */
+  firstAt: (ref: string) => Date | null;
+}): StepChanges {
   const { projectId, plan, stored, changed, at } = input;
+  const created = createdTimes({ plan, stored, firstAt: input.firstAt, at });
   const lastVersion = (id: string) => Number(stored.get(id)?.version ?? 0);
   const before = previousMembers(plan);
   /** Members an id had before the step and no longer has (for consumers of the membership). */
@@ -72,13 +84,14 @@ export function stepChanges(input: { projectId: string; plan: MergePlan; stored:
   const stepSource = stepSources(changed, plan);
   for (const a of plan.result.audiences) {
     const old = stored.get(a.id);
-    if (old && sameContent(a, old)) {
+    const createdAt = created.audiences.get(a.id)!;
+    if (old && sameContent(a, old) && old.created_at.getTime() === Date.parse(createdAt)) {
       versions.set(a.id, Number(old.version));
       continue;
     }
     const version = old ? Number(old.version) + 1 : 1;
     versions.set(a.id, version);
-    writes.push({ audience: a, version });
+    writes.push({ audience: a, version, createdAt });
     messages.push({
       schemaVersion: 1,
       kind: 'snapshot',
@@ -90,8 +103,8 @@ export function stepChanges(input: { projectId: string; plan: MergePlan; stored:
       dataSources: a.dataSources,
       dsContactIds: a.dsContactIds,
       removedDsContactIds: removedFrom(a.id),
-      // The `_created_at` the audience filters read (a new contact is written at the step's time).
-      createdAt: old ? old.created_at.toISOString() : at,
+      // The `_created_at` the audience filters read: the earliest of the merged contacts' (created-at.ts).
+      createdAt,
     });
     consent.push(...consentChanges(a, old, plan.contacts, stepSource.of(a.id)));
   }
@@ -105,5 +118,5 @@ export function stepChanges(input: { projectId: string; plan: MergePlan; stored:
     messages.push({ schemaVersion: 1, kind: 'merge', projectId, audienceId: survivor, version: versions.get(survivor) ?? 1, at, absorbedIds: ids });
   }
   messages.push(...plan.result.removed.map(tombstone));
-  return { writes, consent, messages };
+  return { writes, memberFirstAt: created.members, consent, messages };
 }
