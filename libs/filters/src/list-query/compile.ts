@@ -84,6 +84,14 @@ function valueExpressions(f: ResolvedField, b: Binder): { text: string; number: 
   };
 }
 
+/**
+ * Case-insensitive operators compare ICU lower case: Postgres' `lower()` follows the database's
+ * ctype, and a C-locale database (ours: `initdb --no-locale`) lowers ASCII only, so `eqi=émile`
+ * missed `ÉMILE` (ADR 0055). `und-x-icu` is the root-locale collation every ICU build of
+ * Postgres ships; its equality is byte-wise, so only the case mapping changes.
+ */
+const lower = (sql: string) => `lower((${sql}) COLLATE "und-x-icu")`;
+
 function predicate(operator: ConditionOperator, x: { text: string; number: string; present: string }, value: ConditionValue, f: ResolvedField, b: Binder): string {
   if (operator === 'exists') return x.present;
   const ordered = isOrderedOperator(operator);
@@ -99,7 +107,7 @@ function predicate(operator: ConditionOperator, x: { text: string; number: strin
     case 'eq':
       return `${expr} = ${bind(value as Scalar)}`;
     case 'eqi':
-      return `lower(${expr}) = lower(${bind(value as Scalar)})`;
+      return `${lower(expr)} = ${lower(bind(value as Scalar))}`;
     case 'lt':
       return `${expr} < ${bind(value as Scalar)}`;
     case 'lte':
@@ -111,19 +119,20 @@ function predicate(operator: ConditionOperator, x: { text: string; number: strin
     case 'in':
       return `${expr} IN (${values.map(bind).join(', ')})`;
     case 'ini':
-      return `lower(${expr}) IN (${values.map((v) => `lower(${bind(v)})`).join(', ')})`;
+      return `${lower(expr)} IN (${values.map((v) => lower(bind(v))).join(', ')})`;
     case 'contains':
       return anyOf((v) => `strpos(${expr}, ${v}) > 0`);
     case 'containsi':
-      return anyOf((v) => `strpos(lower(${expr}), lower(${v})) > 0`);
+      return anyOf((v) => `strpos(${lower(expr)}, ${lower(v)}) > 0`);
     case 'starts':
       return anyOf((v) => `starts_with(${expr}, ${v})`);
     case 'startsi':
-      return anyOf((v) => `starts_with(lower(${expr}), lower(${v}))`);
+      return anyOf((v) => `starts_with(${lower(expr)}, ${lower(v)})`);
     case 'ends':
       return anyOf((v) => `right(${expr}, length(${v})) = ${v}`);
     case 'endsi':
-      return anyOf((v) => `right(lower(${expr}), length(${v})) = lower(${v})`);
+      // The length of the lowered value: lowering can lengthen a string (`İ` is `i` + U+0307).
+      return anyOf((v) => `right(${lower(expr)}, length(${lower(v)})) = ${lower(v)}`);
     case 'range':
     case 'between':
     case 'betweeneq': {

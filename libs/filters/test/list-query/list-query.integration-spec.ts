@@ -1,8 +1,8 @@
-import { testEnv } from '@meld/testing';
-import { Client } from 'pg';
+import type { Client } from 'pg';
 import { compileListQuery } from '../../src/list-query/compile';
 import { ListQueryError } from '../../src/list-query/errors';
 import { parseListQuery } from '../../src/list-query/parse';
+import { itemTables } from './item-tables';
 import { ITEMS } from './test-resource';
 
 // Every operator's meaning checked on real Postgres (temporary tables of this session), and
@@ -16,12 +16,10 @@ const ROWS = [
 ];
 
 describe('list query on Postgres', () => {
-  const db = new Client({ connectionString: testEnv().postgresUrl });
+  let db: Client;
 
   beforeAll(async () => {
-    await db.connect();
-    await db.query(`CREATE TEMP TABLE list_query_items (id text PRIMARY KEY, name text, score numeric, created_at timestamptz, active boolean, attributes jsonb NOT NULL)`);
-    await db.query(`CREATE TEMP TABLE list_query_tags (item_id text NOT NULL, label text NOT NULL)`);
+    db = await itemTables();
     for (const r of ROWS) {
       await db.query(`INSERT INTO list_query_items VALUES ($1, $2, $3, ${r.created}, $4, $5)`, [r.id, r.name, r.score, r.active, JSON.stringify(r.attributes)]);
       for (const label of r.tags) await db.query(`INSERT INTO list_query_tags VALUES ($1, $2)`, [r.id, label]);
