@@ -70,6 +70,13 @@ describe('list query on Postgres', () => {
     ['createdAt_gt=3 day ago', ['c']],
     ['createdAt_between=3 years ago|1 year ago', ['a', 'b']],
     ['createdAt_lt=5 years ago', ['d']],
+    // Every period of the relative form (c is a day old, d ten years).
+    ['createdAt_gt=100000 seconds ago', ['c']],
+    ['createdAt_gt=1441 minutes ago', ['c']],
+    ['createdAt_gt=25 hours ago', ['c']],
+    ['createdAt_gt=1 month ago', ['c']],
+    ['createdAt_lt=119 months ago', ['d']],
+    ['createdAt_range=121 months ago|2 days ago', ['a', 'b', 'd']],
     ['attributes*drink_eq=beer', ['a']],
     ['attributes*drink_eqi=WINE', ['b']],
     ['attributes*drink_exists=true', ['a', 'b']],
