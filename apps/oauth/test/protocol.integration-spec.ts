@@ -158,7 +158,10 @@ describe('oauth protocol: discovery, registration, authorize, token, revoke (rea
       ['unknown code', { client_id: c.client_id, code: 'nope', code_verifier: verifier }, 400, 'invalid_grant'],
       ['wrong verifier', { client_id: c.client_id, code: await fresh(), code_verifier: pkcePair().verifier }, 400, 'invalid_grant'],
       ['missing verifier', { client_id: c.client_id, code: await fresh() }, 400, 'invalid_grant'],
-      ['redirect_uri prefix', { client_id: c.client_id, code: await fresh(), code_verifier: verifier, redirect_uri: `${REDIRECT}/x` }, 400, 'invalid_request'],
+      // RFC 6749 §5.2 / OAuth 2.1 §3.2.4: a redirect URI that does not match the authorization request's is invalid_grant.
+      ['redirect_uri prefix', { client_id: c.client_id, code: await fresh(), code_verifier: verifier, redirect_uri: `${REDIRECT}/x` }, 400, 'invalid_grant'],
+      ['redirect_uri case', { client_id: c.client_id, code: await fresh(), code_verifier: verifier, redirect_uri: REDIRECT.replace('callback', 'Callback') }, 400, 'invalid_grant'],
+      ['redirect_uri extra query', { client_id: c.client_id, code: await fresh(), code_verifier: verifier, redirect_uri: `${REDIRECT}?a=1` }, 400, 'invalid_grant'],
       // The authorization request named it (approvedCode's codes): the token request must too.
       ['redirect_uri missing', { client_id: c.client_id, code: await fresh(), code_verifier: verifier, redirect_uri: '' }, 400, 'invalid_request'],
       ['unknown client', { client_id: 'mcl_nope', code: await fresh(), code_verifier: verifier }, 400, 'invalid_client'],

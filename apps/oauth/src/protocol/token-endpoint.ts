@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import OAuth2Server, { OAuthError, Request, Response } from '@node-oauth/oauth2-server';
+import OAuth2Server, { InvalidGrantError, InvalidRequestError, OAuthError, Request, Response } from '@node-oauth/oauth2-server';
 import { checkResource } from '../authorize/authorization-request';
 import { ACCESS_TOKEN_SECONDS, OAUTH_CONFIG, type OAuthConfig, REFRESH_TOKEN_SECONDS } from '../oauth-config';
 import { OAuthRepository } from '../storage/oauth.repository';
@@ -57,7 +57,8 @@ export class TokenEndpoint {
       return { status: 200, headers: { ...response.headers }, body: response.body as Record<string, unknown> };
     } catch (err) {
       if (!(err instanceof OAuthError)) throw err;
-      return { status: err.code, headers: { 'cache-control': 'no-store', ...response.headers }, body: { error: err.name, error_description: err.message } };
+      const e = redirectMismatch(err) ? new InvalidGrantError('Invalid grant: `redirect_uri` does not match the authorization request') : err;
+      return { status: e.code, headers: { 'cache-control': 'no-store', ...response.headers }, body: { error: e.name, error_description: e.message } };
     }
   }
 
@@ -74,5 +75,12 @@ export class TokenEndpoint {
     return wider.length ? wider : null;
   }
 }
+
+/**
+ * The library (5.3.0, pinned) answers a redirect_uri unlike the authorization request's with
+ * invalid_request; RFC 6749 §5.2 and OAuth 2.1 §3.2.4 name it invalid_grant (ADR 0141). A missing
+ * or malformed one stays invalid_request.
+ */
+const redirectMismatch = (err: OAuthError) => err instanceof InvalidRequestError && err.message === 'Invalid request: `redirect_uri` is invalid';
 
 const refused = (error: string, description: string): HttpAnswer => ({ status: 400, headers: { 'cache-control': 'no-store' }, body: { error, error_description: description } });
