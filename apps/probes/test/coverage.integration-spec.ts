@@ -34,6 +34,8 @@ describe('audience coverage (unsampled)', () => {
       { uid: 'vip', type: 'boolean' },
       { uid: 'hidden_note', type: 'string', visible: false },
       { uid: 'referrer', type: 'string' },
+      // An acronym before the identifier word: read as `api token`, not as one word `apitoken`.
+      { uid: 'APIToken', type: 'string' },
       // A number no contact has: avg, min and max are null, not 0.
       { uid: 'rating', type: 'number' },
     ]);
@@ -48,6 +50,7 @@ describe('audience coverage (unsampled)', () => {
           _email: `c${i}@example.com`,
           // Free text holding an email or a phone: masked as contact data wherever it shows (ADR 0121).
           ...(i < 2 ? { referrer: ['from dan@example.net', 'call +33 6 12 34 56 78'][i] } : {}),
+          ...(i < 3 ? { APIToken: i < 2 ? 'tok-shared' : 'tok-other' } : {}),
         },
         num: { ...(i < 5 ? { score: i + 1 } : {}), ...(i < 2 ? { vip: i } : {}) },
       },
@@ -134,6 +137,8 @@ describe('audience coverage (unsampled)', () => {
     const { body } = await coverage({});
     expect(entry(body, 'order_id')).toMatchObject({ topValuesOmitted: TOP_VALUES_OMITTED.identifier, distinctValues: 10 });
     expect(entry(body, 'order_id').topValues).toBeUndefined();
+    expect(entry(body, 'APIToken')).toMatchObject({ topValuesOmitted: TOP_VALUES_OMITTED.identifier, distinctValues: 2 });
+    expect(JSON.stringify(entry(body, 'APIToken'))).not.toContain('tok-');
     expect(entry(body, '_city')).toMatchObject({ fillRate: 0, topValues: [], topValuesOther: 0 });
     expect(entry(body, '_city').topValuesOmitted).toBeUndefined();
     const named = await coverage({ attributes: ['order_id', '_email', 'hidden_note'] });
