@@ -91,6 +91,31 @@ describe('oauth protocol: discovery, registration, authorize, token, revoke (rea
     }
   });
 
+  it('authorize: a loopback IP redirect URI matches with any port, everything else exactly (OAuth 2.1 §2.3.1, RFC 8252 §7.3)', async () => {
+    const c = await client({ redirect_uris: ['http://127.0.0.1/callback', 'http://[::1]:8000/cb', 'http://localhost:3000/cb'] });
+    const { challenge } = pkcePair();
+    const get = (uri: string) => fetch(`${base}/oauth/authorize?response_type=code&client_id=${c.client_id}&code_challenge=${challenge}&code_challenge_method=S256&redirect_uri=${encodeURIComponent(uri)}`, { redirect: 'manual' });
+    for (const uri of ['http://127.0.0.1:53123/callback', 'http://127.0.0.1/callback', 'http://[::1]/cb', 'http://[::1]:61023/cb']) {
+      const res = await get(uri);
+      expect([uri, res.status, res.headers.get('location')]).toEqual([uri, 302, expect.stringMatching(/^\/oauth\/consent\?/)]);
+    }
+    const refused = [
+      'http://127.0.0.1:53123/callback/x',
+      'http://127.0.0.1:53123/Callback',
+      'http://127.0.0.1:53123/callback?x=1',
+      'https://127.0.0.1:53123/callback',
+      'http://127.0.0.2:53123/callback',
+      'http://user@127.0.0.1:53123/callback',
+      'http://127.0.0.1:99999/callback',
+      // `localhost` is a name, not a loopback IP literal: its port is matched exactly (RFC 8252 §8.3).
+      'http://localhost:3001/cb',
+    ];
+    for (const uri of refused) {
+      const res = await get(uri);
+      expect([uri, res.status, res.headers.get('location')]).toEqual([uri, 400, null]);
+    }
+  });
+
   it('authorize: a parameter given twice (RFC 6749 §3.1) is an error page for client_id and redirect_uri, else invalid_request back to the client', async () => {
     const c = await client();
     const { challenge } = pkcePair();

@@ -2,6 +2,7 @@ import { PRODUCT_SCOPES, type Scope } from '@meld/contracts';
 import type { OAuthConfig } from '../oauth-config';
 import type { ClientDirectory } from '../client-metadata/client-directory';
 import type { ClientRow } from '../storage/oauth.repository';
+import { isRegisteredRedirect } from './redirect-match';
 
 /** A checked authorization request (RFC 6749 §4.1.1 with PKCE, RFC 7636). */
 export interface AuthorizationRequest {
@@ -85,9 +86,9 @@ export async function checkAuthorizationRequest(
   if ('problem' in found) return { kind: 'page', description: found.problem };
   const { client } = found;
   const asked = one(query, 'redirect_uri');
-  // OAuth 2.1 §4.1.1 lets a client with one registered URI omit it; the match is exact otherwise.
+  // OAuth 2.1 §4.1.1 lets a client with one registered URI omit it; the match is exact otherwise (but a loopback IP's port).
   const redirectUri = asked ?? (client.redirectUris.length === 1 ? client.redirectUris[0] : undefined);
-  if (!redirectUri || !client.redirectUris.includes(redirectUri)) return { kind: 'page', description: 'The redirect_uri is not one this application registered.' };
+  if (!redirectUri || !isRegisteredRedirect(client.redirectUris, redirectUri)) return { kind: 'page', description: 'The redirect_uri is not one this application registered.' };
 
   const state = one(query, 'state') ?? null;
   const fail = (error: string, description: string): RedirectFailure => ({ kind: 'redirect', location: redirectBack(redirectUri, state, issuer, { error, error_description: description }) });

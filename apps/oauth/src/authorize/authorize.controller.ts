@@ -1,6 +1,6 @@
 import { InternalPublic } from '@meld/auth';
 import { Controller, Get, Inject, Query, Req, Res } from '@nestjs/common';
-import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiResponse, ApiTags } from '@meld/api';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { pageHeaders } from '../consent/html';
 import { OAUTH_CONFIG, type OAuthConfig } from '../oauth-config';
@@ -25,7 +25,7 @@ export class AuthorizeController {
 
   /** Checks, then 302 to the consent screen with the query string unchanged (product spec, Endpoints). */
   @Get('authorize')
-  @ApiOperation({ summary: 'Start an authorization (OAuth 2.1, code with PKCE S256)', description: 'Opened in a browser. A known client with an exactly matching `redirect_uri` gets a 302 to the consent screen with the query string passed through unchanged; an unknown client or redirect URI gets an HTML error page, never a redirect.', security: [] })
+  @ApiOperation({ summary: 'Start an authorization (OAuth 2.1, code with PKCE S256)', description: 'Opened in a browser. A known client with an exactly matching `redirect_uri` (any port on `http://127.0.0.1` or `http://[::1]`, OAuth 2.1 §2.3.1) gets a 302 to the consent screen with the query string passed through unchanged; an unknown client or redirect URI gets an HTML error page, never a redirect.', security: [] })
   @ApiResponse({ status: 302, description: 'to the consent screen, query string unchanged' })
   @ApiResponse({ status: 400, description: 'HTML error page (bad client or redirect URI)' })
   async authorize(@Query() query: Record<string, unknown>, @Req() req: FastifyRequest, @Res() reply: FastifyReply) {
