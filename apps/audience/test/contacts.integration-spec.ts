@@ -62,6 +62,7 @@ describe('contact reads (audience): search by phone, by email, read by user id',
   // User ids that are a phone (auto-created on an outbound send, ADR 0184) and an email (a source keyed by it).
   const byPhone = { id: randomUUID(), userId: '+33699887766' };
   const byEmail = { id: randomUUID(), userId: 'ada@example.com' };
+  const accented = { id: randomUUID(), userId: 'u-jose' };
   const JANE = {
     _first_name: 'Jane',
     _last_name: 'Doe',
@@ -87,6 +88,8 @@ describe('contact reads (audience): search by phone, by email, read by user id',
     await seedContact(db, t, { ...crm, attributes: { _first_name: 'Crm', id: 42 } });
     await seedContact(db, t, { ...byPhone, attributes: { _phone_mobile: byPhone.userId } });
     await seedContact(db, t, { ...byEmail, attributes: { _first_name: 'Ada', _email: byEmail.userId } });
+    // Keyed as identity-merge keys it: trimmed, lower-cased, NFC (the composed é).
+    await seedContact(db, t, { ...accented, attributes: { _first_name: 'José', _email: 'Jos\u00e9@example.com' }, keys: [['_email', 'jos\u00e9@example.com']] });
     // Another tenant with the same keys: never visible from t.
     await seedContact(db, other, { id: randomUUID(), userId: 'u-jane', attributes: JANE, keys: [['_email', 'jane.doe@example.com']] });
   });
@@ -164,6 +167,11 @@ describe('contact reads (audience): search by phone, by email, read by user id',
         entity: { id: jane.id, _user_id: 'u-jane', _first_name: 'Jane', _last_name: 'Doe', _email: 'Jane.Doe@Example.com', _phone_mobile: '+33612345678', _country: 'FR', opt_in: true },
         metadata: { matches: 1 },
       });
+    });
+
+    it('finds an email written with a decomposed accent (e + U+0301) as the composed one it was keyed with (NFC)', async () => {
+      const { status, body } = await get(`search/email/${encodeURIComponent('JOSE\u0301@example.com')}`, as(t, BASIC));
+      expect([status, body.entity?.id]).toEqual([200, accented.id]);
     });
 
     it('several contacts sharing a non-merging email: the most recently updated, with matches', async () => {

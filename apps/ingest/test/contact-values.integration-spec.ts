@@ -32,12 +32,22 @@ describe('contact values as stored (ingest)', () => {
       ?.attributes;
   const uid = () => `v-${randomUUID().slice(0, 8)}`;
 
-  it('stores an email accepted with blanks around it without them, from a contact write and from an event’s _user_data', async () => {
+  /** The email as stored after a contact write and after an event's `_user_data`. */
+  async function storedEmail(sent: string): Promise<Array<Record<string, unknown> | undefined>> {
     const [written, withEvent] = [uid(), uid()];
-    expect(await post('contacts', [{ _user_id: written, _email: '  Ada.Lovelace@Example.com\t' }])).toMatchObject({ status: 202, body: { entity: { successful: 1 } } });
-    expect(await attributes(written)).toEqual({ _email: 'Ada.Lovelace@Example.com' });
-    const event = { _user_id: withEvent, _event_id: `e-${randomUUID()}`, _event_type: 'purchase', _event_parameters: { 'product-id': 'p1' }, _user_data: { _email: ' bo@example.org ' } };
+    expect(await post('contacts', [{ _user_id: written, _email: sent }])).toMatchObject({ status: 202, body: { entity: { successful: 1 } } });
+    const event = { _user_id: withEvent, _event_id: `e-${randomUUID()}`, _event_type: 'purchase', _event_parameters: { 'product-id': 'p1' }, _user_data: { _email: sent } };
     expect(await post('events', [event])).toMatchObject({ status: 202, body: { entity: { successful: 1 } } });
-    expect(await attributes(withEvent)).toEqual({ _email: 'bo@example.org' });
+    return [await attributes(written), await attributes(withEvent)];
+  }
+
+  it('stores an email accepted with blanks around it without them, from a contact write and from an event’s _user_data', async () => {
+    const stored = { _email: 'Ada.Lovelace@Example.com' };
+    expect(await storedEmail('  Ada.Lovelace@Example.com\t')).toEqual([stored, stored]);
+  });
+
+  it('stores an email in Unicode NFC: a decomposed accent (e + U+0301) is stored as the composed é the audience searches with', async () => {
+    const stored = { _email: 'Ren\u00e9e@example.org' };
+    expect(await storedEmail('Rene\u0301e@example.org')).toEqual([stored, stored]);
   });
 });

@@ -36,9 +36,12 @@ export function localeCountry(locale: string): CountryCode | undefined {
   return match ? (match[1].toUpperCase() as CountryCode) : undefined;
 }
 
-/** Email as keyed: trimmed and lower-cased. */
+/**
+ * Email as keyed: trimmed, lower-cased and in Unicode NFC, so `é` sent composed (U+00E9) or
+ * decomposed (e + U+0301), as macOS and some forms send it, is one address (ADR 0036).
+ */
 export function normaliseEmail(raw: string): string {
-  return raw.trim().toLowerCase();
+  return raw.trim().toLowerCase().normalize('NFC');
 }
 
 /** Phone as keyed: E.164 with the locale's country as default, or null when it does not parse as a valid number. */

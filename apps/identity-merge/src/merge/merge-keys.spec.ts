@@ -7,6 +7,11 @@ describe('merge keys', () => {
     expect(normaliseKeyValue('_email', '  Jane.Doe@Example.COM ', 'US', junk)).toBe('jane.doe@example.com');
   });
 
+  it('keys an email in Unicode NFC: a decomposed accent merges with the composed one', () => {
+    expect(normaliseKeyValue('_email', 'JOSE\u0301@example.com', 'US', junk)).toBe('jos\u00e9@example.com');
+    expect(normaliseKeyValue('_email', 'jos\u00e9@example.com', 'US', junk)).toBe('jos\u00e9@example.com');
+  });
+
   it('normalises phones to E.164 with the locale country as default', () => {
     expect(normaliseKeyValue('_phone_mobile', '06 12 34 56 78', localeCountry('fr_FR'), junk)).toBe('+33612345678');
     expect(normaliseKeyValue('_phone_mobile', '+33 6 12 34 56 78', localeCountry('en_US'), junk)).toBe('+33612345678');

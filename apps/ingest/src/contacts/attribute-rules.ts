@@ -97,17 +97,18 @@ export function inferRule(uid: string, value: unknown): Pick<AttributeRule, 'typ
 
 /**
  * Normalised value stored and published (single-valued lists are refused above; lists keep order).
- * An email is stored trimmed: the check above accepts it around blanks (`isEmail` trims), but
- * the audience's look-ups compare the stored value as it is (search by email, `matches-string`),
- * so ` ada@example.com ` was accepted and then never found (ADR 0036).
+ * An email is stored trimmed and in Unicode NFC: the check above accepts it around blanks (`isEmail`
+ * trims), but the audience's look-ups compare the stored value as it is (search by email,
+ * `matches-string`), so ` ada@example.com ` was accepted and then never found, nor was `José`
+ * sent with a decomposed accent (e + U+0301) when searched as typed (composed é) (ADR 0036).
  */
 export function normaliseValue(rule: AttributeRule, value: AttributeValue): AttributeValue {
-  const trimmed = rule.type === 'email' ? trimStrings(value) : value;
-  if (rule.multivalue && !Array.isArray(trimmed)) return [trimmed];
-  return trimmed;
+  const normalised = rule.type === 'email' ? mapStrings(value, (s) => s.trim().normalize('NFC')) : value;
+  if (rule.multivalue && !Array.isArray(normalised)) return [normalised];
+  return normalised;
 }
 
-function trimStrings(value: AttributeValue): AttributeValue {
-  if (Array.isArray(value)) return value.map((v) => (typeof v === 'string' ? v.trim() : v));
-  return typeof value === 'string' ? value.trim() : value;
+function mapStrings(value: AttributeValue, f: (s: string) => string): AttributeValue {
+  if (Array.isArray(value)) return value.map((v) => (typeof v === 'string' ? f(v) : v));
+  return typeof value === 'string' ? f(value) : value;
 }
