@@ -73,6 +73,27 @@ describe('audience coverage cache and refresh throttle', () => {
     expect(await coverage({ ...body, refresh: true })).toMatchObject({ cached: false, denominator: { count: 3 } });
   });
 
+  it('throttles per project and surface: a spent coverage refresh leaves event volumes and other projects free (rule 2)', async () => {
+    const other = await seedTenancy(db, 'coverage-cache-other');
+    await insertContacts(ch, db, other.project.id, [[randomUUID(), { str: { loyalty_tier: 'gold' } }]]);
+    const probe = async (tenancy: typeof t, surface: 'audience/coverage' | 'event/volumes', body: object) => {
+      const res = await fetch(`${base}/v1/project/${tenancy.project.uid}/${surface}`, { method: 'POST', headers: probeHeaders(tenancy, { surface }), body: JSON.stringify(body) });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as Json).metadata;
+    };
+    const body = { attributes: ['_timezone'] };
+    for (const [tenancy, surface, args] of [[t, 'audience/coverage', body], [t, 'event/volumes', {}], [other, 'audience/coverage', body]] as const) await probe(tenancy, surface, args);
+    clock.advance(REFRESH_INTERVAL_MS);
+    expect(await probe(t, 'audience/coverage', { ...body, refresh: true })).toMatchObject({ cached: false });
+    expect(await probe(t, 'audience/coverage', { ...body, refresh: true })).toMatchObject({ cached: true, refreshDeclined: true, nextRefreshIn: REFRESH_INTERVAL_MS / 1000 });
+    const volumes = await probe(t, 'event/volumes', { refresh: true });
+    expect(volumes).toMatchObject({ cached: false });
+    expect(volumes.refreshDeclined).toBeUndefined();
+    const elsewhere = await probe(other, 'audience/coverage', { ...body, refresh: true });
+    expect(elsewhere).toMatchObject({ cached: false });
+    expect(elsewhere.refreshDeclined).toBeUndefined();
+  });
+
   it('never caches a call with a root (rule 3)', async () => {
     const root = { type: 'group', children: [] };
     const a = await coverage({ root, attributes: ['loyalty_tier'] });
