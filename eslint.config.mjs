@@ -44,6 +44,24 @@ export default [
     rules: { '@nx/enforce-module-boundaries': boundaries(['type:test-lib']) },
   },
   {
+    // Loaded on demand, never at boot (ADR 0355): the OpenAPI document builder and the tracing SDK
+    // cost ~0.5 s of CPU per process and per Jest file that would otherwise load them. Controllers
+    // take their OpenAPI decorators from @meld/api; type imports cost nothing.
+    files: ['apps/*/src/**/*.ts', 'libs/*/src/**/*.ts'],
+    ignores: TEST_FILES,
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            { name: '@nestjs/swagger', allowTypeImports: true, message: 'take the decorators from @meld/api (libs/api/src/openapi-decorators.ts); only openapi-document.ts loads the package, on demand' },
+            ...['sdk-trace-base', 'exporter-trace-otlp-http', 'resources', 'core'].map((p) => ({ name: `@opentelemetry/${p}`, allowTypeImports: true, message: 'the OTel SDK loads in startTracing, only for a process that exports' })),
+          ],
+        },
+      ],
+    },
+  },
+  {
     // The bench measures the apps as a client does: through their APIs and the libs, never by
     // importing an app's source (ADR 0228).
     files: ['bench/**/*.ts'],

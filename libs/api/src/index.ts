@@ -4,6 +4,7 @@ export * from './envelope';
 export * from './error.resource';
 export * from './openapi';
 export * from './openapi-document';
+export * from './openapi-decorators';
 export * from './organization.resource';
 export * from './project-config';
 export * from './project.resource';

@@ -1,5 +1,5 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiResponse } from '@nestjs/swagger';
+import { ApiResponse } from './openapi-decorators';
 import type { z } from 'zod';
 import { ErrorSchema } from './error.resource';
 

@@ -1,8 +1,7 @@
 import { CurrentPrincipal, type Principal, projectOf } from '@meld/auth';
-import { ApiError, ApiErrors, ApiSuccess } from '@meld/api';
+import { ApiError, ApiErrors, ApiOperation, ApiParam, ApiSuccess, ApiTags } from '@meld/api';
 import { parseInput } from '@meld/platform';
 import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { AggregateAudienceBody, AudienceAggregationsSchema } from './aggregations.schema';
 import { AggregateAudience } from './usecases/aggregate-audience/aggregate-audience.usecase';
 

@@ -1,7 +1,6 @@
-import { ApiListOperation, DataSourceSchema, listEnvelope, ListQueryString } from '@meld/api';
+import { ApiListOperation, ApiParam, ApiTags, DataSourceSchema, ListQueryString, listEnvelope } from '@meld/api';
 import { CurrentPrincipal, type Principal, projectOf } from '@meld/auth';
 import { Controller, Get, Param } from '@nestjs/common';
-import { ApiParam, ApiTags } from '@nestjs/swagger';
 import { DATA_SOURCE_FIELDS } from './datasource-fields';
 import { ListDataSources } from './usecases/list-data-sources/list-data-sources.usecase';
 

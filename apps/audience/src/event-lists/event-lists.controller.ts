@@ -1,8 +1,7 @@
 import { CurrentPrincipal, type Principal, projectOf } from '@meld/auth';
-import { ApiError, ApiErrors, ApiSuccess } from '@meld/api';
+import { ApiError, ApiErrors, ApiOperation, ApiParam, ApiSuccess, ApiTags } from '@meld/api';
 import { parseInput } from '@meld/platform';
 import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { EventScrollSchema, EventSearchSchema, ScrollEventsBody, SearchEventsBody } from './event-lists.schema';
 import { ScrollEvents } from './usecases/scroll-events/scroll-events.usecase';
 import { SearchEvents } from './usecases/search-events/search-events.usecase';

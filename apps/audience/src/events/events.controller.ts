@@ -1,7 +1,6 @@
 import { CurrentPrincipal, type Principal, projectOf } from '@meld/auth';
-import { ApiError, ApiErrors, ApiSuccess } from '@meld/api';
+import { ApiError, ApiErrors, ApiOperation, ApiParam, ApiQuery, ApiSuccess, ApiTags } from '@meld/api';
 import { Controller, Get, Param, Query } from '@nestjs/common';
-import { ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { AudienceEventListSchema } from './events.schema';
 import { ListEvents } from './list-events.usecase';
 

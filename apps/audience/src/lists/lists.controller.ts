@@ -1,8 +1,7 @@
 import { CurrentPrincipal, type Principal, projectOf } from '@meld/auth';
-import { ApiError, ApiErrors, ApiSuccess } from '@meld/api';
+import { ApiError, ApiErrors, ApiOperation, ApiParam, ApiSuccess, ApiTags } from '@meld/api';
 import { parseInput } from '@meld/platform';
 import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { AudienceScrollSchema, AudienceSearchSchema, ScrollAudienceBody, SearchAudienceBody } from './lists.schema';
 import { ScrollAudience } from './usecases/scroll-audience/scroll-audience.usecase';
 import { SearchAudience } from './usecases/search-audience/search-audience.usecase';

@@ -1,7 +1,6 @@
 import { CurrentPrincipal, type Principal, projectOf } from '@meld/auth';
-import { ApiErrors, ApiSuccess, PUBLIC_ROUTE_ERRORS } from '@meld/api';
+import { ApiErrors, ApiOperation, ApiParam, ApiSuccess, ApiTags, PUBLIC_ROUTE_ERRORS } from '@meld/api';
 import { Controller, Get, Param } from '@nestjs/common';
-import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { ProjectReadSchema } from './project-read.schema';
 import { GetProject } from './usecases/get-project/get-project.usecase';
 

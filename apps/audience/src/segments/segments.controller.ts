@@ -1,8 +1,7 @@
-import { ApiError, ApiErrors, ApiListOperation, ApiSuccess, ListQueryString } from '@meld/api';
+import { ApiError, ApiErrors, ApiListOperation, ApiOperation, ApiParam, ApiQuery, ApiSuccess, ApiTags, ListQueryString } from '@meld/api';
 import { CurrentPrincipal, type Principal, projectOf } from '@meld/auth';
 import { parseInput } from '@meld/platform';
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
-import { ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { AudienceCountSchema } from '../count/count.schema';
 import { SEGMENT_FIELDS } from './segment-fields';
 import { segmentView } from './segment-view';

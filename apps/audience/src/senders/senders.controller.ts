@@ -1,7 +1,6 @@
-import { ApiListOperation, ListQueryString } from '@meld/api';
+import { ApiListOperation, ApiParam, ApiTags, ListQueryString } from '@meld/api';
 import { CurrentPrincipal, type Principal, projectOf } from '@meld/auth';
 import { Controller, Get, Param } from '@nestjs/common';
-import { ApiParam, ApiTags } from '@nestjs/swagger';
 import { SENDER_FIELDS } from './sender-fields';
 import { SenderListSchema } from './sender.schema';
 import { ListSenders } from './usecases/list-senders/list-senders.usecase';

@@ -1,7 +1,6 @@
 import { CurrentPrincipal, type Principal, projectOf } from '@meld/auth';
-import { ApiErrors, ApiSuccess, PUBLIC_ROUTE_ERRORS } from '@meld/api';
+import { ApiErrors, ApiOperation, ApiParam, ApiSuccess, ApiTags, PUBLIC_ROUTE_ERRORS } from '@meld/api';
 import { Controller, Get, Param } from '@nestjs/common';
-import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { AttributeListSchema, EventParameterListSchema, EventTypeListSchema } from './specs.schema';
 import { ListAttributes } from './usecases/list-attributes/list-attributes.usecase';
 import { ListEventParameters } from './usecases/list-event-parameters/list-event-parameters.usecase';

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Controller, Get, Header, NotFoundException, Param, Res } from '@nestjs/common';
-import { ApiExcludeController } from '@nestjs/swagger';
+import { ApiExcludeController } from '@meld/api';
 import type { FastifyReply } from 'fastify';
 
 /**

@@ -1,5 +1,6 @@
 import { Controller, Get } from '@nestjs/common';
-import { ApiExcludeController, type OpenAPIObject } from '@nestjs/swagger';
+import type { OpenAPIObject } from '@nestjs/swagger';
+import { ApiExcludeController } from '@meld/api';
 import { PublicDocument } from './public-document';
 
 /** The merged public document. Anonymous: it describes the API, never data. */

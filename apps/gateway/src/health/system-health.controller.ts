@@ -1,5 +1,5 @@
 import { Controller, Get, Res } from '@nestjs/common';
-import { ApiExcludeController } from '@nestjs/swagger';
+import { ApiExcludeController } from '@meld/api';
 import type { FastifyReply } from 'fastify';
 import { SystemHealth } from './system-health';
 

@@ -1,7 +1,6 @@
 import { CurrentPrincipal, type Principal } from '@meld/auth';
-import { ApiErrors, ApiSuccess, INGEST_ROUTE_ERRORS } from '@meld/api';
+import { ApiErrors, ApiOperation, ApiParam, ApiSuccess, ApiTags, INGEST_ROUTE_ERRORS } from '@meld/api';
 import { Body, Controller, Param, Post, Res } from '@nestjs/common';
-import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { streamCommand } from '../stream/stream.command';
 import { WriteOutcomeSchema } from '../write/write-outcome.schema';

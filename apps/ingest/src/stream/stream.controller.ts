@@ -1,7 +1,6 @@
 import { CurrentPrincipal, type Principal } from '@meld/auth';
-import { ApiErrors, ApiSuccess, INGEST_ROUTE_ERRORS } from '@meld/api';
+import { ApiErrors, ApiOperation, ApiParam, ApiSuccess, ApiTags, INGEST_ROUTE_ERRORS } from '@meld/api';
 import { Controller, Get, Headers, Param } from '@nestjs/common';
-import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { rateLimitUsage } from './rate-limit-usage';
 import { streamCommand } from './stream.command';
 import { StreamAttributeListSchema, StreamEventParameterListSchema, StreamEventTypeListSchema } from './stream-specs.schema';

@@ -1,9 +1,8 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { HTML_PAGE_HEADERS } from '@meld/api';
+import { ApiExcludeController, HTML_PAGE_HEADERS } from '@meld/api';
 import { InternalPublic } from '@meld/auth';
 import { loadPublicUrl } from '@meld/platform';
 import { Body, Controller, Get, Header, Param, Post, Req, Res } from '@nestjs/common';
-import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LinkEvents } from './link-events';
 import { LinksRepository } from './links.repository';

@@ -1,8 +1,7 @@
-import { ApiError, ApiErrors, ApiListOperation, ApiSuccess, ListQueryString, listEnvelope } from '@meld/api';
+import { ApiError, ApiErrors, ApiHeader, ApiListOperation, ApiOperation, ApiParam, ApiSuccess, ApiTags, ListQueryString, listEnvelope } from '@meld/api';
 import { CONTACT_DATA_BLOCKED, CurrentPrincipal, type Principal, dataModeOf, dataPolicy, projectOf } from '@meld/auth';
 import { parseInput } from '@meld/platform';
 import { Body, Controller, ForbiddenException, Get, Headers, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiHeader, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { GetSms } from './read/get-sms.usecase';
 import { ListSms } from './read/list-sms.usecase';
 import { SMS_FIELDS } from './read/sms-fields';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { InternalPublic, hashToken, safeEqual, verifyPassword } from '@meld/auth';
 import { Body, Controller, Get, Header, Inject, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiExcludeController } from '@nestjs/swagger';
+import { ApiExcludeController } from '@meld/api';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type AuthorizationRequest, checkAuthorizationRequest, parseAuthorizationQuery, redirectBack } from '../authorize/authorization-request';
 import { rawQuery } from '../authorize/authorize.controller';

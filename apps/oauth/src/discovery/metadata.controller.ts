@@ -1,7 +1,7 @@
 import { InternalPublic } from '@meld/auth';
 import { PRODUCT_SCOPES } from '@meld/contracts';
 import { Controller, Get, Header, Inject } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@meld/api';
 import { AUTH_METHODS } from '../registration/register-client';
 import { OAUTH_CONFIG, type OAuthConfig } from '../oauth-config';
 import { GRANT_TYPES } from '../protocol/oauth-model';

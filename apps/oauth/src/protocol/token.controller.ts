@@ -1,6 +1,6 @@
 import { InternalPublic } from '@meld/auth';
 import { Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
-import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiResponse, ApiTags } from '@meld/api';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { RevokeEndpoint } from './revoke-endpoint';
 import { type HttpAnswer, TokenEndpoint } from './token-endpoint';

@@ -1,8 +1,7 @@
 import { CurrentPrincipal, type Principal, contactDataView, projectOf } from '@meld/auth';
-import { ApiError, ApiErrors, ApiSuccess } from '@meld/api';
+import { ApiError, ApiErrors, ApiOperation, ApiParam, ApiSuccess, ApiTags } from '@meld/api';
 import { parseInput } from '@meld/platform';
 import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { ProbeCache } from '../shared/probe-cache';
 import { ProbeClock } from '../shared/probe-clock';
 import { VolumesBody, VolumesSchema } from './volumes.schema';

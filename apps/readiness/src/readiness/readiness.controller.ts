@@ -1,7 +1,6 @@
-import { ApiError, ApiErrors, ApiSuccess } from '@meld/api';
+import { ApiError, ApiErrors, ApiOperation, ApiParam, ApiSuccess, ApiTags } from '@meld/api';
 import { CurrentPrincipal, type Principal, projectOf } from '@meld/auth';
 import { Controller, Get, NotFoundException, Param } from '@nestjs/common';
-import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { CHANNELS, type ReadinessChannel } from './readiness-rules';
 import { ReadinessResponseSchema } from './readiness.schema';
 import { GetReadiness } from './usecases/get-readiness/get-readiness.usecase';

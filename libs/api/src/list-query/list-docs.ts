@@ -2,7 +2,7 @@ import { ApiError, ApiErrors, ApiSuccess } from '../openapi';
 import { envelope } from '../envelope';
 import { type ListResource, OPERATORS_BY_TYPE, resolveField } from '@meld/filters';
 import { applyDecorators } from '@nestjs/common';
-import { ApiOperation, ApiQuery } from '@nestjs/swagger';
+import { ApiOperation, ApiQuery } from '../openapi-decorators';
 import { z } from 'zod';
 
 export const ListMetadataSchema = z.object({

@@ -1,6 +1,6 @@
 import { Controller, Get, Inject } from '@nestjs/common';
 import { InternalPublic } from '@meld/auth';
-import { ApiExcludeController } from '@nestjs/swagger';
+import { ApiExcludeController } from '@meld/api';
 import { HealthCheck, HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
 import { runReadinessCheck } from './check-gauge';
 import { READINESS_CHECKS, READINESS_TIMEOUT_MS, type ReadinessCheck } from './readiness-check';
@@ -26,7 +26,9 @@ export class HealthController {
    * check marked `degraded` answers 200 with `status: "degraded"`, naming it (ADR 0348).
    */
   @Get('readyz')
-  @HealthCheck()
+  // Without swaggerDocumentation Terminus does not require @nestjs/swagger at boot (ADR 0355);
+  // this controller is left out of the document anyway.
+  @HealthCheck({ noCache: true, swaggerDocumentation: false })
   ready() {
     return this.health.check(
       this.checks.map((c) => async () => {

@@ -1,6 +1,6 @@
 import { Controller, Get, Header } from '@nestjs/common';
 import { InternalPublic } from '@meld/auth';
-import { ApiExcludeController } from '@nestjs/swagger';
+import { ApiExcludeController } from '@meld/api';
 import { metricsRegistry } from './metrics';
 
 @ApiExcludeController()

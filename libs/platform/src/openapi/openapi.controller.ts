@@ -1,8 +1,8 @@
 import { InternalPublic } from '@meld/auth';
-import { scanAppDocument } from '@meld/api';
+import { ApiExcludeController, scanAppDocument } from '@meld/api';
 import { Controller, Get, Inject } from '@nestjs/common';
 import { HttpAdapterHost, ModulesContainer } from '@nestjs/core';
-import { ApiExcludeController, type OpenAPIObject } from '@nestjs/swagger';
+import type { OpenAPIObject } from '@nestjs/swagger';
 
 export const APP_NAME = Symbol('APP_NAME');
 

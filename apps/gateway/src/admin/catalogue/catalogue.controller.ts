@@ -1,6 +1,5 @@
-import { AttributeSpecSchema, envelope } from '@meld/api';
+import { ApiTags, AttributeSpecSchema, envelope } from '@meld/api';
 import { Controller, Param, Post, UseGuards } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
 import { z } from 'zod';
 import { AdminOperation } from '../http/admin-docs';
 import { AdminTokenGuard } from '../http/admin-token.guard';

@@ -1,6 +1,5 @@
-import { ApiError, ApiErrors, ApiSuccess } from '@meld/api';
+import { ApiBearerAuth, ApiError, ApiErrors, ApiOperation, ApiSuccess } from '@meld/api';
 import { applyDecorators, HttpCode } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation } from '@nestjs/swagger';
 import type { z } from 'zod';
 
 export const ADMIN_SECURITY = 'admin';

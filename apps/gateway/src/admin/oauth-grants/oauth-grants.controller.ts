@@ -1,6 +1,5 @@
-import { envelope } from '@meld/api';
+import { ApiTags, envelope } from '@meld/api';
 import { Controller, Delete, Get, Param, UseGuards } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
 import { z } from 'zod';
 import { AdminOperation } from '../http/admin-docs';
 import { AdminTokenGuard } from '../http/admin-token.guard';

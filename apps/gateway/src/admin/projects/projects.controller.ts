@@ -1,6 +1,5 @@
-import { ProjectSchema, envelope } from '@meld/api';
+import { ApiTags, ProjectSchema, envelope } from '@meld/api';
 import { Controller, Get, Param, Patch, Post, Put, UseGuards } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
 import { z } from 'zod';
 import { AdminOperation } from '../http/admin-docs';
 import { AdminTokenGuard } from '../http/admin-token.guard';

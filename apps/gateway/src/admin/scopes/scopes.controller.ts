@@ -1,6 +1,6 @@
 import { ALL_SCOPES, INGEST_SCOPES, PRODUCT_SCOPES } from '@meld/contracts';
 import { Controller, Get, UseGuards } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@meld/api';
 import { z } from 'zod';
 import { AdminOperation } from '../http/admin-docs';
 import { AdminTokenGuard } from '../http/admin-token.guard';

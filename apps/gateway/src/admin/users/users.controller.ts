@@ -1,6 +1,5 @@
-import { entityOnly } from '@meld/api';
+import { ApiTags, entityOnly } from '@meld/api';
 import { Controller, Delete, Param, Post, UseGuards } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
 import { AdminOperation } from '../http/admin-docs';
 import { AdminTokenGuard } from '../http/admin-token.guard';
 import { JsonBody } from '../http/json-body';

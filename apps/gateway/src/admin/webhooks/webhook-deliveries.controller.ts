@@ -1,6 +1,5 @@
-import { entityOnly, envelope } from '@meld/api';
+import { ApiQuery, ApiTags, entityOnly, envelope } from '@meld/api';
 import { Controller, Get, Param, Post, Query, UseGuards } from '@nestjs/common';
-import { ApiQuery, ApiTags } from '@nestjs/swagger';
 import { z } from 'zod';
 import { AdminOperation } from '../http/admin-docs';
 import { AdminTokenGuard } from '../http/admin-token.guard';
