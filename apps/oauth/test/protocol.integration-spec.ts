@@ -91,6 +91,26 @@ describe('oauth protocol: discovery, registration, authorize, token, revoke (rea
     }
   });
 
+  it('a registered scope (RFC 7591 §2) names known scopes only and bounds what the client may ask for', async () => {
+    for (const scope of ['ADMIN', 'PROJECT_AUDIENCE_READ constructor', '__proto__', ' ']) {
+      const bad = await register(base, { redirect_uris: [REDIRECT], scope });
+      expect([scope, bad.status, bad.body.error, bad.body.error_description]).toEqual([scope, 400, 'invalid_client_metadata', expect.stringContaining('scope')]);
+    }
+    const c = await client({ scope: 'PROJECT_AUDIENCE_READ  PROJECT_DIRECT_WRITE PROJECT_AUDIENCE_READ' });
+    expect(c.scope).toBe('PROJECT_AUDIENCE_READ PROJECT_DIRECT_WRITE');
+    const { challenge } = pkcePair();
+    const authorize = (clientId: string, scope?: string) =>
+      fetch(`${base}/oauth/authorize?response_type=code&client_id=${clientId}&redirect_uri=${encodeURIComponent(REDIRECT)}&code_challenge=${challenge}&code_challenge_method=S256&state=s${scope === undefined ? '' : `&scope=${encodeURIComponent(scope)}`}`, { redirect: 'manual' });
+    for (const scope of ['PROJECT_DIRECT_WRITE', 'PROJECT_AUDIENCE_READ PROJECT_DIRECT_WRITE', undefined]) {
+      expect([scope, (await authorize(c.client_id, scope)).headers.get('location')]).toEqual([scope, expect.stringMatching(/^\/oauth\/consent\?/)]);
+    }
+    const writeOnly = await client({ scope: 'PROJECT_DIRECT_WRITE' });
+    for (const [clientId, scope] of [[c.client_id, 'PROJECT_AUDIENCE_READ PROJECT_CAMPAIGN_READ'], [writeOnly.client_id, undefined]]) {
+      const to = new URL((await authorize(clientId!, scope)).headers.get('location')!);
+      expect([scope, to.origin + to.pathname, to.searchParams.get('error'), to.searchParams.get('state')]).toEqual([scope, REDIRECT, 'invalid_scope', 's']);
+    }
+  });
+
   it('authorize: a loopback IP redirect URI matches with any port, everything else exactly (OAuth 2.1 §2.3.1, RFC 8252 §7.3)', async () => {
     const c = await client({ redirect_uris: ['http://127.0.0.1/callback', 'http://[::1]:8000/cb', 'http://localhost:3000/cb'] });
     const { challenge } = pkcePair();

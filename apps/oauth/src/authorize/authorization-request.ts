@@ -3,6 +3,7 @@ import type { OAuthConfig } from '../oauth-config';
 import type { ClientDirectory } from '../client-metadata/client-directory';
 import type { ClientRow } from '../storage/oauth.repository';
 import { isRegisteredRedirect } from './redirect-match';
+import { registeredScopes, scopeList, unknownScopes } from './scope-list';
 
 /** A checked authorization request (RFC 6749 §4.1.1 with PKCE, RFC 7636). */
 export interface AuthorizationRequest {
@@ -29,7 +30,6 @@ export interface RedirectFailure {
 
 /** Read scopes are granted when a client asks for none (ADR 0143): least privilege that still does something. */
 export const DEFAULT_SCOPES: Scope[] = PRODUCT_SCOPES.filter((s) => s.endsWith('_READ'));
-const KNOWN_SCOPES = new Set<string>(PRODUCT_SCOPES);
 const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 
 const one = (query: Record<string, unknown>, name: string): string | undefined => {
@@ -100,9 +100,14 @@ export async function checkAuthorizationRequest(
   if (one(query, 'code_challenge_method') !== 'S256') return fail('invalid_request', 'code_challenge_method must be "S256" ("plain" is refused)');
   if (!S256_CHALLENGE.test(challenge)) return fail('invalid_request', 'code_challenge must be the base64url SHA-256 of the verifier (43 characters)');
   const scopeText = one(query, 'scope');
-  const scopes = scopeText ? [...new Set(scopeText.split(' ').filter(Boolean))] : DEFAULT_SCOPES;
-  const unknown = scopes.filter((s) => !KNOWN_SCOPES.has(s));
+  // A client that registered a scope asks within it; asking none, it gets the defaults it registered (RFC 7591 §2).
+  const registered = registeredScopes(client.scope);
+  const scopes = scopeText ? scopeList(scopeText) : DEFAULT_SCOPES.filter((s) => !registered || registered.has(s));
+  const unknown = unknownScopes(scopes);
   if (unknown.length) return fail('invalid_scope', `unknown scope ${unknown.join(', ')}`);
+  const beyond = registered ? scopes.filter((s) => !registered.has(s)) : [];
+  if (beyond.length) return fail('invalid_scope', `scope beyond the client's registration: ${beyond.join(', ')}`);
+  if (!scopeText && scopes.length === 0) return fail('invalid_scope', 'scope is required: the client registered none of the default read scopes');
   const resource = checkResource(query.resource, config.resource);
   if (resource === undefined) return fail('invalid_target', `resource must be ${config.resource}, this API`);
   return { ok: { client, redirectUri, redirectUriSent: asked !== undefined, state, scopes: scopes as Scope[], codeChallenge: challenge, resource } };

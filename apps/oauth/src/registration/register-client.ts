@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { GRANT_TYPES } from '../protocol/oauth-model';
 import { OAuthRepository } from '../storage/oauth.repository';
 import { redirectUriProblem } from './redirect-uri';
+import { scopeList, unknownScopes } from '../authorize/scope-list';
 
 export const AUTH_METHODS = ['none', 'client_secret_basic', 'client_secret_post'] as const;
 
@@ -39,10 +40,16 @@ export class RegisterClient {
       return { status: 400, body: { error: 'invalid_client_metadata', error_description: `${issue.path.join('.') || 'body'}: ${issue.message}` } };
     }
     const m = parsed.data;
+    const scopes = m.scope === undefined ? null : scopeList(m.scope);
+    const unknown = scopes ? unknownScopes(scopes) : [];
+    if (scopes?.length === 0 || unknown.length) {
+      return { status: 400, body: { error: 'invalid_client_metadata', error_description: `scope: ${unknown.length ? `unknown scope ${unknown.join(', ')}` : 'names no scope'}` } };
+    }
+    const scope = scopes ? scopes.join(' ') : null;
     const id = `mcl_${randomBytes(16).toString('base64url')}`;
     const secret = m.token_endpoint_auth_method === 'none' ? null : `mcs_${randomBytes(32).toString('base64url')}`;
     const name = m.client_name ?? new URL(m.redirect_uris[0] as string).host;
-    const metadata = { client_uri: m.client_uri ?? null, grant_types: m.grant_types, response_types: m.response_types, scope: m.scope ?? null };
+    const metadata = { client_uri: m.client_uri ?? null, grant_types: m.grant_types, response_types: m.response_types, scope };
     await this.repo.createClient({ id, secretHash: secret ? hashToken(secret) : null, name, redirectUris: m.redirect_uris as string[], tokenEndpointAuthMethod: m.token_endpoint_auth_method, metadata });
     return {
       status: 201,
@@ -56,7 +63,7 @@ export class RegisterClient {
         grant_types: m.grant_types,
         response_types: m.response_types,
         ...(m.client_uri ? { client_uri: m.client_uri } : {}),
-        ...(m.scope ? { scope: m.scope } : {}),
+        ...(scope ? { scope } : {}),
       },
     };
   }

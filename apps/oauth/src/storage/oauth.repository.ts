@@ -9,6 +9,8 @@ export interface ClientRow {
   name: string;
   redirectUris: string[];
   tokenEndpointAuthMethod: string;
+  /** RFC 7591 `scope` of a registered client (null for none, and for metadata documents, ADR 0149). */
+  scope: string | null;
 }
 
 export interface GrantRow {
@@ -28,7 +30,7 @@ const GRANT_COLUMNS = `g.id, g.client_id AS "clientId", g.user_id AS "userId", g
 export class OAuthRepository {
   constructor(@Inject(DATA_SOURCE) private readonly ds: DataSource) {}
 
-  async createClient(client: Omit<ClientRow, 'secretHash'> & { secretHash: string | null; metadata: object }): Promise<void> {
+  async createClient(client: Omit<ClientRow, 'secretHash' | 'scope'> & { secretHash: string | null; metadata: object }): Promise<void> {
     await this.ds.query(`INSERT INTO oauth_clients (id, secret_hash, name, redirect_uris, token_endpoint_auth_method, metadata) VALUES ($1, $2, $3, $4, $5, $6)`, [
       client.id,
       client.secretHash,
@@ -41,7 +43,9 @@ export class OAuthRepository {
 
   async client(id: string): Promise<ClientRow | null> {
     const [row] = await this.ds.query(
-      `SELECT id, secret_hash AS "secretHash", name, redirect_uris AS "redirectUris", token_endpoint_auth_method AS "tokenEndpointAuthMethod" FROM oauth_clients WHERE id = $1 AND revoked_at IS NULL`,
+      `SELECT id, secret_hash AS "secretHash", name, redirect_uris AS "redirectUris", token_endpoint_auth_method AS "tokenEndpointAuthMethod",
+              CASE WHEN metadata->>'client_id_metadata_document' IS NULL THEN metadata->>'scope' END AS scope
+         FROM oauth_clients WHERE id = $1 AND revoked_at IS NULL`,
       [id],
     );
     return row ?? null;
