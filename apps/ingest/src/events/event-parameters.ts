@@ -4,7 +4,8 @@ import { unstorableText } from '@meld/api';
  * Bounds on what an event may carry beyond its declaration (ADR 0113). Undeclared parameters
  * pass (types evolve), but every parameter, declared or not, is a JSON value stored as text in
  * ClickHouse and read back by probes: no U+0000 nor lone surrogate in names or values (Postgres
- * refuses both, and a NUL in a ClickHouse string breaks the tools that read it), at most MAX_PARAMETER_DEPTH levels
+ * refuses both, and a NUL in a ClickHouse string breaks the tools that read it), no number JSON cannot write back
+ * (1e400 parses as Infinity, published as null), at most MAX_PARAMETER_DEPTH levels
  * of nesting, and at most MAX_PARAMETERS_BYTES as JSON for the whole object.
  */
 export const MAX_PARAMETER_DEPTH = 5;
@@ -54,6 +55,8 @@ function valueProblem(root: unknown): string | null {
       if (bad) return bad;
       continue;
     }
+    // JSON has no infinity: 1e400 parses as Infinity and JSON.stringify would publish it as null, a value silently lost.
+    if (typeof value === 'number' && !Number.isFinite(value)) return 'must hold only finite numbers (1e400 and the like overflow to infinity)';
     if (value === null || typeof value !== 'object') continue;
     if (depth + 1 > MAX_PARAMETER_DEPTH) return `must not nest more than ${MAX_PARAMETER_DEPTH} levels of lists and objects`;
     if (Array.isArray(value)) for (const v of value) stack.push([v, depth + 1]);
