@@ -36,6 +36,8 @@ describe('audience coverage (unsampled)', () => {
       { uid: 'referrer', type: 'string' },
       // An acronym before the identifier word: read as `api token`, not as one word `apitoken`.
       { uid: 'APIToken', type: 'string' },
+      // A plural of an identifier word: a multivalue attribute of tokens.
+      { uid: 'push_tokens', type: 'string', multivalue: true },
       // A number no contact has: avg, min and max are null, not 0.
       { uid: 'rating', type: 'number' },
     ]);
@@ -51,6 +53,7 @@ describe('audience coverage (unsampled)', () => {
           // Free text holding an email or a phone: masked as contact data wherever it shows (ADR 0121).
           ...(i < 2 ? { referrer: ['from dan@example.net', 'call +33 6 12 34 56 78'][i] } : {}),
           ...(i < 3 ? { APIToken: i < 2 ? 'tok-shared' : 'tok-other' } : {}),
+          ...(i < 2 ? { push_tokens: ['tok-device-a', 'tok-device-b'] } : {}),
         },
         num: { ...(i < 5 ? { score: i + 1 } : {}), ...(i < 2 ? { vip: i } : {}) },
       },
@@ -138,7 +141,8 @@ describe('audience coverage (unsampled)', () => {
     expect(entry(body, 'order_id')).toMatchObject({ topValuesOmitted: TOP_VALUES_OMITTED.identifier, distinctValues: 10 });
     expect(entry(body, 'order_id').topValues).toBeUndefined();
     expect(entry(body, 'APIToken')).toMatchObject({ topValuesOmitted: TOP_VALUES_OMITTED.identifier, distinctValues: 2 });
-    expect(JSON.stringify(entry(body, 'APIToken'))).not.toContain('tok-');
+    expect(entry(body, 'push_tokens')).toMatchObject({ topValuesOmitted: TOP_VALUES_OMITTED.identifier, distinctValues: 2 });
+    for (const uid of ['APIToken', 'push_tokens']) expect(JSON.stringify(entry(body, uid))).not.toContain('tok-');
     expect(entry(body, '_city')).toMatchObject({ fillRate: 0, topValues: [], topValuesOther: 0 });
     expect(entry(body, '_city').topValuesOmitted).toBeUndefined();
     const named = await coverage({ attributes: ['order_id', '_email', 'hidden_note'] });

@@ -14,6 +14,17 @@ describe('top values policy (probe rule 7)', () => {
     ['lifetimeRevenue', R.quantity],
     ['loyalty_tier', undefined],
     ['idea', undefined],
+    // Plurals of the rule words: a multivalue attribute is named for the many values it holds.
+    ['push_tokens', R.identifier],
+    ['apiKeys', R.identifier],
+    ['order_refs', R.identifier],
+    ['file_hashes', R.identifier],
+    ['visit_dates', R.timestamp],
+    ['item_prices', R.quantity],
+    ['order_quantities', R.quantity],
+    ['add_ons', undefined],
+    ['monkeys', undefined],
+    ['status', undefined],
   ])('%s → %s', (uid, reason) => expect(nameReason(attr(uid))).toBe(reason));
 
   it('reads a datetime type as a timestamp', () => expect(nameReason(attr('seen', { type: 'datetime' }))).toBe(R.timestamp));

@@ -23,12 +23,23 @@ export const IDENTIFIER_WORDS: ReadonlySet<string> = new Set(['id', 'ids', 'uuid
 const TIMESTAMP_WORDS = new Set(['at', 'date', 'time', 'timestamp', 'ts', 'datetime', 'on']);
 const QUANTITY_WORDS = new Set(['amount', 'price', 'total', 'count', 'qty', 'quantity', 'revenue', 'sum', 'balance', 'spent', 'spend', 'value', 'cost', 'number']);
 
+/**
+ * Whether `word` is one of `rule`'s words or its plural: a multivalue `push_tokens` holds tokens
+ * as `push_token` does, `item_prices` prices (-s, -es, -ies → -y). A word of three letters or
+ * fewer is not read as a plural (`ons` is not `on`s).
+ */
+function readsAs(word: string, rule: ReadonlySet<string>): boolean {
+  if (rule.has(word)) return true;
+  if (word.length <= 3 || !word.endsWith('s')) return false;
+  return rule.has(word.slice(0, -1)) || (word.endsWith('es') && rule.has(word.slice(0, -2))) || (word.endsWith('ies') && rule.has(`${word.slice(0, -3)}y`));
+}
+
 /** The name-based part of rule 7 (a named attribute overrides it: rule 4). */
 export function nameReason(attribute: Pick<ProfiledAttribute, 'uid' | 'type'>): OmittedReason | undefined {
   const last = words(attribute.uid).at(-1) ?? '';
-  if (IDENTIFIER_WORDS.has(last)) return TOP_VALUES_OMITTED.identifier;
-  if (TIMESTAMP_WORDS.has(last) || attribute.type === 'datetime') return TOP_VALUES_OMITTED.timestamp;
-  if (QUANTITY_WORDS.has(last)) return TOP_VALUES_OMITTED.quantity;
+  if (readsAs(last, IDENTIFIER_WORDS)) return TOP_VALUES_OMITTED.identifier;
+  if (readsAs(last, TIMESTAMP_WORDS) || attribute.type === 'datetime') return TOP_VALUES_OMITTED.timestamp;
+  if (readsAs(last, QUANTITY_WORDS)) return TOP_VALUES_OMITTED.quantity;
   return undefined;
 }
 
