@@ -313,6 +313,21 @@ describe('oauth protocol: discovery, registration, authorize, token, revoke (rea
     expect(await grantRevoked(grantId)).toBe(true);
   });
 
+  it('registered grant_types (RFC 7591 §2) hold: a client without refresh_token gets no refresh token and may not refresh', async () => {
+    const t = await seedUser(db);
+    const refreshOnly = await register(base, { redirect_uris: [REDIRECT], grant_types: ['refresh_token'] });
+    expect([refreshOnly.status, refreshOnly.body.error, refreshOnly.body.error_description]).toEqual([400, 'invalid_client_metadata', expect.stringContaining('grant_types')]);
+    const c = await client({ grant_types: ['authorization_code'] });
+    expect(c.grant_types).toEqual(['authorization_code']);
+    const { verifier, challenge } = pkcePair();
+    const { code, grantId } = await approvedCode(db, t, c.client_id, REDIRECT, challenge);
+    const res = await exchange({ client_id: c.client_id, code, code_verifier: verifier });
+    expect([res.status, res.body.refresh_token, res.body.access_token]).toEqual([200, undefined, expect.stringMatching(/^mld_oa_/)]);
+    expect(await db.query(`SELECT 1 FROM oauth_refresh_tokens WHERE grant_id = $1`, [grantId])).toHaveLength(0);
+    const refresh = await form(base, '/oauth/token', { grant_type: 'refresh_token', client_id: c.client_id, refresh_token: 'mld_rt_whatever' });
+    expect([refresh.status, refresh.body.error]).toEqual([400, 'unauthorized_client']);
+  });
+
   it('a confidential client must present its secret', async () => {
     const t = await seedUser(db);
     const c = await client({ token_endpoint_auth_method: 'client_secret_basic' });

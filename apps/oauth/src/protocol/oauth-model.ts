@@ -13,7 +13,8 @@ interface GrantUser extends User {
 }
 
 const asUser = (grant: GrantRow): GrantUser => ({ id: grant.userId, grantId: grant.id });
-const asClient = (row: ClientRow): Client => ({ id: row.id, grants: [...GRANT_TYPES], redirectUris: row.redirectUris });
+/** The grants it registered (RFC 7591 §2): the library answers unauthorized_client for another. */
+const asClient = (row: ClientRow): Client => ({ id: row.id, grants: GRANT_TYPES.filter((g) => row.grantTypes.includes(g)), redirectUris: row.redirectUris });
 
 /** Refresh tokens never reach the gateway: a shape it refuses as malformed (not `mld_(pt|ds|oa)_`). */
 export const newRefreshToken = () => `mld_rt_${randomBytes(32).toString('base64url')}`;
@@ -90,12 +91,14 @@ export class OAuthModel implements Omit<AuthorizationCodeModel, 'saveAuthorizati
 
   async saveToken(token: Token, client: Client, user: User): Promise<Token> {
     const grantId = (user as GrantUser).grantId;
-    const refreshToken = token.refreshToken ?? newRefreshToken();
+    // A client that did not register the refresh_token grant could not use one: none is issued.
+    const refreshToken = client.grants.includes('refresh_token') ? (token.refreshToken ?? newRefreshToken()) : null;
     // The library has checked a refresh's `scope` against the grant's: the access token gets what was asked.
     const issued = await this.repo.issueTokens(grantId, refreshToken, token.accessTokenExpiresAt!, token.refreshTokenExpiresAt!, token.scope);
     // The grant was revoked meanwhile (a reuse detected concurrently): the library would read null as a crash (503).
     if (!issued) throw new InvalidGrantError('Invalid grant: the grant was revoked');
-    return { ...token, accessToken: issued.accessToken, refreshToken, client, user };
+    const { refreshToken: _generated, refreshTokenExpiresAt: _expires, ...access } = token;
+    return refreshToken === null ? { ...access, accessToken: issued.accessToken, client, user } : { ...token, accessToken: issued.accessToken, refreshToken, client, user };
   }
 
   // Required by the interface for bearer authentication, which the gateway does, not this app.

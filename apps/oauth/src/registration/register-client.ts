@@ -40,6 +40,10 @@ export class RegisterClient {
       return { status: 400, body: { error: 'invalid_client_metadata', error_description: `${issue.path.join('.') || 'body'}: ${issue.message}` } };
     }
     const m = parsed.data;
+    // RFC 7591 §2.1: response_types "code" needs the authorization_code grant.
+    if (!m.grant_types.includes('authorization_code')) {
+      return { status: 400, body: { error: 'invalid_client_metadata', error_description: 'grant_types: must include authorization_code (the only response type is code)' } };
+    }
     const scopes = m.scope === undefined ? null : scopeList(m.scope);
     const unknown = scopes ? unknownScopes(scopes) : [];
     if (scopes?.length === 0 || unknown.length) {

@@ -11,6 +11,8 @@ export interface ClientRow {
   tokenEndpointAuthMethod: string;
   /** RFC 7591 `scope` of a registered client (null for none, and for metadata documents, ADR 0149). */
   scope: string | null;
+  /** RFC 7591 `grant_types`: what it may use at the token endpoint (both when it named none). */
+  grantTypes: string[];
 }
 
 export interface GrantRow {
@@ -30,7 +32,7 @@ const GRANT_COLUMNS = `g.id, g.client_id AS "clientId", g.user_id AS "userId", g
 export class OAuthRepository {
   constructor(@Inject(DATA_SOURCE) private readonly ds: DataSource) {}
 
-  async createClient(client: Omit<ClientRow, 'secretHash' | 'scope'> & { secretHash: string | null; metadata: object }): Promise<void> {
+  async createClient(client: Omit<ClientRow, 'secretHash' | 'scope' | 'grantTypes'> & { secretHash: string | null; metadata: object }): Promise<void> {
     await this.ds.query(`INSERT INTO oauth_clients (id, secret_hash, name, redirect_uris, token_endpoint_auth_method, metadata) VALUES ($1, $2, $3, $4, $5, $6)`, [
       client.id,
       client.secretHash,
@@ -44,7 +46,8 @@ export class OAuthRepository {
   async client(id: string): Promise<ClientRow | null> {
     const [row] = await this.ds.query(
       `SELECT id, secret_hash AS "secretHash", name, redirect_uris AS "redirectUris", token_endpoint_auth_method AS "tokenEndpointAuthMethod",
-              CASE WHEN metadata->>'client_id_metadata_document' IS NULL THEN metadata->>'scope' END AS scope
+              CASE WHEN metadata->>'client_id_metadata_document' IS NULL THEN metadata->>'scope' END AS scope,
+              ARRAY(SELECT jsonb_array_elements_text(COALESCE(metadata->'grant_types', '["authorization_code", "refresh_token"]'::jsonb))) AS "grantTypes"
          FROM oauth_clients WHERE id = $1 AND revoked_at IS NULL`,
       [id],
     );
@@ -121,12 +124,13 @@ export class OAuthRepository {
 
   /**
    * The access token as a row of `tokens` (kind 'oauth': the gateway's own lookup, same cost
-   * as a product token) and its refresh token, in one transaction, unless the grant was
+   * as a product token) and its refresh token (null: the client registered no refresh_token
+   * grant), in one transaction, unless the grant was
    * revoked meanwhile (then null: a reuse detected concurrently wins). `scopes` narrows the
    * access token to those of the grant's scopes (a refresh asking for fewer, RFC 6749 §6); the
    * refresh token stays worth the whole grant.
    */
-  async issueTokens(grantId: string, refreshToken: string, accessExpiresAt: Date, refreshExpiresAt: Date, scopes?: readonly string[]): Promise<{ accessToken: string } | null> {
+  async issueTokens(grantId: string, refreshToken: string | null, accessExpiresAt: Date, refreshExpiresAt: Date, scopes?: readonly string[]): Promise<{ accessToken: string } | null> {
     const access = issueToken('oauth');
     return this.ds.transaction(async (em: EntityManager) => {
       const [grant] = await em.query(`SELECT organization_id, user_id, client_id, scopes, projects, resource FROM oauth_grants WHERE id = $1 AND revoked_at IS NULL FOR SHARE`, [grantId]);
@@ -136,7 +140,7 @@ export class OAuthRepository {
         `INSERT INTO tokens (organization_id, kind, secret_hash, prefix, scopes, projects, user_id, label, expires_at, oauth_grant_id, resource) VALUES ($1, 'oauth', $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
         [grant.organization_id, access.secretHash, access.prefix, granted, grant.projects, grant.user_id, `oauth:${grant.client_id}`, accessExpiresAt, grantId, grant.resource],
       );
-      await em.query(`INSERT INTO oauth_refresh_tokens (token_hash, grant_id, expires_at) VALUES ($1, $2, $3)`, [hashToken(refreshToken), grantId, refreshExpiresAt]);
+      if (refreshToken !== null) await em.query(`INSERT INTO oauth_refresh_tokens (token_hash, grant_id, expires_at) VALUES ($1, $2, $3)`, [hashToken(refreshToken), grantId, refreshExpiresAt]);
       return { accessToken: access.token };
     });
   }
