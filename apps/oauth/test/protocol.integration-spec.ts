@@ -338,6 +338,11 @@ describe('oauth protocol: discovery, registration, authorize, token, revoke (rea
     const second = await approvedCode(db, t, c.client_id, REDIRECT, challenge);
     const basic = Buffer.from(`${c.client_id}:${c.client_secret}`).toString('base64');
     const ok = await form(base, '/oauth/token', { grant_type: 'authorization_code', redirect_uri: REDIRECT, code: second.code, code_verifier: verifier }, { authorization: `Basic ${basic}` });
-    expect(ok.status).toBe(200);
+    expect([ok.status, ok.headers.get('cache-control'), ok.headers.get('pragma')]).toEqual([200, 'no-store', 'no-cache']);
+    // RFC 6749 §5.2: client authentication attempted through the header and failed: 401 with a challenge.
+    const third = await approvedCode(db, t, c.client_id, REDIRECT, challenge);
+    const wrong = Buffer.from(`${c.client_id}:mcs_wrong`).toString('base64');
+    const refused = await form(base, '/oauth/token', { grant_type: 'authorization_code', redirect_uri: REDIRECT, code: third.code, code_verifier: verifier }, { authorization: `Basic ${wrong}` });
+    expect([refused.status, refused.body.error, refused.headers.get('www-authenticate'), refused.headers.get('cache-control')]).toEqual([401, 'invalid_client', expect.stringMatching(/^Basic /), 'no-store']);
   });
 });
