@@ -69,17 +69,17 @@ describe('hostile JSON (ingest)', () => {
     for (const i of [3, 4]) expect(items[i].errors).toEqual({ _event_date: ['must be between 1970-01-01T00:00:00Z and 2105-12-31T23:59:59Z'] });
   });
 
-  it('refuses a number JSON cannot carry back (1e400 parses as Infinity and would be stored as null) as the parameter\'s error', async () => {
+  it('refuses a number JSON cannot carry back (1e400 parses as Infinity and would be stored as null) as the field\'s error, saying why', async () => {
     expect((await postRaw('/contacts', JSON.stringify([{ _user_id: user }]))).status).toBe(202);
+    const why = 'must be a finite number (1e400 and the like overflow to infinity)';
     const item = (parameters: string) => `{"_user_id":"${user}","_event_id":"e-${randomUUID()}","_event_type":"purchase","_event_parameters":{"product-id":"x",${parameters}}}`;
     const res = await postRaw('/events', `[${item('"score":1e400')},${item('"basket":{"prices":[1,-1e999]}')},${item('"score":1e300')}]`);
     expect(res.status).toBe(202);
     const items = res.body.entity.items as Json[];
-    expect(items.map((i) => i.errors)).toEqual([
-      { '_event_parameters.score': ['must hold only finite numbers (1e400 and the like overflow to infinity)'] },
-      { '_event_parameters.basket': ['must hold only finite numbers (1e400 and the like overflow to infinity)'] },
-      undefined,
-    ]);
+    expect(items.map((i) => i.errors)).toEqual([{ '_event_parameters.score': [why] }, { '_event_parameters.basket': [why] }, undefined]);
+    // A contact attribute, new or declared a number: the same reason, not a bare "must be a number".
+    const contacts = await postRaw('/contacts', `[{"_user_id":"${user}","lifetime_score":1e400},{"_user_id":"${user}","lifetime_score":-1e400}]`);
+    expect((contacts.body.entity.items as Json[]).map((i) => i.errors)).toEqual([{ lifetime_score: [why] }, { lifetime_score: [why] }]);
   });
 
   it.each(PROTOTYPE_NAMES)('takes %s as a parameter name, and names it as an unknown event field, never a 500', async (name) => {

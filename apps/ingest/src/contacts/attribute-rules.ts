@@ -32,11 +32,15 @@ export function isIsoDateTime(s: string): boolean {
   return DATETIME.test(s) && !Number.isNaN(Date.parse(s)) && validDate(s.slice(0, 10));
 }
 
+/** JSON has no infinity: a number too large for a double (1e400) parses as Infinity, and JSON.stringify writes it as null. */
+export const NOT_FINITE = 'must be a finite number (1e400 and the like overflow to infinity)';
+
 /** Why one scalar does not fit a type, or null when it does. */
 export function scalarError(type: AttributeType, value: unknown): string | null {
   switch (type) {
     case 'number':
-      return typeof value === 'number' && Number.isFinite(value) ? null : 'must be a number';
+      if (typeof value !== 'number') return 'must be a number';
+      return Number.isFinite(value) ? null : NOT_FINITE;
     case 'boolean':
       return typeof value === 'boolean' ? null : 'must be a boolean';
     default:

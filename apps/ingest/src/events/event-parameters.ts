@@ -1,4 +1,5 @@
 import { unstorableText } from '@meld/api';
+import { NOT_FINITE } from '../contacts/attribute-rules';
 
 /**
  * Bounds on what an event may carry beyond its declaration (ADR 0113). Undeclared parameters
@@ -56,7 +57,7 @@ function valueProblem(root: unknown): string | null {
       continue;
     }
     // JSON has no infinity: 1e400 parses as Infinity and JSON.stringify would publish it as null, a value silently lost.
-    if (typeof value === 'number' && !Number.isFinite(value)) return 'must hold only finite numbers (1e400 and the like overflow to infinity)';
+    if (typeof value === 'number' && !Number.isFinite(value)) return NOT_FINITE;
     if (value === null || typeof value !== 'object') continue;
     if (depth + 1 > MAX_PARAMETER_DEPTH) return `must not nest more than ${MAX_PARAMETER_DEPTH} levels of lists and objects`;
     if (Array.isArray(value)) for (const v of value) stack.push([v, depth + 1]);
