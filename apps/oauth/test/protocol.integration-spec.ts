@@ -80,6 +80,8 @@ describe('oauth protocol: discovery, registration, authorize, token, revoke (rea
       [`${start}&response_type=code&code_challenge=${challenge}`, 'invalid_request'],
       [`${start}&response_type=code`, 'invalid_request'],
       [`${start}&response_type=token&code_challenge=${challenge}&code_challenge_method=S256`, 'unsupported_response_type'],
+      // A missing required parameter is invalid_request (OAuth 2.1 §4.1.2.1), not an unsupported value.
+      [`${start}&code_challenge=${challenge}&code_challenge_method=S256`, 'invalid_request'],
       [`${start}&response_type=code&code_challenge=${challenge}&code_challenge_method=S256&scope=ADMIN`, 'invalid_scope'],
       [`${start}&response_type=code&code_challenge=${challenge}&code_challenge_method=S256&scope=PROJECT_INGEST_WRITE`, 'invalid_scope'],
     ];

@@ -94,7 +94,9 @@ export async function checkAuthorizationRequest(
   const fail = (error: string, description: string): RedirectFailure => ({ kind: 'redirect', location: redirectBack(redirectUri, state, issuer, { error, error_description: description }) });
   const repeated = repeatedParameter(query);
   if (repeated !== undefined) return fail('invalid_request', givenOnce(repeated));
-  if (one(query, 'response_type') !== 'code') return fail('unsupported_response_type', 'response_type must be "code"');
+  const responseType = one(query, 'response_type');
+  if (responseType === undefined || responseType === '') return fail('invalid_request', 'response_type is required ("code")');
+  if (responseType !== 'code') return fail('unsupported_response_type', 'response_type must be "code"');
   const challenge = one(query, 'code_challenge');
   if (!challenge) return fail('invalid_request', 'code_challenge is required (PKCE)');
   if (one(query, 'code_challenge_method') !== 'S256') return fail('invalid_request', 'code_challenge_method must be "S256" ("plain" is refused)');
