@@ -51,7 +51,7 @@ describe('audience coverage (unsampled)', () => {
           ...(i < 3 ? { work_email: ['ann@example.com', 'ann@example.com', 'bob@example.org'][i] } : {}),
           _email: `c${i}@example.com`,
           // Free text holding an email or a phone: masked as contact data wherever it shows (ADR 0121).
-          ...(i < 2 ? { referrer: ['from dan@example.net', 'call +33 6 12 34 56 78'][i] } : {}),
+          ...(i < 3 ? { referrer: ['from dan@example.net', 'call +33 6 12 34 56 78', '06 12 34 56 78 07 98 76 54 32'][i] } : {}),
           ...(i < 3 ? { APIToken: i < 2 ? 'tok-shared' : 'tok-other' } : {}),
           ...(i < 2 ? { push_tokens: ['tok-device-a', 'tok-device-b'] } : {}),
         },
@@ -163,15 +163,16 @@ describe('audience coverage (unsampled)', () => {
 
   it('masks emails and phones inside other text values where the caller does not read them in clear', async () => {
     const values = async (opts: Parameters<typeof probeHeaders>[1]) => entry((await coverage({ attributes: ['referrer'] }, opts)).body, 'referrer').topValues.map((v: Json) => v.value).sort();
-    expect(await values({ scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_DATA_BASIC'] })).toEqual(['call +33 6 12 34 56 78', 'from dan@example.net']);
+    expect(await values({ scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_DATA_BASIC'] })).toEqual(['06 12 34 56 78 07 98 76 54 32', 'call +33 6 12 34 56 78', 'from dan@example.net']);
     const callers: Array<Parameters<typeof probeHeaders>[1]> = [
       { scopes: ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_DATA_BASIC'], dataMode: 'anonymized' },
       { scopes: ['PROJECT_AUDIENCE_READ'] },
     ];
     for (const opts of callers) {
       const shown = await values(opts);
-      expect(shown).toEqual([expect.stringMatching(/^call \+33/), expect.stringMatching(/^from d\*+@/)]);
-      expect(shown.join()).not.toMatch(/dan@|12 34 56/);
+      // Two numbers side by side are masked too, not left whole as one run too long for a phone.
+      expect(shown).toEqual([expect.stringMatching(/^06\*+32$/), expect.stringMatching(/^call \+33/), expect.stringMatching(/^from d\*+@/)]);
+      expect(shown.join()).not.toMatch(/dan@|12 34 56|98 76 54/);
     }
   });
 

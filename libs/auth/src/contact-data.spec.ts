@@ -28,6 +28,20 @@ describe('contact-derived data under the data mode (ADR 0121)', () => {
     for (const kept of ['2026-01-01', '2026-01-01T10:00:00+02:00', 'order 12345678', 'total 1234.50', 'sku-42', '@handle', 'a@b']) expect(maskPiiInText(kept)).toBe(kept);
   });
 
+  it('masks numbers written side by side, and keeps one long id of digits alone', () => {
+    // Two numbers made one run of 20 digits, more than a phone holds, and were left in clear;
+    // a number then a second one cut at 22 characters left the second one's tail in clear.
+    expect(maskPiiInText('06 12 34 56 78 07 98 76 54 32')).toBe('06******32');
+    expect(maskPiiInText('tel +33 6 12 34 56 78 - 06 98 76 54 32 (home)')).toBe('tel +33******32 (home)');
+    expect(maskPiiInText('ids 1234567890123456789')).toBe('ids 1234567890123456789');
+    fc.assert(
+      fc.property(fc.array(fc.stringMatching(/^0[1-9]( [0-9]{2}){4}$/), { minLength: 2, maxLength: 6 }), fc.constantFrom(' ', ' - ', ' / ', ', ', '  '), (phones, separator) => {
+        const out = maskPiiInText(`call ${phones.join(separator)} today`);
+        for (const phone of phones) expect(out).not.toContain(phone.slice(3));
+      }),
+    );
+  });
+
   it('never lets an email or a phone through, wherever it sits in a value', () => {
     fc.assert(
       fc.property(fc.emailAddress(), fc.stringMatching(/^\+[1-9][0-9]{8,13}$/), fc.constantFrom(...PROTOTYPE_NAMES, 'note'), (email, phone, key) => {

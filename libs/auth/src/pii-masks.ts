@@ -25,8 +25,10 @@ export function maskEmail(email: string): string {
 // An email anywhere in a text (local parts may hold ' & + = ? and more); the characters around it are kept.
 const EMAIL_IN_TEXT = /[^\s@<>()[\]",;:]+@[^\s@<>()[\]",;:]+\.[^\s@<>()[\]",;:]+/g;
 // A phone-like run: optional +, then digits and the usual separators; judged by its digit count below.
-// Separators include the no-break spaces French and other locales write numbers with.
-const PHONE_IN_TEXT = /(?<![\w+])\+?\d[\d ().\u00a0\u202f-]{5,22}\d(?!\w)/g;
+// Separators include the no-break spaces French and other locales write numbers with. The run is
+// long enough to hold several numbers written one after the other: a shorter bound (22) cut
+// `06 12 34 56 78 07 98 76 54 32` inside the second number and left its tail in clear.
+const PHONE_IN_TEXT = /(?<![\w+])\+?\d[\d ().\u00a0\u202f-]{5,254}\d(?!\w)/g;
 const MIN_PHONE_DIGITS = 9;
 const MIN_E164_DIGITS = 7;
 const MAX_PHONE_DIGITS = 15;
@@ -36,7 +38,10 @@ export function maskPiiInText(text: string): string {
   return text.replace(EMAIL_IN_TEXT, (email) => maskEmail(email)).replace(PHONE_IN_TEXT, (run) => {
     const digits = run.replace(/\D/g, '').length;
     // With a leading + it is written as a phone (E.164 has numbers of 7 or 8 digits); without one, 8 digits is more often a date.
-    return digits >= (run.startsWith('+') ? MIN_E164_DIGITS : MIN_PHONE_DIGITS) && digits <= MAX_PHONE_DIGITS ? maskPhone(run) : run;
+    if (digits < (run.startsWith('+') ? MIN_E164_DIGITS : MIN_PHONE_DIGITS)) return run;
+    // More digits than one number holds: with separators it is numbers side by side, masked as one
+    // run; without any, one long id (a 19-digit user id), which no phone is (ADR 0121).
+    return digits <= MAX_PHONE_DIGITS || /\D/.test(run) ? maskPhone(run) : run;
   });
 }
 
