@@ -38,8 +38,7 @@ describe('admin: OAuth grants, users, sensitive scopes', () => {
     return res.body.entity as { id: string; email: string };
   };
   /** A client, a grant and two access tokens issued from it, as the oauth app leaves them. */
-  const grant = async (userId: string) => {
-    const clientId = `mcl_${randomUUID()}`;
+  const grant = async (userId: string, clientId = `mcl_${randomUUID()}`) => {
     await db.query(`INSERT INTO oauth_clients (id, name, redirect_uris, token_endpoint_auth_method) VALUES ($1, 'Assistant', $2, 'none')`, [clientId, ['https://app.example/cb']]);
     const [g] = await db.query(`INSERT INTO oauth_grants (client_id, user_id, organization_id, scopes, projects, resource) VALUES ($1, $2, $3, $4, $5, 'https://api.example/v1') RETURNING id`, [
       clientId,
@@ -116,6 +115,18 @@ describe('admin: OAuth grants, users, sensitive scopes', () => {
     expect(await db.query(`SELECT id FROM tokens WHERE id = ANY($1::uuid[]) UNION ALL SELECT id FROM oauth_grants WHERE id = $2`, [g.tokenIds, g.id])).toEqual([]);
     await heardAll(g.tokenIds);
     expect((await gw.call('DELETE', `/oauth-clients/${encodeURIComponent(g.clientId)}`)).status).toBe(404);
+  });
+
+  it('DELETE /oauth-clients/{id} of a Client ID Metadata Document keeps it struck off: a revoked row the next fetch cannot revive (ADR 0149)', async () => {
+    const clientId = `https://app.example/${randomUUID()}/client.json`;
+    const g = await grant((await user()).id, clientId);
+    expect((await gw.call('DELETE', `/oauth-clients/${encodeURIComponent(clientId)}`)).status).toBe(204);
+    expect(await db.query(`SELECT id FROM tokens WHERE id = ANY($1::uuid[]) UNION ALL SELECT id FROM oauth_grants WHERE id = $2`, [g.tokenIds, g.id])).toEqual([]);
+    await heardAll(g.tokenIds);
+    // The oauth app upserts a document's client on every fetch unless its row is revoked: a deleted row would come back.
+    const [row] = await db.query(`SELECT revoked_at FROM oauth_clients WHERE id = $1`, [clientId]);
+    expect(row?.revoked_at).toBeInstanceOf(Date);
+    expect((await gw.call('DELETE', `/oauth-clients/${encodeURIComponent(clientId)}`)).status).toBe(404);
   });
 
   it('PATCH /organizations/{org} sets oauthSensitiveScopes (a boolean, named when wrong)', async () => {

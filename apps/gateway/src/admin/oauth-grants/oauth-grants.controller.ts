@@ -30,7 +30,7 @@ export class OAuthGrantsController {
   }
 
   @Delete('oauth-clients/:clientId')
-  @AdminOperation('Delete an OAuth client with its grants: every token it holds ends, gateways forget them at once; it must register again', 204, null, [404, 503])
+  @AdminOperation('Delete an OAuth client with its grants: every token it holds ends, gateways forget them at once; it must register again (a Client ID Metadata Document client stays struck off)', 204, null, [404, 503])
   async remove(@Param('clientId') clientId: string): Promise<void> {
     await this.deleteClient.execute({ clientId });
   }

@@ -15,6 +15,9 @@ export interface OAuthGrantRow {
   revokedAt: Date | null;
 }
 
+/** A client_id that is the URL of its Client ID Metadata Document (ADR 0149), not a registered `mcl_` id. */
+const METADATA_DOCUMENT_ID = /^https?:\/\//i;
+
 /** The oauth app's grants as the operator sees them (tables of migration 1795269500000, ADR 0142). */
 @Injectable()
 export class OAuthGrantsRepository {
@@ -48,11 +51,19 @@ export class OAuthGrantsRepository {
   /**
    * Deletes a client with its grants, codes and refresh tokens (foreign keys cascade) and the
    * access tokens issued from them; answers those tokens' ids for the gateways, or null when
-   * there is no such client.
+   * there is no such client (or a document client already struck off).
    */
   async deleteClient(clientId: string): Promise<string[] | null> {
     return this.ds.transaction(async (em: EntityManager) => {
       const tokens: Array<{ id: string }> = await em.query(`SELECT t.id FROM tokens t JOIN oauth_grants g ON g.id = t.oauth_grant_id WHERE g.client_id = $1`, [clientId]);
+      if (METADATA_DOCUMENT_ID.test(clientId)) {
+        // The oauth app would re-create a deleted document client on its next use: it stays as a
+        // revoked row, which the app neither serves nor refreshes (ADR 0149); its grants go.
+        const [struck] = await em.query(`UPDATE oauth_clients SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL RETURNING id`, [clientId]);
+        if (struck.length === 0) return null;
+        await em.query(`DELETE FROM oauth_grants WHERE client_id = $1`, [clientId]);
+        return tokens.map((t) => t.id);
+      }
       // TypeORM answers a DELETE … RETURNING with [rows, affected].
       const [deleted] = await em.query(`DELETE FROM oauth_clients WHERE id = $1 RETURNING id`, [clientId]);
       return deleted.length ? tokens.map((t) => t.id) : null;
