@@ -63,6 +63,7 @@ describe('contact reads (audience): search by phone, by email, read by user id',
   const byPhone = { id: randomUUID(), userId: '+33699887766' };
   const byEmail = { id: randomUUID(), userId: 'ada@example.com' };
   const accented = { id: randomUUID(), userId: 'u-jose' };
+  const capitals = { id: randomUUID(), userId: 'u-elodie' };
   const JANE = {
     _first_name: 'Jane',
     _last_name: 'Doe',
@@ -89,6 +90,8 @@ describe('contact reads (audience): search by phone, by email, read by user id',
     await seedContact(db, t, { ...byPhone, attributes: { _phone_mobile: byPhone.userId } });
     await seedContact(db, t, { ...byEmail, attributes: { _first_name: 'Ada', _email: byEmail.userId } });
     // Keyed as identity-merge keys it: trimmed, lower-cased, NFC (the composed é).
+    // A non-merging email in capitals beyond ASCII: only the attribute holds it (no merge key).
+    await seedContact(db, t, { ...capitals, attributes: { _first_name: 'Élodie', _email: 'ÉLODIE.Ørsted@Example.com' } });
     await seedContact(db, t, { ...accented, attributes: { _first_name: 'José', _email: 'Jos\u00e9@example.com' }, keys: [['_email', 'jos\u00e9@example.com']] });
     // Another tenant with the same keys: never visible from t.
     await seedContact(db, other, { id: randomUUID(), userId: 'u-jane', attributes: JANE, keys: [['_email', 'jane.doe@example.com']] });
@@ -172,6 +175,13 @@ describe('contact reads (audience): search by phone, by email, read by user id',
     it('finds an email written with a decomposed accent (e + U+0301) as the composed one it was keyed with (NFC)', async () => {
       const { status, body } = await get(`search/email/${encodeURIComponent('JOSE\u0301@example.com')}`, as(t, BASIC));
       expect([status, body.entity?.id]).toEqual([200, accented.id]);
+    });
+
+    it('finds a non-merging email whatever the case of its letters beyond ASCII (É, Ø), as of ASCII ones', async () => {
+      for (const sent of ['élodie.ørsted@example.com', 'ÉLODIE.ØRSTED@EXAMPLE.COM', 'Élodie.Ørsted@example.com']) {
+        const { status, body } = await get(`search/email/${encodeURIComponent(sent)}`, as(t, BASIC));
+        expect([sent, status, body.entity?.id]).toEqual([sent, 200, capitals.id]);
+      }
     });
 
     it('several contacts sharing a non-merging email: the most recently updated, with matches', async () => {
