@@ -25,6 +25,8 @@ describe('event ids under the data mode', () => {
   const now = Math.floor(Date.now() / 1000);
   // Two events in the same second, so a scroll position falls between them on the event id.
   const written = [
+    // The longest id ingest takes (256 characters), 3 bytes each in UTF-8: its scroll id must still be taken back.
+    { id: '\u4e2d'.repeat(256), ts: now - 4 * DAY },
     { id: 'order-ada@example.com-1', ts: now - 3 * DAY },
     { id: 'sms-+33612345678-2', ts: now - 2 * DAY },
     { id: 'sms-+33612345678-3', ts: now - 2 * DAY },
@@ -79,7 +81,7 @@ describe('event ids under the data mode', () => {
   it('masks the emails and phone numbers in event ids in anonymized mode, in the contact read, the search and the scroll', async () => {
     const read = await request('GET', `/audience/${audienceId}/events`, 'anonymized');
     expect(read.status).toBe(200);
-    expect(idsOf(read.body)).toHaveLength(4);
+    expect(idsOf(read.body)).toHaveLength(written.length);
     expect(leaks(JSON.stringify(read.body))).toEqual([]);
     expect(idsOf(read.body)).toContain('plain-4');
 
@@ -90,7 +92,7 @@ describe('event ids under the data mode', () => {
     const { seen, scrollIds } = await scrollAll('anonymized');
     // Every event once, in order, though two ids mask alike.
     expect(seen).toEqual([...idsOf(search.body)].reverse());
-    expect(scrollIds).toHaveLength(3);
+    expect(scrollIds).toHaveLength(written.length - 1);
     for (const id of scrollIds) expect(leaks(Buffer.from(id, 'base64url').toString('utf8'))).toEqual([]);
   });
 

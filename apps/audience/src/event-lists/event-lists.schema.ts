@@ -19,7 +19,7 @@ export const ScrollEventsBody = z
     ...EVENT_FILTER,
     ...selection,
     size: z.int().min(1).max(LIST_LIMITS.scrollSize).default(100).describe(`events per page, 1–${LIST_LIMITS.scrollSize} (default 100)`),
-    scrollId: z.string().min(1).max(1000).optional().describe("the previous page's `metadata.scrollId`, sent with the same filter; absent: the first page"),
+    scrollId: z.string().min(1).max(4096).optional().describe("the previous page's `metadata.scrollId`, sent with the same filter; absent: the first page"),
   })
   .meta({ id: 'EventScrollRequest' });
 
