@@ -220,6 +220,8 @@ describe('event volumes', () => {
     expect(s.summary).toMatch(/asked 90, clamped by the plan's 30-day look-back/);
     expect((await volumes({ window: 400 }, { plan: 'l' })).body.metadata.window).toMatchObject({ days: 180, requestedDays: 400, band: 'requested', clamped: true });
     expect((await volumes({ window: 5 })).body.metadata.window).toMatchObject({ days: 5, clamped: false, band: 'requested' });
+    // However long the window asked, it is clamped and reported, never refused (the spec's limits).
+    expect((await volumes({ window: 100_000 }, { plan: 'xl' })).body.metadata.window).toMatchObject({ days: 365, requestedDays: 100_000, clamped: true, clampedBy: 'plan' });
 
     // A root is computed live: two and a half days on, the purchases of one and two days ago have left a 3-day window.
     const root = { type: 'group', children: [] };

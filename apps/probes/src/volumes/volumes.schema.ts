@@ -5,7 +5,8 @@ export const VolumesBody = z
     version: z.unknown().optional().describe('audience filter version: `0.0.1` (the only one)'),
     root: z.unknown().optional().describe('audience filter root (system design §4), as for `/audience/count`: only events of the contacts it matches count. A call with a root is computed live, never cached'),
     datasource: z.string().min(1).optional().describe('keeps events this data source produced (probe rule 6): its connector name, uid or id'),
-    window: z.int().min(1).max(3650).optional().describe('days, ending now; default 90 / 30 / 15 by audience size, clamped by the plan look-back'),
+    // No upper bound of its own: any longer window is clamped by the plan look-back and reported (spec Limits, ADR 0166).
+    window: z.int().min(1).optional().describe('days, ending now; default 90 / 30 / 15 by audience size, clamped by the plan look-back'),
     event: z.string().min(1).optional().describe('an event type uid: adds its parameter values, sampled by contact above 10,000 contacts'),
     refresh: z.boolean().optional().describe('recompute a cached answer (at most once per five minutes per project and surface)'),
   })
