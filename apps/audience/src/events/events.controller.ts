@@ -14,7 +14,7 @@ export class EventsController {
   @ApiOperation({
     summary: "List an audience contact's events",
     description:
-      'Events of every source contact merged into the audience contact, newest first, deduplicated by `_event_id`, within the look-back of the organization plan (s 30, m 90, l 180, xl 365 days; `metadata.lookBackDays`). An absorbed audience id reads its survivor. Needs PROJECT_AUDIENCE_READ and PROJECT_AUDIENCE_DATA_EVENTS. The project\'s data mode applies to parameters as to contact attributes: emails and phone numbers in them are masked in anonymized mode or without PROJECT_AUDIENCE_DATA_BASIC; a blocked project answers 403.',
+      'Events of every source contact merged into the audience contact, newest first, deduplicated by `_event_id`, within the look-back of the organization plan (s 30, m 90, l 180, xl 365 days; `metadata.lookBackDays`). An absorbed audience id reads its survivor. Needs PROJECT_AUDIENCE_READ and PROJECT_AUDIENCE_DATA_EVENTS. The project\'s data mode applies to parameters and event ids as to contact attributes: emails and phone numbers in them are masked in anonymized mode or without PROJECT_AUDIENCE_DATA_BASIC; a blocked project answers 403.',
   })
   @ApiParam({ name: 'audienceId', description: 'audience contact id' })
   @ApiQuery({ name: '_start', required: false, description: 'offset of the page (with `_limit`)' })
