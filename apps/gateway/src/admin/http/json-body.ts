@@ -1,12 +1,10 @@
 import { type ArgumentMetadata, BadRequestException, Body, Injectable, type PipeTransform } from '@nestjs/common';
-import { jsonTooDeep, jsonTooDeepMessage } from '@meld/platform';
+import { inputFields, jsonTooDeep, jsonTooDeepMessage } from '@meld/platform';
 import type { z } from 'zod';
 
 /**
  * Validates the body against the zod schema given to `@JsonBody(schema)`. The 400 has the
- * shape of platform's parseInput (`details.fields` = [{path, message}]), except that an
- * unknown field is named by its own path ("extra: unknown field") rather than reported
- * against its parent object, so an operator sees at once which key to remove.
+ * shape of platform's parseInput (`details.fields` = [{path, message}]).
  */
 @Injectable()
 export class ZodBodyPipe implements PipeTransform {
@@ -14,17 +12,9 @@ export class ZodBodyPipe implements PipeTransform {
     if (!metadata.schema) return value;
     const result = (metadata.schema as unknown as z.ZodType).safeParse(parsed(value));
     if (result.success) return result.data;
-    const fields = result.error.issues.flatMap((issue) =>
-      issue.code === 'unrecognized_keys'
-        ? issue.keys.map((key) => ({ path: formatPath([...issue.path, key]), message: 'unknown field' }))
-        : [{ path: formatPath(issue.path), message: issue.message }],
-    );
+    const fields = inputFields(result.error.issues);
     throw new BadRequestException({ message: `invalid body: ${fields.map((f) => `${f.path || 'body'}: ${f.message}`).join('; ')}`, details: { fields } });
   }
-}
-
-function formatPath(path: PropertyKey[]): string {
-  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i ? '.' : ''}${String(p)}`)).join('');
 }
 
 /** A body that reached us unparsed (a raw content-type parser upstream) is parsed here, never trusted. */
