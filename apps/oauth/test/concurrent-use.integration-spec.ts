@@ -20,7 +20,7 @@ describe('oauth: a code used by two concurrent exchanges (real Postgres)', () =>
 
   beforeAll(async () => {
     ({ app, base, db } = await startOAuth());
-    model = new OAuthModel(app.get(OAuthRepository), app.get(ClientDirectory));
+    model = new OAuthModel(app.get(OAuthRepository), app.get(ClientDirectory), 'none');
   });
   afterAll(() => app?.close());
 

@@ -336,7 +336,7 @@ describe('oauth protocol: discovery, registration, authorize, token, revoke (rea
     const { verifier, challenge } = pkcePair();
     const { code } = await approvedCode(db, t, c.client_id, REDIRECT, challenge);
     const without = await exchange({ client_id: c.client_id, code, code_verifier: verifier });
-    expect([without.status, without.body.error]).toEqual([400, 'invalid_client']);
+    expect([without.status, without.body.error]).toEqual([401, 'invalid_client']);
     const second = await approvedCode(db, t, c.client_id, REDIRECT, challenge);
     const basic = Buffer.from(`${c.client_id}:${c.client_secret}`).toString('base64');
     const ok = await form(base, '/oauth/token', { grant_type: 'authorization_code', redirect_uri: REDIRECT, code: second.code, code_verifier: verifier }, { authorization: `Basic ${basic}` });
@@ -346,5 +346,42 @@ describe('oauth protocol: discovery, registration, authorize, token, revoke (rea
     const wrong = Buffer.from(`${c.client_id}:mcs_wrong`).toString('base64');
     const refused = await form(base, '/oauth/token', { grant_type: 'authorization_code', redirect_uri: REDIRECT, code: third.code, code_verifier: verifier }, { authorization: `Basic ${wrong}` });
     expect([refused.status, refused.body.error, refused.headers.get('www-authenticate'), refused.headers.get('cache-control')]).toEqual([401, 'invalid_client', expect.stringMatching(/^Basic /), 'no-store']);
+  });
+
+  it('a client authenticates only the way it registered (RFC 7591 §2): another way is 401 invalid_client, before the code is spent', async () => {
+    const t = await seedUser(db);
+    const { verifier, challenge } = pkcePair();
+    const basicOf = (id: string, secret: string) => ({ authorization: `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}` });
+    const basicClient = await client({ token_endpoint_auth_method: 'client_secret_basic' });
+    const postClient = await client({ token_endpoint_auth_method: 'client_secret_post' });
+    const publicClient = await client();
+    type Way = [Record<string, string>, Record<string, string>];
+    const ways: [string, Record<string, any>, Way, Way][] = [ // eslint-disable-line @typescript-eslint/no-explicit-any
+      ['basic client, secret in the form', basicClient, [{ client_id: basicClient.client_id, client_secret: basicClient.client_secret }, {}], [{}, basicOf(basicClient.client_id, basicClient.client_secret)]],
+      ['basic client, header and form', basicClient, [{ client_secret: basicClient.client_secret }, basicOf(basicClient.client_id, basicClient.client_secret)], [{}, basicOf(basicClient.client_id, basicClient.client_secret)]],
+      ['post client, Basic header', postClient, [{}, basicOf(postClient.client_id, postClient.client_secret)], [{ client_id: postClient.client_id, client_secret: postClient.client_secret }, {}]],
+      ['post client, no secret', postClient, [{ client_id: postClient.client_id }, {}], [{ client_id: postClient.client_id, client_secret: postClient.client_secret }, {}]],
+      ['public client, a secret in the form', publicClient, [{ client_id: publicClient.client_id, client_secret: 'mcs_made_up' }, {}], [{ client_id: publicClient.client_id }, {}]],
+      ['public client, Basic with an empty secret', publicClient, [{}, basicOf(publicClient.client_id, '')], [{ client_id: publicClient.client_id }, {}]],
+    ];
+    for (const [name, c, [wrongFields, wrongHeaders], [rightFields, rightHeaders]] of ways) {
+      const { code } = await approvedCode(db, t, c.client_id, REDIRECT, challenge);
+      const wrong = await form(base, '/oauth/token', { grant_type: 'authorization_code', redirect_uri: REDIRECT, code, code_verifier: verifier, ...wrongFields }, wrongHeaders);
+      const basicTried = 'authorization' in wrongHeaders;
+      expect([name, wrong.status, wrong.body.error, wrong.body.error_description, wrong.headers.get('www-authenticate'), wrong.headers.get('cache-control')]).toEqual([
+        name,
+        401,
+        'invalid_client',
+        expect.stringContaining(`token_endpoint_auth_method must be ${c.token_endpoint_auth_method}`),
+        basicTried ? expect.stringMatching(/^Basic /) : null,
+        'no-store',
+      ]);
+      const right = await form(base, '/oauth/token', { grant_type: 'authorization_code', redirect_uri: REDIRECT, code, code_verifier: verifier, ...rightFields }, rightHeaders);
+      expect([name, right.status]).toEqual([name, 200]);
+    }
+    // Revocation (RFC 7009 §2.1) holds the client to the same method.
+    const revokeWrong = await form(base, '/oauth/revoke', { token: 'whatever' }, basicOf(postClient.client_id, postClient.client_secret));
+    const revokeRight = await form(base, '/oauth/revoke', { token: 'whatever', client_id: postClient.client_id, client_secret: postClient.client_secret });
+    expect([revokeWrong.status, revokeWrong.body.error, revokeRight.status]).toEqual([401, 'invalid_client', 200]);
   });
 });

@@ -3,6 +3,7 @@ import { hashToken, safeEqual } from '@meld/auth';
 import { type AuthorizationCodeModel, type Client, InvalidGrantError, type RefreshTokenModel, type Token, type User } from '@node-oauth/oauth2-server';
 import type { ClientDirectory } from '../client-metadata/client-directory';
 import type { ClientRow, GrantRow, OAuthRepository } from '../storage/oauth.repository';
+import { type PresentedAuthMethod, wrongAuthMethod } from './client-auth-method';
 
 export const GRANT_TYPES = ['authorization_code', 'refresh_token'] as const;
 
@@ -23,7 +24,8 @@ export const newRefreshToken = () => `mld_rt_${randomBytes(32).toString('base64u
  * @node-oauth/oauth2-server's storage model on Postgres (ADR 0141, 0142). The library runs the
  * protocol (grant dispatch, PKCE check, expiry, RFC 6749 §5.2 errors); this decides what a
  * code or a refresh token is worth. A used code or a rotated refresh token presented again
- * means a copy leaked: the whole grant is revoked (OAuth 2.1 §4.3.1, §6.1).
+ * means a copy leaked: the whole grant is revoked (OAuth 2.1 §4.3.1, §6.1). One per request:
+ * `presented` is how that request authenticated its client (the library does not say).
  */
 // The consent screen writes codes itself (ADR 0141): the library's authorize handler, the one
 // user of saveAuthorizationCode, is not used.
@@ -31,12 +33,15 @@ export class OAuthModel implements Omit<AuthorizationCodeModel, 'saveAuthorizati
   constructor(
     private readonly repo: OAuthRepository,
     private readonly clients: ClientDirectory,
+    private readonly presented: PresentedAuthMethod,
   ) {}
 
+  /** Throws `invalid_client` (401) for a client that authenticated otherwise than it registered (ADR 0142). */
   async getClient(clientId: string, clientSecret: string | null | undefined): Promise<Client | null> {
     const found = await this.clients.lookup(clientId);
     if ('problem' in found) return null;
     const row = found.client;
+    if (this.presented !== row.tokenEndpointAuthMethod) throw wrongAuthMethod(row.tokenEndpointAuthMethod);
     if (row.secretHash === null) return clientSecret ? null : asClient(row);
     return clientSecret && safeEqual(hashToken(clientSecret), row.secretHash) ? asClient(row) : null;
   }

@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
+import { InvalidClientError } from '@node-oauth/oauth2-server';
 import { OAuthRepository } from '../storage/oauth.repository';
 import { ClientDirectory } from '../client-metadata/client-directory';
+import { presentedAuthMethod } from './client-auth-method';
 import { OAuthModel } from './oauth-model';
 import { repeatedField } from './single-fields';
 import type { HttpAnswer } from './token-endpoint';
@@ -25,21 +27,18 @@ function basicCredentials(header: string | string[] | undefined): { name: string
 }
 
 /**
- * RFC 7009 revocation. The library has none, so this reuses its model's client check.
+ * RFC 7009 revocation. The library has none, so this reuses its model's client check, the
+ * registered authentication method included (RFC 7009 §2.1, ADR 0142).
  * A refresh token ends its whole grant (RFC 7009 §2.1 "SHOULD also invalidate the access
  * tokens"); an access token only itself. Unknown or foreign tokens still answer 200, so the
  * endpoint says nothing about tokens of other clients.
  */
 @Injectable()
 export class RevokeEndpoint {
-  private readonly model: OAuthModel;
-
   constructor(
     private readonly repo: OAuthRepository,
-    clients: ClientDirectory,
-  ) {
-    this.model = new OAuthModel(repo, clients);
-  }
+    private readonly clients: ClientDirectory,
+  ) {}
 
   async revoke({ headers, body }: Incoming): Promise<HttpAnswer> {
     const form = (body ?? {}) as Record<string, unknown>;
@@ -49,7 +48,11 @@ export class RevokeEndpoint {
     const clientId = basic?.name ?? (typeof form.client_id === 'string' ? form.client_id : undefined);
     const secret = basic?.pass ?? (typeof form.client_secret === 'string' ? form.client_secret : undefined);
     if (!clientId) return invalidClient();
-    const client = await this.model.getClient(clientId, secret);
+    const model = new OAuthModel(this.repo, this.clients, presentedAuthMethod(headers, form));
+    const client = await model.getClient(clientId, secret).catch((err: unknown) => {
+      if (err instanceof InvalidClientError) return null;
+      throw err;
+    });
     if (!client) return invalidClient();
     if (typeof form.token !== 'string' || form.token === '') return { status: 400, headers: NO_STORE, body: { error: 'invalid_request', error_description: 'missing parameter: token' } };
 

@@ -4,6 +4,7 @@ import { checkResource } from '../authorize/authorization-request';
 import { ACCESS_TOKEN_SECONDS, OAUTH_CONFIG, type OAuthConfig, REFRESH_TOKEN_SECONDS } from '../oauth-config';
 import { OAuthRepository } from '../storage/oauth.repository';
 import { ClientDirectory } from '../client-metadata/client-directory';
+import { presentedAuthMethod } from './client-auth-method';
 import { GRANT_TYPES, OAuthModel } from './oauth-model';
 import { repeatedField } from './single-fields';
 
@@ -18,15 +19,16 @@ type Incoming = { method: string; headers: Record<string, string | string[] | un
 /** `POST /oauth/token`, run by @node-oauth/oauth2-server on the Postgres model (ADR 0141). */
 @Injectable()
 export class TokenEndpoint {
-  private readonly server: OAuth2Server;
-
   constructor(
     private readonly repo: OAuthRepository,
-    clients: ClientDirectory,
+    private readonly clients: ClientDirectory,
     @Inject(OAUTH_CONFIG) private readonly config: OAuthConfig,
-  ) {
-    this.server = new OAuth2Server({
-      model: new OAuthModel(repo, clients),
+  ) {}
+
+  /** One per request: its model knows how the request authenticated its client (ADR 0142). */
+  private server(incoming: Incoming): OAuth2Server {
+    return new OAuth2Server({
+      model: new OAuthModel(this.repo, this.clients, presentedAuthMethod(incoming.headers, incoming.body)),
       accessTokenLifetime: ACCESS_TOKEN_SECONDS,
       refreshTokenLifetime: REFRESH_TOKEN_SECONDS,
       // Public clients (PKCE, no secret) are the common case of MCP-style apps; confidential
@@ -53,7 +55,7 @@ export class TokenEndpoint {
     const request = new Request({ method: incoming.method, headers: incoming.headers as Record<string, string>, query: (incoming.query ?? {}) as Record<string, string>, body: incoming.body ?? {} });
     const response = new Response();
     try {
-      await this.server.token(request, response);
+      await this.server(incoming).token(request, response);
       return { status: 200, headers: { ...response.headers }, body: response.body as Record<string, unknown> };
     } catch (err) {
       if (!(err instanceof OAuthError)) throw err;
