@@ -130,7 +130,7 @@ describe('oauth consent screen (real Postgres)', () => {
     const { html } = await signIn(b, s);
     const res = await b.post('/oauth/consent/decision', { csrf: csrfOf(html), request: s.query, decision: 'deny' });
     const to = new URL(res.headers.get('location')!);
-    expect([res.status, to.searchParams.get('error'), to.searchParams.get('state'), to.searchParams.get('code')]).toEqual([302, 'access_denied', 's1', null]);
+    expect([res.status, to.searchParams.get('error'), to.searchParams.get('state'), to.searchParams.get('code'), res.headers.get('cache-control')]).toEqual([302, 'access_denied', 's1', null, 'no-store']);
     expect(await db.query(`SELECT 1 FROM oauth_grants WHERE client_id = $1`, [s.c.client_id])).toHaveLength(0);
   });
 
@@ -167,9 +167,12 @@ describe('oauth consent screen (real Postgres)', () => {
     const twice = `${s.query}&scope=PROJECT_DIRECT_WRITE`;
     const shown = await b.get(`/oauth/consent?${twice}`);
     const decided = await b.post('/oauth/consent/decision', { csrf: csrfOf(html), request: twice, decision: 'approve', projects: [s.t.project.uid] });
-    for (const res of [shown, decided]) {
+    const loggedIn = await b.post('/oauth/consent/login', { csrf: csrfOf(html), request: twice, email: s.email, password: PASSWORD });
+    for (const res of [shown, decided, loggedIn]) {
       const to = new URL(res.headers.get('location')!);
       expect([res.status, to.origin + to.pathname, to.searchParams.get('error'), to.searchParams.get('error_description'), to.searchParams.get('code')]).toEqual([302, REDIRECT, 'invalid_request', 'scope must be given once', null]);
+      // An error sent back to the client is an authorization response: no cache may keep it, as at /oauth/authorize.
+      expect(res.headers.get('cache-control')).toBe('no-store');
     }
     expect(await db.query(`SELECT 1 FROM oauth_grants WHERE client_id = $1`, [s.c.client_id])).toHaveLength(0);
   });

@@ -107,7 +107,8 @@ export class ConsentController {
   private async check(query: Record<string, unknown>, reply: FastifyReply): Promise<AuthorizationRequest | null> {
     const checked = await checkAuthorizationRequest(query, this.clients, this.config);
     if ('ok' in checked) return checked.ok;
-    if (checked.kind === 'redirect') reply.code(302).header('location', checked.location).send();
+    // An error sent back to the client is an authorization response: never cached (as in authorize.controller.ts).
+    if (checked.kind === 'redirect') reply.code(302).header('location', checked.location).header('cache-control', 'no-store').send();
     else this.html(reply, 400, errorPage(checked.description));
     return null;
   }
