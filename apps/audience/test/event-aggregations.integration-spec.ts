@@ -197,7 +197,7 @@ describe('event aggregations', () => {
     await refused({ aggregations: [{ type: 'terms', field: 'eventType', parameter: 'x' }] }, 'aggregations[0].parameter');
     await refused({ aggregations: [{ type: 'date_histogram', interval: 'day', timeZone: 'Mars/Olympus' }] }, 'aggregations[0].timeZone');
     await refused({ aggregations: [{ type: 'stats', parameter: 'amount' }, { type: 'stats', parameter: 'amount' }] }, 'aggregations[1].name');
-    await refused({ aggregations: [{ type: 'stats', parameter: 'amount' }], extra: 1 }, '');
+    await refused({ aggregations: [{ type: 'stats', parameter: 'amount' }], extra: 1 }, 'extra');
     const unknown = await call({ datasource: 'nope', aggregations: [{ type: 'terms', field: 'eventType' }] });
     expect([unknown.status, unknown.body.details.known]).toEqual([400, expect.arrayContaining(['crm'])]);
     expect((await call({ aggregations: [{ type: 'terms', field: 'eventType' }] }, { dataMode: 'blocked' })).status).toBe(403);

@@ -83,7 +83,7 @@ describe('probes: prototype member names are ordinary names', () => {
       ['audience/coverage', { attributes: ['toString'] }, 'attributes[0]'],
       ['audience/coverage', { datasource: 'constructor' }, 'datasource'],
       ['audience/coverage', { root: { type: 'attribute_condition', key: 'hasOwnProperty', operator: 'is-set', values: [] } }, 'root.key'],
-      ['audience/coverage', { constructor: 1 }, ''],
+      ['audience/coverage', { constructor: 1 }, 'constructor'],
       ['event/volumes', { event: 'constructor' }, 'event'],
       ['event/volumes', { event: '__proto__' }, 'event'],
       ['event/volumes', { datasource: '__proto__' }, 'datasource'],

@@ -10,7 +10,9 @@ import { securitySchemes } from './security-schemes';
 import { TOKEN_INFO_OPERATION, TokenInfoSchema } from './token-info.operation';
 
 const CACHE_MS = 60_000;
-const FETCH_TIMEOUT_MS = 2_000;
+// An app builds its document when first asked, loading @nestjs/swagger then (ADR 0355): seconds
+// on a busy 2-core machine when all seven are asked at once. An app that is down fails at once.
+const FETCH_TIMEOUT_MS = 10_000;
 /** Paths the public document shows: the product and ingest API, OAuth, and the operator API. */
 const PUBLIC_PATH = /^\/(v1\/|oauth\/|\.well-known\/|admin\/v1\/)/;
 
