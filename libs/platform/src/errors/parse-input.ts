@@ -1,7 +1,7 @@
 import { BadRequestException } from '@nestjs/common';
 import type { z } from 'zod';
 
-export interface InputField {
+interface InputField {
   path: string;
   message: string;
 }
@@ -22,7 +22,7 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown, what 
  * The fields of a refusal. An unknown key is named by its own path ("extra: unknown field"),
  * not reported against its parent object, so the caller sees at once which key to remove.
  */
-export function inputFields(issues: readonly z.core.$ZodIssue[]): InputField[] {
+function inputFields(issues: readonly z.core.$ZodIssue[]): InputField[] {
   return issues.flatMap((issue) =>
     issue.code === 'unrecognized_keys'
       ? issue.keys.map((key) => ({ path: formatPath([...issue.path, key]), message: 'unknown field' }))

@@ -1,19 +1,16 @@
 import { type ArgumentMetadata, BadRequestException, Body, Injectable, type PipeTransform } from '@nestjs/common';
-import { inputFields, jsonTooDeep, jsonTooDeepMessage } from '@meld/platform';
+import { jsonTooDeep, jsonTooDeepMessage, parseInput } from '@meld/platform';
 import type { z } from 'zod';
 
 /**
- * Validates the body against the zod schema given to `@JsonBody(schema)`. The 400 has the
- * shape of platform's parseInput (`details.fields` = [{path, message}]).
+ * Validates the body against the zod schema given to `@JsonBody(schema)` with platform's
+ * parseInput: the 400 every app gives (`details.fields` = [{path, message}]).
  */
 @Injectable()
 export class ZodBodyPipe implements PipeTransform {
   transform(value: unknown, metadata: ArgumentMetadata): unknown {
     if (!metadata.schema) return value;
-    const result = (metadata.schema as unknown as z.ZodType).safeParse(parsed(value));
-    if (result.success) return result.data;
-    const fields = inputFields(result.error.issues);
-    throw new BadRequestException({ message: `invalid body: ${fields.map((f) => `${f.path || 'body'}: ${f.message}`).join('; ')}`, details: { fields } });
+    return parseInput(metadata.schema as unknown as z.ZodType, parsed(value));
   }
 }
 
