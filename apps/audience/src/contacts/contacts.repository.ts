@@ -3,7 +3,6 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { CONTACT_ATTRIBUTES_SQL } from '../shared/contact-attributes-sql';
 import { poolRead } from '../shared/pool-read';
-import { emailSpellings } from './email-spellings';
 
 /** An audience contact row as identity-merge wrote it, with the number of contacts the look-up matched. */
 export interface ContactRow {
@@ -43,9 +42,9 @@ export class ContactsRepository {
             `SELECT m.audience_id AS id FROM merge_keys k
                JOIN audience_members m ON m.project_id = k.project_id AND m.data_source_id = k.data_source_id AND m.user_id = k.user_id
               WHERE k.project_id = $1 AND k.attribute = '${KEY_ATTRIBUTE[lookup.by]}' AND k.value = $2`,
-            // The expressions of the migration's indexes (IDX_audience_contacts_email / _phone); an email in every
-            // spelling Postgres' lower() may have indexed it under (email-spellings.ts).
-            lookup.by === 'email' ? `lower(c.attributes->>'_email') = ANY($3::text[])` : `c.attributes->>'_phone_mobile' = $2`,
+            // The expressions of the migrations' indexes (IDX_audience_contacts_email_icu / _phone); ICU lowers
+            // beyond ASCII whatever the database's LC_CTYPE (ADR 0046), as the looked-up value was lowered.
+            lookup.by === 'email' ? `lower((c.attributes->>'_email') COLLATE "und-x-icu") = $2` : `c.attributes->>'_phone_mobile' = $2`,
           ];
     const rows = await poolRead<ContactRow>(
       this.ds,
@@ -55,7 +54,7 @@ export class ContactsRepository {
         WHERE c.project_id = $1
         ORDER BY c.updated_at DESC, c.id DESC
         LIMIT 1`,
-      [projectId, lookup.value, ...(lookup.by === 'email' ? [emailSpellings(lookup.value)] : [])],
+      [projectId, lookup.value],
     );
     return rows[0] ?? null;
   }
