@@ -43,6 +43,8 @@ describe('parseAudienceFilter: accepted trees', () => {
     ['string', attr('_email', 'ends-with-string', ['@example.com'])],
     ['number between', attr('score', 'between', [1, 2.5])],
     ['date between with dates and date-times', attr('birthday', 'between', ['1950-01-01', '2000-01-01T00:00:00+02:00'])],
+    // A date stands for its whole day (ADR 0059): noon to that day's end is a range, not a reversed one.
+    ['date between from a date-time to the whole day it falls on', attr('last_login', 'between', ['2024-01-01T12:00:00Z', '2024-01-01'])],
     ['before-date', attr('last_login', 'before-date', ['2024-02-29'])],
     ['in-last-days', attr('visits', 'in-last-days', [30])],
     ['boolean without values', attr('vip', 'is-true')],
@@ -80,6 +82,8 @@ describe('parseAudienceFilter: accepted trees', () => {
 
   it('accepts a from/to timeframe and a missing count', () => {
     expect(parse({ type: 'group_event', eventType: 'login', timeframe: { from: '2024-01-01', to: '2024-01-31T23:00:00Z' } })).toMatchObject({ timeframe: { from: '2024-01-01' } });
+    // `to` as a date is inclusive of its whole day (ADR 0060), so it is not before a from later that day.
+    expect(parse({ type: 'group_event', eventType: 'login', timeframe: { from: '2024-01-31T12:00:00+01:00', to: '2024-01-31' } })).toMatchObject({ timeframe: { to: '2024-01-31' } });
   });
 });
 
@@ -110,6 +114,7 @@ describe('parseAudienceFilter: errors name the path and what is allowed', () => 
     ['between with one', attr('score', 'between', [1]), 'root.values', /exactly 2 values/],
     ['between reversed', attr('score', 'between', [3, 1]), 'root.values', /must not be above/],
     ['date between reversed', attr('birthday', 'between', ['2024-01-02', '2024-01-01']), 'root.values', /must not be above/],
+    ['date between from a date-time after the whole day', attr('last_login', 'between', ['2024-01-02T00:00:00Z', '2024-01-01']), 'root.values', /must not be above/],
     ['flag operator with values', attr('vip', 'is-true', [true]), 'root.values', /takes no values, not 1/],
     ['number for a string', attr('city', 'matches-string', ['a', 5]), 'root.values[1]', /must be a string, not number 5/],
     ['string for a number', attr('score', 'equals-number', ['5']), 'root.values[0]', /must be a number, not string "5"/],
@@ -141,6 +146,7 @@ describe('parseAudienceFilter: errors name the path and what is allowed', () => 
     ['timeframe lastDays', { type: 'group_event', eventType: 'login', timeframe: { lastDays: -1 } }, 'root.timeframe.lastDays', /whole number of days/],
     ['timeframe bad date', { type: 'group_event', eventType: 'login', timeframe: { from: 'yesterday' } }, 'root.timeframe.from', /ISO date/],
     ['timeframe reversed', { type: 'group_event', eventType: 'login', timeframe: { from: '2024-02-01', to: '2024-01-01' } }, 'root.timeframe.to', /must not be before from/],
+    ['timeframe from a date-time after the whole to day', { type: 'group_event', eventType: 'login', timeframe: { from: '2024-01-01T23:00:00-01:00', to: '2024-01-01' } }, 'root.timeframe.to', /must not be before from/],
     ['count operator', { type: 'group_event', eventType: 'login', count: { operator: 'more-than', value: 1 } }, 'root.count.operator', /unknown count operator/, 'at-most'],
     ['count value', { type: 'group_event', eventType: 'login', count: { operator: 'exactly', value: -1 } }, 'root.count.value', /whole number from 0/],
     ['count extra field', { type: 'group_event', eventType: 'login', count: { operator: 'exactly', value: 1, unit: 'x' } }, 'root.count.unit', /unknown count field/],

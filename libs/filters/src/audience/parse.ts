@@ -9,7 +9,7 @@
  * trees beyond AUDIENCE_FILTER_LIMITS. Defaults: group `operator` `and`, `negate` false, group_event
  * `children` [] and `count` {at-least 1}.
  */
-import { parseFilterDate } from './dates';
+import { endOf, parseFilterDate, startOf } from './dates';
 import { AudienceFilterError } from './errors';
 import { AUDIENCE_FILTER_LIMITS } from './limits';
 import { slotOf, type AttributeSlot } from './slots';
@@ -53,6 +53,9 @@ const has = (o: Json, k: string): boolean => Object.prototype.hasOwnProperty.cal
 const describe = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : `${typeof v} ${clip(JSON.stringify(v))}`);
 const clip = (s: string, n = 64): string => (s.length > n ? `${s.slice(0, n)}…` : s);
 const field = (path: string, name: string): string => (/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? `${path}.${name}` : `${path}[${clip(JSON.stringify(name))}]`);
+
+/** Whether [low, high] holds a second: from low's first second to high's last (a date's 23:59:59), as compile.ts reads them. */
+const inOrder = (low: string, high: string): boolean => startOf(parseFilterDate(low)!) <= endOf(parseFilterDate(high)!);
 
 /** Checks the body's `version`: absent, or exactly AUDIENCE_FILTER_VERSION. */
 export function parseAudienceFilterVersion(version: unknown, path = 'version'): void {
@@ -202,7 +205,8 @@ class Parser {
     this.values += raw.length;
     if (this.values > AUDIENCE_FILTER_LIMITS.maxTotalValues) throw new AudienceFilterError(p, `the filter has more than ${AUDIENCE_FILTER_LIMITS.maxTotalValues} values`);
     const values = raw.map((v, i) => this.conditionValue(v, `${p}[${i}]`, operator, kind));
-    if (operator === 'between' && (kind === 'date' ? parseFilterDate(values[0] as string)!.seconds > parseFilterDate(values[1] as string)!.seconds : (values[0] as number) > (values[1] as number))) {
+    // A date stands for its whole day (ADR 0059): [noon of D, D] runs to D's last second, so it is no reversed range.
+    if (operator === 'between' && (kind === 'date' ? !inOrder(values[0] as string, values[1] as string) : (values[0] as number) > (values[1] as number))) {
       throw new AudienceFilterError(p, 'between takes [low, high]: the first value must not be above the second');
     }
     return values;
@@ -275,7 +279,7 @@ class Parser {
       if (!parseFilterDate(s)) throw new AudienceFilterError(`${path}.${k}`, `must be an ISO date (YYYY-MM-DD) or an ISO 8601 date-time with an offset, not ${describe(s)}`);
       out[k] = s;
     }
-    if (out.from !== undefined && out.to !== undefined && parseFilterDate(out.from)!.seconds > parseFilterDate(out.to)!.seconds) {
+    if (out.from !== undefined && out.to !== undefined && !inOrder(out.from, out.to)) {
       throw new AudienceFilterError(`${path}.to`, 'must not be before from');
     }
     return out;

@@ -140,6 +140,7 @@ describe('attribute conditions', () => {
     ['after-date with an offset', attr('last_login', 'after-date', ['2026-06-01T05:00:00Z']), ['c1', 'c2', 'c7']],
     ['before-date is strict', attr('last_login', 'before-date', ['2026-06-01T06:00:00Z']), []],
     ['before-date one second later', attr('last_login', 'before-date', ['2026-06-01T08:00:01+02:00']), ['c2']],
+    ['between a date-time and the rest of its whole day', attr('last_login', 'between', ['2026-06-15T11:00:00Z', '2026-06-15']), ['c7']],
     ['in-last-days never matches the future, multivalue any', attr('visits', 'in-last-days', [30]), ['c1']],
   ])('%s', async (_, root, expected) => {
     expect(await select(root)).toEqual(expected);
@@ -173,6 +174,7 @@ describe('event conditions', () => {
     ['timeframe from/to days, inclusive', { type: 'group_event', eventType: 'login', timeframe: { from: day(N - 4 * DAY), to: day(N - 3 * DAY) } }, ['c2']],
     ['timeframe from only', { type: 'group_event', eventType: 'login', timeframe: { from: iso(N - 3 * DAY) } }, ['c2']],
     ['timeframe to only', { type: 'group_event', eventType: 'login', timeframe: { to: iso(N - 3 * DAY - 1) } }, ['c3']],
+    ['timeframe from a date-time to the end of its whole day', { type: 'group_event', eventType: 'login', timeframe: { from: iso(N - 3 * DAY), to: day(N - 3 * DAY) } }, ['c2']],
     ['count at-least 2 (two source contacts add up, redeliveries do not)', purchase([], { count: { operator: 'at-least', value: 2 } }), ['c1', 'c2']],
     ['count at-least 3', purchase([], { count: { operator: 'at-least', value: 3 } }), ['c1']],
     ['count at-least 0: everyone', purchase([], { count: { operator: 'at-least', value: 0 } }), ALL],
