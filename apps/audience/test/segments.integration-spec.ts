@@ -102,8 +102,14 @@ describe('segments: /v1/project/:project/segment', () => {
     expect(node.details).toEqual({ path: 'filter.root.children[1].key', allowed: expect.arrayContaining(['loyalty_tier', 'drink']) });
     expect(node.message).toContain('filter.root.children[1].key');
     expect((await bad('POST', '', { name: 'x', filter: { version: '2', root: gold } })).details).toEqual({ path: 'filter.version', allowed: ['0.0.1'] });
+    // A lone surrogate would be stored as U+FFFD, a text other than the one sent: refused by name, as U+0000 is.
+    expect((await bad('POST', '', { name: 'Gold \ud800', filter: FILTER })).details.fields).toEqual([{ path: 'name', message: expect.stringContaining('lone UTF-16 surrogate') }]);
+    expect((await bad('POST', '', { name: 'x', description: '\udc00 tier', filter: FILTER })).details.fields).toEqual([{ path: 'description', message: expect.stringContaining('lone UTF-16 surrogate') }]);
+    expect((await bad('POST', '', { name: 'Gold\u0000', filter: FILTER })).details.fields).toEqual([{ path: 'name', message: expect.stringContaining('U+0000') }]);
     const s = await create({ name: 'Kept', filter: FILTER });
     expect((await bad('PATCH', `/${s.id}`, {})).message).toContain('at least one');
+    expect((await bad('PATCH', `/${s.id}`, { name: '\ud83d' })).details.fields).toEqual([{ path: 'name', message: expect.stringContaining('lone UTF-16 surrogate') }]);
+    expect((await call('PATCH', `/${s.id}`, { body: { description: 'Gold 🥇' } })).body.entity.description).toBe('Gold 🥇');
     expect((await bad('PATCH', `/${s.id}`, { filter: { root: { ...gold, operator: 'greater-than' } } })).details.path).toBe('filter.root.operator');
     expect((await call('GET', `/${s.id}`)).body.entity.filter).toEqual(FILTER);
   });

@@ -1,4 +1,4 @@
-import { entityOnly, listEnvelope, timestamp } from '@meld/api';
+import { entityOnly, listEnvelope, timestamp, unstorableText } from '@meld/api';
 import { AUDIENCE_FILTER_VERSION } from '@meld/filters';
 import { z } from 'zod';
 
@@ -11,8 +11,17 @@ export const SegmentFilterSchema = z
   .refine((f) => f.root !== undefined, { message: 'root is required', path: ['root'] })
   .meta({ id: 'SegmentFilter' });
 
-const name = z.string().trim().min(1).max(200);
-const description = z.string().max(2000).nullable();
+/**
+ * Text Postgres can store as sent: a lone surrogate (`\ud800` in JSON) would be written as U+FFFD,
+ * a name other than the one sent, so it is the field's 400, as U+0000 is (libs/api storable-text).
+ */
+const storable = <T extends z.ZodString>(text: T) =>
+  text.superRefine((value, ctx) => {
+    const bad = unstorableText(value);
+    if (bad) ctx.addIssue({ code: 'custom', message: bad });
+  });
+const name = storable(z.string().trim().min(1).max(200));
+const description = storable(z.string().max(2000)).nullable();
 
 export const CreateSegmentBody = z
   .strictObject({ name, description: description.optional(), filter: SegmentFilterSchema })
