@@ -103,6 +103,18 @@ describe('messaging: short links, unsubscribe page, inbound keywords', () => {
     expect(await messagingConsent(userId)).toBe('opt-in');
   });
 
+  it("the rest of the carrier-standard set opts out too, beside the keywords a new project stores (ADR 0183 amended)", async () => {
+    const [{ optOut }] = await db.query(`SELECT general_config #> '{channelSms,optOutKeywords}' AS "optOut" FROM projects WHERE id = $1`, [t.project.id]);
+    expect(optOut).toEqual(['STOP', 'UNSUBSCRIBE']);
+    await waitFor('SMSC bound', async () => (await smsc.mo({ from: '447400000000', to: 'NOBODY', text: 'hi' })).length > 0);
+    for (const [i, text] of ['STOPALL', 'cancel', 'End.', 'Quit!'].entries()) {
+      const phone = `+44740012361${i}`;
+      const { userId } = await memberContact(phone);
+      expect(await smsc.mo({ from: phone.slice(1), to: 'MELD', text })).toEqual([0]);
+      expect([text, await messagingConsent(userId)]).toEqual([text, 'opt-out']);
+    }
+  });
+
   describe('a number no contact has (ADR 0343)', () => {
     const setChannelSms = (settings: Record<string, boolean>) =>
       db.query(`UPDATE projects SET general_config = jsonb_set(COALESCE(general_config, '{}'), '{channelSms}', COALESCE(general_config->'channelSms', '{}') || $2::jsonb) WHERE id = $1`, [t.project.id, JSON.stringify(settings)]);

@@ -8,10 +8,20 @@ describe('keywordConsent (ADR 0183)', () => {
     ['Unsubscribe.', 'opt-out'],
     ['start', 'opt-in'],
     ['please stop texting me', null],
-    ['STOPALL', null],
+    ['yes', null],
     ['', null],
   ])('%j → %s with the project keywords', (text, expected) => {
     expect(keywordConsent(text, project)).toBe(expected);
+  });
+
+  it.each(['STOPALL', 'cancel', 'End.', ' QUIT! '])('%j opts out whatever opt-out keywords the project set (the carrier-standard set stays)', (text) => {
+    expect(keywordConsent(text, project)).toBe('opt-out');
+    expect(keywordConsent(text, { optOut: ['ARRET'], optIn: ['START'] })).toBe('opt-out');
+    expect(keywordConsent(text, { optOut: [], optIn: null })).toBe('opt-out');
+  });
+
+  it("a project's own opt-out keyword opts out beside the standard set", () => {
+    expect(keywordConsent('arret', { optOut: ['ARRET'], optIn: null })).toBe('opt-out');
   });
 
   it('no keywords configured (null): the carrier-standard set', () => {

@@ -1,10 +1,12 @@
 import { normalisePhone } from '@meld/contracts';
 
 /**
- * Keywords when a project sets none (null): the carrier-standard set Twilio honours, so
- * "STOP and friends" always work (ADR 0183).
+ * The carrier-standard opt-out set Twilio honours: always an opt-out, beside the project's own
+ * keywords (ADR 0183 amended), as a new project stores `['STOP', 'UNSUBSCRIBE']` (the catalogue
+ * default), not null, and a CANCEL or QUIT must not be ignored.
  */
 export const DEFAULT_OPT_OUT_KEYWORDS = ['STOP', 'STOPALL', 'UNSUBSCRIBE', 'CANCEL', 'END', 'QUIT'];
+/** Opt-in keywords when a project sets none (null). */
 export const DEFAULT_OPT_IN_KEYWORDS = ['START', 'YES', 'UNSTOP'];
 
 /**
@@ -16,7 +18,7 @@ export function keywordConsent(text: string, keywords: { optOut: readonly unknow
   const said = normalise(text);
   if (!said) return null;
   const matches = (list: readonly unknown[]) => list.some((k) => typeof k === 'string' && normalise(k) === said);
-  if (matches(keywords.optOut ?? DEFAULT_OPT_OUT_KEYWORDS)) return 'opt-out';
+  if (DEFAULT_OPT_OUT_KEYWORDS.includes(said) || matches(keywords.optOut ?? [])) return 'opt-out';
   if (matches(keywords.optIn ?? DEFAULT_OPT_IN_KEYWORDS)) return 'opt-in';
   return null;
 }
