@@ -19,11 +19,15 @@ describe('direct SMS: prepaid funds (real Postgres, Redis, SMSC simulator)', () 
   });
 
   type T = Awaited<ReturnType<typeof seedSmsTenancy>>;
-  const send = async (t: T, target: string, text = 'Your code is 4821') => {
+  const send = async (t: T, target: string, text = 'Your code is 4821', key?: string) => {
     const url = `/v1/project/${t.project.uid}/channel/sms/sms/direct/${t.sender.id}/${encodeURIComponent(target)}`;
     const res = await fetch(`${base}${url}`, {
       method: 'POST',
-      headers: { ...principalHeader(t, { scopes: ['PROJECT_DIRECT_WRITE'] }, { app: 'messaging', method: 'POST', url }), 'content-type': 'application/json' },
+      headers: {
+        ...principalHeader(t, { scopes: ['PROJECT_DIRECT_WRITE'] }, { app: 'messaging', method: 'POST', url }),
+        'content-type': 'application/json',
+        ...(key ? { 'idempotency-key': key } : {}),
+      },
       body: JSON.stringify({ text }),
     });
     return { status: res.status, body: (await res.json()) as Json };
@@ -43,6 +47,19 @@ describe('direct SMS: prepaid funds (real Postgres, Redis, SMSC simulator)', () 
     expect(await fundsOf(t)).toBe(0);
     const [{ n, reserved }] = await db.query(`SELECT count(*)::int AS n, sum(reserved_funds)::float8 AS reserved FROM sms_messages WHERE organization_id = $1`, [t.organization.id]);
     expect([n, reserved]).toEqual([25, 1]);
+  });
+
+  it('answers a retry of a keyed send still in flight with its first answer, not 422 insufficient_funds, when the funds cover one message', async () => {
+    const t = await seedSmsTenancy(db, { prepaid: true, funds: 0.04, price: 0.04 });
+    const audienceId = await seedContact(db, t.project.id, { _user_id: 'u-funds-retry', _phone_mobile: '+447400123462' });
+    // The retries arrive while the first is stored: they are charged after it (same batch or the next one, behind its lock).
+    const answers = await Promise.all(Array.from({ length: 6 }, () => send(t, audienceId, 'Your code is 4821', 'order-7')));
+    expect(answers.map((a) => [a.status, a.body.details?.reason ?? null])).toEqual(answers.map(() => [201, null]));
+    expect(new Set(answers.map((a) => a.body.entity.id)).size).toBe(1);
+    expect(await fundsOf(t)).toBe(0);
+    // Another request under the key is still refused for what it is.
+    const other = await send(t, audienceId, 'another text', 'order-7');
+    expect([other.status, other.body.details?.reason]).toEqual([422, 'idempotency_key_reused']);
   });
 
   it('reserves for every part, and gives the funds back when the SMSC refuses the message', async () => {

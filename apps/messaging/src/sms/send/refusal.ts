@@ -13,3 +13,10 @@ export type RefusalReason =
 export function refuse(reason: RefusalReason, message: string, details: Record<string, unknown> = {}): UnprocessableEntityException {
   return new UnprocessableEntityException({ message, details: { reason, ...details } });
 }
+
+/** Whether an error is the 422 of this refusal reason. */
+export function isRefusal(error: unknown, reason: RefusalReason): boolean {
+  if (!(error instanceof UnprocessableEntityException)) return false;
+  const body = error.getResponse();
+  return typeof body === 'object' && body !== null && (body as { details?: { reason?: unknown } }).details?.reason === reason;
+}

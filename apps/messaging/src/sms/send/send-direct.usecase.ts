@@ -9,7 +9,7 @@ import { type FirstAnswer, type SendContext, SmsRepository, type TargetContact }
 import { smsParts } from '../text/sms-parts';
 import { type Destination, contactDestination, destinationOf } from './destination';
 import { costUnits, toUnits } from './money';
-import { refuse } from './refusal';
+import { isRefusal, refuse } from './refusal';
 import { SendBatch, insufficientFunds } from './send-batch';
 
 export interface SendDirectCommand {
@@ -87,15 +87,31 @@ export class SendDirectSms {
       entity: { id, status: 'enqueued', encoding: parts.encoding, messagesCount: parts.messagesCount, pricePerSms: price, audienceId: contact.id },
       metadata: { autoCreated },
     };
-    const stored = await this.batch.store({
-      id, projectId: cmd.projectId, organizationId: cmd.organizationId, senderId: sender.id, audienceId: contact.id, destination: destination.e164,
-      country: destination.country, text, encoding: parts.encoding, messagesCount: parts.messagesCount, pricePerSms: price,
-      idempotencyKey: cmd.idempotencyKey ?? null, requestHash, response, cost, links,
-    });
+    const stored = await this.batch
+      .store({
+        id, projectId: cmd.projectId, organizationId: cmd.organizationId, senderId: sender.id, audienceId: contact.id, destination: destination.e164,
+        country: destination.country, text, encoding: parts.encoding, messagesCount: parts.messagesCount, pricePerSms: price,
+        idempotencyKey: cmd.idempotencyKey ?? null, requestHash, response, cost, links,
+      })
+      .catch((error: unknown) => this.twinOfRefused(cmd, requestHash, error));
+    if (typeof stored !== 'string') return stored;
     if (stored === 'stored') return response;
     // A twin with the same key committed first: this one stored nothing and answers as the twin did.
     const first = await this.repo.byIdempotencyKey(cmd.projectId, cmd.idempotencyKey!);
     if (!first) throw new Error('idempotency twin not found after its commit');
+    return answerOf(first, requestHash);
+  }
+
+  /**
+   * A keyed retry that arrived while its first request was being stored is charged after it (in
+   * the same batch, or in the next one behind the organization's lock), so funds that covered the
+   * one message refuse the retry. The first answer is committed by then: the retry gets it, as any
+   * retry does, not a 422 saying a message that was sent was not (ADR 0152).
+   */
+  private async twinOfRefused(cmd: SendDirectCommand, requestHash: string, error: unknown): Promise<DirectSmsResponse> {
+    if (cmd.idempotencyKey === undefined || !isRefusal(error, 'insufficient_funds')) throw error;
+    const first = await this.repo.byIdempotencyKey(cmd.projectId, cmd.idempotencyKey);
+    if (!first) throw error;
     return answerOf(first, requestHash);
   }
 
