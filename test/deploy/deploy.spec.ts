@@ -219,6 +219,17 @@ describe('docker-compose.yml', () => {
     }
   });
 
+  it('runs every Meld container as the pods do: image user, read-only root, /tmp on tmpfs, no capabilities, no new privileges', () => {
+    // Compose runs Meld in production on one host (ADR 0326): the same restrictions as k8s/base's securityContext.
+    const meld = Object.entries(services).filter(([, s]) => s.image === meldImage).map(([name]) => name);
+    expect(meld).toEqual(expect.arrayContaining([...APPS, 'messaging-delivery', 'migrate', 'topics', 'smsc']));
+    for (const name of meld) {
+      const s = services[name];
+      const tmpfs = ([] as string[]).concat(s.tmpfs ?? []).map((t) => t.split(':')[0]);
+      expect([name, s.user, s.read_only, tmpfs, s.cap_drop, s.security_opt, s.privileged]).toEqual([name, undefined, true, ['/tmp'], ['ALL'], ['no-new-privileges:true'], undefined]);
+    }
+  });
+
   it('gateway finds every app at its compose URL', () => {
     for (const app of APPS.filter((a) => a !== 'gateway')) {
       const env = `MELD_${app.toUpperCase().replace(/-/g, '_')}_URL`;
