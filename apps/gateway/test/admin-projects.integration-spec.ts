@@ -64,6 +64,7 @@ describe('admin: projects', () => {
       [{ name: 'x', generalConfig: { channelFax: {} } }, 'generalConfig.channelFax'],
       [{ name: 'x', defaultSmsSender: UNKNOWN_ID }, 'defaultSmsSender'],
       [{ name: 'x', flavour: 'vanilla' }, 'flavour'],
+      [{ name: 'x', businessContactsSize: 2_147_483_648 }, 'businessContactsSize'],
       [{}, 'name'],
     ];
     for (const [body, path] of cases) {
@@ -143,6 +144,9 @@ describe('admin: projects', () => {
     expect(withSender.body.entity.defaultSmsSender).toBe(sender.body.entity.id);
 
     expect(fieldsOf((await gw.call('PATCH', `/projects/${p.uid}`, { uid: 'renamed' })).body)).toEqual([['uid', 'unknown field']]);
+    // The column is a Postgres integer: one past its largest value is the caller's 400, not Postgres' 22003 (a 500).
+    expect((await gw.call('PATCH', `/projects/${p.uid}`, { businessContactsSize: 2_147_483_647 })).body.entity.businessContactsSize).toBe(2_147_483_647);
+    expect(fieldsOf((await gw.call('PATCH', `/projects/${p.uid}`, { businessContactsSize: 3_000_000_000 })).body)).toEqual([['businessContactsSize', expect.stringContaining('2147483647')]]);
     expect((await gw.call('PATCH', `/projects/${unique('nope')}`, { name: 'x' })).status).toBe(404);
   });
 

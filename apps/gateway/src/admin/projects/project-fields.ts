@@ -39,7 +39,8 @@ export const projectFields = {
   shortTrackingDomain: domain.nullable(),
   unsubscribeTrackingDomain: domain.nullable(),
   businessType: z.string().max(100).nullable(),
-  businessContactsSize: z.int().min(0),
+  // A Postgres `integer` column: a larger count was its 22003, a 500 (ADR 0014).
+  businessContactsSize: z.int().min(0).max(2_147_483_647),
   businessUrl: z.union([z.url({ protocol: /^https?$/ }), z.literal('')]),
   lockedUntil: z.iso.datetime({ offset: true }).nullable(),
   lockedReason: z.string().max(500).nullable(),
