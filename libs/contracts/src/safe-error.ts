@@ -5,7 +5,8 @@
  * able to carry a phone, an email or an SMS text. Only the type, the codes, schema names, the
  * message and the stack's frames are kept, and the message itself is withheld where it quotes
  * input: Postgres's data exceptions and integrity violations (SQLSTATE classes 22 and 23:
- * `invalid input syntax for type uuid: "+336…"`) and JSON.parse's SyntaxError.
+ * `invalid input syntax for type uuid: "+336…"`), JSON.parse's SyntaxError and ClickHouse's
+ * server errors (a row's text, a query's literals).
  */
 type ErrorLike = Error & { code?: unknown; driverError?: { code?: unknown; constraint?: unknown; table?: unknown }; constraint?: unknown; table?: unknown };
 
@@ -19,11 +20,33 @@ export function sqlStateOf(err: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * A ClickHouse server error: @clickhouse/client's ClickHouseError (current servers: a numeric
+ * `code` and a `type` such as UNKNOWN_TABLE), or the plain Error it leaves for 18.16's
+ * "Code: 27, e.displayText() = DB::Exception: …", whose code is only in the text.
+ */
+const CLICKHOUSE_TEXT = /^Code: (\d{1,5})\b.*?DB::Exception\b/s;
+const CLICKHOUSE_TYPE = /^[A-Z][A-Z0-9_]{2,63}$/;
+
+function clickHouseServerError(err: unknown): { code: string; type?: string } | undefined {
+  if (!(err instanceof Error)) return undefined;
+  const { code, type } = err as { code?: unknown; type?: unknown };
+  if (err.constructor?.name === 'ClickHouseError' && typeof code === 'string' && /^\d{1,5}$/.test(code)) {
+    return typeof type === 'string' && CLICKHOUSE_TYPE.test(type) ? { code, type } : { code };
+  }
+  const match = CLICKHOUSE_TEXT.exec(err.message);
+  return match ? { code: match[1]! } : undefined;
+}
+
 /** The error's message, unless it can quote the input that caused it. */
 export function safeErrorMessage(err: unknown): string {
   const state = sqlStateOf(err);
   if (state !== undefined && (state.startsWith('22') || state.startsWith('23'))) return `database error ${state} (its text can quote the input: not logged)`;
   if (err instanceof SyntaxError) return 'SyntaxError (its text can quote the input: not logged)';
+  // ClickHouse quotes the rest of a row it cannot parse ("… before: jane@x.com …") and the query
+  // with its literals; the server keeps the text in system.query_log (ADR 0338).
+  const clickHouse = clickHouseServerError(err);
+  if (clickHouse) return `ClickHouse error ${clickHouse.code}${clickHouse.type ? ` ${clickHouse.type}` : ''} (its text can quote the input: not logged)`;
   return err instanceof Error ? err.message : String(err);
 }
 

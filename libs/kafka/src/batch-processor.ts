@@ -282,7 +282,7 @@ class BatchRun<T> {
       random: options.random ?? Math.random,
       onPause: (error) => {
         options.onPause?.(true);
-        logger.warn({ topic, partition, group: options.group, err: error.message }, 'store unavailable: partition paused, retrying until it answers');
+        logger.warn({ topic, partition, group: options.group, err: safeErrorMessage(error) }, 'store unavailable: partition paused, retrying until it answers');
       },
       onResume: (pausedMs, probes) => {
         options.onPause?.(false);

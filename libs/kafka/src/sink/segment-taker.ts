@@ -1,3 +1,4 @@
+import { safeErrorMessage } from '@meld/contracts';
 import type { KafkaMessage } from 'kafkajs';
 import { decodeValue } from '../codec';
 import { asError } from '../outcome';
@@ -52,7 +53,7 @@ export class SegmentTaker {
       return this.handler.toRow(decoded.value);
     } catch (err) {
       const error = asError(err);
-      segment.rejected.push(sinkDeadLetter(topic, partition, m, 'rejected', `${error.name}: ${error.message}`, 1));
+      segment.rejected.push(sinkDeadLetter(topic, partition, m, 'rejected', `${error.name}: ${safeErrorMessage(error)}`, 1));
       return undefined;
     }
   }

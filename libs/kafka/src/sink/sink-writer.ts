@@ -1,3 +1,4 @@
+import { safeErrorMessage } from '@meld/contracts';
 import { SpanStatusCode } from '@opentelemetry/api';
 import type { BackoffOptions } from '../backoff';
 import type { DeadLetterRecord, DeadLetterSink } from '../dead-letter';
@@ -71,7 +72,7 @@ export class SinkWriter {
         // Anything else is a bug: commit nothing more, stop fetching (pendingRows stays up) and
         // report unhealthy so the process restarts.
         this.broken = true;
-        this.ctx.logger.error({ err: (err as Error).message, group: this.ctx.group, topic: this.ctx.topic }, 'sink writer failed: nothing more is committed');
+        this.ctx.logger.error({ err: safeErrorMessage(err), group: this.ctx.group, topic: this.ctx.topic }, 'sink writer failed: nothing more is committed');
         return;
       }
       this.queue.shift();
@@ -94,11 +95,12 @@ export class SinkWriter {
     const span = tracingOn() ? batchSpan(topic, group, headers) : undefined;
     const error = await this.retry.run('sink write', segment.rows.length, backoff.maxAttempts, () => this.ctx.write(segment.rows));
     if (span) {
-      if (error) span.setStatus({ code: SpanStatusCode.ERROR, message: error.message });
+      if (error) span.setStatus({ code: SpanStatusCode.ERROR, message: safeErrorMessage(error) });
       span.end();
     }
     if (error) {
-      const text = `${error.name}: ${error.message}`;
+      // The reason is logged (messagesDeadLettered): not a store's text quoting the rows (ADR 0338).
+      const text = `${error.name}: ${safeErrorMessage(error)}`;
       return segment.sources.map((s) => sinkDeadLetter(topic, s.partition, s.message, 'retries-exhausted', text, backoff.maxAttempts));
     }
     series.processed.inc(segment.rows.length);

@@ -1,3 +1,4 @@
+import { safeErrorMessage } from '@meld/contracts';
 import { backoffDelay, pauseDelay, sleep, type BackoffOptions } from '../backoff';
 import type { Logger } from '../logger';
 import { asError } from '../outcome';
@@ -49,13 +50,13 @@ export class StoreRetry {
     const { group, topic, logger, backoff } = this.ctx;
     if (!isTransientStoreError(error)) {
       const delay = backoffDelay(failures, backoff);
-      logger.warn({ group, topic, rows: count, attempt: failures, delay, err: error.message }, `${what} failed, retrying`);
+      logger.warn({ group, topic, rows: count, attempt: failures, delay, err: safeErrorMessage(error) }, `${what} failed, retrying`);
       return delay;
     }
     if (!this.paused) {
       this.paused = { since: Date.now(), probes: 0 };
       this.ctx.series.storePaused(true);
-      logger.warn({ group, topic, rows: count, err: error.message }, `store unavailable: ${what} paused, retrying until it answers`);
+      logger.warn({ group, topic, rows: count, err: safeErrorMessage(error) }, `store unavailable: ${what} paused, retrying until it answers`);
     }
     return pauseDelay(++this.paused.probes, backoff);
   }

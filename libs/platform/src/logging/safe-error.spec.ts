@@ -1,3 +1,4 @@
+import { ClickHouseError } from '@clickhouse/client';
 import { DatabaseError } from 'pg-protocol';
 import { pino } from 'pino';
 import { QueryFailedError } from 'typeorm';
@@ -43,6 +44,20 @@ describe('what of an error reaches a log line (ADR 0338)', () => {
     expect(JSON.stringify(serializeError(syntax))).not.toContain('jane');
     expect(serializeError(new Error('connect ECONNREFUSED 127.0.0.1:5432'))).toMatchObject({ type: 'Error', message: 'connect ECONNREFUSED 127.0.0.1:5432' });
     expect(serializeError('a string')).toEqual({ message: 'a string' });
+  });
+
+  it('a ClickHouse server error quotes the row or the query: its code (and type) only', () => {
+    // 18.16's text, which @clickhouse/client leaves in a plain Error (libs/kafka's sink-store-errors spec gets it from the server).
+    const old = new Error('Code: 27, e.displayText() = DB::Exception: Cannot parse input: expected " before: jane@x.com","note":"your code is 4821"}: (at row 1)\n, e.what() = DB::Exception\n');
+    const current = new ClickHouseError({ message: "Syntax error: failed at position 40 ('+33612345678'): ", code: '62', type: 'SYNTAX_ERROR' });
+    const { logger, out } = lines();
+    logger.error({ err: old }, 'unhandled error');
+    logger.error({ err: current }, 'unhandled error');
+    for (const secret of PII) expect(out.join('')).not.toContain(secret);
+    expect(JSON.parse(out[0]!).err).toMatchObject({ message: 'ClickHouse error 27 (its text can quote the input: not logged)' });
+    expect(JSON.parse(out[1]!).err).toMatchObject({ message: 'ClickHouse error 62 SYNTAX_ERROR (its text can quote the input: not logged)', code: '62' });
+    // A message that only mentions ClickHouse is kept.
+    expect(serializeError(new Error('connect ECONNREFUSED 127.0.0.1:58123'))).toMatchObject({ message: 'connect ECONNREFUSED 127.0.0.1:58123' });
   });
 
   it('Nest’s logger puts the same safe message in `msg`', () => {
