@@ -60,10 +60,15 @@ describe('messaging: short links, unsubscribe page, inbound keywords', () => {
     expect([status, body.details.fields[0].path]).toEqual([400, 'text']);
   });
 
-  it('a short link 302s to its URL, counts the click and puts _sms_click on the timeline', async () => {
+  it('a short link 302s to its URL, counts the click (a HEAD is none) and puts _sms_click on the timeline', async () => {
     const { audienceId, userId } = await memberContact('+447400123603');
     const { body } = await send(audienceId, 'See {{short:https://shop.test/o/1?a=b}}');
     const [{ code }] = await db.query(`SELECT code FROM sms_links WHERE sms_id = $1 AND kind = 'short'`, [body.entity.id]);
+    // A HEAD (a link checker, a preview) answers as the GET does, but is no click.
+    const head = await fetch(`${base}/l/${code}`, { method: 'HEAD', redirect: 'manual' });
+    expect([head.status, head.headers.get('location')]).toEqual([302, 'https://shop.test/o/1?a=b']);
+    expect((await db.query(`SELECT clicks FROM sms_links WHERE code = $1`, [code]))[0].clicks).toBe(0);
+    expect((await fetch(`${base}/l/NOPE0000`, { method: 'HEAD', redirect: 'manual' })).status).toBe(404);
     const res = await fetch(`${base}/l/${code}`, { redirect: 'manual' });
     expect([res.status, res.headers.get('location')]).toEqual([302, 'https://shop.test/o/1?a=b']);
     expect((await db.query(`SELECT clicks FROM sms_links WHERE code = $1`, [code]))[0].clicks).toBe(1);

@@ -31,10 +31,18 @@ export class LinksController {
   }
 
   @Get('l/:code')
-  async click(@Param('code') code: string, @Res() reply: FastifyReply) {
-    const url = LINK_CODE.test(code) ? await this.events.click(code) : null;
+  async click(@Param('code') code: string, @Req() req: FastifyRequest, @Res() reply: FastifyReply) {
+    const url = LINK_CODE.test(code) ? await (req.method === 'HEAD' ? this.target(code) : this.events.click(code)) : null;
     if (!url) return this.html(reply, 404, messagePage('Link not found', 'This link does not exist or has expired.'));
     return reply.code(302).header('location', url).header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').send();
+  }
+
+  /**
+   * The target of a short link without a click (ADR 0182): a HEAD, which Fastify answers with the
+   * GET route, comes from link checkers and previews, not from a person following the link.
+   */
+  private async target(code: string): Promise<string | null> {
+    return (await this.links.find(code, 'short'))?.url ?? null;
   }
 
   @Get('u/page.css')
