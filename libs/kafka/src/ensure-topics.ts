@@ -7,6 +7,8 @@ export interface EnsureTopicsOptions {
   numPartitions?: number;
   /** Default -1: the broker's default.replication.factor. */
   replicationFactor?: number;
+  /** `min.insync.replicas` of a topic this call creates; default: the broker's. */
+  minInsyncReplicas?: number;
   /**
    * When CreateTopics is refused, ask for the missing topics' metadata with auto-creation
    * allowed (the development broker, like a default Apache Kafka, creates them then). For
@@ -55,6 +57,7 @@ export async function ensureTopics(
           topic,
           numPartitions: options.numPartitions ?? 8,
           replicationFactor: options.replicationFactor ?? -1,
+          configEntries: options.minInsyncReplicas === undefined ? undefined : [{ name: 'min.insync.replicas', value: String(options.minInsyncReplicas) }],
         })),
       });
     } catch (err) {
