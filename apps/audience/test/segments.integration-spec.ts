@@ -199,6 +199,14 @@ describe('segments: /v1/project/:project/segment', () => {
       expect([notJson.status, notJson.body.details]).toEqual([400, { parameter: 'filterCompliance' }]);
       const badMode = await count(s.id, `?filterCompliance=${encodeURIComponent('{"sms":"maybe"}')}`);
       expect([badMode.status, badMode.body.message]).toEqual([400, expect.stringContaining('filterCompliance')]);
+      const sms = encodeURIComponent('{"sms":"opt-in"}');
+      const twice = await count(s.id, `?filterCompliance=${sms}&filterCompliance=${sms}`);
+      expect([twice.status, twice.body.message, twice.body.details]).toEqual([400, 'filterCompliance: is given more than once', { parameter: 'filterCompliance' }]);
+      // A compliance filter written as qs writes an object, or any other parameter, is refused: dropped, it counted everyone (2) as if opted in.
+      for (const [query, parameter] of [['filterCompliance[sms]=opt-in', 'filterCompliance[sms]'], ['filterCompliance.sms=opt-in', 'filterCompliance.sms'], ['filtercompliance=' + sms, 'filtercompliance'], ['constructor=1', 'constructor'], ['__proto__=1', '__proto__']]) {
+        const res = await count(s.id, `?${query}`);
+        expect([query, res.status, res.body.details, res.body.message]).toEqual([query, 400, { parameter }, expect.stringContaining('unknown query parameter')]);
+      }
     });
 
     it('needs the PII right when the filter names an email or phone attribute', async () => {

@@ -91,11 +91,11 @@ export class SegmentsController {
   @ApiParam({ name: 'segmentId', description: 'segment id' })
   @ApiQuery({ name: 'filterCompliance', required: false, description: 'JSON object, URL-encoded, as in the audience count body: channel (`sms`, `email`, `rcs`, `whatsapp`) → `basic`, `opt-in` or `opt-out`' })
   @ApiSuccess(200, AudienceCountSchema, 'the count')
-  @ApiError(400, '`filterCompliance` is not JSON or names a bad channel or mode')
+  @ApiError(400, '`filterCompliance` is not JSON, is given more than once or names a bad channel or mode, or another query parameter is given (`details.parameter` names it)')
   @ApiError(403, 'the token lacks PROJECT_AUDIENCE_READ, or the filter names an email or phone attribute without `dataPolicy.mayReadPii` (`details.path`)')
   @ApiError(409, "the segment's filter no longer fits the project catalogue (an attribute or event type was removed); `details.path` names the node")
   @ApiErrors(401, 404, 429)
-  count(@CurrentPrincipal() principal: Principal, @Param('project') projectUid: string, @Param('segmentId') segmentId: string, @Query('filterCompliance') filterCompliance?: unknown) {
-    return this.countSegment.execute({ principal, projectId: projectOf(principal, projectUid).id, segmentId, filterCompliance });
+  count(@CurrentPrincipal() principal: Principal, @Param('project') projectUid: string, @Param('segmentId') segmentId: string, @Query() query: Record<string, unknown> = {}) {
+    return this.countSegment.execute({ principal, projectId: projectOf(principal, projectUid).id, segmentId, query });
   }
 }

@@ -18,10 +18,10 @@ export class CountSegment {
     private readonly countAudience: CountAudienceUseCase,
   ) {}
 
-  async execute({ principal, projectId, segmentId, filterCompliance }: CountSegmentCommand) {
+  async execute({ principal, projectId, segmentId, query }: CountSegmentCommand) {
     const segment = await this.segments.find(projectId, segmentId);
     if (!segment) throw new NotFoundException('segment not found');
-    const compliance = complianceOf(filterCompliance);
+    const compliance = complianceOf(query);
     const catalogue = await this.catalogues.catalogue(projectId);
     assertStillValid(segment, catalogue);
     const { totalHits, compliance: figures } = await this.countAudience.execute({ projectId, version: segment.filter.version, root: segment.filter.root, filterCompliance: compliance, principal, rootPath: 'filter.root', catalogue });
@@ -29,12 +29,28 @@ export class CountSegment {
   }
 }
 
-function complianceOf(text: unknown): Record<string, string> | undefined {
+/** The query parameters the count takes: `filterCompliance` alone, at most once. */
+const PARAMETERS: ReadonlySet<string> = new Set(['filterCompliance']);
+
+/**
+ * The `filterCompliance` of the query. Every other parameter is refused by name: the count's body
+ * is strict, and a compliance filter written another way (`filterCompliance[sms]=opt-in`, as qs
+ * encodes an object) would otherwise be dropped, answering the whole audience as if it were the
+ * opted-in one.
+ */
+function complianceOf(query: Readonly<Record<string, unknown>>): Record<string, string> | undefined {
+  const unknown = Object.keys(query).find((k) => !PARAMETERS.has(k));
+  if (unknown !== undefined) throw parameterError(unknown, `${clip(unknown)}: unknown query parameter; the count takes filterCompliance only (a JSON object, e.g. {"sms":"opt-in"}, URL-encoded)`);
+  const text = query.filterCompliance;
   if (text === undefined) return undefined;
+  if (typeof text !== 'string') throw parameterError('filterCompliance', 'filterCompliance: is given more than once');
   try {
-    if (typeof text !== 'string') throw new Error('given more than once');
     return JSON.parse(text);
   } catch {
-    throw new BadRequestException({ message: 'filterCompliance: is not JSON (e.g. {"sms":"opt-in"}, URL-encoded)', details: { parameter: 'filterCompliance' } });
+    throw parameterError('filterCompliance', 'filterCompliance: is not JSON (e.g. {"sms":"opt-in"}, URL-encoded)');
   }
 }
+
+const parameterError = (parameter: string, message: string) => new BadRequestException({ message, details: { parameter } });
+/** A parameter name is the caller's text: at most 64 characters of it go into the message. */
+const clip = (name: string) => JSON.stringify(name.length > 64 ? `${name.slice(0, 64)}…` : name);
