@@ -112,6 +112,14 @@ describe('admin: catalogue, senders, webhooks, users', () => {
     ]);
     const bad = await gw.call('POST', `/projects/${project.uid}/senders`, { channel: 'fax', alias: 'A', name: 'A', status: 'active', countries: [{ country: 'fr' }, { country: 'DE', price: -1 }] });
     expect(fieldsOf(bad.body).map(([p]) => p).sort()).toEqual(['channel', 'countries[0].country', 'countries[1].price']);
+    // A code no phone number has is refused: a destination's country never matches it, so the sender would never send.
+    const nowhere = await gw.call('POST', `/projects/${project.uid}/senders`, { channel: 'sms', alias: 'A', name: 'A', status: 'active', countries: [{ country: 'GB' }, { country: 'UK' }, { country: 'XX' }] });
+    expect(fieldsOf(nowhere.body)).toEqual([
+      ['countries[1].country', '"UK" is not a country code phone numbers belong to (ISO 3166-1 alpha-2, e.g. GB not UK)'],
+      ['countries[2].country', '"XX" is not a country code phone numbers belong to (ISO 3166-1 alpha-2, e.g. GB not UK)'],
+    ]);
+    const updated = await gw.call('PATCH', `/projects/${project.uid}/senders/${res.body.entity.id}`, { countries: [{ country: 'UK' }] });
+    expect([updated.status, fieldsOf(updated.body).map(([p]) => p)]).toEqual([400, ['countries[0].country']]);
     expect((await gw.call('POST', `/projects/${unique('nope')}/senders`, { channel: 'sms', alias: 'A', name: 'A', status: 'active' })).status).toBe(404);
   });
 
@@ -156,6 +164,9 @@ describe('admin: catalogue, senders, webhooks, users', () => {
     const given = await gw.call('PUT', `/organizations/${org}/webhooks/sms-status`, { url: 'https://hooks.example.com/v3', secret: 'a-secret-of-sixteen+' });
     expect(given.body.metadata).toEqual({});
     expect(fieldsOf((await gw.call('PUT', `/organizations/${org}/webhooks/sms-status`, { url: 'ftp://x' })).body)).toEqual([['url', expect.any(String)]]);
+    // standardwebhooks' format raw reads one byte per character: a secret beyond ASCII could not be verified with it.
+    const unicode = await gw.call('PUT', `/organizations/${org}/webhooks/sms-status`, { url: 'https://hooks.example.com/v4', secret: 'pässwörd-0123456789' });
+    expect([unicode.status, fieldsOf(unicode.body)]).toEqual([400, [['secret', 'must be printable ASCII characters']]]);
     expect((await gw.call('PUT', `/organizations/${UNKNOWN_ID}/webhooks/sms-status`, { url: 'https://x.example.com' })).status).toBe(404);
   });
 

@@ -65,6 +65,9 @@ describe('admin: projects', () => {
       [{ name: 'x', defaultSmsSender: UNKNOWN_ID }, 'defaultSmsSender'],
       [{ name: 'x', flavour: 'vanilla' }, 'flavour'],
       [{ name: 'x', businessContactsSize: 2_147_483_648 }, 'businessContactsSize'],
+      // Not a country phone numbers belong to: every national number of the project would be invalid.
+      [{ name: 'x', locale: 'en_UK' }, 'locale'],
+      [{ name: 'x', locale: 'fr_XX' }, 'locale'],
       [{}, 'name'],
     ];
     for (const [body, path] of cases) {
@@ -132,6 +135,7 @@ describe('admin: projects', () => {
     await gw.app.get<DataSource>(DATA_SOURCE).query(`UPDATE remerge_requests SET done_at = now() WHERE project_id = $1`, [p.id]);
     const [french] = await requests();
     expect((await gw.call('PATCH', `/projects/${p.uid}`, { locale: 'en_FR' })).body.entity.locale).toBe('en_FR');
+    expect(fieldsOf((await gw.call('PATCH', `/projects/${p.uid}`, { locale: 'en_UK' })).body)).toEqual([['locale', '"UK" is not a country code phone numbers belong to (ISO 3166-1 alpha-2, e.g. en_GB not en_UK)']]);
     expect(await requests()).toEqual([french]);
     const relocated = await gw.call('PATCH', `/projects/${p.uid}`, { locale: 'en_GB' });
     expect(relocated.body.metadata.remerge).toMatchObject({ status: 'in-progress', contactsDone: 0, doneAt: null });

@@ -1,4 +1,4 @@
-import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
+import { isSupportedCountry, parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
 
 /**
  * Normalisation of contact keys (email, phone, other unique values), shared by the app that
@@ -34,6 +34,16 @@ export const DEFAULT_JUNK_VALUES: readonly string[] = [
 export function localeCountry(locale: string): CountryCode | undefined {
   const match = /[_-]([A-Za-z]{2})$/.exec(locale.trim());
   return match ? (match[1].toUpperCase() as CountryCode) : undefined;
+}
+
+/**
+ * Whether phone numbers can belong to the region `code` (ISO 3166-1 alpha-2 as libphonenumber
+ * knows it: `GB`, not `UK`). A locale's country is the default of national numbers and a
+ * sender's country is matched against the destination number's, so any other code matches
+ * no number at all.
+ */
+export function isPhoneRegion(code: string): boolean {
+  return isSupportedCountry(code);
 }
 
 /**

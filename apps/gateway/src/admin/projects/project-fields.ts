@@ -1,9 +1,15 @@
-import { CHANNEL_GROUPS, COMPLIANCE_POLICIES, DATA_MODES, MARKETING_SCOPES } from '@meld/contracts';
+import { CHANNEL_GROUPS, COMPLIANCE_POLICIES, DATA_MODES, MARKETING_SCOPES, isPhoneRegion, localeCountry } from '@meld/contracts';
 import { ATTRIBUTION_WINDOWS, canonicalTimeZone } from '@meld/api';
 import { z } from 'zod';
 
 export const PROJECT_STATUSES = ['active', 'inactive', 'suspended', 'archived'] as const;
 
+const LOCALE = /^[a-z]{2,3}(?:_[A-Z]{2})?$/;
+/** A locale without a country, or whose country numbers phones (the format is the regex's to refuse). */
+function countryOfPhones(locale: string): boolean {
+  const country = localeCountry(locale);
+  return !LOCALE.test(locale) || country === undefined || isPhoneRegion(country);
+}
 const domain = z.string().regex(/^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i, 'must be a domain name');
 const keywords = z.array(z.string().trim().min(1).max(30)).max(20).nullable();
 const json = z.record(z.string(), z.unknown());
@@ -33,7 +39,11 @@ export const projectFields = {
   description: z.string().max(2000).nullable(),
   projectType: z.string().regex(/^[a-z_]{1,50}$/, 'must be lowercase letters or underscores, e.g. `standard`'),
   projectStatus: z.enum(PROJECT_STATUSES),
-  locale: z.string().regex(/^[a-z]{2,3}(?:_[A-Z]{2})?$/, 'must be language_COUNTRY, e.g. en_US'),
+  // The country is the default of national phone numbers (ADR 0152): `en_UK` would leave every one invalid (ADR 0014).
+  locale: z
+    .string()
+    .regex(LOCALE, 'must be language_COUNTRY, e.g. en_US')
+    .refine(countryOfPhones, { error: (issue) => `"${localeCountry(String(issue.input))}" is not a country code phone numbers belong to (ISO 3166-1 alpha-2, e.g. en_GB not en_UK)` }),
   timezone: z.string().refine((tz) => canonicalTimeZone(tz) !== null, 'must be an IANA time zone, e.g. Europe/Paris'),
   defaultSmsSender: z.uuid().nullable().describe('id of an SMS sender of this project'),
   shortTrackingDomain: domain.nullable(),

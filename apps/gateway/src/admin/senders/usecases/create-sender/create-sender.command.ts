@@ -1,9 +1,14 @@
+import { isPhoneRegion } from '@meld/contracts';
 import { z } from 'zod';
 import { EFFECTIVE_STATUSES, SENDER_STATUSES } from '@meld/api';
 import { decimalColumn } from '../../../shared/decimal';
 
 export const SenderCountryInput = z.strictObject({
-  country: z.string().regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 code, e.g. FR'),
+  // Matched against the destination number's country (ADR 0152): a code no number has (`UK`, `XX`) would make a sender that never sends (ADR 0014).
+  country: z
+    .string()
+    .regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 code, e.g. FR')
+    .refine((code) => !/^[A-Z]{2}$/.test(code) || isPhoneRegion(code), { error: (issue) => `"${String(issue.input)}" is not a country code phone numbers belong to (ISO 3166-1 alpha-2, e.g. GB not UK)` }),
   accepted: z.boolean().default(true).describe('carriers of the country accept the sender'),
   effectiveStatus: z.enum(EFFECTIVE_STATUSES).default('active').describe('regulation-aware status in the country'),
   // sender_countries.price is numeric(10,5): at most 99999.99999, five decimals (ADR 0014).
