@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Topics, defaultAttributionConfig, defaultGeneralConfig, keys, type ContactChange, type EventAccepted, type EventsErased } from '@meld/contracts';
+import { Topics, defaultAttributionConfig, safeErrorMessage, defaultGeneralConfig, keys, type ContactChange, type EventAccepted, type EventsErased } from '@meld/contracts';
 import { DataSourceEntity, OrganizationEntity, ProjectEntity } from '@meld/db';
 import { createProducer, type Producer } from '@meld/kafka';
 import { testEnv, waitFor } from '@meld/testing';
@@ -30,6 +30,9 @@ describe('identity-merge automation triggers', () => {
   const triggers: Seen[] = [];
   const deadLetters: Seen[] = [];
   let project: { id: string; api: string; crm: string };
+  /** What identity-merge logs, as its Nest logger is given it (Errors as the pino logger words them). */
+  const logLines: string[] = [];
+  const capture = (level: string) => (...args: unknown[]) => void logLines.push(`${level} ${args.map((a) => (a instanceof Error ? safeErrorMessage(a) : typeof a === 'string' ? a : JSON.stringify(a))).join(' ')}`);
 
   async function read(topic: string, into: Seen[]) {
     const kafka = new Kafka({ brokers: testEnv().kafkaBrokers, clientId: 'triggers-test', logLevel: logLevel.NOTHING });
@@ -50,6 +53,7 @@ describe('identity-merge automation triggers', () => {
   beforeAll(async () => {
     const env = testEnv();
     ({ app, db, group } = await startIdentityMerge({ mergeWaitMs: MERGE_WAIT_MS }));
+    app.useLogger({ log: capture('info'), warn: capture('warn'), error: capture('error'), debug: capture('debug'), verbose: capture('verbose'), fatal: capture('fatal') });
     producer = createProducer({ brokers: env.kafkaBrokers, clientId: 'triggers-test' });
     const tag = randomUUID().slice(0, 8);
     const org = await db.getRepository(OrganizationEntity).save({ name: `Org ${tag}`, plan: 'm' as const });
@@ -86,14 +90,14 @@ describe('identity-merge automation triggers', () => {
     await producer.send(Topics.contacts, [{ key: keys.sourceContact(project.id, dataSourceId, userId), value: change }]);
   }
 
-  async function event(dataSourceId: string, userId: string, automation: boolean) {
+  async function event(dataSourceId: string, userId: string, automation: boolean, eventId = `e-${randomUUID()}`) {
     const now = new Date().toISOString();
     const value: EventAccepted = {
       schemaVersion: 1,
       projectId: project.id,
       dataSourceId,
       userId,
-      eventId: `e-${randomUUID()}`,
+      eventId,
       eventType: 'signup',
       eventDate: now,
       receivedAt: now,
@@ -142,8 +146,9 @@ describe('identity-merge automation triggers', () => {
     // the shared topic (an identity-merge of an e2e run waits 5 min for a fresh write).
     await db.query(`UPDATE source_contacts SET updated_at = now() - interval '1 hour' WHERE project_id = $1 AND user_id = 'ghost'`, [project.id]);
     await contact(project.api, 'gone', 'gone@x.com', { deleted: true, publish: false });
-    const never = await event(project.api, 'ghost', true);
-    const deleted = await event(project.api, 'gone', true);
+    // Event ids as sources build them, from a key holding an email or a number (ADR 0354).
+    const never = await event(project.api, 'ghost', true, `order-ghost-${randomUUID().slice(0, 8)}@x.com-1`);
+    const deleted = await event(project.api, 'gone', true, `sms-+3361${String(Date.now()).slice(-7)}-2`);
     const erase: EventsErased = { schemaVersion: 1, kind: 'erase', projectId: project.id, dataSourceId: project.api, userId: 'gone', version: 2, at: new Date().toISOString() };
     await producer.send(Topics.events, [{ key: keys.sourceContact(project.id, project.api, 'gone'), value: erase }]);
     const dead = await waitFor('both dead letters', async () => {
@@ -156,5 +161,18 @@ describe('identity-merge automation triggers', () => {
     expect(dead.every((d) => d.headers['dlq-reason'] === 'rejected')).toBe(true);
     expect(deadLetters.some((d) => d.value.kind === 'erase')).toBe(false);
     expect(triggers.some((t) => [never, deleted].includes(t.value.eventId))).toBe(false);
+    await waitFor('the dead-letter lines', async () => logLines.filter((l) => l.includes('message dead-lettered') && l.includes('automation trigger')).length >= 2 || undefined, { timeoutMs: 10000 });
+    expect(logLines.filter((l) => l.includes(never) || l.includes(deleted))).toEqual([]);
   }, 60000);
+
+  it('a trigger published while the merge is still behind is logged without its event id', async () => {
+    await contact(project.api, 'late', 'late@x.com');
+    await waitFor('the contact merged', async () => audienceOf(project.api, 'late'), { timeoutMs: 45000 });
+    // A later write the merge has not applied, made longer ago than the wait: published at once, stale.
+    await db.query(`UPDATE source_contacts SET version = version + 1, updated_at = now() - interval '1 hour' WHERE project_id = $1 AND user_id = 'late'`, [project.id]);
+    const eventId = await event(project.api, 'late', true, `order-late-${randomUUID().slice(0, 8)}@x.com-1`);
+    await waitFor('the stale trigger', async () => triggers.some((t) => t.value.eventId === eventId) || undefined, { timeoutMs: 30000 });
+    await waitFor('the stale line', async () => logLines.some((l) => l.includes('the merge was still behind')) || undefined, { timeoutMs: 10000 });
+    expect(logLines.filter((l) => l.includes(eventId))).toEqual([]);
+  }, 90000);
 });

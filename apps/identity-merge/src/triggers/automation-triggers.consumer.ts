@@ -91,7 +91,9 @@ export class AutomationTriggersConsumer implements OnApplicationBootstrap, Befor
     if (decision.kind === 'wait') throw new RetriableError(decision.reason);
     if (decision.kind === 'dead-letter') {
       this.outcomes.inc({ outcome: 'dead_lettered' });
-      throw new DeadLetterError(`automation trigger of event ${e.eventId}: ${decision.reason}`);
+      // Not the event id: sources build it from an order or message key holding an email or a
+      // number (ADR 0354), and this reason is logged; the dead letter's value has the event.
+      throw new DeadLetterError(`automation trigger of a ${e.eventType} event: ${decision.reason}`);
     }
     const trigger: AutomationTrigger = {
       schemaVersion: 1,
@@ -106,7 +108,8 @@ export class AutomationTriggersConsumer implements OnApplicationBootstrap, Befor
       parameters: e.parameters,
     };
     await this.producer.publish(Outputs.automationTriggers, [trigger]);
-    if (decision.stale) this.logger.warn(`trigger of event ${e.eventId} published with audience ${decision.audienceId}: the merge was still behind the contact ${this.options.mergeWaitMs} ms after its write`);
+    // Named by project, data source, type and audience, never by the event id (ADR 0354: it can hold an email or a number).
+    if (decision.stale) this.logger.warn(`trigger of a ${e.eventType} event of data source ${e.dataSourceId} (project ${e.projectId}) published with audience ${decision.audienceId}: the merge was still behind the contact ${this.options.mergeWaitMs} ms after its write`);
     this.outcomes.inc({ outcome: decision.stale ? 'published_stale' : 'published' });
   }
 
