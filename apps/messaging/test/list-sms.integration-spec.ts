@@ -93,6 +93,30 @@ describe('GET /v1/project/:project/channel/sms/sms: message history through the 
     }
   });
 
+  it("lists and reads a merged contact's messages under its id: those sent to an id it absorbed too, found by either id", async () => {
+    const merged = (await seedSmsTenancy(db)) as SmsTenancy;
+    const before = await send(merged, '+447400123451');
+    const after = await send(merged, '+447400123452');
+    // identity-merge absorbs the first contact into the second: its row goes, its id resolves through audience_aliases (ADR 0051).
+    await db.query(`INSERT INTO audience_aliases (project_id, absorbed_id, survivor_id) VALUES ($1, $2, $3)`, [merged.project.id, before.audienceId, after.audienceId]);
+    await db.query(`DELETE FROM audience_contacts WHERE project_id = $1 AND id = $2`, [merged.project.id, before.audienceId]);
+    const listed = async (query: string) => {
+      const res = await list(query, ['PROJECT_DIRECT_READ'], merged);
+      expect(res.status).toBe(200);
+      return res.body.entity.map((m: Json) => [m.id, m.audienceId]);
+    };
+    const both = [[after.id, after.audienceId], [before.id, after.audienceId]];
+    expect(await listed(`audienceId_eq=${after.audienceId}`)).toEqual(both);
+    expect(await listed(`audienceId_eq=${before.audienceId}`)).toEqual(both);
+    expect(await listed(`audienceId_in=${before.audienceId}|${randomUUID()}`)).toEqual(both);
+    expect(await listed(`audienceId_ne=${after.audienceId}`)).toEqual([]);
+    // As every read of a contact id, the case of its letters does not matter.
+    expect(await listed(`audienceId_eq=${after.audienceId.toUpperCase()}`)).toEqual(both);
+    const url = `/v1/project/${merged.project.uid}/channel/sms/sms/${before.id}`;
+    const read = await fetch(`${base}${url}`, { headers: principalHeader(merged, { scopes: ['PROJECT_DIRECT_READ'] }, { app: 'messaging', url }) });
+    expect(((await read.json()) as Json).entity.audienceId).toBe(after.audienceId);
+  });
+
   it('400 names a bad parameter: unknown field, the text (not filterable), a bad operator value, _group', async () => {
     for (const [query, parameter] of [['colour_eq=red', 'colour_eq'], ['text_eq=hello', 'text_eq'], ['createdAt_gt=yesterday', 'createdAt_gt'], ['_group=daily', '_group']]) {
       const res = await list(query!);

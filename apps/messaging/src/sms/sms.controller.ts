@@ -33,7 +33,7 @@ export class SmsController {
   @Get()
   @ApiListOperation({
     summary: 'List direct SMS (message history)',
-    description: 'Newest first unless `_sort` says otherwise. The text and the number in clear only for tokens whose dataPolicy.mayReadPii is true (else `text` null, number masked); neither is filterable. Needs PROJECT_DIRECT_READ; a blocked project is refused (403).',
+    description: 'Newest first unless `_sort` says otherwise. `audienceId` is the contact as it is now: a merged contact\'s messages include those sent to the contacts merged into it, found by its id or theirs (ADR 0159). The text and the number in clear only for tokens whose dataPolicy.mayReadPii is true (else `text` null, number masked); neither is filterable. Needs PROJECT_DIRECT_READ; a blocked project is refused (403).',
     resource: SMS_FIELDS,
     schema: listEnvelope(SmsReadEntity, 'SmsMessagePage'),
     page: 'a page of messages',

@@ -1,6 +1,7 @@
 import { listPage, listQueryOf, pageMetadata } from '@meld/api';
 import { Injectable } from '@nestjs/common';
 import { SmsRepository } from '../sms.repository';
+import { withCurrentAudienceIds } from './audience-ids';
 import { SMS_FIELDS } from './sms-fields';
 import { SMS_COLUMNS, type SmsRow, toSmsView } from './sms-view';
 
@@ -16,7 +17,7 @@ export class ListSms {
   constructor(private readonly repo: SmsRepository) {}
 
   async execute(cmd: ListSmsCommand) {
-    const query = listQueryOf(cmd.queryString, SMS_FIELDS);
+    const query = await withCurrentAudienceIds(this.repo.ds, cmd.projectId, listQueryOf(cmd.queryString, SMS_FIELDS));
     const { rows, total } = await listPage<SmsRow>(this.repo.ds, { columns: SMS_COLUMNS, from: 'sms_messages m', scope: 'm.project_id = $1', scopeParams: [cmd.projectId] }, query, SMS_FIELDS);
     return { entity: rows.map((r) => toSmsView(r, cmd.mayReadPii)), metadata: pageMetadata(query, rows.length, total) };
   }

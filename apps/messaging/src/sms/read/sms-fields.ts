@@ -1,4 +1,5 @@
 import type { ListResource } from '@meld/filters';
+import { CURRENT_AUDIENCE_ID } from './audience-ids';
 
 /**
  * The list filter's whitelist for direct SMS (`m` = sms_messages, ADR 0159). The text and the number
@@ -9,7 +10,8 @@ export const SMS_FIELDS: ListResource = {
   name: 'SMS messages',
   fields: {
     id: { type: 'string', sql: 'm.id::text', sortable: true },
-    audienceId: { type: 'string', sql: 'm.audience_id::text', sortable: true },
+    // The contact as it is now: a merged contact's messages include those of the ids it absorbed.
+    audienceId: { type: 'string', sql: `${CURRENT_AUDIENCE_ID}::text`, sortable: true },
     status: { type: 'string', sql: 'm.status', sortable: true },
     senderId: { type: 'string', sql: 'm.sender_id::text', sortable: true },
     country: { type: 'string', sql: 'm.country', sortable: true },

@@ -2,9 +2,10 @@ import { isoWithOffset } from '@meld/api';
 import { maskPhone } from '@meld/auth';
 import type { z } from 'zod';
 import type { SmsReadEntity } from '../sms.schema';
+import { CURRENT_AUDIENCE_ID } from './audience-ids';
 
-/** The columns of a message as read (alias `m` = sms_messages). */
-export const SMS_COLUMNS = `m.id, m.status, m.encoding, m.messages_count AS "messagesCount", m.price_per_sms::float8 AS "pricePerSms", m.audience_id AS "audienceId",
+/** The columns of a message as read (alias `m` = sms_messages); its contact as it is now. */
+export const SMS_COLUMNS = `m.id, m.status, m.encoding, m.messages_count AS "messagesCount", m.price_per_sms::float8 AS "pricePerSms", ${CURRENT_AUDIENCE_ID} AS "audienceId",
   m.sender_id AS "senderId", m.destination, m.text, m.error, m.created_at AS "createdAt", m.updated_at AS "updatedAt"`;
 
 export type SmsRow = Omit<z.infer<typeof SmsReadEntity>, 'createdAt' | 'updatedAt' | 'text'> & { text: string; createdAt: Date; updatedAt: Date };
