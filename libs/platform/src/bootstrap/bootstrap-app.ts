@@ -3,6 +3,7 @@ import type { RequestListener } from 'node:http';
 import { type DynamicModule, type INestApplication, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { logAccess } from '../logging/access-log';
 import { REQUEST_ID_HEADER } from '../logging/logger.module';
 import { NestPinoLogger } from '../logging/nest-pino-logger';
@@ -36,6 +37,8 @@ export async function bootstrapApp(options: BootstrapOptions): Promise<INestAppl
   startDefaultMetrics(options.app);
   const stopTracing = startTracing({ service: options.app });
   const bodyLimit = options.bodyLimit ?? 1024 * 1024;
+  // The access line of an answer Fastify's router gives itself: no hook runs for it (set once the logger exists).
+  const frameworkAnswers: { log?: (request: FastifyRequest, reply: FastifyReply) => void } = {};
   const adapter = new FastifyAdapter({
     bodyLimit,
     trustProxy: options.trustProxy ?? true,
@@ -45,7 +48,10 @@ export async function bootstrapApp(options: BootstrapOptions): Promise<INestAppl
     routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
     serverFactory: (handler: RequestListener) => tracedServerFactory(handler, { maxHeaderSize: options.maxHeaderSize ?? PUBLIC_MAX_HEADER_BYTES }),
     // A path Fastify's router cannot read answers in the error shape (ADR 0012).
-    frameworkErrors: frameworkErrorReply,
+    frameworkErrors: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+      frameworkErrorReply(error, request, reply);
+      frameworkAnswers.log?.(request, reply);
+    },
     genReqId: tracedRequestId,
   });
   const app = await NestFactory.create<NestFastifyApplication>(options.module, adapter, { bufferLogs: true });
@@ -63,7 +69,7 @@ export async function bootstrapApp(options: BootstrapOptions): Promise<INestAppl
   fastify.addHook('onClose', () => stopTracing());
   instrumentFastify(fastify);
   const logger = app.get(NestPinoLogger);
-  logAccess(fastify, { log: (record, context) => logger.log(record, context), enabled: () => logger.pino.isLevelEnabled('info') });
+  frameworkAnswers.log = logAccess(fastify, { log: (record, context) => logger.log(record, context), enabled: () => logger.pino.isLevelEnabled('info') });
   await options.configure?.(app);
   await app.listen(options.port, options.host);
   logger.log(`${options.app} listening on http://${options.host}:${options.port}`);

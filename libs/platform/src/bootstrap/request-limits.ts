@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { REQUEST_ID_HEADER } from '@meld/contracts';
 import { errorBody } from '../errors/error-body';
 
 /**
@@ -27,11 +28,13 @@ export const maxHeaderBytesFor = (publicFacing: boolean | undefined) => (publicF
  * runs (a path whose percent-encoding does not decode, a path parameter over
  * `maxParamLength`). Fastify's own answer adds a `code` key to the error shape and quotes the
  * path, which may hold a phone number or an email; this one is the shape of every other
- * refusal and names what is wrong, not the value.
+ * refusal and names what is wrong, not the value. No onRequest hook runs for it: the request
+ * id header is set here, as that hook sets it on every other answer.
  */
-export function frameworkErrorReply(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+export function frameworkErrorReply(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const status = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400;
   reply
+    .header(REQUEST_ID_HEADER, request.id)
     .code(status)
     .type('application/json; charset=utf-8')
     .send(errorBody(status, FRAMEWORK_MESSAGES.get(error.code) ?? 'the request URL cannot be read'));

@@ -1,9 +1,9 @@
-import { Body, Controller, Get, Logger, Module, Post } from '@nestjs/common';
+import { Body, Controller, Get, Logger, Module, Param, Post } from '@nestjs/common';
 import type { INestApplication } from '@nestjs/common';
 import { bootstrapApp } from '../bootstrap/bootstrap-app';
 import { loggerModule } from './logger.module';
 
-type Line = { msg?: string; requestId?: string; req?: { id?: string } };
+type Line = { msg?: string; requestId?: string; req?: { id?: string }; statusCode?: number; url?: string };
 const lines: Line[] = [];
 const sink = { write: (line: string) => void lines.push(JSON.parse(line) as Line) };
 
@@ -17,6 +17,11 @@ class WorkController {
     await new Promise((resolve) => setTimeout(resolve, 1));
     this.log.warn('read inside a request');
     return { ok: true };
+  }
+
+  @Get('/work/:id')
+  one(@Param('id') id: string) {
+    return { id };
   }
 
   @Post('/work')
@@ -55,6 +60,20 @@ describe('log lines written inside a request carry its request id', () => {
     const given = res.headers.get('x-request-id');
     expect(given).toMatch(/^[0-9a-f-]{36}$/);
     expect(idOf(lines.find((l) => l.msg === 'write inside a request'))).toBe(given);
+  });
+
+  // Fastify's router answers these itself (`frameworkErrors`), before any hook of a route runs.
+  it.each([
+    ['a path that is not valid percent-encoding', '/work/jane%zz@example.com'],
+    ['a path parameter over the longest one any route takes', `/work/${'9'.repeat(2000)}`],
+  ])('%s: the refusal gives the request id and has its access line', async (_what, path) => {
+    const id = `spec-bad-url-${path.length}`;
+    const res = await fetch(`${base}${path}`, { headers: { 'x-request-id': id } });
+    expect([400, 414]).toContain(res.status);
+    expect(res.headers.get('x-request-id')).toBe(id);
+    const line = lines.find((l) => l.msg === 'request completed' && l.requestId === id);
+    expect(line).toMatchObject({ statusCode: res.status });
+    expect(line?.url).not.toContain('example.com');
   });
 
   it('lines outside a request carry none', () => {
