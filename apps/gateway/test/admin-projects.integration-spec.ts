@@ -1,6 +1,6 @@
-import { RESERVED_ATTRIBUTES, defaultGeneralConfig } from '@meld/contracts';
+import { CHANNEL_GROUPS, RESERVED_ATTRIBUTES, defaultGeneralConfig } from '@meld/contracts';
 import { AttributeEntity, DATA_SOURCE } from '@meld/db';
-import { ProjectSchema } from '@meld/api';
+import { ATTRIBUTION_WINDOWS, ProjectSchema } from '@meld/api';
 import type { DataSource } from 'typeorm';
 import { type AdminGateway, startAdminGateway, unique } from './admin-support/admin-gateway';
 import { UNKNOWN_ID, createOrganization, createProject, fieldsOf } from './admin-support/fixtures';
@@ -152,6 +152,23 @@ describe('admin: projects', () => {
     expect((await gw.call('PATCH', `/projects/${p.uid}`, { businessContactsSize: 2_147_483_647 })).body.entity.businessContactsSize).toBe(2_147_483_647);
     expect(fieldsOf((await gw.call('PATCH', `/projects/${p.uid}`, { businessContactsSize: 3_000_000_000 })).body)).toEqual([['businessContactsSize', expect.stringContaining('2147483647')]]);
     expect((await gw.call('PATCH', `/projects/${unique('nope')}`, { name: 'x' })).status).toBe(404);
+  });
+
+  it('concurrent partial PATCHes each keep what the others set: each is merged over the row as it is when written', async () => {
+    const p = await createProject(gw, org);
+    // One block and one window per request, all at once, in a few rounds: a merge over a row read
+    // before another PATCH committed writes that PATCH's block back as it was.
+    for (let round = 0; round < 3; round++) {
+      const answers = await Promise.all(
+        CHANNEL_GROUPS.map((group, i) =>
+          gw.call('PATCH', `/projects/${p.uid}`, { generalConfig: { [group]: { optOutKeywords: [`STOP${round}${i}`] } }, attributionConfig: { [ATTRIBUTION_WINDOWS[i]!]: 100 * round + i } }),
+        ),
+      );
+      expect(answers.map((a) => a.status)).toEqual(CHANNEL_GROUPS.map(() => 200));
+      const { entity } = (await gw.call('GET', `/projects/${p.uid}`)).body;
+      expect(CHANNEL_GROUPS.map((group) => entity.generalConfig[group].optOutKeywords)).toEqual(CHANNEL_GROUPS.map((_, i) => [`STOP${round}${i}`]));
+      expect(CHANNEL_GROUPS.map((_, i) => entity.attributionConfig[ATTRIBUTION_WINDOWS[i]!])).toEqual(CHANNEL_GROUPS.map((_, i) => 100 * round + i));
+    }
   });
 
   it('stores a time zone as its tzdata name at create and PATCH; a well-cased alias as given', async () => {

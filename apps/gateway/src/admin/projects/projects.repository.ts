@@ -5,6 +5,12 @@ import type { RemergeState } from './admin-project.view';
 
 type NewAttribute = Omit<AttributeEntity, 'id' | 'projectId' | 'createdAt' | 'slot'>;
 
+/** Column values to write, and whether the contacts must be merged again (ADR 0331). */
+export interface ProjectChange {
+  patch: Partial<ProjectEntity>;
+  remerge: boolean;
+}
+
 @Injectable()
 export class ProjectsRepository {
   constructor(@Inject(DATA_SOURCE) private readonly ds: DataSource) {}
@@ -30,13 +36,23 @@ export class ProjectsRepository {
     });
   }
 
-  /**
-   * The patch, and with `remerge` a request that identity-merge merge the project's contacts
-   * again (ADR 0331), in one transaction: merging attributes never change without it. A newer
-   * request replaces one in progress, which then starts over.
-   */
+  /** The patch, and with `remerge` a request to merge the contacts again: see `change`. */
   update(projectId: string, patch: Partial<ProjectEntity>, { remerge = false } = {}): Promise<ProjectEntity> {
+    return this.change(projectId, () => ({ patch, remerge }));
+  }
+
+  /**
+   * The change `compute` makes of the project's row, and with `remerge` a request that
+   * identity-merge merge the project's contacts again (ADR 0331), in one transaction: merging
+   * attributes never change without it. A newer request replaces one in progress, which then
+   * starts over. The row is locked before `compute` sees it, so a partial config is merged over
+   * the row as it is when written: merged over one read before a concurrent PATCH committed, it
+   * wrote that PATCH's blocks back as they were (ADR 0014).
+   */
+  change(projectId: string, compute: (current: ProjectEntity) => ProjectChange): Promise<ProjectEntity> {
     return this.ds.transaction(async (em) => {
+      const current = await em.findOneOrFail(ProjectEntity, { where: { id: projectId }, lock: { mode: 'pessimistic_write' } });
+      const { patch, remerge } = compute(current);
       // TypeORM's deep-partial type cannot see that a jsonb column takes a plain object.
       if (Object.keys(patch).length) await em.update(ProjectEntity, { id: projectId }, patch as Parameters<typeof em.update>[2]);
       if (remerge) {

@@ -21,18 +21,21 @@ export class UpdateProject {
 
   async execute({ projectUid, mergingAttributes, ...fields }: UpdateProjectCommand) {
     const project = found(await this.projects.findByUid(projectUid), 'project', projectUid);
-    const patch = projectColumns(fields, project);
-    if (mergingAttributes !== undefined) patch.mergingAttributes = checkMergingAttributes(mergingAttributes, await this.catalogue.listAttributes(project.id));
+    const merging = mergingAttributes === undefined ? undefined : checkMergingAttributes(mergingAttributes, await this.catalogue.listAttributes(project.id));
     if (fields.defaultSmsSender && !(await this.projects.hasSmsSender(project.id, fields.defaultSmsSender))) {
       throw fieldError('defaultSmsSender', `no SMS sender "${fields.defaultSmsSender}" in this project`);
     }
-    // Contacts merged under the old attributes are merged again under the new ones (ADR 0331).
-    // So are they when the locale's country changes: it is the default country of every national
-    // phone number, as a merge key and as the audience contact's E.164 mobile (ADRs 0024, 0327).
-    const remerge =
-      (patch.mergingAttributes !== undefined && !sameSet(patch.mergingAttributes, project.mergingAttributes)) ||
-      (patch.locale !== undefined && localeCountry(patch.locale) !== localeCountry(project.locale));
-    const updated = await this.projects.update(project.id, patch, { remerge });
+    // Merged over the row as it is when written (locked), not as read above: concurrent PATCHes keep each other's blocks.
+    const updated = await this.projects.change(project.id, (current) => {
+      const patch = projectColumns(fields, current);
+      if (merging !== undefined) patch.mergingAttributes = merging;
+      // Contacts merged under the old attributes are merged again under the new ones (ADR 0331).
+      // So are they when the locale's country changes: it is the default country of every national
+      // phone number, as a merge key and as the audience contact's E.164 mobile (ADRs 0024, 0327).
+      const remerge =
+        (merging !== undefined && !sameSet(merging, current.mergingAttributes)) || (patch.locale !== undefined && localeCountry(patch.locale) !== localeCountry(current.locale));
+      return { patch, remerge };
+    });
     // The gateways cache each project's data mode: tell them it changed.
     if (fields.dataMode !== undefined) await this.events.publish(TENANCY_CHANGED_CHANNEL, project.id);
     return adminProjectView(updated, await this.projects.remergeOf(project.id));
