@@ -603,6 +603,23 @@ describe('k8s', () => {
     });
   });
 
+  (kubectl ? it : it.skip)('docs/deploy.md states the Postgres connections the production overlay opens at its replicas and HPA maxima', () => {
+    const r = render('k8s/overlays/production');
+    const maxOf = new Map<string, number>(r.docs.filter((d) => d.kind === 'HorizontalPodAutoscaler').map((h) => [h.spec.scaleTargetRef.name, h.spec.maxReplicas]));
+    // One LISTEN connection per pod of the apps with outbox relays (ADR 0212); a delivery pod's webhook claims pool (ADR 0315).
+    const listens = new Set(['ingest', 'identity-merge', 'messaging']);
+    let total = 0;
+    for (const d of r.docs.filter((doc) => doc.kind === 'Deployment' && doc.metadata.labels?.['app.kubernetes.io/component'] === 'app')) {
+      const env = envOf(container(d));
+      if (!env.MELD_POSTGRES_URL) continue;
+      const app = env.MELD_APP.value as string;
+      const pool = Number(env.MELD_POSTGRES_POOL_SIZE?.value ?? 10);
+      const perPod = pool + (listens.has(app) ? 1 : 0) + (env.MELD_MESSAGING_ROLE?.value === 'delivery' ? 1 : 0);
+      total += perPod * (maxOf.get(d.metadata.name) ?? d.spec.replicas ?? 1);
+    }
+    expect(read('docs/deploy.md').match(/that is \*\*(\d+) connections\*\*/)?.[1]).toBe(String(total));
+  });
+
   describe('production images', () => {
     const prod = kustomization(join(root, 'k8s/overlays/production'));
 

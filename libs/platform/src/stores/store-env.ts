@@ -4,7 +4,11 @@ import { envVars, loadConfig } from '../config/load-config';
 export type StoreName = 'postgres' | 'redis' | 'clickhouse' | 'kafka';
 
 const storeEnv = {
-  postgres: { MELD_POSTGRES_URL: envVars.postgresUrl },
+  postgres: {
+    MELD_POSTGRES_URL: envVars.postgresUrl,
+    // Connections of the app's pool, at most: each pod's share of Postgres's max_connections (docs/deploy.md).
+    MELD_POSTGRES_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
+  },
   redis: { MELD_REDIS_URL: envVars.redisUrl, MELD_REDIS_TIMEOUT_MS: envVars.redisTimeoutMs },
   clickhouse: {
     MELD_CLICKHOUSE_URL: envVars.clickhouseUrl,
@@ -19,6 +23,8 @@ const storeEnv = {
 
 export interface StoreConfig {
   postgresUrl?: string;
+  /** Most connections the app's pool opens (`MELD_POSTGRES_POOL_SIZE`). */
+  postgresPoolSize?: number;
   redisUrl?: string;
   /** Longest wait for one Redis command on a request path (ADR 0122). */
   redisTimeoutMs?: number;
@@ -38,6 +44,7 @@ export function loadStoreConfig(stores: StoreName[], env: NodeJS.ProcessEnv = pr
   const parsed = loadConfig(z.object(shape), env) as Record<string, never>;
   return {
     postgresUrl: parsed.MELD_POSTGRES_URL,
+    postgresPoolSize: parsed.MELD_POSTGRES_POOL_SIZE,
     redisUrl: parsed.MELD_REDIS_URL,
     redisTimeoutMs: parsed.MELD_REDIS_TIMEOUT_MS,
     clickhouseUrl: parsed.MELD_CLICKHOUSE_URL,
