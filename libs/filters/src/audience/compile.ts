@@ -208,7 +208,7 @@ export function compileNode(node: AudienceFilterNode, ctx: Context): Sql {
       return groupEvent(node, ctx);
     case 'event_condition':
       // Standalone: has such an event at any time.
-      return groupEvent({ type: 'group_event', eventType: node.eventType, negate: false, children: [node] }, ctx);
+      return groupEvent({ type: 'group_event', eventType: node.eventType, negate: false, children: [node], ...(node.keptDays ? { keptDays: node.keptDays } : {}) }, ctx);
   }
 }
 
@@ -334,7 +334,7 @@ function eventCondition(node: EventConditionNode, ctx: Context): Sql {
   return p.negated ? not(exists) : exists;
 }
 
-/** [from, to] in unix seconds, inclusive, of a timeframe; null when nothing can match. */
+/** [from, to] in unix seconds, inclusive, of a timeframe within the kept history; null when nothing can match. */
 function timeframeBounds(node: GroupEventNode, now: number): [number, number] | null {
   const tf = node.timeframe;
   let [lo, hi] = [0, MAX_DATETIME];
@@ -343,6 +343,10 @@ function timeframeBounds(node: GroupEventNode, now: number): [number, number] | 
     if (tf.from !== undefined) lo = startOf(parseFilterDate(tf.from)!);
     if (tf.to !== undefined) hi = endOf(parseFilterDate(tf.to)!);
   }
+  // Events past the plan's look-back (or the type's retention) are history the project does not
+  // keep: retention prunes them hourly (ADR 0168), and until it has, they must not count, or a
+  // count would fall by itself an hour after a backfill of old events (ADR 0060).
+  if (node.keptDays !== undefined) lo = Math.max(lo, now - node.keptDays * 86_400);
   [lo, hi] = [Math.max(lo, 0), Math.min(hi, MAX_DATETIME)];
   return lo <= hi ? [lo, hi] : null;
 }

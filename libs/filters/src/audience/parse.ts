@@ -79,6 +79,8 @@ interface Param {
 class Parser {
   private readonly attributes = new Map<string, { kind: AudienceValueKind; multivalue: boolean; slot?: AttributeSlot }>();
   private readonly eventTypes = new Map<string, Map<string, { kind: AudienceValueKind; multivalue: boolean }>>();
+  /** Event type → days its events are kept (the plan's look-back or a shorter retention), when the catalogue says. */
+  private readonly keptDays = new Map<string, number>();
   private nodes = 0;
   private values = 0;
   private chars = 0;
@@ -90,6 +92,7 @@ class Parser {
     }
     for (const t of catalogue.eventTypes) {
       this.eventTypes.set(t.uid, new Map(t.parameters.map((p) => [p.uid, { kind: audienceValueKind(p.dataType), multivalue: (p.multiValue ?? 1) > 1 }])));
+      if (typeof t.keptDays === 'number' && Number.isInteger(t.keptDays) && t.keptDays > 0) this.keptDays.set(t.uid, t.keptDays);
     }
   }
 
@@ -144,7 +147,8 @@ class Parser {
   private groupEvent(input: Json, path: string): GroupEventNode {
     const eventType = this.text(input.eventType, `${path}.eventType`);
     if (!this.eventTypes.has(eventType)) throw new AudienceFilterError(`${path}.eventType`, `unknown event type ${clip(JSON.stringify(eventType))}`, [...this.eventTypes.keys()]);
-    const node: GroupEventNode = { type: 'group_event', eventType, negate: this.negate(input, path), children: [] };
+    const kept = this.keptDays.get(eventType);
+    const node: GroupEventNode = { type: 'group_event', eventType, negate: this.negate(input, path), children: [], ...(kept ? { keptDays: kept } : {}) };
     if (input.timeframe !== undefined) node.timeframe = this.timeframe(input.timeframe, `${path}.timeframe`);
     if (input.count !== undefined) node.count = this.count(input.count, `${path}.count`);
     // All children hold on the same event, so they are conditions on this event type only.
@@ -160,7 +164,8 @@ class Parser {
     const param = this.resolveParam(key, `${path}.key`, groupEventType);
     const operator = this.operator(input.operator, `${path}.operator`, param.kind, `a ${param.kind} parameter`);
     const values = this.conditionValues(input, path, operator, param.kind);
-    return { type: 'event_condition', key, eventType: param.eventType, parameter: param.parameter, operator, values, valueKind: param.kind, multivalue: param.multivalue };
+    const kept = this.keptDays.get(param.eventType);
+    return { type: 'event_condition', key, eventType: param.eventType, parameter: param.parameter, operator, values, valueKind: param.kind, multivalue: param.multivalue, ...(kept ? { keptDays: kept } : {}) };
   }
 
   /** `<eventType>.<parameter>`; uids may hold dots, so every split is tried (the longest event type wins). */

@@ -13,7 +13,11 @@ export type CatalogueType = 'string' | 'number' | 'boolean' | 'date' | 'datetime
 export interface FilterCatalogue {
   /** `slot`: the attribute's ClickHouse column (`attributes.slot`, ATTRIBUTE_SLOTS in @meld/contracts), if it has one. */
   attributes: ReadonlyArray<{ uid: string; type: CatalogueType; multivalue: boolean; slot?: number | null }>;
-  eventTypes: ReadonlyArray<{ uid: string; parameters: ReadonlyArray<{ uid: string; dataType: string; multiValue?: number }> }>;
+  /**
+   * `keptDays`: how far back the type's events are kept, the plan's look-back or the type's
+   * shorter `retentionDays` (system.md §4, ADR 0168); absent: no bound.
+   */
+  eventTypes: ReadonlyArray<{ uid: string; parameters: ReadonlyArray<{ uid: string; dataType: string; multiValue?: number }>; keptDays?: number | null }>;
 }
 
 /** How values of an attribute or parameter compare: the operator families. */
@@ -71,6 +75,8 @@ export interface EventConditionNode {
   valueKind: AudienceValueKind;
   /** From the catalogue: the parameter takes several values (`multiValue` > 1), stored as a JSON array. */
   multivalue: boolean;
+  /** From the catalogue: only events of the last `keptDays` days count (ADR 0060), standalone too. */
+  keptDays?: number;
 }
 
 /** `lastDays` counts back from `now`; `from`/`to` are ISO dates or date-times, inclusive. */
@@ -89,6 +95,8 @@ export interface GroupEventNode {
   negate: boolean;
   /** All true on the same event. */
   children: EventConditionNode[];
+  /** From the catalogue: only events of the last `keptDays` days count, whatever the timeframe (ADR 0060). */
+  keptDays?: number;
 }
 
 export type AudienceFilterNode = GroupNode | AttributeConditionNode | GroupEventNode | EventConditionNode;

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type ClickHouse } from '@meld/clickhouse';
 import { migratedTestClickHouse } from '@meld/testing';
-import { audienceCount, audienceSelect, parseAudienceFilter } from '../../src/audience';
+import { audienceCount, audienceSelect, parseAudienceFilter, type FilterCatalogue } from '../../src/audience';
 import { TEST_CATALOGUE, withoutSlots } from './test-catalogue';
 import { referenceSelect } from './reference';
 import { seedWorld, type World } from './world';
@@ -86,14 +86,14 @@ afterAll(async () => {
   await ch?.close();
 });
 
-async function select(root: unknown): Promise<string[]> {
-  const node = root === undefined ? undefined : parseAudienceFilter(root, TEST_CATALOGUE);
+async function select(root: unknown, catalogue: FilterCatalogue = TEST_CATALOGUE): Promise<string[]> {
+  const node = root === undefined ? undefined : parseAudienceFilter(root, catalogue);
   const rows = await ch.query<{ id: string }>(audienceSelect({ projectId, root: node, columns: sql`audience_id AS id`, now: NOW }));
   const ids = rows.map((r) => r.id).sort();
   // The oracle of the property test agrees with the hand-computed sets too.
   expect(ids).toEqual([...referenceSelect(node, world, N)].sort());
   // Slot columns and arrays answer alike (a catalogue without slots reads every attribute from the arrays).
-  const arrays = root === undefined ? undefined : parseAudienceFilter(root, withoutSlots(TEST_CATALOGUE));
+  const arrays = root === undefined ? undefined : parseAudienceFilter(root, withoutSlots(catalogue));
   const viaArrays = await ch.query<{ id: string }>(audienceSelect({ projectId, root: arrays, columns: sql`audience_id AS id`, now: NOW }));
   expect(viaArrays.map((r) => r.id).sort()).toEqual(ids);
   // The count's read (sum of sign over the matching rows, ADR 0243) counts the same contacts.
@@ -212,6 +212,22 @@ describe('event conditions', () => {
     ['vip without a purchase', { type: 'group', children: [attr('vip', 'is-true'), purchase([], { negate: true })] }, ['c4']],
   ])('%s', async (_, root, expected) => {
     expect(await select(root)).toEqual(expected);
+  });
+});
+
+describe('event history the project keeps (the plan look-back or a shorter retention, ADR 0060)', () => {
+  // Purchases kept 7 days, logins 30: e2 (40 days old), e10 (10) and e6 (100) are past them,
+  // stored until the hourly retention run deletes them (ADR 0168), and count for no filter.
+  const kept: FilterCatalogue = { ...TEST_CATALOGUE, eventTypes: TEST_CATALOGUE.eventTypes.map((t) => ({ ...t, keptDays: t.uid === 'purchase' ? 7 : 30 })) };
+  it.each<[string, unknown, string[]]>([
+    ['a count within the kept days only', purchase([], { count: { operator: 'exactly', value: 1 } }), ['c1']],
+    ['a timeframe longer than the kept days', purchase([], { timeframe: { lastDays: 365 }, count: { operator: 'at-least', value: 2 } }), ['c2']],
+    ['a from/to timeframe wholly before them', { type: 'group_event', eventType: 'login', timeframe: { to: day(N - 31 * DAY) } }, []],
+    ['exactly 0 counts a contact whose events are all older', { type: 'group_event', eventType: 'login', count: { operator: 'exactly', value: 0 } }, ['c1', 'c3', 'c4', 'c5', 'c7']],
+    ['a negated group_event', { type: 'group_event', eventType: 'login', negate: true }, ['c1', 'c3', 'c4', 'c5', 'c7']],
+    ['a standalone event_condition ("at any time" is any kept time)', ev('purchase.product-id', 'matches-string', ['sku-2']), []],
+  ])('%s', async (_, root, expected) => {
+    expect(await select(root, kept)).toEqual(expected);
   });
 });
 

@@ -62,6 +62,8 @@ const listOf = (v: unknown): Scalar[] => (v === undefined || v === null ? [] : A
 
 function eventMatches(node: GroupEventNode, e: WorldEvent, now: number): boolean {
   if (e.type !== node.eventType) return false;
+  // History past the plan's look-back (or the type's retention) does not count (ADR 0060).
+  if (node.keptDays !== undefined && e.date < now - node.keptDays * DAY) return false;
   const tf = node.timeframe;
   if (tf && 'lastDays' in tf && !(e.date >= now - tf.lastDays * DAY && e.date <= now)) return false;
   if (tf && !('lastDays' in tf)) {
@@ -92,7 +94,7 @@ export function referenceSelect(root: AudienceFilterNode | undefined, world: Wor
       case 'attribute_condition':
         return holds(node, listOf(attributes[node.key]), now);
       case 'event_condition':
-        return test({ type: 'group_event', eventType: node.eventType, negate: false, children: [node] }, id, attributes);
+        return test({ type: 'group_event', eventType: node.eventType, negate: false, children: [node], keptDays: node.keptDays }, id, attributes);
       case 'group_event': {
         const n = (eventsOf.get(id) ?? []).filter((e) => eventMatches(node, e, now)).length;
         const { operator, value } = node.count ?? { operator: 'at-least', value: 1 };
