@@ -30,6 +30,15 @@ describe('NestPinoLogger: Nest log calls as pino lines', () => {
     expect(lines[0]).toMatchObject({ msg: 'request completed', statusCode: 200, context: 'http' });
   });
 
+  it('an object and a message, pino’s order, as the error filter writes them: the message is the line’s msg', () => {
+    const { logger, lines } = capture();
+    // What `new Logger('http').error({ err }, 'unhandled error')` hands the service: Nest appends the context.
+    logger.error({ err: new Error('boom') }, 'unhandled error', 'http');
+    logger.warn({ limit: 'rows' }, 'a ClickHouse read ran into its limit', 'http');
+    expect(lines[0]).toMatchObject({ level: 50, msg: 'unhandled error', context: 'http', err: { message: 'boom' } });
+    expect(lines[1]).toMatchObject({ level: 40, msg: 'a ClickHouse read ran into its limit', context: 'http', limit: 'rows' });
+  });
+
   it('an Error goes under err; Nest’s (message, stack, context) becomes an err with that stack', () => {
     const { logger, lines } = capture();
     logger.error(new Error('boom'), 'Work');

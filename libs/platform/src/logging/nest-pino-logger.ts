@@ -10,7 +10,7 @@ const LEVELS: Record<NestLevel, Level> = { log: 'info', error: 'error', warn: 'w
  * Nest's LoggerService over one pino logger (ADR 0267): what `app.useLogger` needs so that Nest's
  * own lines and every `new Logger(context)` of the apps become pino JSON lines. Nest calls
  * `log(message, ...params)` with the context as the last string parameter; an object message is
- * merged into the line (the access log), an Error goes under `err`, and Nest's own
+ * merged into the line (the access log), a string after it is the line's msg, an Error goes under `err`, and Nest's own
  * `error(message, stack, context)` becomes an `err` carrying that stack.
  */
 export class NestPinoLogger implements LoggerService {
@@ -44,7 +44,11 @@ export class NestPinoLogger implements LoggerService {
     if (message instanceof Error) {
       this.pino[level]({ ...fields, err: message }, safeErrorMessage(message));
     } else if (message !== null && typeof message === 'object') {
-      this.pino[level]({ ...(message as Record<string, unknown>), ...fields });
+      // `log.error({ err }, 'unhandled error')`, pino's order: the string is the line's msg. Without
+      // one pino would take `err.message` as it stands, around the serializer (ADR 0338).
+      const record = message as Record<string, unknown>;
+      const msg = typeof rest[0] === 'string' ? rest[0] : record.msg === undefined && record.err instanceof Error ? safeErrorMessage(record.err) : undefined;
+      this.pino[level]({ ...record, ...fields }, msg);
     } else if (nestLevel === 'error' && typeof rest[0] === 'string' && rest[0].includes('\n    at ')) {
       // Nest's exception handlers pass (message, stack, context).
       const err = new Error(String(message));

@@ -60,6 +60,17 @@ describe('what of an error reaches a log line (ADR 0338)', () => {
     expect(serializeError(new Error('connect ECONNREFUSED 127.0.0.1:58123'))).toMatchObject({ message: 'connect ECONNREFUSED 127.0.0.1:58123' });
   });
 
+  it('Nest’s logger given an object with `err`, as the error filter logs a 500: the line’s msg is the caller’s, or the safe message', () => {
+    const out: string[] = [];
+    const nest = new NestPinoLogger(pino(loggerOptions('spec', 'info'), { write: (s: string) => void out.push(s) }));
+    // Nest's Logger appends the context: ({ err }, 'unhandled error', 'http').
+    nest.error({ err: pgError('invalid input syntax for type uuid: "jane@x.com"', '22P02') }, 'unhandled error', 'http');
+    nest.error({ err: new Error('Code: 27, e.displayText() = DB::Exception: Cannot parse input: expected " before: +33612345678"}') }, 'http');
+    for (const secret of PII) expect(out.join('')).not.toContain(secret);
+    expect(JSON.parse(out[0]!)).toMatchObject({ msg: 'unhandled error', context: 'http', err: { code: '22P02' } });
+    expect(JSON.parse(out[1]!)).toMatchObject({ msg: 'ClickHouse error 27 (its text can quote the input: not logged)', context: 'http' });
+  });
+
   it('Nest’s logger puts the same safe message in `msg`', () => {
     const out: string[] = [];
     const nest = new NestPinoLogger(pino(loggerOptions('spec', 'info'), { write: (s: string) => void out.push(s) }));
