@@ -230,6 +230,20 @@ describe('docker-compose.yml', () => {
     }
   });
 
+  it('gives every app as long to stop as its pods get (terminationGracePeriodSeconds), not Docker’s 10 s', () => {
+    // An audience read may run 12 s (ADR 0114) and a delivery job killed mid-submit can send an SMS twice (ADR 0268).
+    const seconds = (v: string | undefined) => {
+      const m = /^(\d+)s$/.exec(v ?? '10s');
+      if (!m) throw new Error(`stop_grace_period not understood: ${v}`);
+      return Number(m[1]);
+    };
+    const pods = new Map<string, number>();
+    for (const file of kustomization(join(root, 'k8s/base')).files.filter(existsSync)) {
+      for (const d of yamlDocs(file)) if (d.kind === 'Deployment') pods.set(d.metadata.name, d.spec.template.spec.terminationGracePeriodSeconds ?? 30);
+    }
+    for (const name of [...APPS, 'messaging-delivery']) expect([name, seconds(services[name].stop_grace_period)]).toEqual([name, pods.get(name)]);
+  });
+
   it('gateway finds every app at its compose URL', () => {
     for (const app of APPS.filter((a) => a !== 'gateway')) {
       const env = `MELD_${app.toUpperCase().replace(/-/g, '_')}_URL`;
