@@ -267,6 +267,18 @@ describe('POST /v1/project/:project/channel/sms/sms/direct/:sender/:target (real
     ]);
   });
 
+  it('rejects at send time a contact merged, after the request, into one that opted out (its id absorbed, ADR 0051)', async () => {
+    const absorbed = await seedContact(db, t.project.id, { _user_id: 'u-late-merged', _phone_mobile: '+447400123324' });
+    const survivor = await seedContact(db, t.project.id, { _user_id: 'u-late-survivor', _phone_mobile: '+447400123324', _consent_sms: 'opt-out' });
+    await smsc.close().catch(() => undefined); // nothing reaches the SMSC meanwhile: the job waits and retries
+    const { status, body } = await send(absorbed, 'hello');
+    expect(status).toBe(201);
+    // identity-merge absorbs the contact: its row goes and its id resolves to the survivor, whose opt-out wins.
+    await db.query(`INSERT INTO audience_aliases (project_id, absorbed_id, survivor_id) VALUES ($1, $2, $3)`, [t.project.id, absorbed, survivor]);
+    await db.query(`DELETE FROM audience_contacts WHERE project_id = $1 AND id = $2`, [t.project.id, absorbed]);
+    expect(await finalStatus(body.entity.id)).toBe('rejected');
+  });
+
   it('rejects at send time a contact who opted out after the request, or whom a scope changed since opted out (ADR 0347)', async () => {
     const audienceId = await seedContact(db, t.project.id, { _user_id: 'u-late', _phone_mobile: '+447400123322' });
     const outOfRcs = await seedContact(db, t.project.id, { _user_id: 'u-late-scope', _phone_mobile: '+447400123323', _consent_rcs: 'opt-out' });

@@ -180,6 +180,8 @@ export class SmsRepository {
   /**
    * What the worker needs of each message, by id (one statement for the jobs running together,
    * ADR 0201); `optedOut` reads the contact's consent through the project's scopes of now (ADR 0347).
+   * The contact is the one the message's id resolves to now: a contact absorbed since the request
+   * left its row, and the survivor's consent (an opt-out wins the merge, ADR 0048) is the one to obey.
    */
   async forSubmit(smsIds: readonly string[]): Promise<Map<string, SubmitRow>> {
     const rows = await prepared<Omit<SubmitRow, 'optedOut'> & { attributes: Record<string, unknown> | null; generalConfig: unknown }>(
@@ -187,7 +189,8 @@ export class SmsRepository {
       'for-submit',
       `SELECT m.id, m.status, s.alias AS source, m.destination, m.text, m.encoding, m.messages_count AS "messagesCount", c.attributes, ${SCOPE_FIELDS} AS "generalConfig"
          FROM sms_messages m JOIN senders s ON s.id = m.sender_id JOIN projects p ON p.id = m.project_id
-         LEFT JOIN audience_contacts c ON c.project_id = m.project_id AND c.id = m.audience_id
+         LEFT JOIN audience_contacts c ON c.project_id = m.project_id
+               AND c.id = COALESCE((SELECT al.survivor_id FROM audience_aliases al WHERE al.project_id = m.project_id AND al.absorbed_id = m.audience_id), m.audience_id)
         WHERE m.id = ANY($1::uuid[])`,
       [smsIds],
     );
