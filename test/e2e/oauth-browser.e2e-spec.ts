@@ -18,6 +18,7 @@ const { ensureChromium, chromiumArgs } = require(join(__dirname, '../../tools/st
 const BASE = SHARED_BASE;
 const OUTPUT = join(__dirname, '../../.stack/test-output');
 const SCREENSHOT = join(OUTPUT, 'oauth-consent.png');
+const ERROR_SCREENSHOT = join(OUTPUT, 'oauth-request-error.png');
 const PASSWORD = 'correct horse battery staple';
 const REDIRECT_WAIT_MS = 10000;
 const SCOPES = ['PROJECT_AUDIENCE_READ', 'PROJECT_DATASOURCE_READ'] as const;
@@ -29,12 +30,17 @@ class Receiver {
   private server!: Server;
   private waiting: Array<(query: URLSearchParams) => void> = [];
   uri = '';
+  /** Requests to the callback so far: none may arrive before the user acts (OAuth 2.1 §7.12.2). */
+  hits = 0;
 
   async start() {
     this.server = createServer((req, res) => {
       const query = new URL(req.url ?? '/', 'http://receiver').searchParams;
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<!doctype html><title>Received</title><p>You can close this window.</p>');
-      if (req.url?.startsWith('/callback')) this.waiting.shift()?.(query);
+      if (req.url?.startsWith('/callback')) {
+        this.hits++;
+        this.waiting.shift()?.(query);
+      }
     });
     await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
     this.uri = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/callback`;
@@ -87,12 +93,12 @@ describe('OAuth 2.1 in a real browser (headless chromium)', () => {
     return { client, verifier, state, page };
   }
 
-  /** Clicks Approve or Deny and returns what the receiver got; a redirect the browser blocks fails with its console lines. */
-  async function answer(page: Page, decision: 'approve' | 'deny') {
+  /** Clicks Approve, Deny or another selector and returns what the receiver got; a redirect the browser blocks fails with its console lines. */
+  async function answer(page: Page, decision: 'approve' | 'deny' | { click: string }) {
     const consoleLines: string[] = [];
     page.on('console', (m) => consoleLines.push(m.text()));
     const received = receiver.next();
-    await page.click(`button[value=${decision}]`);
+    await page.click(typeof decision === 'string' ? `button[value=${decision}]` : decision.click);
     let timer: NodeJS.Timeout | undefined;
     const blocked = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`the browser never reached the receiver; its console: ${consoleLines.join(' | ') || '(empty)'}`)), REDIRECT_WAIT_MS);
@@ -127,6 +133,35 @@ describe('OAuth 2.1 in a real browser (headless chromium)', () => {
     const { state, page } = await openConsent('Denied Assistant');
     const back = await answer(page, 'deny');
     expect([back.get('error'), back.get('code'), back.get('state')]).toEqual(['access_denied', null, state]);
+    await page.close();
+  }, 60000);
+
+  it('an invalid scope goes nowhere before sign-in; after it the error page links back with error=invalid_scope and the state (OAuth 2.1 §7.12.2)', async () => {
+    // Signed out: the earlier tests' session must not skip the sign-in this test is about.
+    await context.clearCookies();
+    const client = await registerOAuthClient(BASE, receiver.uri, { client_name: 'Erroneous Assistant' });
+    const { challenge } = pkcePair();
+    const state = randomUUID();
+    const hitsBefore = receiver.hits;
+    const page = await context.newPage();
+    await page.goto(`${BASE}/oauth/authorize?${authorizeQuery(client.client_id, receiver.uri, challenge, { scope: 'PROJECT_AUDIENCE_READ NOT_A_SCOPE', state })}`);
+    const at = new URL(page.url());
+    expect(at.origin + at.pathname).toBe(`${BASE}/oauth/consent`);
+    expect(await page.locator('main').innerText()).toContain(`It will send you back to ${new URL(receiver.uri).host}`);
+    await page.fill('input[name=email]', user.email);
+    await page.fill('input[name=password]', PASSWORD);
+    await Promise.all([page.waitForURL(/\/oauth\/consent\?/), page.click('button[type=submit]')]);
+
+    const text = await page.locator('main').innerText();
+    expect(text).toContain('The request of Erroneous Assistant cannot be completed');
+    expect(text).toContain('unknown scope NOT_A_SCOPE');
+    mkdirSync(OUTPUT, { recursive: true });
+    await page.screenshot({ path: ERROR_SCREENSHOT, fullPage: true });
+    console.log(`request error page screenshot: ${ERROR_SCREENSHOT}`);
+    expect(receiver.hits).toBe(hitsBefore);
+
+    const back = await answer(page, { click: `a:has-text("Return to ${new URL(receiver.uri).host}")` });
+    expect([back.get('error'), back.get('error_description'), back.get('state'), back.get('iss'), back.get('code')]).toEqual(['invalid_scope', 'unknown scope NOT_A_SCOPE', state, BASE, null]);
     await page.close();
   }, 60000);
 });

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hashPassword } from '@meld/auth';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { form, pkcePair, register, startOAuth } from './app.fixture';
+import { form, pkcePair, register, returnLink, startOAuth } from './app.fixture';
 import { seedTenancy } from '@meld/fixtures';
 
 const REDIRECT = 'http://127.0.0.1:9/callback';
@@ -168,12 +168,60 @@ describe('oauth consent screen (real Postgres)', () => {
     const shown = await b.get(`/oauth/consent?${twice}`);
     const decided = await b.post('/oauth/consent/decision', { csrf: csrfOf(html), request: twice, decision: 'approve', projects: [s.t.project.uid] });
     const loggedIn = await b.post('/oauth/consent/login', { csrf: csrfOf(html), request: twice, email: s.email, password: PASSWORD });
-    for (const res of [shown, decided, loggedIn]) {
-      const to = new URL(res.headers.get('location')!);
-      expect([res.status, to.origin + to.pathname, to.searchParams.get('error'), to.searchParams.get('error_description'), to.searchParams.get('code')]).toEqual([302, REDIRECT, 'invalid_request', 'scope must be given once', null]);
-      // An error sent back to the client is an authorization response: no cache may keep it, as at /oauth/authorize.
+    // Signed in, the error is a page linking back to the client, never a redirect (ADR 0357); the sign-in itself works as for a good request.
+    for (const res of [shown, decided]) {
+      const to = returnLink(await res.text());
+      expect([res.status, res.headers.get('location'), to.origin + to.pathname, to.searchParams.get('error'), to.searchParams.get('error_description'), to.searchParams.get('code')]).toEqual([400, null, REDIRECT, 'invalid_request', 'scope must be given once', null]);
+      // The link is an authorization response: no cache may keep the page, as at /oauth/authorize.
       expect(res.headers.get('cache-control')).toBe('no-store');
     }
+    expect([loggedIn.status, loggedIn.headers.get('location')]).toEqual([303, `/oauth/consent?${twice}`]);
+    expect(await db.query(`SELECT 1 FROM oauth_grants WHERE client_id = $1`, [s.c.client_id])).toHaveLength(0);
+  });
+
+  it('an erroneous request of a known client redirects nowhere before sign-in (OAuth 2.1 §7.12.2); after it, a page links to the error response', async () => {
+    // Registration is open: the redirect URI may be a phishing site, and an invalid scope used to be a one-click 302 to it.
+    const s = await setup('PROJECT_AUDIENCE_READ <i>x</i>');
+    const authorize = await fetch(`${base}/oauth/authorize?${s.query}`, { redirect: 'manual' });
+    expect([authorize.status, authorize.headers.get('location'), authorize.headers.get('cache-control')]).toEqual([302, `/oauth/consent?${s.query}`, 'no-store']);
+
+    const b = browser();
+    const login = await b.get(`/oauth/consent?${s.query}`);
+    const loginHtml = await login.text();
+    expect([login.status, login.headers.get('location')]).toEqual([200, null]);
+    expect(loginHtml).toContain('Assistant &lt;b&gt;AI&lt;/b&gt;');
+    expect(loginHtml).toContain('It will send you back to <strong>127.0.0.1:9</strong>');
+    // Its form ends on our own consent page, so no other origin is allowed (ADR 0148).
+    expect(login.headers.get('content-security-policy')).toContain("form-action 'self';");
+    const signedIn = await b.post('/oauth/consent/login', { csrf: csrfOf(loginHtml), request: s.query, email: s.email, password: PASSWORD });
+    expect([signedIn.status, signedIn.headers.get('location')]).toEqual([303, `/oauth/consent?${s.query}`]);
+
+    const page = await b.get(signedIn.headers.get('location')!);
+    const html = await page.text();
+    expect([page.status, page.headers.get('location'), page.headers.get('cache-control'), page.headers.get('content-type')]).toEqual([400, null, 'no-store', 'text/html; charset=utf-8']);
+    expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    expect(html).toContain('unknown scope &lt;i&gt;x&lt;/i&gt;');
+    expect(html).not.toContain('<i>x</i>');
+    expect(html).not.toContain('<script');
+    expect(html).toContain('>Return to 127.0.0.1:9</a>');
+    const to = returnLink(html);
+    expect([to.origin + to.pathname, to.searchParams.get('error'), to.searchParams.get('error_description'), to.searchParams.get('state'), to.searchParams.get('iss'), to.searchParams.get('code')]).toEqual([
+      REDIRECT,
+      'invalid_scope',
+      'unknown scope <i>x</i>',
+      's1',
+      'http://127.0.0.1:8080',
+      null,
+    ]);
+
+    // Approve with the failing request (a forged form): the same page, nothing granted.
+    const decided = await b.post('/oauth/consent/decision', { csrf: csrfOf(loginHtml), request: s.query, decision: 'approve', projects: [s.t.project.uid] });
+    expect([decided.status, decided.headers.get('location'), returnLink(await decided.text()).href]).toEqual([400, null, to.href]);
+    // Without a session the decision goes back to the sign-in, as for a good request.
+    const other = browser();
+    const otherCsrf = csrfOf(await (await other.get(`/oauth/consent?${s.query}`)).text());
+    const anonymous = await other.post('/oauth/consent/decision', { csrf: otherCsrf, request: s.query, decision: 'deny' });
+    expect([anonymous.status, anonymous.headers.get('location')]).toEqual([303, `/oauth/consent?${s.query}`]);
     expect(await db.query(`SELECT 1 FROM oauth_grants WHERE client_id = $1`, [s.c.client_id])).toHaveLength(0);
   });
 

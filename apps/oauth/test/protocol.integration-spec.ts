@@ -1,7 +1,7 @@
 import { hashToken } from '@meld/auth';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { approvedCode, form, pkcePair, register, seedUser, startOAuth } from './app.fixture';
+import { approvedCode, errorLinkAfterSignIn, form, pkcePair, register, seedUser, startOAuth } from './app.fixture';
 
 const REDIRECT = 'http://127.0.0.1:9/callback';
 
@@ -71,8 +71,9 @@ describe('oauth protocol: discovery, registration, authorize, token, revoke (rea
     expect([ok.status, ok.headers.get('location')]).toEqual([302, `/oauth/consent?${query}`]);
   });
 
-  it('authorize: plain PKCE, a missing challenge, a bad response_type or scope go back to the client with state', async () => {
+  it('authorize: plain PKCE, a missing challenge, a bad response_type or scope: the consent screen, no redirect before sign-in; then a link back to the client with state (OAuth 2.1 §7.12.2)', async () => {
     const c = await client();
+    const t = await seedUser(db);
     const { challenge } = pkcePair();
     const start = `client_id=${c.client_id}&redirect_uri=${encodeURIComponent(REDIRECT)}&state=xyz`;
     const cases: Array<[string, string]> = [
@@ -86,10 +87,8 @@ describe('oauth protocol: discovery, registration, authorize, token, revoke (rea
       [`${start}&response_type=code&code_challenge=${challenge}&code_challenge_method=S256&scope=PROJECT_INGEST_WRITE`, 'invalid_scope'],
     ];
     for (const [q, error] of cases) {
-      const res = await fetch(`${base}/oauth/authorize?${q}`, { redirect: 'manual' });
-      expect(res.status).toBe(302);
-      const to = new URL(res.headers.get('location')!);
-      expect([q, to.origin + to.pathname, to.searchParams.get('error'), to.searchParams.get('state')]).toEqual([q, REDIRECT, error, 'xyz']);
+      const to = await errorLinkAfterSignIn(base, db, t.userId, q);
+      expect([q, to.origin + to.pathname, to.searchParams.get('error'), to.searchParams.get('state'), to.searchParams.get('iss')]).toEqual([q, REDIRECT, error, 'xyz', 'http://127.0.0.1:8080']);
     }
   });
 
@@ -101,14 +100,16 @@ describe('oauth protocol: discovery, registration, authorize, token, revoke (rea
     const c = await client({ scope: 'PROJECT_AUDIENCE_READ  PROJECT_DIRECT_WRITE PROJECT_AUDIENCE_READ' });
     expect(c.scope).toBe('PROJECT_AUDIENCE_READ PROJECT_DIRECT_WRITE');
     const { challenge } = pkcePair();
-    const authorize = (clientId: string, scope?: string) =>
-      fetch(`${base}/oauth/authorize?response_type=code&client_id=${clientId}&redirect_uri=${encodeURIComponent(REDIRECT)}&code_challenge=${challenge}&code_challenge_method=S256&state=s${scope === undefined ? '' : `&scope=${encodeURIComponent(scope)}`}`, { redirect: 'manual' });
+    const query = (clientId: string, scope?: string) =>
+      `response_type=code&client_id=${clientId}&redirect_uri=${encodeURIComponent(REDIRECT)}&code_challenge=${challenge}&code_challenge_method=S256&state=s${scope === undefined ? '' : `&scope=${encodeURIComponent(scope)}`}`;
+    const authorize = (clientId: string, scope?: string) => fetch(`${base}/oauth/authorize?${query(clientId, scope)}`, { redirect: 'manual' });
     for (const scope of ['PROJECT_DIRECT_WRITE', 'PROJECT_AUDIENCE_READ PROJECT_DIRECT_WRITE', undefined]) {
       expect([scope, (await authorize(c.client_id, scope)).headers.get('location')]).toEqual([scope, expect.stringMatching(/^\/oauth\/consent\?/)]);
     }
     const writeOnly = await client({ scope: 'PROJECT_DIRECT_WRITE' });
+    const t = await seedUser(db);
     for (const [clientId, scope] of [[c.client_id, 'PROJECT_AUDIENCE_READ PROJECT_CAMPAIGN_READ'], [writeOnly.client_id, undefined]]) {
-      const to = new URL((await authorize(clientId!, scope)).headers.get('location')!);
+      const to = await errorLinkAfterSignIn(base, db, t.userId, query(clientId!, scope));
       expect([scope, to.origin + to.pathname, to.searchParams.get('error'), to.searchParams.get('state')]).toEqual([scope, REDIRECT, 'invalid_scope', 's']);
     }
   });
@@ -138,8 +139,9 @@ describe('oauth protocol: discovery, registration, authorize, token, revoke (rea
     }
   });
 
-  it('authorize: a parameter given twice (RFC 6749 §3.1) is an error page for client_id and redirect_uri, else invalid_request back to the client', async () => {
+  it('authorize: a parameter given twice (RFC 6749 §3.1) is an error page for client_id and redirect_uri, else invalid_request back to the client after sign-in', async () => {
     const c = await client();
+    const t = await seedUser(db);
     const { challenge } = pkcePair();
     const redirect = `redirect_uri=${encodeURIComponent(REDIRECT)}`;
     const start = `response_type=code&client_id=${c.client_id}&code_challenge=${challenge}&code_challenge_method=S256`;
@@ -156,9 +158,8 @@ describe('oauth protocol: discovery, registration, authorize, token, revoke (rea
       ['&state=a&response_type=code', 'response_type', 'a'],
       ['&state=a&__proto__=x&__proto__=y', '__proto__', 'a'],
     ]) {
-      const res = await get(`${start}&${redirect}${extra}`);
-      const to = new URL(res.headers.get('location')!);
-      expect([extra, res.status, to.origin + to.pathname, to.searchParams.get('error'), to.searchParams.get('error_description'), to.searchParams.get('state')]).toEqual([extra, 302, REDIRECT, 'invalid_request', `${name} must be given once`, state]);
+      const to = await errorLinkAfterSignIn(base, db, t.userId, `${start}&${redirect}${extra}`);
+      expect([extra, to.origin + to.pathname, to.searchParams.get('error'), to.searchParams.get('error_description'), to.searchParams.get('state')]).toEqual([extra, REDIRECT, 'invalid_request', `${name} must be given once`, state]);
     }
   });
 
@@ -167,15 +168,15 @@ describe('oauth protocol: discovery, registration, authorize, token, revoke (rea
     const { verifier, challenge } = pkcePair();
     const start = `response_type=code&client_id=${c.client_id}&redirect_uri=${encodeURIComponent(REDIRECT)}&code_challenge=${challenge}&code_challenge_method=S256&state=r`;
     const authorize = (extra: string) => fetch(`${base}/oauth/authorize?${start}${extra}`, { redirect: 'manual' });
+    const t = await seedUser(db);
     for (const extra of ['&resource=https%3A%2F%2Fother.example%2Fv1', '&resource=http%3A%2F%2F127.0.0.1%3A8080', '&resource=http%3A%2F%2F127.0.0.1%3A8080%2Fv1&resource=https%3A%2F%2Fother.example%2Fv1']) {
-      const to = new URL((await authorize(extra)).headers.get('location')!);
+      const to = await errorLinkAfterSignIn(base, db, t.userId, `${start}${extra}`);
       expect([extra, to.searchParams.get('error'), to.searchParams.get('state')]).toEqual([extra, 'invalid_target', 'r']);
     }
     for (const extra of ['&resource=http%3A%2F%2F127.0.0.1%3A8080%2Fv1', '&resource=http%3A%2F%2F127.0.0.1%3A8080%2Fv1%2F']) {
       expect((await authorize(extra)).headers.get('location')).toBe(`/oauth/consent?${start}${extra}`);
     }
 
-    const t = await seedUser(db);
     const bound = await approvedCode(db, t, c.client_id, REDIRECT, challenge, undefined, 'http://127.0.0.1:8080/v1');
     const foreign = await exchange({ client_id: c.client_id, code: bound.code, code_verifier: verifier, resource: 'https://other.example/v1' });
     expect([foreign.status, foreign.body.error]).toEqual([400, 'invalid_target']);

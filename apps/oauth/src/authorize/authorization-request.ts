@@ -22,9 +22,18 @@ export interface UntrustedFailure {
   kind: 'page';
   description: string;
 }
-/** Sent back to the registered redirect URI (RFC 6749 §4.1.2.1). */
+/**
+ * An error for a known client and its registered redirect URI (RFC 6749 §4.1.2.1). Not
+ * redirected before the user has signed in: anyone can register a client, so the redirect URI
+ * may be a phishing site (OAuth 2.1 §7.12.2, ADR 0357). The consent steps show the sign-in, then
+ * a page whose link is `location`.
+ */
 export interface RedirectFailure {
   kind: 'redirect';
+  client: ClientRow;
+  redirectUri: string;
+  description: string;
+  /** The error response: the redirect URI with error, error_description, state and iss. */
   location: string;
 }
 
@@ -69,8 +78,9 @@ export function redirectBack(redirectUri: string, state: string | null, issuer: 
 }
 
 /**
- * Checks the client and the exact redirect URI first (failures there must not redirect: an
- * open redirector otherwise), then the rest, whose failures go back to the client.
+ * Checks the client and the exact redirect URI first (failures there are never sent to the
+ * client: nothing to trust), then the rest, whose failures go back to the client once the user
+ * has signed in and follows the error page's link (ADR 0357).
  */
 export async function checkAuthorizationRequest(
   query: Record<string, unknown>,
@@ -91,7 +101,13 @@ export async function checkAuthorizationRequest(
   if (!redirectUri || !isRegisteredRedirect(client.redirectUris, redirectUri)) return { kind: 'page', description: 'The redirect_uri is not one this application registered.' };
 
   const state = one(query, 'state') ?? null;
-  const fail = (error: string, description: string): RedirectFailure => ({ kind: 'redirect', location: redirectBack(redirectUri, state, issuer, { error, error_description: description }) });
+  const fail = (error: string, description: string): RedirectFailure => ({
+    kind: 'redirect',
+    client,
+    redirectUri,
+    description,
+    location: redirectBack(redirectUri, state, issuer, { error, error_description: description }),
+  });
   const repeated = repeatedParameter(query);
   if (repeated !== undefined) return fail('invalid_request', givenOnce(repeated));
   const responseType = one(query, 'response_type');

@@ -3,14 +3,14 @@ import { InternalPublic, hashToken, safeEqual, verifyPassword } from '@meld/auth
 import { Body, Controller, Get, Header, Inject, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@meld/api';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { type AuthorizationRequest, checkAuthorizationRequest, parseAuthorizationQuery, redirectBack } from '../authorize/authorization-request';
+import { type AuthorizationRequest, checkAuthorizationRequest, parseAuthorizationQuery, type RedirectFailure, redirectBack } from '../authorize/authorization-request';
 import { rawQuery } from '../authorize/authorize.controller';
 import { errorPage } from '../authorize/error-page';
 import { CODE_SECONDS, OAUTH_CONFIG, type OAuthConfig, SESSION_SECONDS } from '../oauth-config';
 import { ClientDirectory } from '../client-metadata/client-directory';
 import { OAuthRepository } from '../storage/oauth.repository';
 import { ConsentRepository, LOGIN_LIMITS } from './consent.repository';
-import { consentPage, loginPage, STYLESHEET } from './consent-pages';
+import { consentPage, failedRequestPage, loginPage, STYLESHEET } from './consent-pages';
 import { cookie, isLoopbackHttp, readCookies } from './cookies';
 import { splitScopes } from './grantable';
 import { pageHeaders } from './html';
@@ -19,12 +19,15 @@ const CSRF_COOKIE = 'meld_oauth_csrf';
 const SESSION_COOKIE = 'meld_oauth_session';
 type Form = Record<string, string | string[] | undefined>;
 const field = (form: Form, name: string) => (typeof form[name] === 'string' ? (form[name] as string) : '');
+const isFailure = (checked: AuthorizationRequest | RedirectFailure): checked is RedirectFailure => 'kind' in checked;
 
 /**
  * The consent screen (ADR 0143): sign in with a dashboard user, then Approve or Deny. The
  * authorization request travels as the original query string and is checked again on every
  * step (it is client input). CSRF: a random value in an HttpOnly SameSite cookie that every
- * form must repeat (double submit).
+ * form must repeat (double submit). An erroneous request of a known client takes the same
+ * steps up to the sign-in, then gets a page linking to its error response instead of the consent
+ * screen: nothing goes back to the client before the user has signed in (ADR 0357).
  */
 @ApiExcludeController()
 @InternalPublic()
@@ -54,7 +57,8 @@ export class ConsentController {
     if (!checked) return;
     const csrf = this.csrf(req, reply);
     const user = await this.user(req);
-    if (!user) return this.html(reply, 200, loginPage(checked, rawQuery(req), csrf, null), checked.redirectUri);
+    if (!user) return this.html(reply, 200, loginPage(checked, rawQuery(req), csrf, null), this.formTarget(checked));
+    if (isFailure(checked)) return this.failed(reply, checked);
     const { granted, withheld } = splitScopes(checked.scopes, user.sensitiveScopesAllowed);
     return this.html(reply, 200, consentPage(checked, rawQuery(req), csrf, user, granted, withheld), checked.redirectUri);
   }
@@ -71,12 +75,12 @@ export class ConsentController {
     const keys = [`email:${hashToken(email.toLowerCase())}`, `ip:${req.ip}`];
     const failures = await this.consent.recentFailures(keys);
     if ((failures.get(keys[0]) ?? 0) >= LOGIN_LIMITS.email || (failures.get(keys[1]) ?? 0) >= LOGIN_LIMITS.ip) {
-      return this.html(reply, 429, loginPage(checked, query, csrf, 'Too many failed sign-ins. Wait 15 minutes and try again.'), checked.redirectUri);
+      return this.html(reply, 429, loginPage(checked, query, csrf, 'Too many failed sign-ins. Wait 15 minutes and try again.'), this.formTarget(checked));
     }
     const user = await this.consent.userByEmail(email);
     if (!user || !(await verifyPassword(field(form, 'password'), user.passwordHash))) {
       await this.consent.recordFailure(keys);
-      return this.html(reply, 401, loginPage(checked, query, csrf, 'Wrong e-mail or password.'), checked.redirectUri);
+      return this.html(reply, 401, loginPage(checked, query, csrf, 'Wrong e-mail or password.'), this.formTarget(checked));
     }
     const session = await this.consent.openSession(user.id);
     reply.header('set-cookie', cookie(SESSION_COOKIE, session, SESSION_SECONDS, this.secure));
@@ -90,6 +94,7 @@ export class ConsentController {
     if (!this.csrfMatches(req, form)) return this.html(reply, 403, errorPage('The form expired or did not come from this site. Go back to the application and start again.'));
     const user = await this.user(req);
     if (!user) return reply.code(303).header('location', `/oauth/consent?${field(form, 'request')}`).send();
+    if (isFailure(checked)) return this.failed(reply, checked);
     const back = (params: Record<string, string>) =>
       reply.code(302).header('location', redirectBack(checked.redirectUri, checked.state, this.config.publicUrl, params)).header('cache-control', 'no-store').send();
     if (field(form, 'decision') !== 'approve') return back({ error: 'access_denied', error_description: 'the user denied the request' });
@@ -104,13 +109,23 @@ export class ConsentController {
     return back({ code });
   }
 
-  private async check(query: Record<string, unknown>, reply: FastifyReply): Promise<AuthorizationRequest | null> {
+  /** The request, or its error for the client (shown after sign-in); null when an error page was sent (no client to trust). */
+  private async check(query: Record<string, unknown>, reply: FastifyReply): Promise<AuthorizationRequest | RedirectFailure | null> {
     const checked = await checkAuthorizationRequest(query, this.clients, this.config);
     if ('ok' in checked) return checked.ok;
-    // An error sent back to the client is an authorization response: never cached (as in authorize.controller.ts).
-    if (checked.kind === 'redirect') reply.code(302).header('location', checked.location).header('cache-control', 'no-store').send();
-    else this.html(reply, 400, errorPage(checked.description));
+    if (checked.kind === 'redirect') return checked;
+    this.html(reply, 400, errorPage(checked.description));
     return null;
+  }
+
+  /** The error in words and a link to the client's error response, never a redirect (OAuth 2.1 §7.12.2). 400 and `no-store` like every page. */
+  private failed(reply: FastifyReply, failure: RedirectFailure) {
+    return this.html(reply, 400, failedRequestPage(failure));
+  }
+
+  /** A failing request's sign-in form ends on our own consent page only, so its CSP names no other origin (ADR 0148, 0357). */
+  private formTarget(checked: AuthorizationRequest | RedirectFailure): string | undefined {
+    return isFailure(checked) ? undefined : checked.redirectUri;
   }
 
   private async user(req: FastifyRequest) {
