@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { jsonTooDeep, jsonTooDeepMessage } from './json-depth';
 
@@ -50,6 +51,7 @@ function protoKeyPath(root: unknown): string | null {
 }
 
 const NOT_JSON = 'the body must be JSON, sent with Content-Type: application/json';
+const NOT_UTF8 = 'the body is not valid UTF-8: JSON is sent in UTF-8 (RFC 8259 §8.1), whatever charset the Content-Type names';
 
 /**
  * Paths of the JSON APIs (product, ingest, admin), whose bodies are JSON only. Forms stay for the
@@ -77,6 +79,9 @@ export function useJsonBodyParser(app: NestFastifyApplication, bodyLimit: number
     JSON_ONLY_PATH.test(request.url) ? done(new BadJsonBody(NOT_JSON), undefined) : form(request, body, done),
   );
   app.useBodyParser('application/json', { bodyLimit }, (_request, body, done) => {
+    // Decoded as it is, a byte that is not UTF-8 (a Latin-1 `é`, a cut sequence) became U+FFFD and
+    // was stored in its place without a word: a contact's name, an event parameter (ADR 0012).
+    if (Buffer.isBuffer(body) && !isUtf8(body)) return done(new BadJsonBody(NOT_UTF8), undefined);
     let parsed: unknown;
     try {
       parsed = parseJsonBody(body.toString('utf8'));

@@ -44,6 +44,18 @@ describe('request bodies and URLs every app takes or refuses', () => {
     expect(await post('/v1/echo', 'application/json; charset=utf-8', '{"a":1}')).toEqual({ status: 201, body: { body: { a: 1 } } });
   });
 
+  it('refuses a JSON body that is not UTF-8 rather than storing U+FFFD in place of its bytes', async () => {
+    const send = async (contentType: string, bytes: Buffer) => {
+      const res = await fetch(`${base}/v1/echo`, { method: 'POST', headers: { 'content-type': contentType }, body: bytes });
+      return { status: res.status, body: (await res.json()) as unknown };
+    };
+    const notUtf8 = { statusCode: 400, error: 'Bad Request', message: 'the body is not valid UTF-8: JSON is sent in UTF-8 (RFC 8259 §8.1), whatever charset the Content-Type names' };
+    // `Café` in Latin-1 (é is the one byte E9), and a UTF-8 sequence cut short.
+    expect(await send('application/json; charset=iso-8859-1', Buffer.from('{"name":"Café"}', 'latin1'))).toEqual({ status: 400, body: notUtf8 });
+    expect(await send('application/json', Buffer.concat([Buffer.from('{"name":"'), Buffer.from('é', 'utf8').subarray(0, 1), Buffer.from('"}')]))).toEqual({ status: 400, body: notUtf8 });
+    expect(await send('application/json', Buffer.from('{"name":"Café 😀"}', 'utf8'))).toEqual({ status: 201, body: { body: { name: 'Café 😀' } } });
+  });
+
   it.each(['/v1/echo', '/v1/echo?x=1', '/admin/v1/echo'])('refuses a form or text on the JSON API path %s, never reading it as a body', async (path) => {
     expect(await post(path, 'application/x-www-form-urlencoded', 'text=hi')).toEqual({ status: 400, body: NOT_JSON });
     expect(await post(path, 'text/plain;charset=UTF-8', '{"text":"hi"}')).toEqual({ status: 400, body: NOT_JSON });
