@@ -213,6 +213,31 @@ describe('messaging: short links, unsubscribe page, inbound keywords', () => {
       expect([byId.status, byId.body.details?.reason]).toEqual([422, 'opted_out']);
     });
 
+    it("the unsubscribe link of a message whose contact was deleted since opts its number out, on our own contact of it", async () => {
+      const phone = '+447400123705';
+      const { audienceId } = await memberContact(phone);
+      const { body } = await send(audienceId, 'Stop: {{unsubscribe}}');
+      const [{ code }] = await db.query(`SELECT code FROM sms_links WHERE sms_id = $1 AND kind = 'unsubscribe'`, [body.entity.id]);
+      // As identity-merge leaves a contact deleted through ingest: no member, no audience contact.
+      await db.query(`DELETE FROM audience_members WHERE project_id = $1 AND audience_id = $2`, [t.project.id, audienceId]);
+      await db.query(`DELETE FROM audience_contacts WHERE project_id = $1 AND id = $2`, [t.project.id, audienceId]);
+      const page = await fetch(`${base}/u/${code}`);
+      const csrf = /name="csrf" value="([^"]+)"/.exec(await page.text())![1];
+      const done = await fetch(`${base}/u/${code}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: page.headers.get('set-cookie')!.split(';')[0]! },
+        body: `csrf=${csrf}`,
+      });
+      expect([done.status, await done.text()]).toEqual([200, expect.stringContaining('You are unsubscribed')]);
+      expect(await ownContacts(phone)).toEqual([{ _phone_mobile: phone, _consent_sms: 'opt-out' }]);
+      for (const outbound of [false, true]) {
+        await setChannelSms({ autoCreateContactsOnOutbounds: outbound });
+        const again = await send(phone, 'Your parcel is on its way');
+        expect([outbound, again.status, again.body.details?.reason]).toEqual([outbound, 422, 'opted_out']);
+      }
+      expect(await messagesTo(phone)).toBe(1);
+    });
+
     it('a sender address that is not a valid international number is answered and ignored, whatever the settings', async () => {
       await setChannelSms({ autoCreateContactsOnInbounds: true });
       const count = async () => (await db.query(`SELECT count(*)::int AS n FROM source_contacts WHERE project_id = $1`, [t.project.id]))[0].n;

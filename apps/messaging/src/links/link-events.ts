@@ -25,6 +25,7 @@ export class LinkEvents {
       await this.links.countClick(em, code);
       const source = await this.source(em, link);
       if (source) await this.contacts.event(em, link.projectId, source, '_sms_click', { smsId: link.smsId, url: link.url });
+      else this.log.warn(`SMS ${link.smsId}: its audience contact has no source contact, the click is not on a timeline`);
       return link.url;
     });
     this.contacts.committed();
@@ -36,10 +37,10 @@ export class LinkEvents {
     const link = await this.contacts.transaction(async (em) => {
       const row = await this.links.find(code, 'unsubscribe', em);
       if (!row || row.confirmedAt) return row;
-      const source = await this.source(em, row);
-      // Without a contact there is nobody to opt out: the link stays unconfirmed and the page says it failed.
-      if (!source) return null;
       await this.links.confirm(em, code);
+      // The message's contact was deleted since: the number it went to is opted out all the same,
+      // on our own contact of it, as an inbound STOP from a number no contact has (ADR 0343).
+      const source = (await this.source(em, row)) ?? (await this.contacts.createForPhone(em, row.projectId, row.destination));
       await this.contacts.recordConsent(em, row.projectId, source, 'opt-out');
       await this.contacts.event(em, row.projectId, source, '_sms_unsubscribe', { smsId: row.smsId });
       return row;
@@ -48,12 +49,13 @@ export class LinkEvents {
     return link;
   }
 
-  /** A message sent before its auto-created contact was merged has no audience id: its source contact is the number (ADR 0181). */
+  /**
+   * A message sent before its auto-created contact was merged has no audience id: its source contact is the number (ADR 0181).
+   * Null when the audience contact has no source contact left (deleted).
+   */
   private async source(em: EntityManager, link: LinkRow): Promise<SourceRef | null> {
-    const source = link.audienceId
-      ? await this.contacts.sourceOf(em, link.projectId, link.audienceId)
+    return link.audienceId
+      ? this.contacts.sourceOf(em, link.projectId, link.audienceId)
       : { dataSourceId: await this.contacts.dataSourceId(em, link.projectId), userId: link.destination };
-    if (!source) this.log.warn(`SMS ${link.smsId}: its audience contact has no source contact, the link event is not recorded`);
-    return source;
   }
 }
