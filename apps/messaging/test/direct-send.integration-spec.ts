@@ -104,6 +104,26 @@ describe('POST /v1/project/:project/channel/sms/sms/direct/:sender/:target (real
     expect([empty.status, empty.body.details.fields[0].path]).toEqual([400, 'text']);
   });
 
+  it('answers a phone the same whether a contact has it or not while the request cannot be sent: a bad text 400, a country not accepted 422, no funds 422', async () => {
+    // Else a refusal that sends nothing would tell a caller who may not search by phone whether the number is a contact.
+    const poor = (await seedSmsTenancy(db, { prepaid: true, funds: 0 })) as SmsTenancy;
+    for (const [tenancy, phone] of [[t, '+447400123331'], [t, '+33612345671'], [poor, '+447400123332']] as const) {
+      await seedContact(db, tenancy.project.id, { _user_id: `u-known-${phone}`, _phone_mobile: phone });
+    }
+    const cases = [
+      ['+447400123331', '+447400123333', 'see {{short:ftp://example.com}}', t, [400, 'text']],
+      ['+33612345671', '+33612345673', 'hello', t, [422, 'country_not_accepted']],
+      ['+447400123332', '+447400123334', 'hello', poor, [422, 'insufficient_funds']],
+    ] as const;
+    for (const [known, unknown, text, tenancy, expected] of cases) {
+      for (const phone of [known, unknown]) {
+        const { status, body } = await send(phone, text, { tenancy });
+        expect([phone, status, body.details?.reason ?? body.details?.fields?.[0]?.path]).toEqual([phone, ...expected]);
+      }
+    }
+    expect((await db.query(`SELECT count(*)::int AS n FROM sms_messages WHERE destination = ANY($1::text[])`, [cases.flatMap((c) => [c[0], c[1]])]))[0].n).toBe(0);
+  });
+
   it('refuses a contact who opted out of SMS (422 opted_out), sending nothing', async () => {
     const audienceId = await seedContact(db, t.project.id, { _user_id: 'u-out', _phone_mobile: '+447400123321', _consent_sms: 'opt-out' });
     const before = smsc.stats().submitted;

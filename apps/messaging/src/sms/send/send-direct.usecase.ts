@@ -60,15 +60,15 @@ export class SendDirectSms {
     if (!sender) throw new NotFoundException(cmd.sender === 'default' ? 'the project has no default SMS sender (defaultSmsSender)' : 'sender not found');
     if (sender.status !== 'active') throw refuse('sender_inactive', `sender ${sender.id} is ${sender.status}, not active`);
 
-    const { contact: found, destination } = await this.target(cmd.projectId, cmd.target, context);
-    // Opted out of SMS, or on a channel whose opt-out reaches every channel (ADR 0347).
-    if (found && effectiveConsent(found.attributes, 'sms', context.consentScopes) === 'opt-out') throw refuse('opted_out', 'the contact opted out of SMS');
-
+    // What the request alone decides comes before any lookup of a phone: whether a contact has the
+    // number changes no answer but the send's own (404, opted_out), so a caller who may not search
+    // by phone learns nothing from a refusal that sends nothing (ADR 0152).
+    const destination = context.contact ? contactDestination(context.contact.attributes, context.locale) : destinationOf(cmd.target, context.locale);
+    if (!destination) throw context.contact ? refuse('no_phone', 'the contact has no valid mobile number (_phone_mobile)') : invalidTarget();
     const country = new Map(Object.entries(sender.countries)).get(destination.country);
     if (!country?.accepted || country.effectiveStatus !== 'active') {
       throw refuse('country_not_accepted', `sender ${sender.id} is not active for ${destination.country}`, { country: destination.country });
     }
-
     // Encoding and parts are those of the text as sent, links substituted (ADR 0182).
     const { text, links } = renderTemplate(cmd.text, {
       short: linkOrigin(context.shortTrackingDomain, this.publicUrl),
@@ -76,10 +76,15 @@ export class SendDirectSms {
     });
     const parts = smsParts(text);
     const cost = context.prepaid ? costUnits(country.price, parts.messagesCount) : 0n;
+    // Funds are checked exactly in the send's transaction; this early look answers a send they cannot cover before the
+    // lookup, and keeps one sure to be refused from auto-creating a contact (ADR 0184).
+    if (cost > toUnits(context.funds)) throw insufficientFunds(cost);
+
+    const found = context.contact ?? (await this.contactOfPhone(cmd.projectId, destination, context));
+    // Opted out of SMS, or on a channel whose opt-out reaches every channel (ADR 0347).
+    if (found && effectiveConsent(found.attributes, 'sms', context.consentScopes) === 'opt-out') throw refuse('opted_out', 'the contact opted out of SMS');
     // Created only once every check this request can make has passed: a refused send leaves no contact behind (ADR 0184).
-    // Funds are checked exactly in the send's transaction; this early look only keeps a send sure to be refused from creating one.
     const autoCreated = found === null;
-    if (autoCreated && cost > toUnits(context.funds)) throw insufficientFunds(cost);
     const contact: SendContact = found ?? { id: await this.autoCreate(cmd.projectId, destination.e164), attributes: {} };
     const price = Number(country.price);
     const id = randomUUID();
@@ -115,27 +120,15 @@ export class SendDirectSms {
     return answerOf(first, requestHash);
   }
 
-  /** The target's contact and number; a null contact is one to auto-create (the project allows it) once the send passes its checks. */
-  private async target(projectId: string, target: string, context: SendContext): Promise<{ contact: TargetContact | null; destination: Destination }> {
-    if (context.contact) {
-      const destination = contactDestination(context.contact.attributes, context.locale);
-      if (!destination) throw refuse('no_phone', 'the contact has no valid mobile number (_phone_mobile)');
-      return { contact: context.contact, destination };
-    }
-    const destination = destinationOf(target, context.locale);
-    if (!destination) {
-      throw new BadRequestException({
-        message: 'target: not an audience contact id nor a valid phone number (E.164, or national in the project locale)',
-        details: { fields: [{ path: 'target', message: 'not an audience contact id nor a valid phone number' }] },
-      });
-    }
+  /** The contact of a phone target; null for one to auto-create (the project allows it) once the send passes its checks. */
+  private async contactOfPhone(projectId: string, destination: Destination, context: SendContext): Promise<TargetContact | null> {
     const contact = await this.repo.contactByPhone(projectId, destination.e164, consentSources('sms', context.consentScopes).optOut);
-    if (contact) return { contact, destination };
+    if (contact) return contact;
     // A STOP from a number nobody had created our contact of it (ADR 0343): refused from its commit on, before identity-merge merged it.
     const own = await this.contacts.ofPhone(projectId, destination.e164);
     if (own && effectiveConsent(own.attributes, 'sms', context.consentScopes) === 'opt-out') throw refuse('opted_out', 'the number opted out of SMS');
     if (!context.autoCreateContacts) throw new NotFoundException('no audience contact with this phone');
-    return { contact: null, destination };
+    return null;
   }
 
   /**
@@ -154,6 +147,14 @@ export class SendDirectSms {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
+}
+
+/** A target that is neither a contact id nor a phone. */
+function invalidTarget(): BadRequestException {
+  return new BadRequestException({
+    message: 'target: not an audience contact id nor a valid phone number (E.164, or national in the project locale)',
+    details: { fields: [{ path: 'target', message: 'not an audience contact id nor a valid phone number' }] },
+  });
 }
 
 /** The stored first answer of an Idempotency-Key, if this request is the same one. */
