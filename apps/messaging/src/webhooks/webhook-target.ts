@@ -10,6 +10,8 @@ const PRIVATE = new BlockList();
 for (const [net, prefix] of [
   ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
   ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
+  // Documentation (RFC 5737), as ADR 0156 lists them: never a real receiver.
+  ['192.0.2.0', 24], ['198.51.100.0', 24], ['203.0.113.0', 24],
 ] as const) PRIVATE.addSubnet(net, prefix, 'ipv4');
 for (const [net, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['64:ff9b::', 96], ['2001:db8::', 32]] as const) {
   PRIVATE.addSubnet(net, prefix, 'ipv6');
