@@ -157,6 +157,17 @@ describe('public API pipeline', () => {
     expect(stub.last().body).toBe('not json');
   });
 
+  it('counts and answers a body whose Content-Type is no media type like any other, and forwards it without that header', async () => {
+    const body = '[{"_user_id":"u1"}]';
+    const headers = { 'content-type': 'application/json, text/plain' };
+    const anonymous = await call(`${stream()}/contacts`, { method: 'POST', body, headers });
+    expect([anonymous.status, anonymous.headers.get('x-ratelimit-limit')]).toEqual([401, '60']);
+    const res = await call(`${stream()}/contacts`, { method: 'POST', token: writer.token, body, headers });
+    expect([res.status, res.headers.get('x-ratelimit-limit')]).toEqual([200, '600']);
+    expect(stub.last().body).toBe(body);
+    expect(stub.last().headers['content-type']).toBeUndefined();
+  });
+
   it('signs the principal when the request leaves for the app, so a slow upload does not expire it (ADR 0102)', async () => {
     const body = '[{"_user_id":"slow"}]';
     const status = await new Promise<number>((resolve, reject) => {

@@ -14,6 +14,14 @@ export function publicApiPlugin(api: PublicApi, routes: readonly PublicRoute[] =
   return async function publicApi(app: FastifyInstance): Promise<void> {
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+    // A Content-Type that is no media type (`application/json, text/plain`) was Fastify's own 415
+    // before any handler: uncounted, without X-RateLimit-* (ADR 0011), and not the spec's 400 for
+    // a body that is not JSON. It names nothing, so it goes: the request is counted and answered
+    // as any other, and the owning app refuses its body as one without a Content-Type (ADR 0012).
+    app.addHook('onRequest', (request, _reply, done) => {
+      if (request.headers['content-type'] !== undefined && request.mediaType === undefined) delete request.headers['content-type'];
+      done();
+    });
     app.setErrorHandler((err: FastifyError, _request, reply) => {
       const status = typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
       return reply.code(status).type('application/json; charset=utf-8').send(errorBody(status, status === 500 ? 'internal error' : err.message));
