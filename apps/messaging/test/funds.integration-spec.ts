@@ -73,6 +73,14 @@ describe('direct SMS: prepaid funds (real Postgres, Redis, SMSC simulator)', () 
     expect((await db.query(`SELECT reserved_funds::float8 AS r FROM sms_messages WHERE id = $1`, [body.entity.id]))[0].r).toBe(0);
   });
 
+  it('refuses every send of a prepaid organization whose funds are below zero, by a fraction too (the admin API allows down to -1e9)', async () => {
+    const t = await seedSmsTenancy(db, { prepaid: true, funds: -0.5, price: 0.04 });
+    const audienceId = await seedContact(db, t.project.id, { _user_id: 'u-in-debt', _phone_mobile: '+447400123463' });
+    const { status, body } = await send(t, audienceId);
+    expect([status, body.details?.reason]).toEqual([422, 'insufficient_funds']);
+    expect(await fundsOf(t)).toBe(-0.5);
+  });
+
   it('does not charge a postpaid organization', async () => {
     const t = await seedSmsTenancy(db, { prepaid: false, funds: 0 });
     const audienceId = await seedContact(db, t.project.id, { _user_id: 'u-post', _phone_mobile: '+447400123461' });

@@ -9,6 +9,13 @@ describe('money at the funds scale', () => {
     expect(toUnits('0.00124')).toBe(12n);
   });
 
+  it('keeps the sign of funds below zero, a fraction of a unit too', () => {
+    expect(toUnits('-0.5000')).toBe(-5_000n);
+    expect(toUnits('-1.5000')).toBe(-15_000n);
+    expect(toUnits('-0.00005')).toBe(-1n);
+    expect(toUnits('-0')).toBe(0n);
+  });
+
   it('25 messages at 0.04 fit in 1 exactly (a float sum would not)', () => {
     const cost = costUnits('0.04000', 1);
     expect(cost * 25n).toBe(toUnits('1.0000'));

@@ -6,11 +6,18 @@
 const SCALE = 4;
 const ONE = 10n ** BigInt(SCALE);
 
-/** A non-negative decimal string (as Postgres prints numeric) in ten-thousandths, later digits rounded half up. */
+/**
+ * A decimal string (as Postgres prints numeric) in ten-thousandths, later digits rounded half away
+ * from zero. Funds may be below zero (the admin API allows it): the sign applies to the whole
+ * value, so `-0.5000` is -5000, not 0 + 5000.
+ */
 export function toUnits(decimal: string): bigint {
-  const [whole = '0', fraction = ''] = decimal.trim().split('.');
+  const text = decimal.trim();
+  const negative = text.startsWith('-');
+  const [whole = '0', fraction = ''] = text.replace(/^[-+]/, '').split('.');
   const kept = BigInt(whole || '0') * ONE + BigInt((fraction.slice(0, SCALE) || '0').padEnd(SCALE, '0'));
-  return fraction.length > SCALE && Number(fraction[SCALE]) >= 5 ? kept + 1n : kept;
+  const units = fraction.length > SCALE && Number(fraction[SCALE]) >= 5 ? kept + 1n : kept;
+  return negative ? -units : units;
 }
 
 export function fromUnits(units: bigint): string {
