@@ -20,6 +20,27 @@ describe('keywordConsent (ADR 0183)', () => {
     expect(keywordConsent(text, { optOut: [], optIn: null })).toBe('opt-out');
   });
 
+  it.each([
+    ['Stop?', 'opt-out'],
+    ['"STOP",', 'opt-out'],
+    ['\uFF33\uFF34\uFF2F\uFF30', 'opt-out'], // full-width ＳＴＯＰ
+    ['S\u200BTOP', 'opt-out'], // a zero-width space inside
+    ['STOP \u{1F6D1}', 'opt-out'],
+    ['¡Stop!', 'opt-out'],
+    ['Start 👍', 'opt-in'],
+    ['stop it', null],
+    ['s.t.o.p', null],
+    ['?!', null],
+  ])('%j → %s: forms, invisible characters, punctuation and emoji at the ends do not hide a keyword', (text, expected) => {
+    expect(keywordConsent(text, project)).toBe(expected);
+  });
+
+  it("a project's accented keyword matches with or without its accents, and the reverse", () => {
+    expect(keywordConsent('Arrêt', { optOut: ['ARRET'], optIn: null })).toBe('opt-out');
+    expect(keywordConsent('arret', { optOut: ['ARRÊT'], optIn: null })).toBe('opt-out');
+    expect(keywordConsent('ARRE\u0302T', { optOut: ['Arrêt'], optIn: null })).toBe('opt-out'); // decomposed ê
+  });
+
   it("a project's own opt-out keyword opts out beside the standard set", () => {
     expect(keywordConsent('arret', { optOut: ['ARRET'], optIn: null })).toBe('opt-out');
   });

@@ -10,9 +10,9 @@ export const DEFAULT_OPT_OUT_KEYWORDS = ['STOP', 'STOPALL', 'UNSUBSCRIBE', 'CANC
 export const DEFAULT_OPT_IN_KEYWORDS = ['START', 'YES', 'UNSTOP'];
 
 /**
- * The consent an inbound text states: its whole text, trimmed, case-insensitive and without
- * trailing punctuation, equal to one keyword ("stop!" counts, "please stop texting" does not).
- * Opt-out is checked first: a keyword in both lists opts out.
+ * The consent an inbound text states: its whole text equal to one keyword once both are
+ * normalised ("stop!" counts, "please stop texting" does not). Opt-out is checked first: a
+ * keyword in both lists opts out.
  */
 export function keywordConsent(text: string, keywords: { optOut: readonly unknown[] | null; optIn: readonly unknown[] | null }): 'opt-out' | 'opt-in' | null {
   const said = normalise(text);
@@ -23,7 +23,18 @@ export function keywordConsent(text: string, keywords: { optOut: readonly unknow
   return null;
 }
 
-const normalise = (text: string) => text.trim().replace(/[\s.!]+$/u, '').toUpperCase();
+/**
+ * What a handset's keyword is compared by (ADR 0183): compatibility forms folded (full-width
+ * `ＳＴＯＰ` is STOP), accents and invisible format characters dropped (`Arrêt` matches a
+ * project's `ARRET`), punctuation, symbols and emoji at either end ignored (`"Stop?"`, `STOP 🛑`),
+ * case ignored. Only the ends: a word inside a sentence is still not a keyword.
+ */
+const normalise = (text: string) =>
+  text
+    .normalize('NFKD')
+    .replace(/[\p{M}\p{Cf}]/gu, '')
+    .replace(/^[\s\p{P}\p{S}]+|[\s\p{P}\p{S}]+$/gu, '')
+    .toUpperCase();
 
 /** The handset's number in E.164, from the SMSC's international digits (with or without +); null when it is not a valid number. */
 export function inboundNumber(from: string): string | null {
