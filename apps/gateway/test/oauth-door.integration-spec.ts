@@ -71,6 +71,13 @@ describe('gateway: the OAuth door', () => {
     expect(seen.headers['x-request-id']).toBe(res.headers.get('x-request-id'));
   });
 
+  it('forwards a body whose Content-Type is no media type without that header, counted, with rate-limit headers', async () => {
+    const body = 'grant_type=authorization_code&code=abc';
+    const res = await fetch(`${gateway.url}/oauth/token`, { method: 'POST', headers: from('192.0.2.9', { 'content-type': 'application/x-www-form-urlencoded, text/plain' }), body });
+    expect([res.status, res.headers.get('x-ratelimit-limit')]).toEqual([200, '5']);
+    expect([stub.last().body, stub.last().headers['content-type']]).toEqual([body, undefined]);
+  });
+
   it('counts per client IP: the sixth call in the window is 429, another IP still passes', async () => {
     const statuses: number[] = [];
     for (let i = 0; i < 6; i++) statuses.push((await fetch(`${gateway.url}/oauth/register`, { method: 'POST', headers: from('192.0.2.50'), body: '{}' })).status);

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { takeBodiesUnparsed } from '../proxy/unparsed-bodies';
 import type { Upstreams } from '../proxy/upstreams';
 import type { RateLimiter } from '../rate-limit/rate-limiter';
 import { AnonymousDoor } from './anonymous-door';
@@ -18,8 +19,7 @@ export function linkDoor(deps: { limiter: RateLimiter; upstreams: Upstreams }): 
 /** Mounts the door in its own encapsulated context: bodies are streamed to messaging, never parsed here. */
 export function linkDoorPlugin(door: AnonymousDoor) {
   return async function linkDoorRoutes(app: FastifyInstance): Promise<void> {
-    app.removeAllContentTypeParsers();
-    app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+    takeBodiesUnparsed(app);
     const handler = (request: FastifyRequest, reply: FastifyReply) => door.handle(request, reply);
     app.get('/l/:code', handler);
     app.route({ method: ['GET', 'POST'], url: '/u/:code', handler });

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AnonymousDoor } from '../doors/anonymous-door';
+import { takeBodiesUnparsed } from '../proxy/unparsed-bodies';
 import type { Upstreams } from '../proxy/upstreams';
 import type { RateLimiter } from '../rate-limit/rate-limiter';
 
@@ -20,8 +21,7 @@ export function oauthDoor(deps: { limiter: RateLimiter; upstreams: Upstreams }):
 /** Mounts the door in its own encapsulated context: bodies are streamed to the oauth app, never parsed here. */
 export function oauthDoorPlugin(door: AnonymousDoor) {
   return async function oauthDoorRoutes(app: FastifyInstance): Promise<void> {
-    app.removeAllContentTypeParsers();
-    app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+    takeBodiesUnparsed(app);
     const handler = (request: FastifyRequest, reply: FastifyReply) => door.handle(request, reply);
     app.route({ method: ['GET', 'POST'], url: '/oauth/*', handler });
     for (const url of OAUTH_METADATA_PATHS) app.get(url, handler);

@@ -1,6 +1,7 @@
 import { PUBLIC_ROUTES, type PublicRoute } from '@meld/contracts';
 import { errorBody } from '@meld/platform';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { takeBodiesUnparsed } from '../proxy/unparsed-bodies';
 import { NOT_FOUND_ROUTE, type PublicApi } from './public-api';
 
 /**
@@ -12,16 +13,7 @@ import { NOT_FOUND_ROUTE, type PublicApi } from './public-api';
  */
 export function publicApiPlugin(api: PublicApi, routes: readonly PublicRoute[] = PUBLIC_ROUTES) {
   return async function publicApi(app: FastifyInstance): Promise<void> {
-    app.removeAllContentTypeParsers();
-    app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
-    // A Content-Type that is no media type (`application/json, text/plain`) was Fastify's own 415
-    // before any handler: uncounted, without X-RateLimit-* (ADR 0011), and not the spec's 400 for
-    // a body that is not JSON. It names nothing, so it goes: the request is counted and answered
-    // as any other, and the owning app refuses its body as one without a Content-Type (ADR 0012).
-    app.addHook('onRequest', (request, _reply, done) => {
-      if (request.headers['content-type'] !== undefined && request.mediaType === undefined) delete request.headers['content-type'];
-      done();
-    });
+    takeBodiesUnparsed(app);
     app.setErrorHandler((err: FastifyError, _request, reply) => {
       const status = typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
       return reply.code(status).type('application/json; charset=utf-8').send(errorBody(status, status === 500 ? 'internal error' : err.message));
