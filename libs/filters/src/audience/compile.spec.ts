@@ -81,11 +81,11 @@ describe('audienceSelect', () => {
     const group = (operator: string, value: number) => compileLast({ type: 'group_event', eventType: 'login', count: { operator, value } });
     const exists = /audience_id IN \(SELECT aid FROM \(SELECT .* FROM audience_membership .* IN \(SELECT data_source_id, user_id FROM events PREWHERE .*\) GROUP BY data_source_id, user_id\) WHERE gone = 0\)/;
     expect(group('at-least', 1)).toMatch(new RegExp(`AND ${exists.source}$`));
-    expect(group('at-least', 2)).toMatch(/AND audience_id IN \(.*uniqExact\(event_id\).*HAVING sum\(n\) >= 2\)$/);
-    expect(group('at-most', 2)).toMatch(/AND \(NOT audience_id IN \(.*HAVING sum\(n\) > 2\)\)$/);
+    expect(group('at-least', 2)).toMatch(/AND audience_id IN \(.*groupArray\(cityHash64\(event_id\)\).*HAVING uniqExactArray\(ids\) >= 2\)$/);
+    expect(group('at-most', 2)).toMatch(/AND \(NOT audience_id IN \(.*HAVING uniqExactArray\(ids\) > 2\)\)$/);
     expect(group('exactly', 0)).toMatch(new RegExp(`AND \\(NOT ${exists.source}\\)$`));
     expect(group('at-most', 0)).toMatch(new RegExp(`AND \\(NOT ${exists.source}\\)$`));
-    expect(group('exactly', 3)).toMatch(/HAVING sum\(n\) = 3\)$/);
+    expect(group('exactly', 3)).toMatch(/HAVING uniqExactArray\(ids\) = 3\)$/);
     expect(group('at-least', 0)).toMatch(/deleted = 0 AND 1$/);
   });
 

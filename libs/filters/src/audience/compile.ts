@@ -367,15 +367,20 @@ function groupEvent(node: GroupEventNode, ctx: Context): Sql {
   // row, not deleted). Only the memberships of those source contacts are grouped.
   const members = latestMembership(ctx.projectId, sql`(data_source_id, user_id) IN (SELECT data_source_id, user_id FROM ${events})`);
   const anyEvent = sql`audience_id IN (SELECT aid FROM (${members}) WHERE gone = 0)`;
-  // Counted: matching events per source contact, deduplicated by id (an event id belongs to one
-  // source contact), summed per audience contact.
+  // Counted: the distinct ids of the matching events per audience contact. One id can stand on
+  // several of its source contacts (two integrations forwarding one order; copies dated apart
+  // never merge, their sorting keys differ), and a resent id never counts twice (system.md §1),
+  // so the ids are gathered per source contact and counted once over all of them (ADR 0060). As
+  // 64-bit hashes: as fast as the per-source uniqExact it replaces, where the strings themselves
+  // took 3 times as long; two ids of a contact with 100,000 events collide with odds of 3 in 10^10.
   const counted = (having: Sql): Sql =>
-    sql`audience_id IN (SELECT aid FROM (${members}) ANY INNER JOIN (SELECT data_source_id, user_id, uniqExact(event_id) AS n FROM ${events} GROUP BY data_source_id, user_id) USING (data_source_id, user_id) WHERE gone = 0 GROUP BY aid HAVING ${having})`;
+    sql`audience_id IN (SELECT aid FROM (${members}) ANY INNER JOIN (SELECT data_source_id, user_id, groupArray(cityHash64(event_id)) AS ids FROM ${events} GROUP BY data_source_id, user_id) USING (data_source_id, user_id) WHERE gone = 0 GROUP BY aid HAVING ${having})`;
 
   const { operator, value } = node.count ?? { operator: 'at-least', value: 1 };
+  const n = raw('uniqExactArray(ids)');
   let condition: Sql;
-  if (operator === 'at-least') condition = value <= 0 ? TRUE : value === 1 ? anyEvent : counted(sql`sum(n) >= ${value}`);
-  else if (operator === 'at-most') condition = not(value === 0 ? anyEvent : counted(sql`sum(n) > ${value}`));
-  else condition = value === 0 ? not(anyEvent) : counted(sql`sum(n) = ${value}`);
+  if (operator === 'at-least') condition = value <= 0 ? TRUE : value === 1 ? anyEvent : counted(sql`${n} >= ${value}`);
+  else if (operator === 'at-most') condition = not(value === 0 ? anyEvent : counted(sql`${n} > ${value}`));
+  else condition = value === 0 ? not(anyEvent) : counted(sql`${n} = ${value}`);
   return node.negate ? not(condition) : condition;
 }

@@ -9,7 +9,7 @@ import { migratedTestClickHouse } from '@meld/testing';
 import { audienceCount, audienceSelect, parseAudienceFilter, type FilterCatalogue } from '../../src/audience';
 import { TEST_CATALOGUE, withoutSlots } from './test-catalogue';
 import { referenceSelect } from './reference';
-import { seedWorld, type World } from './world';
+import { eventRow, seedWorld, type World } from './world';
 
 const DAY = 86_400;
 const NOW = new Date('2026-06-15T12:00:00Z');
@@ -212,6 +212,35 @@ describe('event conditions', () => {
     ['vip without a purchase', { type: 'group', children: [attr('vip', 'is-true'), purchase([], { negate: true })] }, ['c4']],
   ])('%s', async (_, root, expected) => {
     expect(await select(root)).toEqual(expected);
+  });
+});
+
+describe('an event id sent by two source contacts of one contact', () => {
+  it('counts once (system.md §1: a resent id never counts twice anywhere)', async () => {
+    // Two integrations forwarding one order under its id, dated a minute apart: the copies differ
+    // in the sorting key (event_date), so no merge ever joins them; reads deduplicate by id.
+    const project = randomUUID();
+    const twice: World = {
+      contacts: [{ id: 'a', attributes: {} }],
+      sources: [
+        { ds: 'shop', user: 'u', aid: 'a' },
+        { ds: 'crm', user: 'u', aid: 'a' },
+      ],
+      events: [
+        { id: 'order-1', ds: 'shop', user: 'u', type: 'purchase', date: N - DAY, params: {} },
+        { id: 'order-2', ds: 'shop', user: 'u', type: 'purchase', date: N - DAY, params: {} },
+      ],
+    };
+    await seedWorld(ch, project, twice, TEST_CATALOGUE);
+    await ch.insert('events', [eventRow(project, { ...twice.events[0], ds: 'crm', date: N - DAY + 60 })]);
+    const counted = async (count: object) => {
+      const root = parseAudienceFilter(purchase([], { count }), TEST_CATALOGUE);
+      const rows = await ch.query<{ id: string }>(audienceSelect({ projectId: project, root, columns: sql`audience_id AS id`, now: NOW }));
+      return rows.map((r) => r.id);
+    };
+    expect(await counted({ operator: 'exactly', value: 2 })).toEqual(['a']);
+    expect(await counted({ operator: 'at-least', value: 3 })).toEqual([]);
+    expect(await counted({ operator: 'at-most', value: 2 })).toEqual(['a']);
   });
 });
 
