@@ -20,6 +20,7 @@
  * dropped with a warning. When nothing is pending no lock is taken at all, so the usual boot-time
  * run is a couple of reads.
  */
+import { errorSummary } from '@meld/contracts';
 import { createHash, randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
@@ -218,7 +219,7 @@ export async function migrateClickHouse(options: MigrateOptions): Promise<Migrat
     return { applied: done, upToDate: files.length - done.length };
   } finally {
     await client.command(sql`DROP TABLE IF EXISTS ${lockTable}`).catch((error: Error) => {
-      log('warn', `could not release the ClickHouse migration lock ${lockTable.text}: ${error.message}`);
+      log('warn', `could not release the ClickHouse migration lock ${lockTable.text}: ${errorSummary(error)}`);
     });
   }
 }

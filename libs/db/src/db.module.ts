@@ -1,3 +1,4 @@
+import { errorSummary } from '@meld/contracts';
 import { type DynamicModule, Inject, Injectable, Logger, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { createDataSource } from './data-source';
@@ -31,7 +32,7 @@ export class PostgresConnection implements OnModuleInit, OnApplicationShutdown {
         await this.ds.initialize();
         this.log.log('connected');
       } catch (err) {
-        this.log.warn(`connect attempt ${attempt} failed: ${(err as Error).message}`);
+        this.log.warn(`connect attempt ${attempt} failed: ${errorSummary(err)}`);
         await new Promise((r) => setTimeout(r, Math.min(attempt * 250, 2000)));
       }
     }

@@ -1,4 +1,4 @@
-import { REQUEST_ID_HEADER, safeErrorMessage } from '@meld/contracts';
+import { errorSummary, REQUEST_ID_HEADER, safeErrorMessage } from '@meld/contracts';
 import type { IHeaders } from 'kafkajs';
 import type { ZodType } from 'zod';
 import { backoffDelay, sleep as realSleep, type BackoffOptions } from './backoff';
@@ -405,7 +405,7 @@ class BatchRun<T> {
   private async waitBeforeRetry(token: object, raw: RawMessage, message: Message<T>, error: Error, transient: boolean, failures: number): Promise<void> {
     if (transient) return this.pause.beforeRetry(token, error);
     const delay = backoffDelay(failures, this.options.backoff, this.options.random);
-    this.logger.debug({ topic: this.batch.topic, partition: this.batch.partition, offset: raw.offset, attempt: message.attempt, delay, err: error.message }, 'handler failed, retrying');
+    this.logger.debug({ topic: this.batch.topic, partition: this.batch.partition, offset: raw.offset, attempt: message.attempt, delay, err: errorSummary(error) }, 'handler failed, retrying');
     await this.sleep(delay);
   }
 

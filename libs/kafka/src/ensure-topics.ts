@@ -1,3 +1,4 @@
+import { errorSummary } from '@meld/contracts';
 import type { Admin, Kafka } from 'kafkajs';
 import { createKafkaClient, type KafkaConnectionOptions } from './client';
 import { silentLogger, type Logger } from './logger';
@@ -62,7 +63,7 @@ export async function ensureTopics(
       });
     } catch (err) {
       createError = err;
-      logger.warn({ err: (err as Error).message, missing }, 'CreateTopics failed');
+      logger.warn({ err: errorSummary(err), missing }, 'CreateTopics failed');
       if (options.autoCreateFallback) await autoCreateViaMetadata(admin, missing);
     }
 

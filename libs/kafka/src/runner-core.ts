@@ -1,3 +1,4 @@
+import { errorSummary } from '@meld/contracts';
 import type { Consumer, ConsumerRunConfig, Kafka } from 'kafkajs';
 import { inspectCluster } from './broker-kind';
 import { createKafkaClient } from './client';
@@ -58,7 +59,10 @@ export function createRunnerCore(options: RunnerCoreOptions): RunnerCore {
       allowAutoTopicCreation: false,
     });
     c.on(c.events.CRASH, ({ payload }) => {
-      logger.error({ err: payload.error.message, group, restart: payload.restart }, 'kafka consumer crashed');
+      // The crash is whatever a handler threw (kafkajs wraps it once retries run out), a store's
+      // error quoting a row among them: class and code only (ADR 0338).
+      const { cause } = payload.error as Error;
+      logger.error({ err: errorSummary(payload.error), ...(cause === undefined ? {} : { cause: errorSummary(cause) }), group, restart: payload.restart }, 'kafka consumer crashed');
       if (!payload.restart) healthy = false;
     });
     return c;
@@ -100,7 +104,7 @@ export function createRunnerCore(options: RunnerCoreOptions): RunnerCore {
       for (const signal of options.stopOnSignals ?? []) {
         const onSignal = (): void => {
           logger.info({ signal, group }, 'stopping kafka consumer');
-          void core.stop().catch((err: unknown) => logger.error({ err: (err as Error).message, group }, 'kafka consumer stop failed'));
+          void core.stop().catch((err: unknown) => logger.error({ err: errorSummary(err), group }, 'kafka consumer stop failed'));
         };
         process.once(signal, onSignal);
         signalHandlers.push([signal, onSignal]);

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel, type KafkaMessage } from 'kafkajs';
-import { createProducer, ensureTopics, type ConsumerRunner, type Producer } from '../src';
+import { createProducer, ensureTopics, type ConsumerRunner, type Logger, type Producer } from '../src';
 
 /**
  * The broker of the integration tests: MELD_KAFKA_BROKERS (exported by `meld test`), else
@@ -79,4 +79,11 @@ export function runnerTestHooks(brokers: string[]): { producer: Pick<Producer, '
     await producer?.disconnect();
   });
   return { producer: { send: (topic, messages, options) => producer!.send(topic, messages, options) }, runners, readers };
+}
+
+/** A logger keeping each line as `level msg {fields}`, for tests of what reaches a line (ADR 0338). */
+export function captureLogger(): { logger: Logger; lines: string[] } {
+  const lines: string[] = [];
+  const capture = (level: string) => (obj: object, msg?: string) => void lines.push(`${level} ${msg ?? ''} ${JSON.stringify(obj)}`);
+  return { lines, logger: { debug: capture('debug'), info: capture('info'), warn: capture('warn'), error: capture('error') } };
 }

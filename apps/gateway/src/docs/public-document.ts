@@ -1,4 +1,4 @@
-import { INTERNAL_APPS, type AppName } from '@meld/contracts';
+import { errorSummary, INTERNAL_APPS, LoggableError, type AppName } from '@meld/contracts';
 import { scanAppDocument } from '@meld/api';
 import { Injectable, Logger } from '@nestjs/common';
 import { HttpAdapterHost, ModulesContainer } from '@nestjs/core';
@@ -74,10 +74,10 @@ export class PublicDocument {
     try {
       const res = await fetch(`${this.urls[app]}/openapi.json`, { signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
       if (res.status === 404) return null;
-      if (!res.ok) throw new Error(`HTTP ${res.status}`);
+      if (!res.ok) throw new LoggableError(`HTTP ${res.status}`);
       return (await res.json()) as OpenAPIObject;
     } catch (err) {
-      this.log.warn(`${app}: no OpenAPI document (${(err as Error).message})`);
+      this.log.warn(`${app}: no OpenAPI document (${errorSummary(err)})`);
       return 'unavailable';
     }
   }

@@ -1,3 +1,4 @@
+import { errorSummary } from '@meld/contracts';
 import { Logger, type OnApplicationBootstrap, type BeforeApplicationShutdown } from '@nestjs/common';
 import type { RemergeRepository } from './remerge.repository';
 import type { RemergeProject } from './usecases/remerge-project/remerge-project.usecase';
@@ -50,7 +51,7 @@ export class RemergeWorker implements OnApplicationBootstrap, BeforeApplicationS
     this.timer = setTimeout(() => {
       this.running = this.runOnce()
         .then(() => undefined)
-        .catch((err: unknown) => this.logger.warn(`re-merge paused, retried at the next poll: ${err instanceof Error ? err.message : String(err)}`))
+        .catch((err: unknown) => this.logger.warn(`re-merge paused, retried at the next poll: ${errorSummary(err)}`))
         .finally(() => this.schedule(this.pollMs));
     }, ms);
     this.timer.unref();

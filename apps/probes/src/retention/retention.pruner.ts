@@ -1,3 +1,4 @@
+import { errorSummary } from '@meld/contracts';
 import type { Plan } from '@meld/contracts';
 import { type ClickHouse, join, raw, sql, type Sql } from '@meld/clickhouse';
 import { DATA_SOURCE } from '@meld/db';
@@ -59,7 +60,7 @@ export class RetentionPruner implements OnApplicationBootstrap, BeforeApplicatio
     try {
       if (await this.redis.set(LOCK_KEY, '1', 'PX', RETENTION_INTERVAL_MS - 60_000, 'NX')) await this.run();
     } catch (err) {
-      this.logger.error({ msg: 'retention run failed', err: (err as Error).message });
+      this.logger.error({ msg: 'retention run failed', err: errorSummary(err) });
     }
   }
 

@@ -1,3 +1,4 @@
+import { errorSummary } from '@meld/contracts';
 import { Logger } from '@nestjs/common';
 import { Client, type ClientConfig } from 'pg';
 import type { DataSource } from 'typeorm';
@@ -59,7 +60,7 @@ export class OutboxNotifications {
       const ended = new Promise<void>((resolve) => {
         client.once('end', resolve);
         client.on('error', (err) => {
-          this.log.warn(`listen connection failed: ${err.message}`);
+          this.log.warn(`listen connection failed: ${errorSummary(err)}`);
           resolve();
         });
       });
@@ -73,7 +74,7 @@ export class OutboxNotifications {
         this.wakeAll();
         if (!this.stopped) await Promise.race([ended, this.interruptible()]);
       } catch (err) {
-        if (!this.stopped) this.log.warn(`listen connection failed, pumps on their safety poll: ${(err as Error).message}`);
+        if (!this.stopped) this.log.warn(`listen connection failed, pumps on their safety poll: ${errorSummary(err)}`);
       }
       this.up = false;
       await client.end().catch(() => undefined);

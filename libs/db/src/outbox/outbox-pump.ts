@@ -1,3 +1,4 @@
+import { errorSummary } from '@meld/contracts';
 import { unpublishableReason, type UnpublishableReason } from '@meld/kafka';
 import { Logger } from '@nestjs/common';
 import { Counter, Gauge, type Registry } from 'prom-client';
@@ -265,7 +266,7 @@ export class OutboxPump {
           wait = CONNECTING_POLL_MS;
         }
       } catch (err) {
-        this.log.warn(`pass failed, retrying: ${err instanceof Error ? err.message : String(err)}`);
+        this.log.warn(`pass failed, retrying: ${errorSummary(err)}`);
         // Nudges do not shorten it: every write of every process nudges, and a broker outage
         // would otherwise turn into a pass per write (ADR 0212).
         await this.sleep(backoff, { nudgeable: false });

@@ -1,3 +1,4 @@
+import { errorSummary } from '@meld/contracts';
 import type { Consumer } from 'kafkajs';
 import type { Logger } from '../logger';
 
@@ -36,7 +37,7 @@ export class OffsetCommits {
       for (const [p, o] of entries) if (this.uncommitted.get(p) === o) this.uncommitted.delete(p);
     } catch (err) {
       // Stored anyway: the next commit carries these offsets, or a redelivery rewrites the rows.
-      this.ctx.logger.warn({ group: this.ctx.group, topic, err: (err as Error).message }, 'sink offset commit failed');
+      this.ctx.logger.warn({ group: this.ctx.group, topic, err: errorSummary(err) }, 'sink offset commit failed');
     }
   }
 }

@@ -1,3 +1,4 @@
+import { safeErrorMessage } from '@meld/contracts';
 import { PRINCIPAL_VERIFIER, PrincipalGuard } from '@meld/auth';
 import { type DynamicModule, type FactoryProvider, Module, type ModuleMetadata } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
@@ -109,6 +110,7 @@ export async function runMeldApp(def: MeldAppDefinition, env: NodeJS.ProcessEnv 
 
 /** A failed start prints one clear line (e.g. which variable is invalid) and exits non-zero. */
 export function exitOnStartupError(err: unknown): never {
-  process.stderr.write(`startup failed: ${err instanceof Error ? err.message : String(err)}\n`);
+  // The config's messages name the variable; a store's text that can quote input is withheld (ADR 0338).
+  process.stderr.write(`startup failed: ${safeErrorMessage(err)}\n`);
   process.exit(1);
 }

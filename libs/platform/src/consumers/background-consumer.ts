@@ -1,3 +1,4 @@
+import { errorSummary } from '@meld/contracts';
 import type { ConsumerRunner } from '@meld/kafka';
 import type { Logger } from '@nestjs/common';
 
@@ -40,7 +41,7 @@ export class BackgroundConsumer {
         return;
       } catch (err) {
         await runner.stop().catch(() => undefined);
-        this.options.logger.warn(`${this.options.name} consumer could not start, retrying: ${err instanceof Error ? err.message : String(err)}`);
+        this.options.logger.warn(`${this.options.name} consumer could not start, retrying: ${errorSummary(err)}`);
         await new Promise((r) => setTimeout(r, this.options.retryMs ?? START_RETRY_MS));
       }
     }

@@ -1,3 +1,4 @@
+import { errorSummary } from '@meld/contracts';
 import { type DynamicModule, Inject, Injectable, Logger, Module, type OnApplicationShutdown } from '@nestjs/common';
 import type Redis from 'ioredis';
 import { createRedisClient } from './redis-client';
@@ -31,7 +32,9 @@ export class RedisModule {
             const log = new Logger('redis');
             let last = '';
             redis.on('error', (err: Error) => {
-              if (err.message !== last) log.warn(`connection error: ${(last = err.message)}`);
+              // By class and code (ECONNREFUSED): a reply error's text can quote a key or a value (ADR 0338).
+              const summary = errorSummary(err);
+              if (summary !== last) log.warn(`connection error: ${(last = summary)}`);
             });
             redis.on('ready', () => {
               if (last) log.log('reconnected');

@@ -1,3 +1,4 @@
+import { errorSummary } from '@meld/contracts';
 import { REDIS } from '@meld/platform';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type Redis from 'ioredis';
@@ -18,7 +19,7 @@ export class TenancyEvents {
       await this.redis.publish(channel, message);
       return true;
     } catch (err) {
-      this.log.warn(`could not publish on ${channel}: ${(err as Error).message}`);
+      this.log.warn(`could not publish on ${channel}: ${errorSummary(err)}`);
       return false;
     }
   }

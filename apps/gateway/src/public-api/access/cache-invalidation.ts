@@ -1,3 +1,4 @@
+import { errorSummary } from '@meld/contracts';
 import { TENANCY_CHANGED_CHANNEL, TOKEN_REVOKED_CHANNEL } from '@meld/auth';
 import { Logger } from '@nestjs/common';
 import { createRedisClient } from '@meld/platform';
@@ -33,7 +34,7 @@ export class CacheInvalidation {
         tokens.clear();
       }
     });
-    void this.sub.subscribe(TOKEN_REVOKED_CHANNEL, TENANCY_CHANGED_CHANNEL).catch((err: Error) => this.log.warn(`subscribe failed: ${err.message}`));
+    void this.sub.subscribe(TOKEN_REVOKED_CHANNEL, TENANCY_CHANGED_CHANNEL).catch((err: unknown) => this.log.warn(`subscribe failed: ${errorSummary(err)}`));
   }
 
   async close(): Promise<void> {

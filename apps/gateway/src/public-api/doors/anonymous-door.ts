@@ -1,4 +1,4 @@
-import type { AppName } from '@meld/contracts';
+import { errorSummary, type AppName } from '@meld/contracts';
 import { Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sendError } from '../pipeline/public-api';
@@ -59,7 +59,7 @@ export class AnonymousDoor {
       return sendError(reply.header('retry-after', RETRY_AFTER_S), 503, 'rate limiting is temporarily unavailable; retry later');
     }
     const code = (err as { code?: string }).code ?? '';
-    this.log.warn(`upstream ${this.options.app} failed: ${code} ${(err as Error).message}`);
+    this.log.warn(`upstream ${this.options.app} failed: ${errorSummary(err)}`);
     if (/TIMEOUT/.test(code)) return sendError(reply, 504, `the ${this.options.app} service did not answer in time`);
     return sendError(reply.header('retry-after', RETRY_AFTER_S), 502, `the ${this.options.app} service is unavailable`);
   }

@@ -1,5 +1,5 @@
 import { type AccessDecision, type DataSourceRecord, type PrincipalKeyring, type ProjectRecord, type TokenRecord, authorize, encodePrincipal, hashToken, parseBearer } from '@meld/auth';
-import { DEFAULT_BODY_LIMIT, type PublicRoute } from '@meld/contracts';
+import { DEFAULT_BODY_LIMIT, errorSummary, type PublicRoute } from '@meld/contracts';
 import { errorBody } from '@meld/platform';
 import { Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -187,7 +187,8 @@ export class PublicApi {
       }
       if (reply.sent) throw err;
       const code = (err as { code?: string }).code ?? '';
-      this.log.warn(`upstream ${route.app} failed for ${route.id}: ${code} ${(err as Error).message}`);
+      // The class and code say what failed; an upstream error's text is not ours (ADR 0338).
+      this.log.warn(`upstream ${route.app} failed for ${route.id}: ${errorSummary(err)}`);
       if (/TIMEOUT/.test(code)) return sendError(reply, 504, `the ${route.app} service did not answer in time`);
       return sendError(reply.header('retry-after', RETRY_AFTER_S), 502, `the ${route.app} service is unavailable`);
     }

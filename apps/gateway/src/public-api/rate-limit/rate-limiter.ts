@@ -1,4 +1,4 @@
-import type { Plan } from '@meld/contracts';
+import { errorSummary, LoggableError, type Plan } from '@meld/contracts';
 import type Redis from 'ioredis';
 import type { LimitClass, RateLimits } from './limits';
 
@@ -64,8 +64,11 @@ export interface RateLimitState {
   allowed: boolean;
 }
 
-/** Redis did not answer: the caller refuses the request (503), never lets it through. */
-export class RateLimitUnavailable extends Error {}
+/**
+ * Redis did not answer: the caller refuses the request (503), never lets it through. Logged whole:
+ * its message names Redis's error by class and code only (ADR 0338).
+ */
+export class RateLimitUnavailable extends LoggableError {}
 
 type WithScript = Redis & { meldRateLimitLease(key: string, windowMs: number, want: number, limit: number): Promise<[number, number, number, number]> };
 
@@ -152,7 +155,7 @@ export class RateLimiter {
         },
         (err: unknown) => {
           this.renewing.delete(key);
-          throw new RateLimitUnavailable(`rate limiting unavailable: ${(err as Error).message}`);
+          throw new RateLimitUnavailable(`rate limiting unavailable: ${errorSummary(err)}`, { cause: err });
         },
       );
       this.renewing.set(key, pending);

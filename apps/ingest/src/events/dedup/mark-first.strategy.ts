@@ -1,3 +1,4 @@
+import { errorSummary } from '@meld/contracts';
 import type { OpenTransaction } from '@meld/db';
 import { metricsRegistry } from '@meld/platform';
 import { Logger } from '@nestjs/common';
@@ -28,7 +29,7 @@ const log = new Logger('write-events');
 function commitAfterAnswer(tx: OpenTransaction<unknown>): void {
   void timed('commit', () => tx.commit()).catch((err: unknown) => {
     commitFailures.inc();
-    log.error(`event-id marks not committed after the answer: ${(err as Error).message}`);
+    log.error(`event-id marks not committed after the answer: ${errorSummary(err)}`);
   });
 }
 
