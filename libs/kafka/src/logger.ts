@@ -44,6 +44,8 @@ export function kafkajsLogCreator(logger: Logger): logCreator {
 /** `: ` then an error's text, as kafkajs appends it (`Crash: DatabaseError: invalid input …`). */
 const APPENDED_TEXT = ': ';
 const FRAMES = '\n    at ';
+/** A socket's failure as Node words it (`connect ECONNREFUSED 10.0.0.5:9092`): its code is kept, an operator's first clue. */
+const NETWORK_REASON = /^(?:connect |getaddrinfo |read |write )?(E[A-Z][A-Z0-9_]+)\b/;
 
 /**
  * What of a kafkajs log entry reaches a line (ADR 0338). kafkajs writes the errors it meets into
@@ -51,7 +53,8 @@ const FRAMES = '\n    at ';
  * an `error` (the Error a handler threw, whose own properties, a pg error's `detail` among them,
  * JSON keeps) or its message, a `cause`, a `stack` whose first line is the message again. The
  * error can be any handler's, a store's quoting the row it refused. So at warn and error, where
- * kafkajs puts them, a message keeps its words before the first `: `; an Error anywhere in the
+ * kafkajs puts them, a message keeps its words before the first `: ` (and a socket error's code,
+ * `Connection error: ECONNREFUSED`); an Error anywhere in the
  * entry becomes its errorSummary (class and code); an error's text or cause given as a string is
  * dropped; a stack keeps its frames.
  */
@@ -69,5 +72,7 @@ export function kafkajsLine(namespace: string, level: logLevel, log: LogEntry['l
   const text = typeof message === 'string' ? message : String(message);
   const cut = text.indexOf(APPENDED_TEXT);
   const quiet = level === logLevel.DEBUG || level === logLevel.INFO;
-  return { obj, msg: quiet || cut < 0 ? text : text.slice(0, cut) };
+  if (quiet || cut < 0) return { obj, msg: text };
+  const reason = NETWORK_REASON.exec(text.slice(cut + APPENDED_TEXT.length));
+  return { obj, msg: reason ? `${text.slice(0, cut)}: ${reason[1]}` : text.slice(0, cut) };
 }
