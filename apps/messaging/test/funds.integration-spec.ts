@@ -81,10 +81,15 @@ describe('direct SMS: prepaid funds (real Postgres, Redis, SMSC simulator)', () 
     expect(await fundsOf(t)).toBe(-0.5);
   });
 
-  it('does not charge a postpaid organization', async () => {
+  it('does not charge a postpaid organization, nor refuse one whose funds are below zero', async () => {
     const t = await seedSmsTenancy(db, { prepaid: false, funds: 0 });
     const audienceId = await seedContact(db, t.project.id, { _user_id: 'u-post', _phone_mobile: '+447400123461' });
     expect((await send(t, audienceId)).status).toBe(201);
     expect(await fundsOf(t)).toBe(0);
+    const owing = await seedSmsTenancy(db, { prepaid: false, funds: -12.5 });
+    const owed = await seedContact(db, owing.project.id, { _user_id: 'u-post-owing', _phone_mobile: '+447400123462' });
+    const { status, body } = await send(owing, owed);
+    expect([status, body.details?.reason]).toEqual([201, undefined]);
+    expect(await fundsOf(owing)).toBe(-12.5);
   });
 });

@@ -78,7 +78,8 @@ export class SendDirectSms {
     const cost = context.prepaid ? costUnits(country.price, parts.messagesCount) : 0n;
     // Funds are checked exactly in the send's transaction; this early look answers a send they cannot cover before the
     // lookup, and keeps one sure to be refused from auto-creating a contact (ADR 0184).
-    if (cost > toUnits(context.funds)) throw insufficientFunds(cost);
+    // A postpaid organization (cost 0) is never refused, whatever its funds say (they may be below zero).
+    if (cost > 0n && cost > toUnits(context.funds)) throw insufficientFunds(cost);
 
     const found = context.contact ?? (await this.contactOfPhone(cmd.projectId, destination, context));
     // Opted out of SMS, or on a channel whose opt-out reaches every channel (ADR 0347).
