@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { FastifyRequest } from 'fastify';
 import { jsonTooDeep, jsonTooDeepMessage } from './json-depth';
 
 /** A 400 that names why the JSON body was refused (Fastify's default parser says only "not valid JSON"). */
@@ -50,6 +51,16 @@ function protoKeyPath(root: unknown): string | null {
   return null;
 }
 
+/**
+ * An `onRequest` hook: a Content-Type that is no media type (`application/json, text/plain`,
+ * `json`) was Fastify's bare 415 before any parser or handler (ADR 0012). It names nothing, so
+ * it goes, and the body is one sent without a Content-Type.
+ */
+export function dropContentTypeThatIsNoMediaType(request: FastifyRequest, _reply: unknown, done: () => void): void {
+  if (request.headers['content-type'] !== undefined && request.mediaType === undefined) delete request.headers['content-type'];
+  done();
+}
+
 const NOT_JSON = 'the body must be JSON, sent with Content-Type: application/json';
 const NOT_UTF8 = 'the body is not valid UTF-8: JSON is sent in UTF-8 (RFC 8259 §8.1), whatever charset the Content-Type names';
 
@@ -67,6 +78,7 @@ export function useJsonBodyParser(app: NestFastifyApplication, bodyLimit: number
   // A body with no Content-Type, or one no parser takes, is a malformed body to the API's clients
   // (product and ingest spec: 400 with a message), not Fastify's bare 415.
   fastify.addContentTypeParser('*', (_request: unknown, _payload: unknown, done: (err: Error | null, body?: unknown) => void) => done(new BadJsonBody(NOT_JSON)));
+  fastify.addHook('onRequest', dropContentTypeThatIsNoMediaType);
   // Fastify parses text/plain and Nest forms by default: on the JSON APIs a form was read as an
   // object (`text=hi` sent a direct SMS) and text as a string ("expected object, received
   // string"); both are refused there like any other body that is not JSON (ADR 0012).

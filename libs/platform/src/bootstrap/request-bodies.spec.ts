@@ -59,6 +59,8 @@ describe('request bodies and URLs every app takes or refuses', () => {
   it.each(['/v1/echo', '/v1/echo?x=1', '/admin/v1/echo'])('refuses a form or text on the JSON API path %s, never reading it as a body', async (path) => {
     expect(await post(path, 'application/x-www-form-urlencoded', 'text=hi')).toEqual({ status: 400, body: NOT_JSON });
     expect(await post(path, 'text/plain;charset=UTF-8', '{"text":"hi"}')).toEqual({ status: 400, body: NOT_JSON });
+    // A Content-Type that is no media type at all: not Fastify's bare 415.
+    expect(await post(path, 'application/json, text/plain', '{"text":"hi"}')).toEqual({ status: 400, body: NOT_JSON });
   });
 
   it('still reads the forms of the pages that post them (unsubscribe, OAuth)', async () => {

@@ -1,3 +1,4 @@
+import { dropContentTypeThatIsNoMediaType } from '@meld/platform';
 import type { FastifyInstance } from 'fastify';
 
 /**
@@ -11,8 +12,5 @@ import type { FastifyInstance } from 'fastify';
 export function takeBodiesUnparsed(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
-  app.addHook('onRequest', (request, _reply, done) => {
-    if (request.headers['content-type'] !== undefined && request.mediaType === undefined) delete request.headers['content-type'];
-    done();
-  });
+  app.addHook('onRequest', dropContentTypeThatIsNoMediaType);
 }
