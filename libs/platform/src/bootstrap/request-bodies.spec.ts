@@ -1,5 +1,5 @@
 import { request as httpRequest } from 'node:http';
-import { Body, Controller, type INestApplication, Module, Param, Post } from '@nestjs/common';
+import { Body, Controller, Delete, type INestApplication, Module, Param, Post } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { HttpErrorFilter } from '../errors/http-error.filter';
 import { loggerModule } from '../logging/logger.module';
@@ -16,6 +16,11 @@ class EchoController {
   @Post('/v1/by/:id')
   byId(@Param('id') id: string) {
     return { id };
+  }
+
+  @Delete('/v1/by/:id')
+  remove(@Param('id') id: string, @Body() body: unknown) {
+    return { id, body: body ?? null };
   }
 }
 
@@ -39,6 +44,19 @@ describe('request bodies and URLs every app takes or refuses', () => {
     const res = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': contentType }, body });
     return { status: res.status, body: (await res.json()) as unknown };
   };
+
+  it('takes a DELETE with Content-Type: application/json and no body (HTTP clients send the header on every call); a JSON body there is still read', async () => {
+    const remove = async (body?: string) => {
+      const res = await fetch(`${base}/v1/by/c-1`, { method: 'DELETE', headers: { 'content-type': 'application/json' }, body });
+      return { status: res.status, body: (await res.json()) as unknown };
+    };
+    expect(await remove()).toEqual({ status: 200, body: { id: 'c-1', body: null } });
+    expect(await remove('')).toEqual({ status: 200, body: { id: 'c-1', body: null } });
+    expect(await remove('{"a":1}')).toEqual({ status: 200, body: { id: 'c-1', body: { a: 1 } } });
+    expect((await remove('{')).status).toBe(400);
+    // A POST without its body is still refused, naming why.
+    expect(await post('/v1/echo', 'application/json', '')).toEqual({ status: 400, body: expect.objectContaining({ message: 'the body is empty but content-type is application/json' }) });
+  });
 
   it('reads JSON on every path', async () => {
     expect(await post('/v1/echo', 'application/json; charset=utf-8', '{"a":1}')).toEqual({ status: 201, body: { body: { a: 1 } } });
