@@ -69,6 +69,10 @@ describe('admin: projects', () => {
       [{ name: 'x', locale: 'en_UK' }, 'locale'],
       [{ name: 'x', locale: 'fr_XX' }, 'locale'],
       [{}, 'name'],
+      // Text Postgres cannot store as sent: a lone surrogate was stored as U+FFFD with a 201.
+      [{ name: 'Acme \ud800' }, 'name'],
+      [{ name: 'x', generalConfig: { channelSms: { optOutKeywords: ['STOP', 'ARR\udc00T'] } } }, 'generalConfig.channelSms.optOutKeywords[1]'],
+      [{ name: 'Acme \u0000' }, 'name'],
     ];
     for (const [body, path] of cases) {
       const res = await gw.call('POST', `/organizations/${org}/projects`, body);

@@ -1,16 +1,20 @@
 import { type ArgumentMetadata, BadRequestException, Body, Injectable, type PipeTransform } from '@nestjs/common';
 import { jsonTooDeep, jsonTooDeepMessage, parseInput } from '@meld/platform';
 import type { z } from 'zod';
+import { refuseUnstorableText } from './storable-body';
 
 /**
  * Validates the body against the zod schema given to `@JsonBody(schema)` with platform's
- * parseInput: the 400 every app gives (`details.fields` = [{path, message}]).
+ * parseInput: the 400 every app gives (`details.fields` = [{path, message}]); then any text
+ * Postgres could not store as sent is that field's 400 too.
  */
 @Injectable()
 export class ZodBodyPipe implements PipeTransform {
   transform(value: unknown, metadata: ArgumentMetadata): unknown {
     if (!metadata.schema) return value;
-    return parseInput(metadata.schema as unknown as z.ZodType, parsed(value));
+    const body = parseInput(metadata.schema as unknown as z.ZodType, parsed(value));
+    refuseUnstorableText(body);
+    return body;
   }
 }
 
