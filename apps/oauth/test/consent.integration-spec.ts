@@ -73,6 +73,8 @@ describe('oauth consent screen (real Postgres)', () => {
     const res = await b.get(`/oauth/consent?${s.query}`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    // Its form ends on our own consent page (303), never at the client: the client's origin is not a form target here.
+    expect(res.headers.get('content-security-policy')).toContain("form-action 'self';");
     const html = await res.text();
     expect(html).toContain('Assistant &lt;b&gt;AI&lt;/b&gt;');
     expect(html).toContain('127.0.0.1:9');

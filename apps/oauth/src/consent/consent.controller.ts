@@ -57,7 +57,7 @@ export class ConsentController {
     if (!checked) return;
     const csrf = this.csrf(req, reply);
     const user = await this.user(req);
-    if (!user) return this.html(reply, 200, loginPage(checked, rawQuery(req), csrf, null), this.formTarget(checked));
+    if (!user) return this.html(reply, 200, loginPage(checked, rawQuery(req), csrf, null));
     if (isFailure(checked)) return this.failed(reply, checked);
     const { granted, withheld } = splitScopes(checked.scopes, user.sensitiveScopesAllowed);
     return this.html(reply, 200, consentPage(checked, rawQuery(req), csrf, user, granted, withheld), checked.redirectUri);
@@ -75,12 +75,12 @@ export class ConsentController {
     const keys = [`email:${hashToken(email.toLowerCase())}`, `ip:${req.ip}`];
     const failures = await this.consent.recentFailures(keys);
     if ((failures.get(keys[0]) ?? 0) >= LOGIN_LIMITS.email || (failures.get(keys[1]) ?? 0) >= LOGIN_LIMITS.ip) {
-      return this.html(reply, 429, loginPage(checked, query, csrf, 'Too many failed sign-ins. Wait 15 minutes and try again.'), this.formTarget(checked));
+      return this.html(reply, 429, loginPage(checked, query, csrf, 'Too many failed sign-ins. Wait 15 minutes and try again.'));
     }
     const user = await this.consent.userByEmail(email);
     if (!user || !(await verifyPassword(field(form, 'password'), user.passwordHash))) {
       await this.consent.recordFailure(keys);
-      return this.html(reply, 401, loginPage(checked, query, csrf, 'Wrong e-mail or password.'), this.formTarget(checked));
+      return this.html(reply, 401, loginPage(checked, query, csrf, 'Wrong e-mail or password.'));
     }
     const session = await this.consent.openSession(user.id);
     reply.header('set-cookie', cookie(SESSION_COOKIE, session, SESSION_SECONDS, this.secure));
@@ -124,10 +124,6 @@ export class ConsentController {
   }
 
   /** A failing request's sign-in form ends on our own consent page only, so its CSP names no other origin (ADR 0148, 0357). */
-  private formTarget(checked: AuthorizationRequest | RedirectFailure): string | undefined {
-    return isFailure(checked) ? undefined : checked.redirectUri;
-  }
-
   private async user(req: FastifyRequest) {
     const token = readCookies(req.headers.cookie).get(SESSION_COOKIE);
     return token ? this.consent.sessionUser(token) : null;
