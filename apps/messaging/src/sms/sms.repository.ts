@@ -4,6 +4,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { MicroBatcher, ok } from '../batching/micro-batcher';
 import { prepared } from '../db/prepared';
+import { CURRENT_AUDIENCE_ID } from './current-audience-id';
 import type { SmsEncoding } from './text/sms-parts';
 import type { SmsStatus } from './status/sms-status';
 
@@ -190,7 +191,7 @@ export class SmsRepository {
       `SELECT m.id, m.status, s.alias AS source, m.destination, m.text, m.encoding, m.messages_count AS "messagesCount", c.attributes, ${SCOPE_FIELDS} AS "generalConfig"
          FROM sms_messages m JOIN senders s ON s.id = m.sender_id JOIN projects p ON p.id = m.project_id
          LEFT JOIN audience_contacts c ON c.project_id = m.project_id
-               AND c.id = COALESCE((SELECT al.survivor_id FROM audience_aliases al WHERE al.project_id = m.project_id AND al.absorbed_id = m.audience_id), m.audience_id)
+               AND c.id = ${CURRENT_AUDIENCE_ID}
         WHERE m.id = ANY($1::uuid[])`,
       [smsIds],
     );

@@ -1,5 +1,5 @@
 import type { ListResource } from '@meld/filters';
-import { CURRENT_AUDIENCE_ID } from './audience-ids';
+import { CURRENT_AUDIENCE_ID } from '../current-audience-id';
 
 /**
  * The list filter's whitelist for direct SMS (`m` = sms_messages, ADR 0159). The text and the number

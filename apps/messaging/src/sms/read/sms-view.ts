@@ -2,7 +2,7 @@ import { isoWithOffset } from '@meld/api';
 import { maskPhone } from '@meld/auth';
 import type { z } from 'zod';
 import type { SmsReadEntity } from '../sms.schema';
-import { CURRENT_AUDIENCE_ID } from './audience-ids';
+import { CURRENT_AUDIENCE_ID } from '../current-audience-id';
 
 /** The columns of a message as read (alias `m` = sms_messages); its contact as it is now. */
 export const SMS_COLUMNS = `m.id, m.status, m.encoding, m.messages_count AS "messagesCount", m.price_per_sms::float8 AS "pricePerSms", ${CURRENT_AUDIENCE_ID} AS "audienceId",
