@@ -16,6 +16,7 @@ import { LocalWindow, localWindow } from '../src/public-api/rate-limit/local-win
 import { RateLimiter } from '../src/public-api/rate-limit/rate-limiter';
 import { startStubUpstream } from './support/stub-upstream';
 import { createTenancy, createToken, openTestDb } from './support/tenancy';
+import { awayFromWindowEdge } from './support/window-edge';
 
 const NEGATIVE_TTL_MS = 1500;
 const AUTH_FAILURES = 5;
@@ -91,6 +92,7 @@ describe('query cost of invalid and throttled callers', () => {
   it('a client guessing tokens gets 429 with no query once its failed-authentication budget is spent; cached good tokens still pass', async () => {
     const good = await createToken(db, { organizationId: t.org.id, scopes: ['PROJECT_AUDIENCE_READ'], projects: [t.project.uid] });
     const ip = '10.2.0.1';
+    await awayFromWindowEdge(60_000);
     expect((await call(good.token, ip)).statusCode).toBe(200); // cached now
     const before = queries;
     const answers: number[] = [];
@@ -109,6 +111,7 @@ describe('query cost of invalid and throttled callers', () => {
 
   it('a client over its request limit gets 429 before any lookup', async () => {
     const ip = '10.3.0.1';
+    await awayFromWindowEdge(60_000);
     const before = queries;
     const answers: number[] = [];
     for (let i = 0; i < CLIENT_LIMIT + 5; i++) answers.push((await call(undefined, ip)).statusCode);
