@@ -124,6 +124,28 @@ describe('audience coverage cache and refresh throttle', () => {
     }
   });
 
+  it('gives two concurrent calls on a profile older than an hour the recomputed one, never the expired one', async () => {
+    const body = { attributes: ['_city', '_language'] };
+    const expired = await coverage(body);
+    clock.advance(61 * 60_000);
+    const usecase = app.get(CoverageUseCase);
+    const execute = usecase.execute.bind(usecase);
+    // A recomputation slower than the waiter's first look at the cache (100 ms).
+    const spy = jest.spyOn(usecase, 'execute').mockImplementation(async (command) => {
+      await new Promise((r) => setTimeout(r, 400));
+      return execute(command);
+    });
+    try {
+      const [a, b] = await Promise.all([coverage(body), coverage(body)]);
+      expect(spy).toHaveBeenCalledTimes(1);
+      for (const answer of [a, b]) expect(answer).toMatchObject({ cached: false, computedAgo: 0 });
+      expect(a.computedAt).toBe(b.computedAt);
+      expect(b.computedAt).not.toBe(expired.computedAt);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it('lets one of two concurrent refreshes recompute and declines the other (rule 2)', async () => {
     const body = { attributes: ['_language'] };
     await coverage(body);

@@ -65,8 +65,9 @@ export class ProbeCache {
     const stored = await this.read<T>(key);
     const fresh = stored && now - stored.at < MAX_CACHED_AGE_MS ? stored : undefined;
     if (fresh && !refresh) return this.answer(fresh, true);
-    // Only a recomputation of a cached answer spends the refresh; a cold call computes anyway.
-    if (!fresh) return this.answer(await this.computeOnce(key, undefined, compute), false);
+    // Only a recomputation of a cached answer spends the refresh; a cold call computes anyway. An
+    // expired answer still in Redis is what a waiter must not take for the holder's new one.
+    if (!fresh) return this.answer(await this.computeOnce(key, stored?.at, compute), false);
     const [taken, last] = (await this.redis.eval(TAKE_THROTTLE, 1, throttleKey, String(now), REFRESH_INTERVAL_MS, REFRESH_INTERVAL_MS * 2)) as [number, number];
     if (!taken) {
       const nextRefreshIn = Math.min(REFRESH_INTERVAL_MS / 1000, Math.ceil((REFRESH_INTERVAL_MS - (now - last)) / 1000));
