@@ -280,6 +280,16 @@ describe('oauth protocol: discovery, registration, authorize, token, revoke (rea
     expect(await grantRevoked(grantId)).toBe(false);
   });
 
+  it('refresh with an empty or blank scope is invalid_scope naming it, and the refresh token is not spent', async () => {
+    const { c, tokens, grantId } = await issued();
+    for (const scope of ['', '   ']) {
+      const refused = await form(base, '/oauth/token', { grant_type: 'refresh_token', client_id: c.client_id, refresh_token: tokens.refresh_token, scope });
+      expect([JSON.stringify(scope), refused.status, refused.body.error, refused.body.error_description]).toEqual([JSON.stringify(scope), 400, 'invalid_scope', expect.stringContaining('scope')]);
+    }
+    const retry = await form(base, '/oauth/token', { grant_type: 'refresh_token', client_id: c.client_id, refresh_token: tokens.refresh_token });
+    expect([retry.status, await grantRevoked(grantId)]).toEqual([200, false]);
+  });
+
   it('a parameter given twice is invalid_request naming it (RFC 6749 §3.1), at the token and revocation endpoints', async () => {
     const { c, tokens } = await issued();
     const twice = async (path: string, body: string) => {

@@ -50,6 +50,10 @@ export class TokenEndpoint {
     }
     // RFC 8707 §2.2: a token for another resource than the one API this server protects cannot be had.
     if (checkResource(form?.resource, this.config.resource) === undefined) return refused('invalid_target', `resource must be ${this.config.resource}, this API`);
+    // The library spends the refresh token before it refuses a blank scope (see scopesBeyondGrant).
+    if (grantType === 'refresh_token' && typeof form?.scope === 'string' && form.scope.trim() === '') {
+      return refused('invalid_scope', 'scope must name scopes of the grant, or be left out');
+    }
     const wider = grantType === 'refresh_token' ? await this.scopesBeyondGrant(form!) : null;
     if (wider) return refused('invalid_scope', `scope may only name scopes of the grant; not granted: ${wider.join(' ')}`);
     const request = new Request({ method: incoming.method, headers: incoming.headers as Record<string, string>, query: (incoming.query ?? {}) as Record<string, string>, body: incoming.body ?? {} });
