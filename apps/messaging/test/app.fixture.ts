@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { startAppUnderTest } from '@meld/fixtures';
 import { appDefinition } from '../src/app.definition';
@@ -19,7 +20,9 @@ export interface Smsc {
  * The messaging app in-process on the test stores, bound to an SMSC simulator of its own on a
  * free port (no other engineer's submits or receipts mix with the test's).
  */
-export async function startMessaging<S extends Smsc = Smsc>({ overrides = {}, smsc }: { overrides?: Record<string, string>; smsc?: S } = {}) {
+export async function startMessaging<S extends Smsc = Smsc>({ overrides: given = {}, smsc }: { overrides?: Record<string, string>; smsc?: S } = {}) {
+  // An erasure consumer group of its own (ADR 0358): apps of other specs on the broker never share its partitions.
+  const overrides = { MELD_MESSAGING_ERASURE_GROUP: `messaging-erasure-test-${randomUUID()}`, ...given };
   const session: S = smsc ?? (await startSmsc({ port: 0, receiptDelayMs: 50 }));
   process.env.MELD_SMSC_URL = `smpp://127.0.0.1:${session.port}`;
   // Parts of the app read process.env directly while booting (BullMQ's Redis URL, the role): the overrides apply there too.

@@ -1,4 +1,6 @@
 import { Module } from '@nestjs/common';
+import { ErasureConsumer } from '../erasure/erasure.consumer';
+import { SmsRedaction } from '../erasure/sms-redaction';
 import { LinksModule } from '../links/links.module';
 import { SendQueue } from './delivery/send-queue';
 import { GetSms } from './read/get-sms.usecase';
@@ -13,6 +15,6 @@ import { WebhookDeliveries } from '../webhooks/webhook-deliveries.repository';
 import { WebhookDispatcher } from '../webhooks/webhook-dispatcher';
 import { WebhookOutbox } from '../webhooks/webhook-outbox';
 
-/** Direct SMS: the send endpoint, delivery over SMPP through BullMQ, status changes through the outbox and to the organization's webhook. */
-@Module({ imports: [LinksModule], controllers: [SmsController], providers: [SmsRepository, smsOutboxRelay, StatusWriter, SendQueue, SendBatch, SendDirectSms, GetSms, ListSms, WebhookDeliveries, WebhookDispatcher, WebhookOutbox], exports: [SendQueue] })
+/** Direct SMS: the send endpoint, delivery over SMPP through BullMQ, status changes through the outbox and to the organization's webhook, the redaction of deleted contacts' messages. */
+@Module({ imports: [LinksModule], controllers: [SmsController], providers: [SmsRepository, smsOutboxRelay, StatusWriter, SendQueue, SendBatch, SendDirectSms, GetSms, ListSms, WebhookDeliveries, WebhookDispatcher, WebhookOutbox, SmsRedaction, ErasureConsumer], exports: [SendQueue] })
 export class SmsModule {}

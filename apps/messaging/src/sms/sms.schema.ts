@@ -40,8 +40,8 @@ export const SmsHistoryEntry = z.object({ status: z.enum(smsStatuses), at: times
 /** A message as read back: the send entity, what it was sent from and to, and its history. */
 export const SmsReadEntity = DirectSmsEntity.extend({
   senderId: z.string(),
-  destination: z.string().describe('E.164; masked unless the token may read PII'),
-  text: z.string().nullable().describe('null unless the token may read PII'),
+  destination: z.string().describe('E.164; masked unless the token may read PII, and for every token once its contact was deleted'),
+  text: z.string().nullable().describe('null unless the token may read PII, and for every token once its contact was deleted'),
   error: z.string().nullable(),
   createdAt: timestamp(),
   updatedAt: timestamp(),

@@ -1,0 +1,55 @@
+import { DATA_SOURCE } from '@meld/db';
+import { Inject, Injectable } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+
+/** An audience contact identity-merge deleted (its `tombstone` on `meld.audience.v1`). */
+export interface DeletedContact {
+  projectId: string;
+  audienceId: string;
+}
+
+/**
+ * `maskPhone` (libs/auth, ADR 0121) of an E.164 destination, in SQL: `+33******78`, the form
+ * tokens without PII already see, so a redacted message reads alike for every token and masking it
+ * again on read changes nothing.
+ */
+const MASKED_DESTINATION = `CASE WHEN length(m.destination) >= 9 THEN left(m.destination, 3) || '******' || right(m.destination, 2) ELSE '******' END`;
+
+/**
+ * Redacts the SMS of deleted audience contacts (ADR 0358): every message whose current contact
+ * is one of them (sent to it, or to an id it absorbed: ADR 0051's aliases resolve in one hop)
+ * keeps its counts, price, status, dates, sender and ids, loses its text (NULL), its number
+ * (masked) and its request fingerprint (a hash of number and text); its short links lose their
+ * target. One statement for the batch.
+ *
+ * A tombstone also ends an id identity-merge absorbed into another (its alias then exists,
+ * written in the same step): that contact lives on, so nothing is redacted for it. An id whose
+ * audience row exists again is not deleted either. A message already redacted is left alone, so
+ * a replayed tombstone writes nothing.
+ */
+@Injectable()
+export class SmsRedaction {
+  constructor(@Inject(DATA_SOURCE) private readonly ds: DataSource) {}
+
+  /** Answers how many messages were redacted. */
+  async redact(contacts: readonly DeletedContact[]): Promise<number> {
+    if (!contacts.length) return 0;
+    const [{ n }] = await this.ds.query(
+      `WITH deleted AS (
+         SELECT DISTINCT t.project_id, t.audience_id FROM unnest($1::uuid[], $2::uuid[]) AS t(project_id, audience_id)
+          WHERE NOT EXISTS (SELECT 1 FROM audience_aliases al WHERE al.project_id = t.project_id AND al.absorbed_id = t.audience_id)
+            AND NOT EXISTS (SELECT 1 FROM audience_contacts c WHERE c.project_id = t.project_id AND c.id = t.audience_id)),
+       ids AS (
+         SELECT project_id, audience_id FROM deleted
+         UNION SELECT al.project_id, al.absorbed_id FROM audience_aliases al JOIN deleted d ON al.project_id = d.project_id AND al.survivor_id = d.audience_id),
+       redacted AS (
+         UPDATE sms_messages m SET destination = ${MASKED_DESTINATION}, text = NULL, request_hash = NULL, redacted_at = now()
+           FROM ids WHERE m.project_id = ids.project_id AND m.audience_id = ids.audience_id AND m.redacted_at IS NULL
+         RETURNING m.id),
+       links AS (UPDATE sms_links l SET url = NULL FROM redacted WHERE l.sms_id = redacted.id AND l.url IS NOT NULL)
+       SELECT count(*)::int AS n FROM redacted`,
+      [contacts.map((c) => c.projectId), contacts.map((c) => c.audienceId)],
+    );
+    return n as number;
+  }
+}
