@@ -315,4 +315,26 @@ describe('event writes (ingest)', () => {
     }
     expect(erased[0].key).toBe(`${tenancy.project.id}/${tenancy.dataSource.id}/${erased[0].value.userId}`);
   });
+
+  it('an event of a contact re-created after its delete follows the erase marker, even while the outbox relay is held up', async () => {
+    const user = uid();
+    await contact(user);
+    const eventId = eid();
+    // Every outbox relay on this database held off, as a busy or backing-off one is: what waits in the outbox stays there.
+    const holder = db.createQueryRunner();
+    await holder.connect();
+    await holder.query(`SELECT pg_advisory_lock(hashtext('meld.outbox.pump'))`);
+    try {
+      const target = `${stream()}/contacts/${user}`;
+      expect((await fetch(target, { method: 'DELETE', headers: dsToken('DELETE', target) })).status).toBe(202);
+      await contact(user);
+      expect((await post('/events', [purchase(user, eventId)])).status).toBe(202);
+    } finally {
+      await holder.query(`SELECT pg_advisory_unlock(hashtext('meld.outbox.pump'))`);
+      await holder.release();
+    }
+    // The events sink erases every event of the contact it holds when it reaches the marker: the new event must come after it.
+    const produced = await events.waitFor(2, (x) => x.value.userId === user);
+    expect(produced.map((x) => x.value.kind ?? x.value.eventId)).toEqual(['erase', eventId]);
+  });
 });

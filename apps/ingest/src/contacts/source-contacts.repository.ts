@@ -1,5 +1,5 @@
-import { keys, Outputs, type EventsErased } from '@meld/contracts';
-import { CONTACT_STATE_MAX_BYTES, CONTACT_WRITE_TIME_SQL, type ContactWrite, DATA_SOURCE, enqueueContactChanges, OUTBOX_DEAD_LETTERS, outboxTrace, type UpsertResult, upsertSourceContacts } from '@meld/db';
+import { keys, type EventsErased } from '@meld/contracts';
+import { CONTACT_STATE_MAX_BYTES, CONTACT_WRITE_TIME_SQL, type ContactWrite, DATA_SOURCE, enqueueContactChanges, OUTBOX_DEAD_LETTERS, type UpsertResult, upsertSourceContacts } from '@meld/db';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { AttributeRule } from './attribute-rules';
@@ -65,16 +65,17 @@ export class SourceContactsRepository {
   /**
    * Deletes a live contact for good (ADR 0038): its personal data leaves
    * the row (the key row stays with `deleted_at` and a bumped version, so a later upsert is
-   * ordered after the delete) and two messages are queued, in this order: the
-   * `meld.contacts.v1` delete (identity-merge recomputes the audience) and the
-   * `meld.events.v1` erase marker (the events sink forgets the contact's events). Upserts of
-   * it still in the outbox leave Postgres when the relay publishes them (rewriting them here
+   * ordered after the delete) and the `meld.contacts.v1` delete is queued in the outbox
+   * (identity-merge recomputes the audience). Returns the `meld.events.v1` erase marker, which
+   * the caller produces before the COMMIT, while the row is held (ADR 0039): queued here, it
+   * could reach the topic after the events of the contact re-created once this commits. Upserts
+   * of it still in the outbox leave Postgres when the relay publishes them (rewriting them here
    * would lock rows the relay's `SKIP LOCKED` pass then passes over, out of order). The
    * messages' `at` and `deleted_at` are the contact's write time, read under its row lock, so
    * they follow every write before the delete, and the next upsert's follow them (ADR 0349).
-   * False when there is no live contact.
+   * Null when there is no live contact.
    */
-  async delete(tx: EntityManager, projectId: string, dataSourceId: string, userId: string): Promise<boolean> {
+  async delete(tx: EntityManager, projectId: string, dataSourceId: string, userId: string): Promise<EventsErased | null> {
     const rows: { version: string; deleted_at: Date }[] = await tx.query(
       // (a CTE, because TypeORM's query() returns [rows, count] for a bare UPDATE … RETURNING;
       // SET reads the row as it was, after the lock: a concurrent write's times included)
@@ -85,16 +86,12 @@ export class SourceContactsRepository {
        SELECT version, deleted_at FROM d`,
       [projectId, dataSourceId, userId],
     );
-    if (rows.length === 0) return false;
+    if (rows.length === 0) return null;
     const version = Number(rows[0].version);
     const at = rows[0].deleted_at.toISOString();
     // Its messages an outbox relay set aside (ADR 0346) hold its data too.
     await tx.query(`DELETE FROM ${OUTBOX_DEAD_LETTERS} WHERE key = $1`, [keys.sourceContact(projectId, dataSourceId, userId)]);
     await enqueueContactChanges(tx, [{ schemaVersion: 1, kind: 'delete', projectId, dataSourceId, userId, version, at }]);
-    const { topic, schema, key } = Outputs.events;
-    const erase: EventsErased = { schemaVersion: 1, kind: 'erase', projectId, dataSourceId, userId, version, at };
-    schema.parse(erase);
-    await tx.query(`INSERT INTO outbox (topic, key, value, trace) VALUES ($1, $2, $3, $4)`, [topic, key(erase), JSON.stringify(erase), outboxTrace()]);
-    return true;
+    return { schemaVersion: 1, kind: 'erase', projectId, dataSourceId, userId, version, at };
   }
 }

@@ -28,10 +28,11 @@ export type EventAccepted = z.infer<typeof eventAccepted>;
 
 /**
  * The source contact was deleted (`meld.contacts.v1` delete of the same `version`): every
- * event of it stored so far is to be forgotten. Ingest queues it in the delete's transaction,
- * after every event of the contact it acknowledged (an event write holds the contact row
- * until its produce is acknowledged), so a consumer that applies it in partition order
- * erases exactly the old events; events of a contact re-created later come after it.
+ * event of it stored so far is to be forgotten. Ingest produces it in the delete's transaction,
+ * before the COMMIT, while it holds the contact row (ADR 0039): after every event of the contact
+ * it acknowledged (an event write holds the contact row until its produce is acknowledged) and
+ * before any event of a contact re-created later, so a consumer that applies it in partition
+ * order erases exactly the old events.
  */
 export const eventsErased = z.object({
   schemaVersion: z.literal(1),
