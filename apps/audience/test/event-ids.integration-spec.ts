@@ -25,6 +25,8 @@ describe('event ids under the data mode', () => {
   const now = Math.floor(Date.now() / 1000);
   // Two events in the same second, so a scroll position falls between them on the event id.
   const written = [
+    // Underscores join words as dashes do: the number in it is as plain to read.
+    { id: 'order_0698765432_5', ts: now - 5 * DAY },
     // The longest id ingest takes (256 characters), 3 bytes each in UTF-8: its scroll id must still be taken back.
     { id: '\u4e2d'.repeat(256), ts: now - 4 * DAY },
     { id: 'order-ada@example.com-1', ts: now - 3 * DAY },
@@ -32,7 +34,7 @@ describe('event ids under the data mode', () => {
     { id: 'sms-+33612345678-3', ts: now - 2 * DAY },
     { id: 'plain-4', ts: now - DAY },
   ];
-  const secrets = ['ada@example.com', '612345678'];
+  const secrets = ['ada@example.com', '612345678', '698765432'];
 
   beforeAll(async () => {
     ch = await migratedTestClickHouse();

@@ -28,6 +28,14 @@ describe('contact-derived data under the data mode (ADR 0121)', () => {
     for (const kept of ['2026-01-01', '2026-01-01T10:00:00+02:00', 'order 12345678', 'total 1234.50', 'sku-42', '@handle', 'a@b']) expect(maskPiiInText(kept)).toBe(kept);
   });
 
+  it('masks a phone number joined to words by underscores, as by dashes (ids such as order_0612345678_1)', () => {
+    expect(maskPiiInText('order_0612345678_1')).toBe('order_06******78_1');
+    expect(maskPiiInText('sms_+33612345678_2')).toBe('sms_+33******78_2');
+    expect(maskPiiInText('__0612345678__')).toBe('__06******78__');
+    // Letters and digits still hold a run inside a word: a hash or a code is no phone.
+    for (const kept of ['call0612345678', 'a1b2c30612345678d', 'abc_1700000000x']) expect(maskPiiInText(kept)).toBe(kept);
+  });
+
   it('masks numbers written side by side, and keeps one long id of digits alone', () => {
     // Two numbers made one run of 20 digits, more than a phone holds, and were left in clear;
     // a number then a second one cut at 22 characters left the second one's tail in clear.

@@ -28,7 +28,9 @@ const EMAIL_IN_TEXT = /[^\s@<>()[\]",;:]+@[^\s@<>()[\]",;:]+\.[^\s@<>()[\]",;:]+
 // Separators include the no-break spaces French and other locales write numbers with. The run is
 // long enough to hold several numbers written one after the other: a shorter bound (22) cut
 // `06 12 34 56 78 07 98 76 54 32` inside the second number and left its tail in clear.
-const PHONE_IN_TEXT = /(?<![\w+])\+?\d[\d ().\u00a0\u202f-]{5,254}\d(?!\w)/g;
+// A run does not start or end inside a word of letters and digits (a hash, a code), but an
+// underscore joins words as a dash does: `order_0612345678_1` holds a phone as `order-0612345678-1`.
+const PHONE_IN_TEXT = /(?<![A-Za-z0-9+])\+?\d[\d ().\u00a0\u202f-]{5,254}\d(?![A-Za-z0-9])/g;
 const MIN_PHONE_DIGITS = 9;
 const MIN_E164_DIGITS = 7;
 const MAX_PHONE_DIGITS = 15;
