@@ -1,6 +1,7 @@
 import { hashToken } from '@meld/auth';
-import type { INestApplication } from '@nestjs/common';
+import { type INestApplication, Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
+import { OAuthRepository } from '../src/storage/oauth.repository';
 import { approvedCode, errorLinkAfterSignIn, form, pkcePair, register, seedUser, startOAuth } from './app.fixture';
 
 const REDIRECT = 'http://127.0.0.1:9/callback';
@@ -278,6 +279,22 @@ describe('oauth protocol: discovery, registration, authorize, token, revoke (rea
     expect([whole.status, whole.body.scope]).toEqual([200, 'PROJECT_DIRECT_READ PROJECT_DIRECT_WRITE']);
     expect(await scopesOf(whole.body.access_token)).toEqual(['PROJECT_DIRECT_READ', 'PROJECT_DIRECT_WRITE']);
     expect(await grantRevoked(grantId)).toBe(false);
+  });
+
+  it('a failure of ours at the token endpoint is a logged 500 that reveals nothing internal, as everywhere else', async () => {
+    const t = await seedUser(db);
+    const c = await client();
+    const { verifier, challenge } = pkcePair();
+    const { code } = await approvedCode(db, t, c.client_id, REDIRECT, challenge);
+    const store = jest.spyOn(OAuthRepository.prototype, 'issueTokens').mockRejectedValueOnce(new Error('connect ECONNREFUSED 10.9.8.7:5432'));
+    const logged = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    try {
+      const res = await exchange({ client_id: c.client_id, code, code_verifier: verifier });
+      expect([res.status, JSON.stringify(res.body).includes('ECONNREFUSED'), logged.mock.calls.length]).toEqual([500, false, 1]);
+    } finally {
+      store.mockRestore();
+      logged.mockRestore();
+    }
   });
 
   it('refresh with an empty or blank scope is invalid_scope naming it, and the refresh token is not spent', async () => {

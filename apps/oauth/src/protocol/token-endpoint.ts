@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import OAuth2Server, { InvalidGrantError, InvalidRequestError, OAuthError, Request, Response } from '@node-oauth/oauth2-server';
+import OAuth2Server, { InvalidGrantError, InvalidRequestError, OAuthError, Request, Response, ServerError } from '@node-oauth/oauth2-server';
 import { checkResource } from '../authorize/authorization-request';
 import { ACCESS_TOKEN_SECONDS, OAUTH_CONFIG, type OAuthConfig, REFRESH_TOKEN_SECONDS } from '../oauth-config';
 import { OAuthRepository } from '../storage/oauth.repository';
@@ -62,6 +62,10 @@ export class TokenEndpoint {
       await this.server(incoming).token(request, response);
       return { status: 200, headers: { ...response.headers }, body: response.body as Record<string, unknown> };
     } catch (err) {
+      // The library answers any failure of ours (the store, a broken model) as a 503 server_error
+      // carrying the error's own message, and logs nothing: the app's filter logs it and answers
+      // a 500 that reveals nothing internal, as on every other endpoint.
+      if (err instanceof ServerError) throw (err as ServerError & { inner?: unknown }).inner ?? err;
       if (!(err instanceof OAuthError)) throw err;
       const e = redirectMismatch(err) ? new InvalidGrantError('Invalid grant: `redirect_uri` does not match the authorization request') : err;
       return { status: e.code, headers: { 'cache-control': 'no-store', ...response.headers }, body: { error: e.name, error_description: e.message } };
