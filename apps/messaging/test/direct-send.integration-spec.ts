@@ -299,6 +299,23 @@ describe('POST /v1/project/:project/channel/sms/sms/direct/:sender/:target (real
     expect(await finalStatus(body.entity.id)).toBe('rejected');
   });
 
+  it('rejects at send time a contact deleted after the request, and one merged into a contact deleted since (ADR 0358): nothing goes to a forgotten number', async () => {
+    const deleted = await seedContact(db, t.project.id, { _user_id: 'u-late-deleted', _phone_mobile: '+447400123325' });
+    const absorbed = await seedContact(db, t.project.id, { _user_id: 'u-late-absorbed', _phone_mobile: '+447400123326' });
+    const survivor = await seedContact(db, t.project.id, { _user_id: 'u-late-gone-survivor', _phone_mobile: '+447400123327' });
+    await smsc.close().catch(() => undefined); // nothing reaches the SMSC meanwhile: the job waits and retries
+    const one = await send(deleted, 'hello');
+    const two = await send(absorbed, 'hello');
+    expect([one.status, two.status]).toEqual([201, 201]);
+    // identity-merge deletes the audience rows (no alias: the contacts are gone, not merged).
+    await db.query(`INSERT INTO audience_aliases (project_id, absorbed_id, survivor_id) VALUES ($1, $2, $3)`, [t.project.id, absorbed, survivor]);
+    await db.query(`DELETE FROM audience_contacts WHERE project_id = $1 AND id = ANY($2::uuid[])`, [t.project.id, [deleted, absorbed, survivor]]);
+    expect(await finalStatus(one.body.entity.id)).toBe('rejected');
+    expect(await finalStatus(two.body.entity.id)).toBe('rejected');
+    const errors = await db.query(`SELECT DISTINCT error FROM sms_messages WHERE id = ANY($1::uuid[])`, [[one.body.entity.id, two.body.entity.id]]);
+    expect(errors).toEqual([{ error: 'contact_deleted' }]);
+  });
+
   it('rejects at send time a contact who opted out after the request, or whom a scope changed since opted out (ADR 0347)', async () => {
     const audienceId = await seedContact(db, t.project.id, { _user_id: 'u-late', _phone_mobile: '+447400123322' });
     const outOfRcs = await seedContact(db, t.project.id, { _user_id: 'u-late-scope', _phone_mobile: '+447400123323', _consent_rcs: 'opt-out' });

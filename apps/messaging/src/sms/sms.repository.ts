@@ -85,6 +85,8 @@ export interface SubmitRow {
   encoding: SmsEncoding;
   messagesCount: number;
   optedOut: boolean;
+  /** Its audience contact was deleted since the request (no row for the id it resolves to), or the message was redacted (ADR 0358). */
+  contactDeleted: boolean;
 }
 
 /** A message the recovery sweep looks at; `sendJob` is null for a row stored before ADR 0324. */
@@ -183,12 +185,16 @@ export class SmsRepository {
    * ADR 0201); `optedOut` reads the contact's consent through the project's scopes of now (ADR 0347).
    * The contact is the one the message's id resolves to now: a contact absorbed since the request
    * left its row, and the survivor's consent (an opt-out wins the merge, ADR 0048) is the one to obey.
+   * A message sent to a contact whose row is gone (deleted since, ADR 0358) has no consent to read
+   * and no one to go to: `contactDeleted`. A message without a contact (auto-created, not merged
+   * yet when it was stored, ADR 0184) is not.
    */
   async forSubmit(smsIds: readonly string[]): Promise<Map<string, SubmitRow>> {
     const rows = await prepared<Omit<SubmitRow, 'optedOut'> & { attributes: Record<string, unknown> | null; generalConfig: unknown }>(
       this.ds,
       'for-submit',
-      `SELECT m.id, m.status, s.alias AS source, m.destination, m.text, m.encoding, m.messages_count AS "messagesCount", c.attributes, ${SCOPE_FIELDS} AS "generalConfig"
+      `SELECT m.id, m.status, s.alias AS source, m.destination, m.text, m.encoding, m.messages_count AS "messagesCount", c.attributes, ${SCOPE_FIELDS} AS "generalConfig",
+              (m.redacted_at IS NOT NULL OR (m.audience_id IS NOT NULL AND c.id IS NULL)) AS "contactDeleted"
          FROM sms_messages m JOIN senders s ON s.id = m.sender_id JOIN projects p ON p.id = m.project_id
          LEFT JOIN audience_contacts c ON c.project_id = m.project_id
                AND c.id = ${CURRENT_AUDIENCE_ID}

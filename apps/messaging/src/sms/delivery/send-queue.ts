@@ -231,6 +231,11 @@ export class SendQueue implements OnApplicationBootstrap, BeforeApplicationShutd
   /** One message of a job: nothing when it is no longer `enqueued` (a retried or re-queued job); throws what should be tried again. */
   private async submit(sms: SubmitRow | undefined): Promise<void> {
     if (!sms || sms.status !== 'enqueued') return;
+    // Deleted since the request: its number is being forgotten (ADR 0358), nothing goes to it.
+    if (sms.contactDeleted) {
+      await this.status.change(sms.id, { status: 'rejected', error: 'contact_deleted' });
+      return;
+    }
     // Consent can change between the request and the job (system design §4): refuse late, as `rejected`.
     if (sms.optedOut) {
       await this.status.change(sms.id, { status: 'rejected', error: 'opted_out' });
