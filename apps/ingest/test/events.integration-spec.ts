@@ -337,4 +337,29 @@ describe('event writes (ingest)', () => {
     const produced = await events.waitFor(2, (x) => x.value.userId === user);
     expect(produced.map((x) => x.value.kind ?? x.value.eventId)).toEqual(['erase', eventId]);
   });
+
+  it('an event of the contact still waiting in the outbox when it is deleted (the messaging app queues its own there) precedes the erase marker', async () => {
+    const user = uid();
+    await contact(user);
+    const queued = eid();
+    const key = `${tenancy.project.id}/${tenancy.dataSource.id}/${user}`;
+    const at = new Date().toISOString();
+    const value = { schemaVersion: 1, projectId: tenancy.project.id, dataSourceId: tenancy.dataSource.id, userId: user, eventId: queued, eventType: 'purchase', eventDate: at, receivedAt: at, parameters: {} };
+    const holder = db.createQueryRunner();
+    await holder.connect();
+    await holder.query(`SELECT pg_advisory_lock(hashtext('meld.outbox.pump'))`);
+    try {
+      await db.query(`INSERT INTO outbox (topic, key, value) VALUES ($1, $2, $3)`, [Topics.events, key, JSON.stringify(value)]);
+      const target = `${stream()}/contacts/${user}`;
+      expect((await fetch(target, { method: 'DELETE', headers: dsToken('DELETE', target) })).status).toBe(202);
+    } finally {
+      await holder.query(`SELECT pg_advisory_unlock(hashtext('meld.outbox.pump'))`);
+      await holder.release();
+    }
+    const produced = await events.waitFor(2, (x) => x.value.userId === user);
+    expect(produced.map((x) => x.value.kind ?? x.value.eventId)).toEqual([queued, 'erase']);
+    await waitFor('the queued event gone from the outbox', async () => (await db.query(`SELECT 1 FROM outbox WHERE key = $1 AND topic = $2`, [key, Topics.events])).length === 0);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(events.messages.filter((x) => x.value.eventId === queued)).toHaveLength(1);
+  });
 });

@@ -1,4 +1,5 @@
-import { keys, type EventsErased } from '@meld/contracts';
+import { keys, Outputs, type EventsErased } from '@meld/contracts';
+import type { OutgoingMessage } from '@meld/kafka';
 import { CONTACT_STATE_MAX_BYTES, CONTACT_WRITE_TIME_SQL, type ContactWrite, DATA_SOURCE, enqueueContactChanges, OUTBOX_DEAD_LETTERS, type UpsertResult, upsertSourceContacts } from '@meld/db';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
@@ -6,6 +7,12 @@ import type { AttributeRule } from './attribute-rules';
 import type { NewAttribute } from './contact-item';
 
 export type { ContactWrite, UpsertResult };
+
+/** What a delete leaves to produce before its COMMIT: the contact's events still in the outbox, then its erase marker. */
+export interface DeletedContact {
+  queuedEvents: OutgoingMessage[];
+  erase: EventsErased;
+}
 
 /**
  * The item error of a write refused because its contact would hold more than
@@ -66,16 +73,18 @@ export class SourceContactsRepository {
    * Deletes a live contact for good (ADR 0038): its personal data leaves
    * the row (the key row stays with `deleted_at` and a bumped version, so a later upsert is
    * ordered after the delete) and the `meld.contacts.v1` delete is queued in the outbox
-   * (identity-merge recomputes the audience). Returns the `meld.events.v1` erase marker, which
-   * the caller produces before the COMMIT, while the row is held (ADR 0039): queued here, it
-   * could reach the topic after the events of the contact re-created once this commits. Upserts
-   * of it still in the outbox leave Postgres when the relay publishes them (rewriting them here
-   * would lock rows the relay's `SKIP LOCKED` pass then passes over, out of order). The
-   * messages' `at` and `deleted_at` are the contact's write time, read under its row lock, so
-   * they follow every write before the delete, and the next upsert's follow them (ADR 0349).
-   * Null when there is no live contact.
+   * (identity-merge recomputes the audience). Returns the `meld.events.v1` erase marker and,
+   * taken out of the outbox in id order, the contact's events still queued there (the messaging
+   * app queues its own, ADR 0181): the caller produces both, those events first, before the
+   * COMMIT, while the row is held (ADR 0039). Queued, the marker could reach the topic after
+   * the events of the contact re-created once this commits. Upserts of it still in the outbox
+   * leave Postgres when the relay publishes them (rewriting them here would lock rows the
+   * relay's `SKIP LOCKED` pass then passes over, out of order). The messages' `at` and
+   * `deleted_at` are the contact's write time, read under its row lock, so they follow every
+   * write before the delete, and the next upsert's follow them (ADR 0349). Null when there is
+   * no live contact.
    */
-  async delete(tx: EntityManager, projectId: string, dataSourceId: string, userId: string): Promise<EventsErased | null> {
+  async delete(tx: EntityManager, projectId: string, dataSourceId: string, userId: string): Promise<DeletedContact | null> {
     const rows: { version: string; deleted_at: Date }[] = await tx.query(
       // (a CTE, because TypeORM's query() returns [rows, count] for a bare UPDATE … RETURNING;
       // SET reads the row as it was, after the lock: a concurrent write's times included)
@@ -92,6 +101,14 @@ export class SourceContactsRepository {
     // Its messages an outbox relay set aside (ADR 0346) hold its data too.
     await tx.query(`DELETE FROM ${OUTBOX_DEAD_LETTERS} WHERE key = $1`, [keys.sourceContact(projectId, dataSourceId, userId)]);
     await enqueueContactChanges(tx, [{ schemaVersion: 1, kind: 'delete', projectId, dataSourceId, userId, version, at }]);
-    return { schemaVersion: 1, kind: 'erase', projectId, dataSourceId, userId, version, at };
+    // A pass of the relay holding one of them is waited for (it is then on the topic, and gone).
+    const queued: { key: string; value: unknown; trace: Record<string, string> | null }[] = await tx.query(
+      `WITH q AS (DELETE FROM outbox WHERE topic = $1 AND key = $2 RETURNING id, key, value, trace) SELECT key, value, trace FROM q ORDER BY id`,
+      [Outputs.events.topic, keys.sourceContact(projectId, dataSourceId, userId)],
+    );
+    return {
+      erase: { schemaVersion: 1, kind: 'erase', projectId, dataSourceId, userId, version, at },
+      queuedEvents: queued.map((r) => (r.trace ? { key: r.key, value: r.value, headers: r.trace } : { key: r.key, value: r.value })),
+    };
   }
 }

@@ -16,8 +16,9 @@ export interface DeleteContactCommand extends StreamCommand {
  * `source_contacts` in the same transaction as its outbox row, the `meld.contacts.v1` delete
  * (identity-merge recomputes the audience without it). The `meld.events.v1` erase marker (its
  * events leave ClickHouse) is produced before the COMMIT, acked, while the transaction holds
- * the contact's row (ADR 0039): after every event written before the delete, before any event
- * of the contact re-created after it. A failed produce fails the delete (500, nothing changed).
+ * the contact's row (ADR 0039), right after the contact's events still queued in the outbox:
+ * after every event written before the delete, before any event of the contact re-created
+ * after it. A failed produce fails the delete (500, nothing changed).
  * No live contact of that id in this data source → 404.
  */
 @Injectable()
@@ -34,9 +35,12 @@ export class DeleteContact {
     // No contact can hold an id that fails the write's checks (U+0000 would fail in Postgres).
     if (userIdError(command.userId)) throw new NotFoundException('contact not found');
     const deleted = await this.contacts.transaction(async (tx) => {
-      const erase = await this.contacts.delete(tx, command.projectId, command.dataSourceId, command.userId);
-      if (erase) await this.producer.publish(Outputs.events, [erase]);
-      return erase !== null;
+      const deleted = await this.contacts.delete(tx, command.projectId, command.dataSourceId, command.userId);
+      if (!deleted) return false;
+      const { topic, schema, key } = Outputs.events;
+      // The queued events were checked when they were queued; the relay would send them as they are too.
+      await this.producer.send(topic, [...deleted.queuedEvents, { key: key(deleted.erase), value: schema.parse(deleted.erase) }]);
+      return true;
     });
     if (!deleted) throw new NotFoundException('contact not found');
     this.relay.nudge();
