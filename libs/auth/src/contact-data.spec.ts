@@ -36,6 +36,19 @@ describe('contact-derived data under the data mode (ADR 0121)', () => {
     for (const kept of ['call0612345678', 'a1b2c30612345678d', 'abc_1700000000x']) expect(maskPiiInText(kept)).toBe(kept);
   });
 
+  it('masks phone numbers written in the digits and separators the phone parser reads: full-width, Arabic-Indic', () => {
+    // normalisePhone (libphonenumber) reads each of these as +33612345678 or +819012345678.
+    expect(maskPiiInText('tel ０６１２３４５６７８')).toBe('tel ０６******７８');
+    expect(maskPiiInText('電話：０９０－１２３４－５６７８')).toBe('電話：０９******７８');
+    expect(maskPiiInText('０９０ー１２３４ー５６７８')).toBe('０９******７８');
+    expect(maskPiiInText('＋８１　９０　１２３４　５６７８')).toBe('＋８１******７８');
+    expect(maskPiiInText('رقم ٠٦١٢٣٤٥٦٧٨')).toBe('رقم ٠٦******٧٨');
+    expect(maskPiiInText('۰۶ ۱۲ ۳۴ ۵۶ ۷۸')).toBe('۰۶******۷۸');
+    expect(maskPiiInText('06–12–34–56–78')).toBe('06******78');
+    // As in ASCII digits: a date, a short number and one long id stay.
+    for (const kept of ['２０２６－１１－２９', '注文１２３４５', '１２３４５６７８９０１２３４５６７８９']) expect(maskPiiInText(kept)).toBe(kept);
+  });
+
   it('masks numbers written side by side, and keeps one long id of digits alone', () => {
     // Two numbers made one run of 20 digits, more than a phone holds, and were left in clear;
     // a number then a second one cut at 22 characters left the second one's tail in clear.

@@ -5,7 +5,7 @@ const STARS = '******';
 /** `+33612345678` → `+33******78`: country code and last two digits, a fixed mask so the length leaks nothing. */
 export function maskPhone(phone: string): string {
   const s = phone.replace(/\s+/g, '');
-  const head = s.startsWith('+') ? 3 : 2;
+  const head = PLUS_FIRST.test(s) ? 3 : 2;
   if (s.length < head + 6) return STARS;
   return `${s.slice(0, head)}${STARS}${s.slice(-2)}`;
 }
@@ -30,7 +30,15 @@ const EMAIL_IN_TEXT = /[^\s@<>()[\]",;:]+@[^\s@<>()[\]",;:]+\.[^\s@<>()[\]",;:]+
 // `06 12 34 56 78 07 98 76 54 32` inside the second number and left its tail in clear.
 // A run does not start or end inside a word of letters and digits (a hash, a code), but an
 // underscore joins words as a dash does: `order_0612345678_1` holds a phone as `order-0612345678-1`.
-const PHONE_IN_TEXT = /(?<![A-Za-z0-9+])\+?\d[\d ().\u00a0\u202f-]{5,254}\d(?![A-Za-z0-9])/g;
+// Digits, plus signs and separators are those the phone parser reads (libphonenumber, which
+// `normalisePhone` uses): full-width and Arabic-Indic digits, and the full-width, ideographic and
+// dash forms of the separators, so `０９０－１２３４－５６７８` is a phone here as it is there.
+const DIGITS = '0-9\\uFF10-\\uFF19\\u0660-\\u0669\\u06F0-\\u06F9';
+const PLUS = '+\\uFF0B';
+const SEPARATORS = ' ().\\u00a0\\u202f\\u3000\\uFF08\\uFF09\\uFF0E\\u2010-\\u2015\\u2212\\u30FC\\uFF0D-';
+const PHONE_IN_TEXT = new RegExp(`(?<![A-Za-z${DIGITS}${PLUS}])[${PLUS}]?[${DIGITS}][${DIGITS}${SEPARATORS}]{5,254}[${DIGITS}](?![A-Za-z${DIGITS}])`, 'g');
+const NOT_DIGIT = new RegExp(`[^${DIGITS}]`, 'g');
+const PLUS_FIRST = new RegExp(`^[${PLUS}]`);
 const MIN_PHONE_DIGITS = 9;
 const MIN_E164_DIGITS = 7;
 const MAX_PHONE_DIGITS = 15;
@@ -38,12 +46,12 @@ const MAX_PHONE_DIGITS = 15;
 /** A text with every email and phone number in it masked (`maskEmail`, `maskPhone`). */
 export function maskPiiInText(text: string): string {
   return text.replace(EMAIL_IN_TEXT, (email) => maskEmail(email)).replace(PHONE_IN_TEXT, (run) => {
-    const digits = run.replace(/\D/g, '').length;
+    const digits = run.replace(NOT_DIGIT, '').length;
     // With a leading + it is written as a phone (E.164 has numbers of 7 or 8 digits); without one, 8 digits is more often a date.
-    if (digits < (run.startsWith('+') ? MIN_E164_DIGITS : MIN_PHONE_DIGITS)) return run;
+    if (digits < (PLUS_FIRST.test(run) ? MIN_E164_DIGITS : MIN_PHONE_DIGITS)) return run;
     // More digits than one number holds: with separators it is numbers side by side, masked as one
     // run; without any, one long id (a 19-digit user id), which no phone is (ADR 0121).
-    return digits <= MAX_PHONE_DIGITS || /\D/.test(run) ? maskPhone(run) : run;
+    return digits <= MAX_PHONE_DIGITS || digits < run.length ? maskPhone(run) : run;
   });
 }
 
