@@ -281,6 +281,25 @@ describe('oauth protocol: discovery, registration, authorize, token, revoke (rea
     expect(await grantRevoked(grantId)).toBe(false);
   });
 
+  it('the operator withdrawing the sensitive-scope allowance (ADR 0144) holds for existing grants: a refresh no longer carries those scopes', async () => {
+    const t = await seedUser(db);
+    const allow = (on: boolean) => db.query(`UPDATE organizations SET oauth_sensitive_scopes = $2 WHERE id = $1`, [t.organization.id, on]);
+    await allow(true);
+    const c = await client();
+    const { verifier, challenge } = pkcePair();
+    const { code } = await approvedCode(db, t, c.client_id, REDIRECT, challenge, ['PROJECT_AUDIENCE_READ', 'PROJECT_AUDIENCE_DATA_FULL']);
+    const first = (await exchange({ client_id: c.client_id, code, code_verifier: verifier })).body;
+    expect(first.scope).toBe('PROJECT_AUDIENCE_READ PROJECT_AUDIENCE_DATA_FULL');
+    const refresh = (token: string) => form(base, '/oauth/token', { grant_type: 'refresh_token', client_id: c.client_id, refresh_token: token });
+    const scopesOf = async (token: string) => (await db.query(`SELECT scopes FROM tokens WHERE secret_hash = $1`, [hashToken(token)]))[0].scopes;
+    await allow(false);
+    const withdrawn = await refresh(first.refresh_token);
+    expect([withdrawn.status, withdrawn.body.scope, await scopesOf(withdrawn.body.access_token)]).toEqual([200, 'PROJECT_AUDIENCE_READ', ['PROJECT_AUDIENCE_READ']]);
+    await allow(true);
+    const restored = await refresh(withdrawn.body.refresh_token);
+    expect([restored.status, restored.body.scope]).toEqual([200, 'PROJECT_AUDIENCE_READ PROJECT_AUDIENCE_DATA_FULL']);
+  });
+
   it('a failure of ours at the token endpoint is a logged 500 that reveals nothing internal, as everywhere else', async () => {
     const t = await seedUser(db);
     const c = await client();

@@ -98,12 +98,15 @@ export class OAuthModel implements Omit<AuthorizationCodeModel, 'saveAuthorizati
     const grantId = (user as GrantUser).grantId;
     // A client that did not register the refresh_token grant could not use one: none is issued.
     const refreshToken = client.grants.includes('refresh_token') ? (token.refreshToken ?? newRefreshToken()) : null;
-    // The library has checked a refresh's `scope` against the grant's: the access token gets what was asked.
+    // The library has checked a refresh's `scope` against the grant's: the access token gets what
+    // was asked, but for sensitive scopes the organization no longer allows (ADR 0144).
     const issued = await this.repo.issueTokens(grantId, refreshToken, token.accessTokenExpiresAt!, token.refreshTokenExpiresAt!, token.scope);
     // The grant was revoked meanwhile (a reuse detected concurrently): the library would read null as a crash (503).
     if (!issued) throw new InvalidGrantError('Invalid grant: the grant was revoked');
     const { refreshToken: _generated, refreshTokenExpiresAt: _expires, ...access } = token;
-    return refreshToken === null ? { ...access, accessToken: issued.accessToken, client, user } : { ...token, accessToken: issued.accessToken, refreshToken, client, user };
+    return refreshToken === null
+      ? { ...access, accessToken: issued.accessToken, scope: issued.scopes, client, user }
+      : { ...token, accessToken: issued.accessToken, scope: issued.scopes, refreshToken, client, user };
   }
 
   // Required by the interface for bearer authentication, which the gateway does, not this app.

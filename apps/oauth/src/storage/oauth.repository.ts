@@ -1,7 +1,9 @@
 import { hashToken, issueToken } from '@meld/auth';
+import type { Scope } from '@meld/contracts';
 import { DATA_SOURCE } from '@meld/db';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
+import { SENSITIVE_SCOPES } from '../consent/grantable';
 
 export interface ClientRow {
   id: string;
@@ -128,20 +130,31 @@ export class OAuthRepository {
    * grant), in one transaction, unless the grant was
    * revoked meanwhile (then null: a reuse detected concurrently wins). `scopes` narrows the
    * access token to those of the grant's scopes (a refresh asking for fewer, RFC 6749 §6); the
-   * refresh token stays worth the whole grant.
+   * refresh token stays worth the whole grant. The sensitive scopes are left out while the
+   * organization's allowance is withdrawn (ADR 0144). Answers the scopes the token got.
    */
-  async issueTokens(grantId: string, refreshToken: string | null, accessExpiresAt: Date, refreshExpiresAt: Date, scopes?: readonly string[]): Promise<{ accessToken: string } | null> {
+  async issueTokens(
+    grantId: string,
+    refreshToken: string | null,
+    accessExpiresAt: Date,
+    refreshExpiresAt: Date,
+    scopes?: readonly string[],
+  ): Promise<{ accessToken: string; scopes: string[] } | null> {
     const access = issueToken('oauth');
     return this.ds.transaction(async (em: EntityManager) => {
-      const [grant] = await em.query(`SELECT organization_id, user_id, client_id, scopes, projects, resource FROM oauth_grants WHERE id = $1 AND revoked_at IS NULL FOR SHARE`, [grantId]);
+      const [grant] = await em.query(
+        `SELECT g.organization_id, g.user_id, g.client_id, g.scopes, g.projects, g.resource, o.oauth_sensitive_scopes AS sensitive_allowed
+           FROM oauth_grants g JOIN organizations o ON o.id = g.organization_id WHERE g.id = $1 AND g.revoked_at IS NULL FOR SHARE OF g`,
+        [grantId],
+      );
       if (!grant) return null;
-      const granted: string[] = scopes ? grant.scopes.filter((s: string) => scopes.includes(s)) : grant.scopes;
+      const granted = (grant.scopes as string[]).filter((s) => (!scopes || scopes.includes(s)) && (grant.sensitive_allowed || !SENSITIVE_SCOPES.includes(s as Scope)));
       await em.query(
         `INSERT INTO tokens (organization_id, kind, secret_hash, prefix, scopes, projects, user_id, label, expires_at, oauth_grant_id, resource) VALUES ($1, 'oauth', $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
         [grant.organization_id, access.secretHash, access.prefix, granted, grant.projects, grant.user_id, `oauth:${grant.client_id}`, accessExpiresAt, grantId, grant.resource],
       );
       if (refreshToken !== null) await em.query(`INSERT INTO oauth_refresh_tokens (token_hash, grant_id, expires_at) VALUES ($1, $2, $3)`, [hashToken(refreshToken), grantId, refreshExpiresAt]);
-      return { accessToken: access.token };
+      return { accessToken: access.token, scopes: granted };
     });
   }
 
