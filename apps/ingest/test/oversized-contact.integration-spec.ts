@@ -53,6 +53,7 @@ describe('an outbox message larger than Kafka takes', () => {
   /** `n` custom attributes `<prefix>0…` of `length` characters each. */
   const attributes = (prefix: string, n: number, length: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`${prefix}${i}`, `${prefix}${i}:`.padEnd(length, 'x')]));
   const published = (userId: string) => seen.filter((s) => s.userId === userId);
+  /** Rows left in the outbox. A pass deletes its rows and commits after Kafka acknowledged them, so a consumer may see them first: wait for it. */
   const outboxDepth = async () => Number((await ingest.db.query(`SELECT count(*) AS n FROM outbox`))[0].n);
   const deadLettered = async () => ((await metricsRegistry.getSingleMetric('meld_outbox_dead_lettered_total')?.get())?.values ?? []).reduce((sum, v) => sum + v.value, 0);
 
@@ -83,7 +84,7 @@ describe('an outbox message larger than Kafka takes', () => {
     expect(Math.max(...published('grown').map((s) => s.bytes))).toBeLessThan(CAP + 1024);
     const [row] = await ingest.db.query(`SELECT attributes FROM source_contacts WHERE project_id = $1 AND user_id = 'grown'`, [ingest.tenancy.project.id]);
     expect(Object.keys(row.attributes).sort()).toEqual([...Object.keys(attributes('a', 100, 1)).slice(50), ...Object.keys(attributes('b', 40, 1))].sort());
-    expect(await outboxDepth()).toBe(0);
+    await waitFor('the outbox empty', async () => (await outboxDepth()) === 0);
   }, 120000);
 
   it('drains a backlog of many contacts within the cap, although a pass of them is megabytes per partition', async () => {
@@ -126,10 +127,15 @@ describe('an outbox message larger than Kafka takes', () => {
     expect((await post([{ _user_id: 'after-legacy' }])).status).toBe(202);
     await waitFor('the rows behind it published', async () => published('after-legacy').length > 0 && published('legacy-small').length > 0, { timeoutMs: 30000 });
     expect(published('legacy-huge')).toEqual([]);
-    const dead = await ingest.db.query(`SELECT outbox, topic, key, error, octet_length(value::text) AS bytes FROM outbox_dead_letters`);
+    // Set aside in the pass's transaction, which commits (and then counts) after the rows beside it were published.
+    const dead = await waitFor('the row set aside', async () => {
+      const rows = await ingest.db.query(`SELECT outbox, topic, key, error, octet_length(value::text) AS bytes FROM outbox_dead_letters`);
+      return rows.length ? rows : undefined;
+    });
     expect(dead).toEqual([{ outbox: 'outbox', topic: Topics.contacts, key: Outputs.contacts.key(change), error: expect.stringMatching(/MESSAGE_TOO_LARGE/), bytes: expect.any(Number) }]);
     expect(dead[0].bytes).toBeGreaterThan(1048588);
+    await waitFor('the set-aside row counted', async () => (await deadLettered()) - before >= 1);
     expect((await deadLettered()) - before).toBe(1);
-    expect(await outboxDepth()).toBe(0);
+    await waitFor('the outbox empty', async () => (await outboxDepth()) === 0);
   }, 120000);
 });
