@@ -2,7 +2,7 @@ import type { ClickHouse } from '@meld/clickhouse';
 import { seedTenancy, type Json } from '@meld/fixtures';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { CoverageSchema } from '../src/coverage/coverage.schema';
+import { CoverageAttributeSchema, CoverageSchema } from '../src/coverage/coverage.schema';
 import { EXTREMES_OMITTED } from '../src/coverage/coverage-entry';
 import { TOP_VALUES_OMITTED } from '../src/coverage/top-values-policy';
 import { Z95 } from '../src/shared/estimators';
@@ -134,8 +134,11 @@ describe('audience coverage (sampled, against known truth)', () => {
         expect(Math.abs(a.filled - truth.get(a.uid)!.filled)).toBeLessThanOrEqual(Math.max(a.filledError, 1) * 1.5);
         expect(a.fillRateInterval[0]).toBeLessThanOrEqual(a.fillRate);
         expect(a.fillRateInterval[1]).toBeGreaterThanOrEqual(a.fillRate);
+        // fillRateError is the far side of that interval (ADR 0221), as the OpenAPI document says.
+        expect(a.fillRateError).toBeCloseTo(Math.max(a.fillRate - a.fillRateInterval[0], a.fillRateInterval[1] - a.fillRate), 3);
       }
     }
+    expect(CoverageAttributeSchema.shape.fillRateError.description).toMatch(/farther side of the 95% Wilson score interval \(fillRateInterval\)/);
   });
 
   it('covers the true count with countError for ≥ 95% of listed values, countError within 3× the textbook half-width', () => {

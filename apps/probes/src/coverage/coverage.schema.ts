@@ -30,7 +30,7 @@ export const CoverageAttributeSchema = z
     type: z.string(),
     multivalue: z.boolean(),
     fillRate: z.number().min(0).max(1).describe('filled share of the denominator, four decimals'),
-    fillRateError: z.number().min(0).describe('95% half-width of fillRate (normal interval with finite-population correction; 0 unsampled)'),
+    fillRateError: z.number().min(0).describe('95% half-width of fillRate: its distance to the farther side of the 95% Wilson score interval (fillRateInterval), with the finite-population correction (ADR 0221); 0 unsampled'),
     fillRateInterval: z.tuple([z.number(), z.number()]).describe('95% Wilson score interval of fillRate'),
     filled: int().describe('fillRate projected on the denominator'),
     filledError: int().describe('95% half-width of filled'),
