@@ -3,6 +3,7 @@ import { type OwnDatabase, beginWith, createDataSource } from '@meld/db';
 import { privateDatabase } from '@meld/fixtures';
 import { testEnv } from '@meld/testing';
 import type { DataSource } from 'typeorm';
+import { ListSms } from '../src/sms/read/list-sms.usecase';
 import { SmsRepository } from '../src/sms/sms.repository';
 import type { SmsOutboxRelay } from '../src/sms/status/sms-outbox-relay';
 import { StatusWriter, lockRowsSql } from '../src/sms/status/status-writer';
@@ -12,6 +13,15 @@ import { WebhookOutbox } from '../src/webhooks/webhook-outbox';
 import { seedSmsTenancy } from './sms-tenancy';
 
 const GROWN = 5000;
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  Plans?: PlanNode[];
+}
+/** Every node of a plan, as "<node type> <relation or index>". */
+const planNodes = (n: PlanNode): string[] => [`${n['Node Type']} ${n['Index Name'] ?? n['Relation Name'] ?? ''}`.trim(), ...(n.Plans ?? []).flatMap(planNodes)];
 
 // ADR 0275: the receipts' lookup and the webhook completions were named prepared statements;
 // each connection kept the generic plan it made while the tables were a few pages (a
@@ -121,5 +131,32 @@ describe('statements over tables grown from empty keep index plans (real Postgre
     const before = await seqScans('sms_messages');
     expect((await new SmsRepository(ds).staleEnqueued(30_000)).map((m) => m.id)).toEqual([stale]);
     expect(await seqScans('sms_messages')).toBe(before);
+  });
+
+  // ADR 0159: the list's audienceId filter compares the stored audience_id with the ids whose
+  // contact is now the one given, so a contact's history is read through (project_id, audience_id),
+  // not by resolving every message of the project to its current contact.
+  it("lists one contact's messages, merged ones included, through the audience index of a grown table", async () => {
+    const [survivor, absorbed] = [randomUUID(), randomUUID()];
+    await ds.query(`INSERT INTO audience_aliases (project_id, absorbed_id, survivor_id) VALUES ($1, $2, $3)`, [t.project.id, absorbed, survivor]);
+    await ds.query(
+      `INSERT INTO sms_messages (project_id, organization_id, sender_id, audience_id, destination, country, text, encoding, messages_count, price_per_sms)
+       SELECT $1, $2, $3, CASE i WHEN 1 THEN $5::uuid WHEN 2 THEN $6::uuid ELSE gen_random_uuid() END, '+447400000000', 'GB', 'x', 'GSM-7', 1, 0.04
+         FROM generate_series(1, $4::int) i`,
+      [t.project.id, t.organization.id, t.sender.id, 4 * GROWN, survivor, absorbed],
+    );
+    await ds.query(`ANALYZE sms_messages`);
+    const query = jest.spyOn(ds, 'query');
+    const listed = await new ListSms(new SmsRepository(ds)).execute({ projectId: t.project.id, queryString: `audienceId_in=${absorbed}|${randomUUID()}`, mayReadPii: false });
+    expect([listed.entity.map((m) => m.audienceId), listed.metadata.total]).toEqual([[survivor, survivor], 2]);
+    const reads = query.mock.calls.filter(([sql]) => sql.includes('FROM sms_messages m'));
+    query.mockRestore();
+    expect(reads).toHaveLength(2);
+    for (const [sql, params] of reads) {
+      const [{ 'QUERY PLAN': [plan] }] = await ds.query(`EXPLAIN (FORMAT JSON) ${sql}`, params);
+      const onMessages = planNodes(plan.Plan).filter((n) => n.includes('sms_messages'));
+      expect(onMessages).toContainEqual(expect.stringMatching(/^(Index|Index Only|Bitmap Index) Scan IDX_sms_messages_audience$/));
+      expect(onMessages.filter((n) => !/^(Bitmap Heap Scan sms_messages|(Index|Index Only|Bitmap Index) Scan IDX_sms_messages_audience)$/.test(n))).toEqual([]);
+    }
   });
 });

@@ -117,6 +117,32 @@ describe('GET /v1/project/:project/channel/sms/sms: message history through the 
     expect(((await read.json()) as Json).entity.audienceId).toBe(after.audienceId);
   });
 
+  it('audienceId filters alike through every equality operator, negated, nested and sorted: a merged contact, a deleted one, another (ADR 0159)', async () => {
+    const p = (await seedSmsTenancy(db)) as SmsTenancy;
+    const [absorbed, survivor, gone, kept] = [await send(p, '+447400123461'), await send(p, '+447400123462'), await send(p, '+447400123463'), await send(p, '+447400123464')];
+    await db.query(`INSERT INTO audience_aliases (project_id, absorbed_id, survivor_id) VALUES ($1, $2, $3)`, [p.project.id, absorbed.audienceId, survivor.audienceId]);
+    await db.query(`DELETE FROM audience_contacts WHERE project_id = $1 AND id = ANY($2::uuid[])`, [p.project.id, [absorbed.audienceId, gone.audienceId]]);
+    const listed = async (query: string) => {
+      const res = await list(query, ['PROJECT_DIRECT_READ'], p);
+      expect([query, res.status]).toEqual([query, 200]);
+      return res.body.entity.map((m: Json) => m.id);
+    };
+    const merged = [survivor.id, absorbed.id];
+    expect(await listed(`audienceId_eqi=${absorbed.audienceId.toUpperCase()}`)).toEqual(merged);
+    expect(await listed(`audienceId_ini=${gone.audienceId.toUpperCase()}|x`)).toEqual([gone.id]);
+    expect(await listed(`audienceId_eq=${gone.audienceId}`)).toEqual([gone.id]);
+    expect(await listed(`audienceId_nin=${absorbed.audienceId}|${gone.audienceId}`)).toEqual([kept.id]);
+    expect(await listed(`audienceId_nei=${survivor.audienceId.toUpperCase()}`)).toEqual([kept.id, gone.id]);
+    expect(await listed('audienceId_eq=x')).toEqual([]);
+    expect(await listed('audienceId_ne=x')).toEqual([kept.id, gone.id, survivor.id, absorbed.id]);
+    expect(await listed(`audienceId_contains=${survivor.audienceId.slice(0, 13)}`)).toEqual(merged);
+    const cond = (field: string, operator: string, value: unknown) => ({ field, operator, value });
+    const nested = { operator: 'or', value: [{ operator: 'and', value: [cond('audienceId', 'eq', absorbed.audienceId), cond('createdAt', 'gte', '2020-01-01T00:00:00Z')] }, cond('audienceId', 'in', [kept.audienceId])] };
+    expect(await listed(`_q=${encodeURIComponent(JSON.stringify({ filter: [nested] }))}`)).toEqual([kept.id, ...merged]);
+    const contacts = [{ id: survivor.audienceId, sms: [absorbed.id, survivor.id] }, { id: kept.audienceId, sms: [kept.id] }].sort((a, b) => (a.id < b.id ? -1 : 1));
+    expect(await listed(`audienceId_in=${kept.audienceId}|${absorbed.audienceId}&_sort=audienceId:+,createdAt:+`)).toEqual(contacts.flatMap((c) => c.sms));
+  });
+
   it('400 names a bad parameter: unknown field, the text (not filterable), a bad operator value, _group', async () => {
     for (const [query, parameter] of [['colour_eq=red', 'colour_eq'], ['text_eq=hello', 'text_eq'], ['createdAt_gt=yesterday', 'createdAt_gt'], ['_group=daily', '_group']]) {
       const res = await list(query!);

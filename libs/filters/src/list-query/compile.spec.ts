@@ -80,6 +80,20 @@ describe('list query → Postgres SQL with bound parameters', () => {
     expect(c.filterParams).toEqual(['a']);
   });
 
+  it("a field's own equality takes eq, eqi, in, ini and their negations; the other operators and the sort read its sql", () => {
+    const equals = (values: readonly unknown[], ignoreCase: boolean, bind: (v: unknown, cast: string) => string) => `t.code = ANY(${bind(values.map((v) => `${v}${ignoreCase ? '/i' : ''}`), 'text[]')})`;
+    const coded = { ...ITEMS, fields: { ...ITEMS.fields, name: { ...ITEMS.fields.name!, equals } } };
+    const sql = (query: string) => {
+      const c = compileListQuery(parseListQuery(query, coded), coded, []);
+      return [c.where, c.filterParams, c.orderBy];
+    };
+    expect(sql('name_eq=a')).toEqual(['t.code = ANY($1::text[])', [['a']], 't.created_at DESC NULLS LAST, t.id ASC']);
+    expect(sql('name_ini=a|b&_sort=name')).toEqual(['t.code = ANY($1::text[])', [['a/i', 'b/i']], 't.name ASC NULLS LAST, t.id ASC']);
+    expect(sql('name_nin=a|b')).toEqual(['NOT coalesce(t.code = ANY($1::text[]), false)', [['a', 'b']], expect.any(String)]);
+    expect(sql('name_nei=a')).toEqual(['NOT coalesce(t.code = ANY($1::text[]), false)', [['a/i']], expect.any(String)]);
+    expect(sql('name_starts=a')).toEqual(['starts_with(t.name, $1::text)', ['a'], expect.any(String)]);
+  });
+
   it('_group is a UTC date_trunc of the group field, its unit from a fixed table', () => {
     expect(compile('_group=monthly').group).toBe("date_trunc('month', t.created_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'");
     expect(compile('_group=hourly').group).toContain("date_trunc('hour'");

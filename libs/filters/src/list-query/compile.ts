@@ -59,6 +59,9 @@ function filterSql(node: ListFilter, resource: ListResource, b: Binder): string 
   return conditionSql(node, field(resource, node.field), b);
 }
 
+/** The operators a field's own `equals` predicate takes over (their negations are NOT of them). */
+const EQUALITY: readonly ConditionOperator[] = ['eq', 'eqi', 'in', 'ini'];
+
 /**
  * Negative operators (`ne`, `nin`, `ncontains`…, `exists` false) are NOT of the positive
  * one with a missing value counted as not matching it: `name_ne=x` keeps rows without a
@@ -67,8 +70,10 @@ function filterSql(node: ListFilter, resource: ListResource, b: Binder): string 
 function conditionSql(c: ListCondition, f: ResolvedField, b: Binder): string {
   const negated = c.operator === 'exists' ? c.value === false : NEGATION_OF[c.operator] !== undefined;
   const operator = NEGATION_OF[c.operator] ?? c.operator;
-  const x = valueExpressions(f, b);
-  let sql = predicate(operator, x, c.value, f, b);
+  let sql =
+    f.equals && EQUALITY.includes(operator)
+      ? f.equals((Array.isArray(c.value) ? c.value : [c.value]) as Scalar[], operator === 'eqi' || operator === 'ini', (v, cast) => b.bind(v, cast))
+      : predicate(operator, valueExpressions(f, b), c.value, f, b);
   if (f.any) sql = f.any(sql);
   return negated ? `NOT coalesce(${sql}, false)` : sql;
 }

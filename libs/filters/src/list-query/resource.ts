@@ -1,4 +1,4 @@
-import type { ListSortKey } from './ast';
+import type { ListSortKey, Scalar } from './ast';
 import type { FieldType } from './operators';
 
 /**
@@ -16,6 +16,14 @@ export interface ColumnField {
    * Positive operators then match when any related row does; negative ones when none does.
    */
   any?: (predicate: string) => string;
+  /**
+   * Equality by other means than `sql`: `eq`, `eqi`, `in` and `ini` (and `ne`, `nei`, `nin`,
+   * `nini` as NOT of them) become this predicate on the values given, e.g. an indexed column
+   * against the stored values that read as one of them (ADR 0159). It must hold on exactly the
+   * rows where `sql` equals one of the values (ignoring case when `ignoreCase`); `bind` binds a
+   * value as a parameter. Every other operator, and the sort, still read `sql`.
+   */
+  equals?: (values: readonly Scalar[], ignoreCase: boolean, bind: (value: unknown, cast: string) => string) => string;
 }
 
 /** Any key under a jsonb column: `attributes*drink` (URL) or `attributes.drink` (`_q`). */
@@ -51,6 +59,7 @@ export interface ResolvedField {
   sql: string;
   sortable: boolean;
   any?: (predicate: string) => string;
+  equals?: ColumnField['equals'];
   /** Key path under the jsonb column (json fields only). */
   jsonPath?: readonly string[];
 }
@@ -60,7 +69,7 @@ export function resolveField(resource: ListResource, path: readonly string[]): R
   const name = path.join('.');
   if (Object.hasOwn(resource.fields, name) && path.every((s) => !s.includes('.'))) {
     const f = resource.fields[name];
-    return { type: f.type, sql: f.sql, sortable: f.sortable ?? false, ...(f.any ? { any: f.any } : {}) };
+    return { type: f.type, sql: f.sql, sortable: f.sortable ?? false, ...(f.any ? { any: f.any } : {}), ...(f.equals ? { equals: f.equals } : {}) };
   }
   const [prefix, ...keys] = path;
   if (resource.json && Object.hasOwn(resource.json, prefix) && keys.length > 0 && keys.length <= 8 && keys.every((k) => JSON_KEY.test(k))) {

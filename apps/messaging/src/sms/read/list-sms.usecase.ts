@@ -17,8 +17,8 @@ export class ListSms {
   constructor(private readonly repo: SmsRepository) {}
 
   async execute(cmd: ListSmsCommand) {
-    const query = await withCurrentAudienceIds(this.repo.ds, cmd.projectId, listQueryOf(cmd.queryString, SMS_FIELDS));
-    const { rows, total } = await listPage<SmsRow>(this.repo.ds, { columns: SMS_COLUMNS, from: 'sms_messages m', scope: 'm.project_id = $1', scopeParams: [cmd.projectId] }, query, SMS_FIELDS);
+    const { query, fields } = await withCurrentAudienceIds(this.repo.ds, cmd.projectId, listQueryOf(cmd.queryString, SMS_FIELDS));
+    const { rows, total } = await listPage<SmsRow>(this.repo.ds, { columns: SMS_COLUMNS, from: 'sms_messages m', scope: 'm.project_id = $1', scopeParams: [cmd.projectId] }, query, fields);
     return { entity: rows.map((r) => toSmsView(r, cmd.mayReadPii)), metadata: pageMetadata(query, rows.length, total) };
   }
 }
