@@ -100,6 +100,8 @@ describe('event lists: scroll and search', () => {
     const fromCrm = written.filter((e) => e.source === 'crm').map((e) => e.id);
     expect((await scrollAll({ size: 4, datasource: 'crm' })).seen).toEqual(fromCrm);
     expect((await scrollAll({ size: 4, datasource: crm.id })).seen).toEqual(fromCrm);
+    // An id in capitals is the same id (RFC 9562: case-insensitive on input).
+    expect((await scrollAll({ size: 4, datasource: crm.id.toUpperCase() })).seen).toEqual(fromCrm);
     const dateFrom = new Date((now - 30 * DAY) * 1000).toISOString();
     const dateTo = new Date((now - 10 * DAY) * 1000).toISOString();
     expect((await scrollAll({ size: 3, dateFrom, dateTo })).seen).toEqual(written.filter((e) => e.ageDays <= 30 && e.ageDays > 10).map((e) => e.id));

@@ -197,8 +197,8 @@ describe('audience coverage (unsampled)', () => {
     }
   });
 
-  it('narrows to the contacts a data source contributed to, by id, uid or connector (rule 6)', async () => {
-    for (const datasource of [t.dataSource.id, t.dataSource.uid, 'api']) {
+  it('narrows to the contacts a data source contributed to, by id (in any case), uid or connector (rule 6)', async () => {
+    for (const datasource of [t.dataSource.id, t.dataSource.id.toUpperCase(), t.dataSource.uid, 'api']) {
       const { status, body } = await coverage({ datasource, attributes: ['loyalty_tier'] });
       expect(status).toBe(200);
       expect(body.metadata.denominator.count).toBe(2);

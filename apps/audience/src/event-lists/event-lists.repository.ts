@@ -28,7 +28,7 @@ export class EventListsRepository {
 
   /** A data source of the project by uid or id; null when it has none such. */
   async dataSourceId(projectId: string, key: string): Promise<string | null> {
-    const rows = await poolRead<{ id: string }>(this.ds, `SELECT id FROM data_sources WHERE project_id = $1 AND (uid = $2 OR ($3::boolean AND id::text = $2))`, [projectId, key, isUuid(key)]);
+    const rows = await poolRead<{ id: string }>(this.ds, `SELECT id FROM data_sources WHERE project_id = $1 AND (uid = $2 OR ($3::boolean AND id::text = lower($2)))`, [projectId, key, isUuid(key)]);
     return rows[0]?.id ?? null;
   }
 

@@ -21,7 +21,8 @@ export class ProjectDataSources {
 
 /** By id or uid (one source), or by connector name (every source of that connector); none: 400 listing them (probe rule 5). */
 export function resolveDataSource(query: string, dataSources: readonly DataSourceRow[]): DataSourceRow[] {
-  const exact = dataSources.filter((d) => d.id === query || d.uid === query);
+  // An id in any case (uuids are case-insensitive on input); uids and connectors as written.
+  const exact = dataSources.filter((d) => d.id === query.toLowerCase() || d.uid === query);
   const matched = exact.length ? exact : dataSources.filter((d) => d.connector === query);
   if (matched.length) return matched;
   throw new BadRequestException({
