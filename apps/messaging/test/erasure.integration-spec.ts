@@ -110,4 +110,25 @@ describe('messaging: the SMS of a deleted audience contact are redacted', () => 
     expect(await app.get(SmsRedaction).redact([{ projectId: t.project.id, audienceId: deleted }])).toBe(0);
     expect((await row(first)).redactedAt).toEqual(at);
   }, 60_000);
+
+  it("a redacted message's links are gone: the short link and the unsubscribe page answer 404, and a confirmation records nothing on the masked number", async () => {
+    const phone = '+447400555105';
+    const deleted = await seedContact(db, t.project.id, { _user_id: 'gone-links', _phone_mobile: phone });
+    const id = await send(deleted, 'See {{short:https://shop.test/o/7}} Stop: {{unsubscribe}}');
+    const code = async (kind: string) => (await db.query(`SELECT code FROM sms_links WHERE sms_id = $1 AND kind = $2`, [id, kind]))[0].code as string;
+    const [short, unsubscribe] = [await code('short'), await code('unsubscribe')];
+    // The person opened the page before the erasure: a cookie and a form token they may still post.
+    const page = await fetch(`${base}/u/${unsubscribe}`);
+    const csrf = /name="csrf" value="([^"]+)"/.exec(await page.text())![1];
+    const cookie = page.headers.get('set-cookie')!.split(';')[0]!;
+    await tombstone(deleted);
+    await waitFor('redacted', async () => (await row(id)).redactedAt || undefined, { timeoutMs: 30_000 });
+
+    expect((await fetch(`${base}/l/${short}`, { redirect: 'manual' })).status).toBe(404);
+    expect((await fetch(`${base}/u/${unsubscribe}`)).status).toBe(404);
+    const post = await fetch(`${base}/u/${unsubscribe}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', cookie }, body: `csrf=${csrf}` });
+    expect(post.status).toBe(404);
+    expect(await db.query(`SELECT user_id FROM source_contacts WHERE project_id = $1 AND user_id LIKE '%******%'`, [t.project.id])).toEqual([]);
+    expect((await db.query(`SELECT confirmed_at FROM sms_links WHERE code = $1`, [unsubscribe]))[0].confirmed_at).toBeNull();
+  }, 60_000);
 });

@@ -35,10 +35,15 @@ export class LinksRepository {
     );
   }
 
+  /**
+   * A link by its code; null for an unknown one and for a link of a redacted message (ADR 0358):
+   * its target and its number are forgotten, so there is nothing to redirect to and no number to
+   * opt out (an unsubscribe would otherwise record an opt-out on the masked number).
+   */
   async find(code: string, kind: TemplateLink['kind'], em: EntityManager | DataSource = this.ds): Promise<LinkRow | null> {
     const [row] = await em.query(
       `SELECT ${LINK_COLUMNS} FROM sms_links l JOIN sms_messages m ON m.id = l.sms_id JOIN senders s ON s.id = m.sender_id
-        WHERE l.code = $1 AND l.kind = $2 ${em === this.ds ? '' : 'FOR UPDATE OF l'}`,
+        WHERE l.code = $1 AND l.kind = $2 AND m.redacted_at IS NULL ${em === this.ds ? '' : 'FOR UPDATE OF l'}`,
       [code, kind],
     );
     return row ?? null;
