@@ -25,6 +25,8 @@ describe('oauth: Client ID Metadata Documents (real Postgres, a local document s
     ['/bad-redirect.json', (url) => ({ client_id: url, redirect_uris: ['http://app.example/cb'] })],
     ['/no-redirects.json', (url) => ({ client_id: url, redirect_uris: [] })],
     ['/big.json', (url) => ({ client_id: url, redirect_uris: [REDIRECT], client_name: 'x', padding: 'y'.repeat(6000) })],
+    ['/control-name.json', (url) => ({ client_id: url, redirect_uris: [REDIRECT], client_name: 'Doc\u0000Assistant' })],
+    ['/control-redirect.json', (url) => ({ client_id: url, redirect_uris: [`${REDIRECT}\u0000`] })],
   ]);
 
   beforeAll(async () => {
@@ -79,6 +81,8 @@ describe('oauth: Client ID Metadata Documents (real Postgres, a local document s
     ['/bad-redirect.json', 'redirect_uris[0] must use https'],
     ['/no-redirects.json', 'redirect_uris at least one redirect URI is required'],
     ['/big.json', 'answer larger than 5120 bytes'],
+    ['/control-name.json', 'client_name must not contain the NUL character'],
+    ['/control-redirect.json', 'redirect_uris[0] must not contain the NUL character'],
     ['/missing.json', 'answered HTTP 404'],
     ['/', 'must have a path'],
   ])('an unusable document %s is an error page naming why, never a redirect', async (path, reason) => {

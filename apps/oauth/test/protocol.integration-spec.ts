@@ -48,6 +48,16 @@ describe('oauth protocol: discovery, registration, authorize, token, revoke (rea
       expect([uri, bad.status, bad.body.error]).toEqual([uri, 400, 'invalid_redirect_uri']);
       expect(bad.body.error_description).toContain('redirect_uris[0]');
     }
+    // Text Postgres cannot store (U+0000, a lone surrogate): the OAuth error naming the field (RFC 7591 §3.2.2), not a 400 of another shape.
+    for (const [body, error, field] of [
+      [{ client_name: 'A\u0000B', redirect_uris: [REDIRECT] }, 'invalid_client_metadata', 'client_name'],
+      [{ client_name: 'A\ud800B', redirect_uris: [REDIRECT] }, 'invalid_client_metadata', 'client_name'],
+      [{ redirect_uris: [REDIRECT], client_uri: 'https://app.example/\u0000' }, 'invalid_client_metadata', 'client_uri'],
+      [{ redirect_uris: [REDIRECT, 'https://app.example/cb\u0000'] }, 'invalid_redirect_uri', 'redirect_uris[1]'],
+    ] as const) {
+      const bad = await register(base, body);
+      expect([field, bad.status, bad.body.error, bad.body.error_description]).toEqual([field, 400, error, expect.stringContaining(`${field}`)]);
+    }
     const noUris = await register(base, { client_name: 'x' });
     expect([noUris.status, noUris.body.error, noUris.body.error_description]).toEqual([400, 'invalid_client_metadata', expect.stringContaining('redirect_uris')]);
     const method = await register(base, { redirect_uris: [REDIRECT], token_endpoint_auth_method: 'private_key_jwt' });

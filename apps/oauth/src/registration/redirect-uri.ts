@@ -1,3 +1,5 @@
+import { unstorableText } from '@meld/api';
+
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
 
 /**
@@ -8,6 +10,8 @@ const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
  */
 export function redirectUriProblem(value: unknown): string | null {
   if (typeof value !== 'string' || value === '') return 'must be a non-empty string';
+  const unstorable = unstorableText(value);
+  if (unstorable) return unstorable;
   let url: URL;
   try {
     url = new URL(value);

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { unstorableText } from '@meld/api';
 import { hashToken } from '@meld/auth';
 import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
@@ -9,10 +10,16 @@ import { scopeList, unknownScopes } from '../authorize/scope-list';
 
 export const AUTH_METHODS = ['none', 'client_secret_basic', 'client_secret_post'] as const;
 
+/** Client metadata text is kept in Postgres: U+0000 or a lone surrogate is the field's error, not a 500. */
+export const storable = (value: string, ctx: z.RefinementCtx) => {
+  const problem = unstorableText(value);
+  if (problem) ctx.addIssue({ code: z.ZodIssueCode.custom, message: problem });
+};
+
 const Metadata = z.object({
   redirect_uris: z.array(z.unknown()).min(1, 'at least one redirect URI is required'),
-  client_name: z.string().trim().min(1).max(100).optional(),
-  client_uri: z.string().url().optional(),
+  client_name: z.string().trim().min(1).max(100).superRefine(storable).optional(),
+  client_uri: z.string().url().superRefine(storable).optional(),
   token_endpoint_auth_method: z.enum(AUTH_METHODS).default('none'),
   grant_types: z.array(z.enum(GRANT_TYPES)).default([...GRANT_TYPES]),
   response_types: z.array(z.literal('code')).default(['code']),
