@@ -146,6 +146,27 @@ describe('audience coverage cache and refresh throttle', () => {
     }
   });
 
+  it('counts computedAgo from computedAt, however long the computation took', async () => {
+    const body = { attributes: ['_country'] };
+    const usecase = app.get(CoverageUseCase);
+    const execute = usecase.execute.bind(usecase);
+    // A computation of 30 s (a large audience on a loaded machine), on the frozen clock.
+    const spy = jest.spyOn(usecase, 'execute').mockImplementation(async (command) => {
+      const answer = await execute(command);
+      clock.advance(30_000);
+      return answer;
+    });
+    try {
+      const computed = await coverage(body);
+      expect(computed).toMatchObject({ cached: false, computedAgo: 0 });
+      const cached = await coverage(body);
+      expect(cached).toMatchObject({ cached: true, computedAt: computed.computedAt });
+      expect(cached.computedAgo).toBe((clock.now() - Date.parse(computed.computedAt)) / 1000);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it('lets one of two concurrent refreshes recompute and declines the other (rule 2)', async () => {
     const body = { attributes: ['_language'] };
     await coverage(body);

@@ -110,7 +110,9 @@ export class ProbeCache {
     for (let waited = 0; waited < LOCK_MS; waited += WAIT_STEP_MS) {
       if (await this.redis.set(lock, '1', 'PX', LOCK_MS, 'NX')) {
         try {
-          const stored = { value: await compute(), at: this.clock.now() };
+          // The time the computation starts, as its answer's computedAt: computedAgo counts from it.
+          const at = this.clock.now();
+          const stored = { value: await compute(), at };
           await this.redis.set(key, JSON.stringify(stored), 'PX', MAX_CACHED_AGE_MS * 2);
           return stored;
         } finally {
@@ -121,6 +123,7 @@ export class ProbeCache {
       const done = await this.read<T>(key);
       if (done && done.at !== staleAt) return done;
     }
-    return { value: await compute(), at: this.clock.now() };
+    const at = this.clock.now();
+    return { value: await compute(), at };
   }
 }
