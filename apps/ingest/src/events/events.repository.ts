@@ -7,6 +7,8 @@ import type { EventTypeRule } from './event-item';
 export interface EventWriteContext {
   /** The path's data source when it is one of the project's, else null. */
   dataSourceId: string | null;
+  /** Its connector (null with it): the `meld-messaging` one is not written through ingest (ADR 0181). */
+  connector: string | null;
   types: Map<string, EventTypeRule>;
 }
 
@@ -18,13 +20,13 @@ export interface MarkedEvents {
 }
 
 /**
- * The data source check and the batch's event types with their parameters, one statement
+ * The data source check (its id and connector) and the batch's event types with their parameters, one statement
  * (they were three): sent with the write's BEGIN (libs/db beginWith: one round trip for both)
  * when the write marks first, alone when it checks first. Its values are literals: two UUIDs
  * checked by the caller and the type names escaped.
  */
 const contextSql = (projectId: string, dataSourceId: string, typeUids: string[]) => `
-  SELECT (SELECT id FROM data_sources WHERE id = '${dataSourceId}'::uuid AND project_id = '${projectId}'::uuid) AS data_source_id,
+  SELECT d.id AS data_source_id, d.connector,
          (SELECT coalesce(json_agg(json_build_object(
                    'id', t.id, 'uid', t.uid, 'automation', t.automation,
                    'parameters', (SELECT coalesce(json_agg(json_build_object(
@@ -32,7 +34,8 @@ const contextSql = (projectId: string, dataSourceId: string, typeUids: string[])
                                       'multiValue', p.multi_value, 'maxLength', p.max_length)), '[]')
                                   FROM event_parameters p WHERE p.event_type_id = t.id))), '[]')
           FROM event_types t WHERE t.project_id = '${projectId}'::uuid
-           AND t.uid = ANY(ARRAY[${typeUids.map(escapeLiteral).join(',')}]::text[])) AS types`;
+           AND t.uid = ANY(ARRAY[${typeUids.map(escapeLiteral).join(',')}]::text[])) AS types
+  FROM (SELECT 1) AS one LEFT JOIN data_sources d ON d.id = '${dataSourceId}'::uuid AND d.project_id = '${projectId}'::uuid`;
 
 /**
  * Lock the batch's live contacts (FOR SHARE, in user_id order like every other locker of
@@ -91,7 +94,7 @@ const markValues = (projectId: string, dataSourceId: string, marks: readonly { u
 const openAndMarkSql = (projectId: string, dataSourceId: string, typeUids: string[], marks: readonly { userId: string; eventId: string }[]) => `
   WITH ${markCtes(markValues(projectId, dataSourceId, marks), false)},
        context AS (${contextSql(projectId, dataSourceId, typeUids)})
-  SELECT context.data_source_id, context.types, ${MARKED} FROM context`;
+  SELECT context.data_source_id, context.connector, context.types, ${MARKED} FROM context`;
 
 /** The lock-and-mark of checked items alone, sent with BEGIN (the check-first way). */
 const lockAndMarkSql = (projectId: string, dataSourceId: string, marks: readonly { userId: string; eventId: string }[], resent: boolean) => `
@@ -109,6 +112,7 @@ const UNIQUE_VIOLATION = '23505';
 
 interface ContextRow {
   data_source_id: string | null;
+  connector: string | null;
   types: EventTypeRule[];
 }
 
@@ -198,5 +202,5 @@ export class EventsRepository {
 }
 
 function toContext(row: ContextRow): EventWriteContext {
-  return { dataSourceId: row.data_source_id, types: new Map(row.types.map((t) => [t.uid, t])) };
+  return { dataSourceId: row.data_source_id, connector: row.connector, types: new Map(row.types.map((t) => [t.uid, t])) };
 }

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { type ConsentStatus, Outputs } from '@meld/contracts';
-import { DATA_SOURCE, outboxTrace, upsertSourceContacts } from '@meld/db';
+import { DATA_SOURCE, MESSAGING_CONNECTOR, outboxTrace, upsertSourceContacts } from '@meld/db';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
 import { outboxRow } from '../outbox/outbox-row';
 import { ContactsOutboxRelay } from './contacts-outbox-relay';
 
-/** The project's own data source of the messaging app (ADR 0181), created on first use. */
-export const MESSAGING_SOURCE = { uid: 'meld-messaging', name: 'Meld messaging', connector: 'meld-messaging' } as const;
+/** The project's own data source of the messaging app (ADR 0181), created on first use; ingest refuses writes to its connector. */
+export const MESSAGING_SOURCE = { uid: 'meld-messaging', name: 'Meld messaging', connector: MESSAGING_CONNECTOR } as const;
 
 /** Timeline events of this app (coordinated with the other `_sms_*` events by name only). */
 export type MessagingEvent = '_sms_click' | '_sms_unsubscribe';

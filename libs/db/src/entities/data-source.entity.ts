@@ -1,5 +1,11 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 
+/**
+ * The connector of each project's `meld-messaging` data source, the messaging app's record of
+ * consent and clicks (ADR 0181): only that app writes it; ingest refuses writes to it.
+ */
+export const MESSAGING_CONNECTOR = 'meld-messaging';
+
 @Entity('data_sources')
 @Index(['projectId', 'uid'], { unique: true })
 export class DataSourceEntity {

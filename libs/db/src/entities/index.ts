@@ -1,5 +1,5 @@
 import { AttributeEntity } from './attribute.entity';
-import { DataSourceEntity } from './data-source.entity';
+import { DataSourceEntity, MESSAGING_CONNECTOR } from './data-source.entity';
 import { EventParameterEntity, EventTypeEntity } from './event-type.entity';
 import { OrganizationEntity } from './organization.entity';
 import { ProjectEntity } from './project.entity';
@@ -11,6 +11,7 @@ import { WebhookEntity } from './webhook.entity';
 export {
   AttributeEntity,
   DataSourceEntity,
+  MESSAGING_CONNECTOR,
   EventParameterEntity,
   EventTypeEntity,
   OrganizationEntity,

@@ -26,7 +26,7 @@ export class WriteContacts {
   ) {}
 
   async execute(command: WriteCommand) {
-    await this.scope.dataSource(command);
+    await this.scope.writableDataSource(command);
     const items = parseBatch(command.body, 'contacts');
     const outcomes = await this.contacts.transaction(async (tx) => {
       const results = await this.patches.prepare(

@@ -44,6 +44,7 @@ export class WriteEvents {
     if (!write) return this.scope.notFound();
     try {
       this.scope.requireUsable(command, write.context.dataSourceId);
+      this.scope.requireWritable(write.context.connector);
       const items = parseBatch(command.body, 'events');
       const { outcomes, accepted } = await this.check(command, items, write.context);
       // Rule 2: `_user_data` before the event, one transaction (of its own) for the batch's contacts,
