@@ -49,6 +49,19 @@ describe('contact-derived data under the data mode (ADR 0121)', () => {
     for (const kept of ['２０２６－１１－２９', '注文１２３４５', '１２３４５６７８９０１２３４５６７８９']) expect(maskPiiInText(kept)).toBe(kept);
   });
 
+  it('masks emails and phone numbers percent-encoded in a URL (%40 for @, %2B for +)', () => {
+    expect(maskPiiInText('ada%40example.com')).toBe('a***%40e***.com');
+    expect(maskPiiInText('to=ADA%2Bshop%40EXAMPLE.COM')).toBe('t***%40E***.COM');
+    expect(maskPiiInText('tel=%2B33612345678&x=1')).toBe('tel=%2B33******78&x=1');
+    expect(maskPiiInText('tel=%2b33612345678')).toBe('tel=%2b33******78');
+    const url = 'https://shop.example/checkout?email=ada.lovelace%40example.com&phone=%2B33612345678';
+    const masked = maskPiiInText(url);
+    expect(masked).not.toMatch(/lovelace|612345678/);
+    // As an unencoded address in a URL is (the local part runs back to the scheme's colon).
+    expect(maskPiiInText(url.replace('%40', '@'))).toBe(masked.replace('%40', '@'));
+    for (const kept of ['100%40 off', 'a%2B1234']) expect(maskPiiInText(kept)).toBe(kept);
+  });
+
   it('masks numbers written side by side, and keeps one long id of digits alone', () => {
     // Two numbers made one run of 20 digits, more than a phone holds, and were left in clear;
     // a number then a second one cut at 22 characters left the second one's tail in clear.

@@ -5,25 +5,35 @@ const STARS = '******';
 /** `+33612345678` → `+33******78`: country code and last two digits, a fixed mask so the length leaks nothing. */
 export function maskPhone(phone: string): string {
   const s = phone.replace(/\s+/g, '');
-  const head = PLUS_FIRST.test(s) ? 3 : 2;
+  // The plus sign as written (`+`, `＋`, or `%2B` in a URL) and the two digits after it.
+  const plus = PLUS_FIRST.exec(s)?.[0].length ?? 0;
+  const head = plus ? plus + 2 : 2;
   if (s.length < head + 6) return STARS;
   return `${s.slice(0, head)}${STARS}${s.slice(-2)}`;
 }
 
-/** `john@example.com` → `j***@e***.com`: first letters and the top-level domain only. */
+/** `john@example.com` → `j***@e***.com`: first letters and the top-level domain only (`%40`, a URL's `@`, is kept as written). */
 export function maskEmail(email: string): string {
-  const at = email.lastIndexOf('@');
+  const [at, sign] = lastAt(email);
   if (at <= 0) return '***';
   const local = email.slice(0, at);
-  const domain = email.slice(at + 1);
+  const domain = email.slice(at + sign.length);
   const dot = domain.lastIndexOf('.');
   const host = dot > 0 ? domain.slice(0, dot) : domain;
   const tld = dot > 0 ? domain.slice(dot) : '';
-  return `${local[0]}***@${host ? `${host[0]}***` : '***'}${tld}`;
+  return `${local[0]}***${sign}${host ? `${host[0]}***` : '***'}${tld}`;
+}
+
+/** Where the last `@` (or `%40`, in any case) of an address is, and how it is written. */
+function lastAt(email: string): [number, string] {
+  const at = email.lastIndexOf('@');
+  const encoded = email.toLowerCase().lastIndexOf('%40');
+  return encoded > at ? [encoded, email.slice(encoded, encoded + 3)] : [at, '@'];
 }
 
 // An email anywhere in a text (local parts may hold ' & + = ? and more); the characters around it are kept.
-const EMAIL_IN_TEXT = /[^\s@<>()[\]",;:]+@[^\s@<>()[\]",;:]+\.[^\s@<>()[\]",;:]+/g;
+// `%40` is an `@` percent-encoded, as a URL's query carries one (`?email=ada%40example.com`).
+const EMAIL_IN_TEXT = /[^\s@<>()[\]",;:]+(?:@|%40)[^\s@<>()[\]",;:]+\.[^\s@<>()[\]",;:]+/gi;
 // A phone-like run: optional +, then digits and the usual separators; judged by its digit count below.
 // Separators include the no-break spaces French and other locales write numbers with. The run is
 // long enough to hold several numbers written one after the other: a shorter bound (22) cut
@@ -35,10 +45,12 @@ const EMAIL_IN_TEXT = /[^\s@<>()[\]",;:]+@[^\s@<>()[\]",;:]+\.[^\s@<>()[\]",;:]+
 // dash forms of the separators, so `０９０－１２３４－５６７８` is a phone here as it is there.
 const DIGITS = '0-9\\uFF10-\\uFF19\\u0660-\\u0669\\u06F0-\\u06F9';
 const PLUS = '+\\uFF0B';
+// A plus sign, or `%2B`: a `+` percent-encoded, as in a URL's query (`?phone=%2B33612345678`).
+const PLUS_SIGN = `(?:[${PLUS}]|%2[Bb])`;
 const SEPARATORS = ' ().\\u00a0\\u202f\\u3000\\uFF08\\uFF09\\uFF0E\\u2010-\\u2015\\u2212\\u30FC\\uFF0D-';
-const PHONE_IN_TEXT = new RegExp(`(?<![A-Za-z${DIGITS}${PLUS}])[${PLUS}]?[${DIGITS}][${DIGITS}${SEPARATORS}]{5,254}[${DIGITS}](?![A-Za-z${DIGITS}])`, 'g');
+const PHONE_IN_TEXT = new RegExp(`(?<![A-Za-z${DIGITS}${PLUS}])${PLUS_SIGN}?[${DIGITS}][${DIGITS}${SEPARATORS}]{5,254}[${DIGITS}](?![A-Za-z${DIGITS}])`, 'g');
 const NOT_DIGIT = new RegExp(`[^${DIGITS}]`, 'g');
-const PLUS_FIRST = new RegExp(`^[${PLUS}]`);
+const PLUS_FIRST = new RegExp(`^${PLUS_SIGN}`);
 const MIN_PHONE_DIGITS = 9;
 const MIN_E164_DIGITS = 7;
 const MAX_PHONE_DIGITS = 15;
@@ -46,7 +58,7 @@ const MAX_PHONE_DIGITS = 15;
 /** A text with every email and phone number in it masked (`maskEmail`, `maskPhone`). */
 export function maskPiiInText(text: string): string {
   return text.replace(EMAIL_IN_TEXT, (email) => maskEmail(email)).replace(PHONE_IN_TEXT, (run) => {
-    const digits = run.replace(NOT_DIGIT, '').length;
+    const digits = run.replace(PLUS_FIRST, '').replace(NOT_DIGIT, '').length;
     // With a leading + it is written as a phone (E.164 has numbers of 7 or 8 digits); without one, 8 digits is more often a date.
     if (digits < (PLUS_FIRST.test(run) ? MIN_E164_DIGITS : MIN_PHONE_DIGITS)) return run;
     // More digits than one number holds: with separators it is numbers side by side, masked as one
