@@ -25,6 +25,8 @@ describe('oauth: Client ID Metadata Documents (real Postgres, a local document s
     ['/bad-redirect.json', (url) => ({ client_id: url, redirect_uris: ['http://app.example/cb'] })],
     ['/no-redirects.json', (url) => ({ client_id: url, redirect_uris: [] })],
     ['/big.json', (url) => ({ client_id: url, redirect_uris: [REDIRECT], client_name: 'x', padding: 'y'.repeat(6000) })],
+    ['/code-only.json', (url) => ({ client_id: url, redirect_uris: [REDIRECT], grant_types: ['authorization_code'] })],
+    ['/refresh-only.json', (url) => ({ client_id: url, redirect_uris: [REDIRECT], grant_types: ['refresh_token'] })],
     ['/control-name.json', (url) => ({ client_id: url, redirect_uris: [REDIRECT], client_name: 'Doc\u0000Assistant' })],
     ['/control-redirect.json', (url) => ({ client_id: url, redirect_uris: [`${REDIRECT}\u0000`] })],
   ]);
@@ -75,12 +77,23 @@ describe('oauth: Client ID Metadata Documents (real Postgres, a local document s
     expect([token.status, token.body.token_type]).toEqual([200, 'Bearer']);
   });
 
+  it("a document's grant_types hold (RFC 7591 §2), as a registration's do: without refresh_token, no refresh token is issued", async () => {
+    const clientId = `${origin}/code-only.json`;
+    expect((await authorize(clientId)).status).toBe(302);
+    const t = await seedUser(db);
+    const { verifier, challenge } = pkcePair();
+    const { code } = await approvedCode(db, t, clientId, REDIRECT, challenge);
+    const token = await form(base, '/oauth/token', { grant_type: 'authorization_code', client_id: clientId, redirect_uri: REDIRECT, code, code_verifier: verifier });
+    expect([token.status, token.body.access_token, token.body.refresh_token]).toEqual([200, expect.stringMatching(/^mld_oa_/), undefined]);
+  });
+
   it.each([
     ['/other-id.json', 'client_id must be the URL of the document itself'],
     ['/secret.json', 'client_secret must not be present'],
     ['/bad-redirect.json', 'redirect_uris[0] must use https'],
     ['/no-redirects.json', 'redirect_uris at least one redirect URI is required'],
     ['/big.json', 'answer larger than 5120 bytes'],
+    ['/refresh-only.json', 'grant_types must include authorization_code'],
     ['/control-name.json', 'client_name must not contain the NUL character'],
     ['/control-redirect.json', 'redirect_uris[0] must not contain the NUL character'],
     ['/missing.json', 'answered HTTP 404'],

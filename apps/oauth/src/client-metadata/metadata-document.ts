@@ -58,6 +58,8 @@ export function readMetadataDocument(clientId: string, body: string): DocumentCl
   }
   const doc = parsed.data;
   if (doc.client_id !== clientId) return 'client_id must be the URL of the document itself';
+  // Its grant_types hold as a registration's do (RFC 7591 §2, ADR 0142): both when it names none.
+  if (doc.grant_types && !doc.grant_types.includes('authorization_code')) return 'grant_types must include authorization_code (the only response type is code)';
   for (const [i, uri] of doc.redirect_uris.entries()) {
     const problem = redirectUriProblem(uri);
     if (problem) return `redirect_uris[${i}] ${problem}`;
@@ -65,6 +67,6 @@ export function readMetadataDocument(clientId: string, body: string): DocumentCl
   return {
     name: doc.client_name ?? new URL(clientId).host,
     redirectUris: doc.redirect_uris as string[],
-    metadata: { client_id_metadata_document: true, client_uri: doc.client_uri ?? null, scope: doc.scope ?? null },
+    metadata: { client_id_metadata_document: true, client_uri: doc.client_uri ?? null, scope: doc.scope ?? null, grant_types: doc.grant_types ?? [...GRANT_TYPES] },
   };
 }
