@@ -66,6 +66,14 @@ describe('POST /v1/project/:project/channel/sms/sms/direct/:sender/:target (real
     expect(await finalStatus(body.entity.id)).toBe('delivered');
   });
 
+  it('takes the sender id and the contact id in any case (uuids are case-insensitive on input)', async () => {
+    const audienceId = await seedContact(db, t.project.id, { _user_id: 'u-caps', _phone_mobile: '+447400123556' });
+    const { status, body } = await send(audienceId.toUpperCase(), 'Your order shipped', { sender: t.sender.id.toUpperCase() });
+    expect([status, body.message]).toEqual([201, undefined]);
+    expect(body.entity).toMatchObject({ audienceId });
+    expect((await db.query(`SELECT sender_id FROM sms_messages WHERE id = $1`, [body.entity.id]))[0].sender_id).toBe(t.sender.id);
+  });
+
   it('puts every status change on the outbox of meld.sms-status.v1, in order', async () => {
     const audienceId = await seedContact(db, t.project.id, { _user_id: 'u-outbox', _phone_mobile: '+447400123556' });
     const { body } = await send(audienceId, 'outbox');

@@ -148,7 +148,8 @@ export class SmsRepository {
    * Reads of concurrent requests share that statement (ADR 0295).
    */
   sendContext(projectId: string, senderId: string | null, target: string, idempotencyKey: string | null): Promise<SendContext | null> {
-    return this.contexts.submit({ projectId, senderId: senderId !== null && !isUuid(senderId) ? NO_ID : senderId, target: isUuid(target) ? target : null, idempotencyKey });
+    // The sender is compared as text (`s.id::text`, lower case): a uuid is the same id in any case.
+    return this.contexts.submit({ projectId, senderId: senderId !== null && !isUuid(senderId) ? NO_ID : (senderId?.toLowerCase() ?? null), target: isUuid(target) ? target : null, idempotencyKey });
   }
 
   /**
