@@ -267,6 +267,16 @@ describe('event writes (ingest)', () => {
     expect(res.body.entity.items[2].errors._event_type).toEqual(['unknown event type refund']);
   });
 
+  it('a declared string parameter is bounded by its maxLength, which the catalogue allows past 2,048 characters', async () => {
+    const user = uid();
+    await contact(user);
+    const [{ id }] = await db.query(`INSERT INTO event_types (project_id, uid, name, category) VALUES ($1, 'review', 'Review', 'crm') RETURNING id`, [tenancy.project.id]);
+    await db.query(`INSERT INTO event_parameters (event_type_id, parameter, title, data_type, max_length) VALUES ($1, 'text', 'Text', 'string', 5000), ($1, 'note', 'Note', 'string', NULL)`, [id]);
+    const review = (parameters: Record<string, unknown>) => ({ _user_id: user, _event_id: eid(), _event_type: 'review', _event_parameters: parameters });
+    const res = await post('/events', [review({ text: 'x'.repeat(4000) }), review({ text: 'x'.repeat(5001) }), review({ note: 'x'.repeat(4000) })]);
+    expect(res.body.entity.items.map((i: Json) => i.errors)).toEqual([undefined, { '_event_parameters.text': ['must be at most 5000 characters'] }, undefined]);
+  });
+
   it('flags automation: only events of automation types within ±1 h of reception; ingest publishes no trigger itself', async () => {
     const user = uid();
     await contact(user);

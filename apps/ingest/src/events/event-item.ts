@@ -39,7 +39,9 @@ function parameterError(rule: EventParameterRule, value: unknown): string | null
   if (Array.isArray(value) && rule.multiValue <= 1) return 'must be a single value, not a list';
   if (list.length > rule.multiValue) return `must have at most ${rule.multiValue} values`;
   for (const v of list) {
-    const err = scalarError(rule.dataType, v);
+    // A declared string is bounded by its maxLength (the catalogue allows up to 65,535) and the 16 KiB
+    // of all parameters (ADR 0113), not by the 2,048 characters of a contact attribute (ADR 0036).
+    const err = rule.dataType === 'string' ? (typeof v === 'string' ? null : 'must be a string') : scalarError(rule.dataType, v);
     if (err) return err;
     if (rule.maxLength !== null && typeof v === 'string' && v.length > rule.maxLength) return `must be at most ${rule.maxLength} characters`;
   }
