@@ -57,6 +57,8 @@ export async function seedSmsProject(base: string) {
     searchPhone: (phone: string) => call('GET', `${v1}/audience/search/phone/${encodeURIComponent(phone)}`, token),
     /** Writes contacts as the project's CRM data source (202 once committed). */
     ingest: (contacts: Json[]) => call('POST', `${v1}/datasource/${ds.entity.id}/stream/contacts`, dsToken, contacts),
+    /** Deletes a contact of the CRM data source (202). */
+    remove: (userId: string) => call('DELETE', `${v1}/datasource/${ds.entity.id}/stream/contacts/${encodeURIComponent(userId)}`, dsToken),
     /** A contact of the CRM with this mobile, once merged into the audience; its audience id. */
     async contact(userId: string, phone: string): Promise<string> {
       expect((await project.ingest([{ _user_id: userId, _phone_mobile: phone }])).status).toBe(202);
