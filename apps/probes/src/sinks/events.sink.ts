@@ -15,7 +15,8 @@ export type EventsSinkRow = { event: EventRow } | { erase: EventsErased };
  * An erase marker (the contact was deleted, docs/design-data-path.md "Delete") is the one
  * ordered thing: ingest queues it after every event of the contact it acknowledged, on the
  * contact's key. So `write` keeps the taken order: the events before a marker are inserted,
- * then a mutation deletes the contact's rows (a mutation leaves rows inserted after it alone,
+ * then a mutation deletes the contact's rows (markers in a row share mutations, as many as their
+ * keys need to fit a query: eraseChunks; a mutation leaves rows inserted after it alone,
  * so events of a contact re-created later survive), then the rest. A retried or redelivered
  * write replays the same sequence, so it is idempotent as the runner requires.
  */
@@ -28,13 +29,40 @@ export function eventsSink(ch: ClickHouse): SinkHandler<EventsMessage, EventsSin
   });
 }
 
+/**
+ * Bytes of contact keys one erase mutation holds: its query stays under ClickHouse's 256 KiB
+ * max_query_size (a longer one is refused, and the write would fail on every retry) with room for
+ * quoting, which at worst doubles a key.
+ */
+const ERASE_QUERY_KEY_BYTES = 100_000;
+
+/** The erase markers cut into runs whose keys fit one mutation's query, in their order. */
+function eraseChunks(erases: readonly EventsErased[]): EventsErased[][] {
+  const chunks: EventsErased[][] = [];
+  let chunk: EventsErased[] = [];
+  let bytes = 0;
+  for (const e of erases) {
+    const size = Buffer.byteLength(e.projectId) + Buffer.byteLength(e.dataSourceId) + Buffer.byteLength(e.userId);
+    if (chunk.length && bytes + size > ERASE_QUERY_KEY_BYTES) {
+      chunks.push(chunk);
+      chunk = [];
+      bytes = 0;
+    }
+    chunk.push(e);
+    bytes += size;
+  }
+  if (chunk.length) chunks.push(chunk);
+  return chunks;
+}
+
 async function writeInOrder(ch: ClickHouse, rows: EventsSinkRow[]): Promise<void> {
   let events: EventRow[] = [];
   let erases: EventsErased[] = [];
   const flushErases = async () => {
-    if (!erases.length) return;
-    const contacts = erases.map((e) => sql`(${e.projectId}, ${e.dataSourceId}, ${e.userId})`);
-    await ch.command(sql`ALTER TABLE events DELETE WHERE (project_id, data_source_id, user_id) IN (${join(contacts, ', ')})`);
+    for (const chunk of eraseChunks(erases)) {
+      const contacts = chunk.map((e) => sql`(${e.projectId}, ${e.dataSourceId}, ${e.userId})`);
+      await ch.command(sql`ALTER TABLE events DELETE WHERE (project_id, data_source_id, user_id) IN (${join(contacts, ', ')})`);
+    }
     erases = [];
   };
   for (const row of rows) {
