@@ -18,7 +18,7 @@ export function presentedAuthMethod(headers: Record<string, string | string[] | 
 /**
  * A client authenticates the way it registered (RFC 7591 §2, OAuth 2.1 §2.4), ADR 0142: a
  * secret sent another way, or none from a confidential client, is refused before it is checked.
- * 401 as RFC 6749 §5.2 allows; the library adds `WWW-Authenticate` when Basic was tried.
+ * 401 as RFC 6749 §5.2 allows; the token endpoint adds the `WWW-Authenticate` challenge.
  */
 export const wrongAuthMethod = (registered: string) =>
   new InvalidClientError(`Invalid client: token_endpoint_auth_method must be ${registered}, as registered`, { code: 401 });
