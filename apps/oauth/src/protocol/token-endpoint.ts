@@ -69,7 +69,7 @@ export class TokenEndpoint {
       if (!(err instanceof OAuthError)) throw err;
       const e = redirectMismatch(err) ? new InvalidGrantError('Invalid grant: `redirect_uri` does not match the authorization request') : err;
       // The library challenges only a client that tried Basic; every 401 carries one (RFC 9110 §15.5.2, ADR 0142).
-      const challenge = e.code === 401 ? { 'www-authenticate': 'Basic realm="oauth"' } : {};
+      const challenge: Record<string, string> = e.code === 401 ? { 'www-authenticate': 'Basic realm="oauth"' } : {};
       return { status: e.code, headers: { 'cache-control': 'no-store', ...challenge, ...response.headers }, body: { error: e.name, error_description: e.message } };
     }
   }
