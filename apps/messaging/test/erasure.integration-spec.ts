@@ -111,6 +111,19 @@ describe('messaging: the SMS of a deleted audience contact are redacted', () => 
     expect((await row(first)).redactedAt).toEqual(at);
   }, 60_000);
 
+  it('a tombstone naming ids that are not uuids is dead-lettered: the next one on its partition is redacted', async () => {
+    const deleted = await seedContact(db, t.project.id, { _user_id: 'gone-after-poison', _phone_mobile: '+447400555106' });
+    const id = await send(deleted, 'Hello after poison');
+    await db.query(`DELETE FROM audience_contacts WHERE project_id = $1 AND id = $2`, [t.project.id, deleted]);
+    const key = keys.audienceContact(t.project.id, deleted);
+    const at = new Date().toISOString();
+    const poison: AudienceChange = { schemaVersion: 1, kind: 'tombstone', projectId: 'not-a-uuid', audienceId: '__proto__', version: 1, at };
+    const real: AudienceChange = { schemaVersion: 1, kind: 'tombstone', projectId: t.project.id, audienceId: deleted, version: 2, at };
+    await producer.send(Topics.audience, [{ key, value: poison }, { key, value: real }]);
+    await waitFor('redacted', async () => (await row(id)).redactedAt || undefined, { timeoutMs: 30_000 });
+    expect((await row(id)).text).toBeNull();
+  }, 60_000);
+
   it("a redacted message's links are gone: the short link and the unsubscribe page answer 404, and a confirmation records nothing on the masked number", async () => {
     const phone = '+447400555105';
     const deleted = await seedContact(db, t.project.id, { _user_id: 'gone-links', _phone_mobile: phone });
