@@ -20,7 +20,9 @@ describe('contact-derived data under the data mode (ADR 0121)', () => {
   });
 
   it('masks emails and phone numbers inside texts, and leaves dates, amounts and ids alone', () => {
-    expect(maskPiiInText('write to ada@example.com, or call +33 6 12 34 56 78 / 06.12.34.56.78')).toBe('write to a***@e***.com, or call +33******78 / 06******78');
+    expect(maskPiiInText('write to ada@example.com, or call +33 6 12 34 56 78, 06.12.34.56.78')).toBe('write to a***@e***.com, or call +33******78, 06******78');
+    // Two numbers split by a slash are one run, masked as numbers side by side are (below).
+    expect(maskPiiInText('call +33 6 12 34 56 78 / 06.12.34.56.78')).toBe('call +33******78');
     // a counterexample fast-check found: a quote in the local part
     expect(maskPiiInText("'@a.aa")).toBe("'***@a***.aa");
     // No-break spaces (U+00A0, U+202F) between the groups, as French text writes them.
@@ -60,6 +62,16 @@ describe('contact-derived data under the data mode (ADR 0121)', () => {
     // As an unencoded address in a URL is (the local part runs back to the scheme's colon).
     expect(maskPiiInText(url.replace('%40', '@'))).toBe(masked.replace('%40', '@'));
     for (const kept of ['100%40 off', 'a%2B1234']) expect(maskPiiInText(kept)).toBe(kept);
+  });
+
+  it('masks phone numbers whose groups are split by slashes or brackets, as German numbers are written (0171/1234567)', () => {
+    // normalisePhone (libphonenumber) reads each as a valid German number (+491711234567, +493012345678).
+    expect(maskPiiInText('Handy 0171/1234567')).toBe('Handy 01******67');
+    expect(maskPiiInText('Tel. 030/12345678, +49 171/1234567')).toBe('Tel. 03******78, +49******67');
+    expect(maskPiiInText('0171 / 123 45 67')).toBe('01******67');
+    expect(maskPiiInText('[030] 12345678')).toBe('[03******78');
+    // Dates and short paths hold fewer digits than a phone: they stay.
+    for (const kept of ['29/11/2026', '2026/11/29', '/orders/1234/5678', '[2026]']) expect(maskPiiInText(kept)).toBe(kept);
   });
 
   it('masks numbers written side by side, and keeps one long id of digits alone', () => {

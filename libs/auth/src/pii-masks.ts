@@ -42,12 +42,14 @@ const EMAIL_IN_TEXT = /[^\s@<>()[\]",;:]+(?:@|%40)[^\s@<>()[\]",;:]+\.[^\s@<>()[
 // underscore joins words as a dash does: `order_0612345678_1` holds a phone as `order-0612345678-1`.
 // Digits, plus signs and separators are those the phone parser reads (libphonenumber, which
 // `normalisePhone` uses): full-width and Arabic-Indic digits, and the full-width, ideographic and
-// dash forms of the separators, so `０９０－１２３４－５６７８` is a phone here as it is there.
+// dash forms of the separators, so `０９０－１２３４－５６７８` is a phone here as it is there; and
+// slashes and square brackets, which split the area code from the number in German
+// (`0171/1234567`, `[030] 12345678`).
 const DIGITS = '0-9\\uFF10-\\uFF19\\u0660-\\u0669\\u06F0-\\u06F9';
 const PLUS = '+\\uFF0B';
 // A plus sign, or `%2B`: a `+` percent-encoded, as in a URL's query (`?phone=%2B33612345678`).
 const PLUS_SIGN = `(?:[${PLUS}]|%2[Bb])`;
-const SEPARATORS = ' ().\\u00a0\\u202f\\u3000\\uFF08\\uFF09\\uFF0E\\u2010-\\u2015\\u2212\\u30FC\\uFF0D-';
+const SEPARATORS = ' ().\\u00a0\\u202f\\u3000\\uFF08\\uFF09\\uFF0E\\u2010-\\u2015\\u2212\\u30FC\\uFF0D/\\uFF0F\\[\\]\\uFF3B\\uFF3D-';
 const PHONE_IN_TEXT = new RegExp(`(?<![A-Za-z${DIGITS}${PLUS}])${PLUS_SIGN}?[${DIGITS}][${DIGITS}${SEPARATORS}]{5,254}[${DIGITS}](?![A-Za-z${DIGITS}])`, 'g');
 const NOT_DIGIT = new RegExp(`[^${DIGITS}]`, 'g');
 const PLUS_FIRST = new RegExp(`^${PLUS_SIGN}`);
