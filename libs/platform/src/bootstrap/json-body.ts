@@ -70,6 +70,12 @@ const NOT_UTF8 = 'the body is not valid UTF-8: JSON is sent in UTF-8 (RFC 8259 Â
  */
 const JSON_ONLY_PATH = /^\/(?:admin\/)?v1(?:[/?]|$)/;
 
+/** The Content-Encoding of a body when it is not `identity` (what no app decodes), else null; a bounded quote of it. */
+function unsupportedEncoding(header: unknown): string | null {
+  const value = (Array.isArray(header) ? header.join(', ') : typeof header === 'string' ? header : '').trim();
+  return value === '' || value.toLowerCase() === 'identity' ? null : value.slice(0, 40);
+}
+
 type BodyParser = (request: { url: string }, body: Buffer | string, done: (err: Error | null, body?: unknown) => void) => void;
 
 /** Replaces Nest's JSON body parser (registered at init unless one is set first). */
@@ -94,6 +100,9 @@ export function useJsonBodyParser(app: NestFastifyApplication, bodyLimit: number
     // A DELETE carries no body, yet HTTP clients (axios, fetch wrappers) send this Content-Type on
     // every call: its empty body is no body, not the 400 a POST without its body gets (ADR 0012).
     if (body.length === 0 && (request as { method?: string }).method === 'DELETE') return done(null, undefined);
+    // No app decompresses: a gzip body read as JSON was "not valid UTF-8", which names the wrong cause (ADR 0012).
+    const encoding = unsupportedEncoding((request as { headers?: Record<string, unknown> }).headers?.['content-encoding']);
+    if (encoding) return done(new BadJsonBody(`Content-Encoding ${encoding} is not supported: send the JSON body uncompressed (identity)`), undefined);
     // Decoded as it is, a byte that is not UTF-8 (a Latin-1 `Ã©`, a cut sequence) became U+FFFD and
     // was stored in its place without a word: a contact's name, an event parameter (ADR 0012).
     if (Buffer.isBuffer(body) && !isUtf8(body)) return done(new BadJsonBody(NOT_UTF8), undefined);

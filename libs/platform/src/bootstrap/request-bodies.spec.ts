@@ -1,4 +1,5 @@
 import { request as httpRequest } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import { Body, Controller, Delete, type INestApplication, Module, Param, Post } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { HttpErrorFilter } from '../errors/http-error.filter';
@@ -72,6 +73,18 @@ describe('request bodies and URLs every app takes or refuses', () => {
     expect(await send('application/json; charset=iso-8859-1', Buffer.from('{"name":"Café"}', 'latin1'))).toEqual({ status: 400, body: notUtf8 });
     expect(await send('application/json', Buffer.concat([Buffer.from('{"name":"'), Buffer.from('é', 'utf8').subarray(0, 1), Buffer.from('"}')]))).toEqual({ status: 400, body: notUtf8 });
     expect(await send('application/json', Buffer.from('{"name":"Café 😀"}', 'utf8'))).toEqual({ status: 201, body: { body: { name: 'Café 😀' } } });
+  });
+
+  it('refuses a compressed body naming its Content-Encoding, not as a body that is not UTF-8 (gzip bytes are not)', async () => {
+    const send = async (encoding: string, bytes: Buffer) => {
+      const res = await fetch(`${base}/v1/echo`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': encoding }, body: bytes });
+      return { status: res.status, body: (await res.json()) as unknown };
+    };
+    const json = '[{"_user_id":"u-1"}]';
+    const unsupported = (name: string) => ({ statusCode: 400, error: 'Bad Request', message: `Content-Encoding ${name} is not supported: send the JSON body uncompressed (identity)` });
+    expect(await send('gzip', gzipSync(json))).toEqual({ status: 400, body: unsupported('gzip') });
+    expect(await send('br', Buffer.from(json))).toEqual({ status: 400, body: unsupported('br') });
+    expect(await send('identity', Buffer.from(json))).toEqual({ status: 201, body: { body: [{ _user_id: 'u-1' }] } });
   });
 
   it.each(['/v1/echo', '/v1/echo?x=1', '/admin/v1/echo'])('refuses a form or text on the JSON API path %s, never reading it as a body', async (path) => {
