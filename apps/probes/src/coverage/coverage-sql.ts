@@ -79,21 +79,26 @@ function figureColumns(attributes: readonly ProfiledAttribute[], extremes: boole
 
 /**
  * The ten most frequent values of each listed attribute over the sample, as (attribute position,
- * value as text, contacts holding it). A multivalue attribute counts a contact once per distinct
- * value it holds. `arrayJoin` spreads each contact into its (attribute, value) pairs, one GROUP BY
- * answers every attribute in one scan; ties are broken by value so the list is stable.
+ * value as text, its cityHash64, contacts holding it). A multivalue attribute counts a contact
+ * once per distinct value it holds. `arrayJoin` spreads each contact into its (attribute, value)
+ * pairs, one GROUP BY answers every attribute in one scan; ties are broken by value so the list
+ * is stable.
  */
 export function topValuesQuery(population: Population, attributes: ReadonlyArray<{ index: number; attribute: ProfiledAttribute }>, sample: Sql | undefined, limit: number): Sql {
   const pairs = attributes.map(({ index, attribute }) => sql`arrayMap(v -> (toUInt16(${index}), toString(v)), arrayDistinct(${storedValues(attribute).values}))`);
   const inner = select(population, [sql`arrayJoin(arrayConcat(${join(pairs)})) AS pair`], sample);
-  return sql`SELECT pair.1 AS attribute, pair.2 AS value, count() AS contacts FROM (${inner}) GROUP BY attribute, value ORDER BY attribute, contacts DESC, value LIMIT ${limit} BY attribute`;
+  return sql`SELECT pair.1 AS attribute, pair.2 AS value, toString(cityHash64(value)) AS hash, count() AS contacts FROM (${inner}) GROUP BY attribute, value ORDER BY attribute, contacts DESC, value LIMIT ${limit} BY attribute`;
 }
 
-/** Per multivalue attribute: sampled contacts holding at least one value outside its listed ones. */
-export function otherQuery(population: Population, attributes: ReadonlyArray<{ index: number; attribute: ProfiledAttribute; listed: string[] }>, sample: Sql | undefined): Sql {
+/**
+ * Per multivalue attribute: sampled contacts holding at least one value outside its listed ones.
+ * The listed values are named by their hashes (topValuesQuery), not their text: ten values of
+ * 2,048 characters in a few attributes would pass ClickHouse's 256 KiB max_query_size.
+ */
+export function otherQuery(population: Population, attributes: ReadonlyArray<{ index: number; attribute: ProfiledAttribute; listed: bigint[] }>, sample: Sql | undefined): Sql {
   const columns = attributes.map(({ index, attribute, listed }) => {
-    const listedSql = listed.length ? sql`[${join(listed)}]` : sql`arrayResize([''], 0)`;
-    return sql`countIf(arrayExists(v -> NOT has(${listedSql}, toString(v)), ${storedValues(attribute).values})) AS ${raw(`o${index}`)}`;
+    const listedSql = listed.length ? sql`[${join(listed)}]` : sql`arrayResize([toUInt64(0)], 0)`;
+    return sql`countIf(arrayExists(v -> NOT has(${listedSql}, cityHash64(toString(v))), ${storedValues(attribute).values})) AS ${raw(`o${index}`)}`;
   });
   return select(population, columns, sample);
 }

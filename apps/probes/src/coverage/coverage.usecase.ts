@@ -92,10 +92,14 @@ export class CoverageUseCase {
   private async topValues(population: Population, attributes: ProfiledAttribute[], figures: AttributeFigures[], sample: Population['where']): Promise<void> {
     const listed = attributes.map((attribute, index) => ({ index, attribute })).filter(({ index }) => !figures[index].omitted);
     if (!listed.length) return;
-    const rows = await this.reads.rows<{ attribute: number; value: string; contacts: string }>(topValuesQuery(population, listed, sample, TOP_VALUES_LIMIT));
+    const rows = await this.reads.rows<{ attribute: number; value: string; hash: string; contacts: string }>(topValuesQuery(population, listed, sample, TOP_VALUES_LIMIT));
+    const hashes = new Map<number, bigint[]>(listed.map(({ index }) => [index, []]));
     for (const { index } of listed) figures[index].top = [];
-    for (const r of rows) figures[Number(r.attribute)].top!.push({ value: r.value, contacts: Number(r.contacts) });
-    const multivalue = listed.filter(({ attribute }) => attribute.multivalue).map(({ index, attribute }) => ({ index, attribute, listed: figures[index].top!.map((t) => t.value) }));
+    for (const r of rows) {
+      figures[Number(r.attribute)].top!.push({ value: r.value, contacts: Number(r.contacts) });
+      hashes.get(Number(r.attribute))!.push(BigInt(r.hash));
+    }
+    const multivalue = listed.filter(({ attribute }) => attribute.multivalue).map(({ index, attribute }) => ({ index, attribute, listed: hashes.get(index)! }));
     if (!multivalue.length) return;
     const other = await this.reads.row(otherQuery(population, multivalue, sample));
     for (const { index } of multivalue) figures[index].observedOther = other.get(`o${index}`) ?? 0;
