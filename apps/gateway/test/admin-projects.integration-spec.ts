@@ -150,6 +150,9 @@ describe('admin: projects', () => {
     const sender = await gw.call('POST', `/projects/${p.uid}/senders`, { channel: 'sms', alias: 'SHOP', name: 'Shop', status: 'active' });
     const withSender = await gw.call('PATCH', `/projects/${p.uid}`, { defaultSmsSender: sender.body.entity.id });
     expect(withSender.body.entity.defaultSmsSender).toBe(sender.body.entity.id);
+    // An id in capitals is the same sender, stored as Meld writes ids: messaging's `default` and readiness compare it as text.
+    const inCapitals = await gw.call('PATCH', `/projects/${p.uid}`, { defaultSmsSender: sender.body.entity.id.toUpperCase() });
+    expect([inCapitals.status, inCapitals.body.entity.defaultSmsSender]).toEqual([200, sender.body.entity.id]);
 
     expect(fieldsOf((await gw.call('PATCH', `/projects/${p.uid}`, { uid: 'renamed' })).body)).toEqual([['uid', 'unknown field']]);
     // The column is a Postgres integer: one past its largest value is the caller's 400, not Postgres' 22003 (a 500).

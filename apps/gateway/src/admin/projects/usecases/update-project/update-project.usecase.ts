@@ -22,6 +22,8 @@ export class UpdateProject {
   async execute({ projectUid, mergingAttributes, ...fields }: UpdateProjectCommand) {
     const project = found(await this.projects.findByUid(projectUid), 'project', projectUid);
     const merging = mergingAttributes === undefined ? undefined : checkMergingAttributes(mergingAttributes, await this.catalogue.listAttributes(project.id));
+    // Stored as Meld writes ids (the column is text): messaging's `default` sender and readiness compare it with `senders.id` as text.
+    if (fields.defaultSmsSender) fields.defaultSmsSender = fields.defaultSmsSender.toLowerCase();
     if (fields.defaultSmsSender && !(await this.projects.hasSmsSender(project.id, fields.defaultSmsSender))) {
       throw fieldError('defaultSmsSender', `no SMS sender "${fields.defaultSmsSender}" in this project`);
     }
