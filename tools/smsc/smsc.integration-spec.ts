@@ -236,7 +236,8 @@ describe('SMSC simulator', () => {
 
     const again = await bind('bind_receiver', 'keeper');
     expect((await again.receiptFor(resp.message_id)).fields).toMatchObject({ id: resp.message_id, stat: 'DELIVRD', text: 'kept' });
-    await sleep(50);
+    // A receipt stays pending until the session's deliver_sm_resp reaches the simulator: a later turn of the event loop.
+    await waitUntil(() => smsc.stats().receiptsPending === 0);
     expect(smsc.stats()).toMatchObject({ receiptsSent: 1, receiptsPending: 0 });
   });
 
@@ -248,7 +249,7 @@ describe('SMSC simulator', () => {
 
     const again = await bind('bind_transceiver', 'dropper');
     expect((await again.receiptFor(resp.message_id)).fields.stat).toBe('UNDELIV');
-    await sleep(50);
+    await waitUntil(() => smsc.stats().receiptsPending === 0);
     expect(smsc.stats()).toMatchObject({ receiptsSent: 2, receiptsResent: 1, receiptsPending: 0 });
   });
 
