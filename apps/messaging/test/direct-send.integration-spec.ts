@@ -322,6 +322,9 @@ describe('POST /v1/project/:project/channel/sms/sms/direct/:sender/:target (real
     expect(await finalStatus(two.body.entity.id)).toBe('rejected');
     const errors = await db.query(`SELECT DISTINCT error FROM sms_messages WHERE id = ANY($1::uuid[])`, [[one.body.entity.id, two.body.entity.id]]);
     expect(errors).toEqual([{ error: 'contact_deleted' }]);
+    // Stored while the contacts were being deleted (after a tombstone's redaction could run): redacted by the worker.
+    const kept = await db.query(`SELECT destination, text FROM sms_messages WHERE id = ANY($1::uuid[]) ORDER BY destination`, [[one.body.entity.id, two.body.entity.id]]);
+    expect(kept).toEqual([{ destination: '+44******25', text: null }, { destination: '+44******26', text: null }]);
   });
 
   it('rejects at send time a contact who opted out after the request, or whom a scope changed since opted out (ADR 0347)', async () => {

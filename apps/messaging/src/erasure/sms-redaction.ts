@@ -15,6 +15,10 @@ export interface DeletedContact {
  */
 const MASKED_DESTINATION = `CASE WHEN length(m.destination) >= 9 THEN left(m.destination, 3) || '******' || right(m.destination, 2) ELSE '******' END`;
 
+/** What redaction writes on a message (`m`), and the short links of the messages a `redacted` CTE returns. */
+const REDACTED = `destination = ${MASKED_DESTINATION}, text = NULL, request_hash = NULL, redacted_at = now()`;
+const LINKS = `links AS (UPDATE sms_links l SET url = NULL FROM redacted WHERE l.sms_id = redacted.id AND l.url IS NOT NULL)`;
+
 /**
  * Redacts the SMS of deleted audience contacts (ADR 0358): every message whose current contact
  * is one of them (sent to it, or to an id it absorbed: ADR 0051's aliases resolve in one hop)
@@ -43,13 +47,23 @@ export class SmsRedaction {
          SELECT project_id, audience_id FROM deleted
          UNION SELECT al.project_id, al.absorbed_id FROM audience_aliases al JOIN deleted d ON al.project_id = d.project_id AND al.survivor_id = d.audience_id),
        redacted AS (
-         UPDATE sms_messages m SET destination = ${MASKED_DESTINATION}, text = NULL, request_hash = NULL, redacted_at = now()
+         UPDATE sms_messages m SET ${REDACTED}
            FROM ids WHERE m.project_id = ids.project_id AND m.audience_id = ids.audience_id AND m.redacted_at IS NULL
          RETURNING m.id),
-       links AS (UPDATE sms_links l SET url = NULL FROM redacted WHERE l.sms_id = redacted.id AND l.url IS NOT NULL)
+       ${LINKS}
        SELECT count(*)::int AS n FROM redacted`,
       [contacts.map((c) => c.projectId), contacts.map((c) => c.audienceId)],
     );
     return n as number;
+  }
+
+  /**
+   * Redacts messages by id: those the send worker finds without their contact (deleted since the
+   * request). A message stored while its contact was being deleted, after the tombstone's
+   * redaction ran, is redacted there.
+   */
+  async redactMessages(ids: readonly string[]): Promise<void> {
+    if (!ids.length) return;
+    await this.ds.query(`WITH redacted AS (UPDATE sms_messages m SET ${REDACTED} WHERE m.id = ANY($1::uuid[]) AND m.redacted_at IS NULL RETURNING m.id), ${LINKS} SELECT 1`, [ids]);
   }
 }

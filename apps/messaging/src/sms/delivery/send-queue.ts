@@ -7,6 +7,7 @@ import type Redis from 'ioredis';
 import { z } from 'zod';
 import { MicroBatcher, ok } from '../../batching/micro-batcher';
 import { InboundKeywords } from '../../inbound/inbound-keywords';
+import { SmsRedaction } from '../../erasure/sms-redaction';
 import { delivers } from '../../messaging-role';
 import { BullmqConnections } from '../../queue/bullmq-connections';
 import { SmsRepository, type SubmitRow } from '../sms.repository';
@@ -89,6 +90,7 @@ export class SendQueue implements OnApplicationBootstrap, BeforeApplicationShutd
   constructor(
     private readonly repo: SmsRepository,
     private readonly status: StatusWriter,
+    private readonly redaction: SmsRedaction,
     inbound: InboundKeywords,
   ) {
     const { MELD_SMSC_URL } = loadConfig(z.object({ MELD_SMSC_URL: envVars.smscUrl.default('smpp://127.0.0.1:52775') }));
@@ -231,8 +233,10 @@ export class SendQueue implements OnApplicationBootstrap, BeforeApplicationShutd
   /** One message of a job: nothing when it is no longer `enqueued` (a retried or re-queued job); throws what should be tried again. */
   private async submit(sms: SubmitRow | undefined): Promise<void> {
     if (!sms || sms.status !== 'enqueued') return;
-    // Deleted since the request: its number is being forgotten (ADR 0358), nothing goes to it.
+    // Deleted since the request: its number is being forgotten (ADR 0358), nothing goes to it. Redacted
+    // first (a no-op when the tombstone's redaction reached it): a retry after a failure does both.
     if (sms.contactDeleted) {
+      await this.redaction.redactMessages([sms.id]);
       await this.status.change(sms.id, { status: 'rejected', error: 'contact_deleted' });
       return;
     }
