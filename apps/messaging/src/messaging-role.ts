@@ -6,8 +6,8 @@ import { z } from 'zod';
  * stack, the tests, a small deployment). `api`: the HTTP routes (sends, reads, links, the
  * unsubscribe page); it stores and queues messages and relays its outbox rows, but submits
  * nothing. `delivery`: the send worker and its SMPP session (receipts, inbound keywords), the
- * recovery sweep and the webhook attempts. Requests and delivery then use a core each and
- * scale as separate Deployments.
+ * recovery sweep, the webhook attempts and the redaction of deleted contacts' messages (ADR 0358).
+ * Requests and delivery then use a core each and scale as separate Deployments.
  */
 export type MessagingRole = 'all' | 'api' | 'delivery';
 
