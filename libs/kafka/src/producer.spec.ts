@@ -97,19 +97,27 @@ describe('producer grouping', () => {
 
   it('an idle producer lingers lingerMs for company: sends within it share one request; a busy one does not wait', async () => {
     const { kafka, requests, release } = fakeKafka();
-    const producer = createProducer({ brokers: 'x:1', clientId: 't', kafka, metrics: new Registry(), lingerMs: 40 });
-    const first = producer.send('t1', [msg('a')]);
-    await new Promise((r) => setTimeout(r, 10));
-    expect(requests).toEqual([]);
-    const second = producer.send('t1', [msg('b')]);
-    await new Promise((r) => setTimeout(r, 60));
-    expect(requests).toEqual([[{ topic: 't1', values: ['"a"', '"b"'] }]]);
-    // Queued behind a request in flight: sent as soon as it returns, no linger.
-    const third = producer.send('t1', [msg('c')]);
-    await release();
-    expect(requests[1]).toEqual([{ topic: 't1', values: ['"c"'] }]);
-    await release();
-    await Promise.all([first, second, third]);
+    // The linger runs on the test's clock: real sleeps of 10 and 60 ms around a 40 ms linger
+    // failed whenever a loaded machine held the process past the linger between them.
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask', 'setImmediate'] });
+    try {
+      const producer = createProducer({ brokers: 'x:1', clientId: 't', kafka, metrics: new Registry(), lingerMs: 40 });
+      const first = producer.send('t1', [msg('a')]);
+      await jest.advanceTimersByTimeAsync(39);
+      expect(requests).toEqual([]);
+      const second = producer.send('t1', [msg('b')]);
+      await jest.advanceTimersByTimeAsync(1);
+      for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+      expect(requests).toEqual([[{ topic: 't1', values: ['"a"', '"b"'] }]]);
+      // Queued behind a request in flight: sent as soon as it returns, no linger.
+      const third = producer.send('t1', [msg('c')]);
+      await release();
+      expect(requests[1]).toEqual([{ topic: 't1', values: ['"c"'] }]);
+      await release();
+      await Promise.all([first, second, third]);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it('groups by topic and keeps each group within maxBatchSize messages', async () => {
