@@ -73,10 +73,11 @@ describe('hostile JSON (ingest)', () => {
     expect((await postRaw('/contacts', JSON.stringify([{ _user_id: user }]))).status).toBe(202);
     const why = 'must be a finite number (1e400 and the like overflow to infinity)';
     const item = (parameters: string) => `{"_user_id":"${user}","_event_id":"e-${randomUUID()}","_event_type":"purchase","_event_parameters":{"product-id":"x",${parameters}}}`;
-    const res = await postRaw('/events', `[${item('"score":1e400')},${item('"basket":{"prices":[1,-1e999]}')},${item('"score":1e300')}]`);
+    const res = await postRaw('/events', `[${item('"score":1e400')},${item('"basket":{"prices":[1,-1e999]}')},${item('"score":1e300')},${item('"amount":1e400')}]`);
     expect(res.status).toBe(202);
     const items = res.body.entity.items as Json[];
-    expect(items.map((i) => i.errors)).toEqual([{ '_event_parameters.score': [why] }, { '_event_parameters.basket': [why] }, undefined]);
+    // `amount` is declared a number: its declaration and the bound on every parameter say the same thing, once.
+    expect(items.map((i) => i.errors)).toEqual([{ '_event_parameters.score': [why] }, { '_event_parameters.basket': [why] }, undefined, { '_event_parameters.amount': [why] }]);
     // A contact attribute, new or declared a number: the same reason, not a bare "must be a number".
     const contacts = await postRaw('/contacts', `[{"_user_id":"${user}","lifetime_score":1e400},{"_user_id":"${user}","lifetime_score":-1e400}]`);
     expect((contacts.body.entity.items as Json[]).map((i) => i.errors)).toEqual([{ lifetime_score: [why] }, { lifetime_score: [why] }]);

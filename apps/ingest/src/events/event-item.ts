@@ -64,7 +64,11 @@ export function eventIdError(value: unknown): string | null {
  */
 export function parseEvent(item: Record<string, unknown>, types: ReadonlyMap<string, EventTypeRule>, receivedAt: string): { ok: true; event: ParsedEvent } | { ok: false; errors: ItemErrors } {
   const errors: ItemErrors = dict();
-  const fail = (name: string, message: string) => (errors[name] ??= []).push(message);
+  // A declared parameter's check and the bound on every parameter may say the same thing (1e400): once.
+  const fail = (name: string, message: string) => {
+    const messages = (errors[name] ??= []);
+    if (!messages.includes(message)) messages.push(message);
+  };
   const idErr = userIdError(item._user_id);
   if (idErr) fail('_user_id', idErr);
   const eventId = item._event_id;
