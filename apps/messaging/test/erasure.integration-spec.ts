@@ -5,6 +5,7 @@ import { createProducer, type Producer } from '@meld/kafka';
 import { testEnv, waitFor } from '@meld/testing';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
+import { MessagingContacts } from '../src/contacts/messaging-contacts';
 import { ErasureConsumer } from '../src/erasure/erasure.consumer';
 import { SmsRedaction } from '../src/erasure/sms-redaction';
 import { type Smsc, type Tenancy, seedContact, seedSmsTenancy, startMessaging } from './app.fixture';
@@ -58,9 +59,9 @@ describe('messaging: the SMS of a deleted audience contact are redacted', () => 
     )[0];
   const links = async (id: string) => (await db.query(`SELECT kind, url, clicks FROM sms_links WHERE sms_id = $1 ORDER BY kind`, [id])) as Array<{ kind: string; url: string | null }>;
   /** What identity-merge does when a contact leaves: the audience row goes, then its tombstone is published. */
-  const tombstone = async (audienceId: string) => {
+  const tombstone = async (audienceId: string, removedDsContactIds: string[] = []) => {
     await db.query(`DELETE FROM audience_contacts WHERE project_id = $1 AND id = $2`, [t.project.id, audienceId]);
-    const m: AudienceChange = { schemaVersion: 1, kind: 'tombstone', projectId: t.project.id, audienceId, version: 2, at: new Date().toISOString(), removedDsContactIds: [] };
+    const m: AudienceChange = { schemaVersion: 1, kind: 'tombstone', projectId: t.project.id, audienceId, version: 2, at: new Date().toISOString(), removedDsContactIds };
     await producer.send(Topics.audience, [{ key: keys.audienceContact(m.projectId, m.audienceId), value: m }]);
   };
   /** `absorbed` merged into `survivor`: its row leaves, its alias resolves to the survivor, and identity-merge tombstones it. */
@@ -107,8 +108,23 @@ describe('messaging: the SMS of a deleted audience contact are redacted', () => 
 
     // A replayed tombstone writes nothing.
     const at = after.redactedAt as Date;
-    expect(await app.get(SmsRedaction).redact([{ projectId: t.project.id, audienceId: deleted }])).toBe(0);
+    expect(await app.get(SmsRedaction).redact([{ projectId: t.project.id, audienceId: deleted, members: [] }])).toBe(0);
     expect((await row(first)).redactedAt).toEqual(at);
+  }, 60_000);
+
+  it("a message stored before its auto-created contact was merged (no audience id) is redacted with the contact whose meld-messaging member is its number", async () => {
+    const phone = '+447400555107';
+    const deleted = await seedContact(db, t.project.id, { _user_id: phone, _phone_mobile: phone });
+    const id = await send(deleted, 'Hello, new customer');
+    const other = await send(await seedContact(db, t.project.id, { _user_id: 'other', _phone_mobile: '+447400555108' }), 'Hello, other');
+    // As when the merge was slower than the send's wait (ADR 0184): the message names no contact, its number is its source contact.
+    await db.query(`UPDATE sms_messages SET audience_id = NULL WHERE id = ANY($1::uuid[])`, [[id, other]]);
+    const messaging = await app.get(MessagingContacts).dataSourceId(db.manager, t.project.id);
+    // A member of another data source keyed by the same number is not ours: it names no message.
+    await tombstone(deleted, [`${messaging}/${phone}`, `${t.dataSource.id}/+447400555108`]);
+    await waitFor('redacted', async () => (await row(id)).redactedAt || undefined, { timeoutMs: 30_000 });
+    expect(await row(id)).toMatchObject({ destination: '+44******07', text: null });
+    expect((await row(other)).text).toBe('Hello, other');
   }, 60_000);
 
   it('a tombstone naming ids that are not uuids is dead-lettered: the next one on its partition is redacted', async () => {

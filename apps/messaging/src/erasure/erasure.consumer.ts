@@ -20,7 +20,7 @@ export function erasureConsumerOptions(env: NodeJS.ProcessEnv = process.env): Gr
 export function deletedContact(m: AudienceChange): DeletedContact | undefined {
   if (m.kind !== 'tombstone') return undefined;
   if (!isUuid(m.projectId) || !isUuid(m.audienceId)) throw new DeadLetterError('projectId and audienceId must be uuids');
-  return { projectId: m.projectId, audienceId: m.audienceId };
+  return { projectId: m.projectId, audienceId: m.audienceId, members: m.removedDsContactIds ?? [] };
 }
 
 /**

@@ -1,11 +1,14 @@
 import { DATA_SOURCE } from '@meld/db';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
+import { MESSAGING_SOURCE } from '../contacts/messaging-contacts';
 
 /** An audience contact identity-merge deleted (its `tombstone` on `meld.audience.v1`). */
 export interface DeletedContact {
   projectId: string;
   audienceId: string;
+  /** Its members, `<dataSourceId>/<userId>` (the tombstone's `removedDsContactIds`). */
+  members: readonly string[];
 }
 
 /**
@@ -24,7 +27,9 @@ const LINKS = `links AS (UPDATE sms_links l SET url = NULL FROM redacted WHERE l
  * is one of them (sent to it, or to an id it absorbed: ADR 0051's aliases resolve in one hop)
  * keeps its counts, price, status, dates, sender and ids, loses its text (NULL), its number
  * (masked) and its request fingerprint (a hash of number and text); its short links lose their
- * target. One statement for the batch.
+ * target. One statement for the batch. A message stored before its auto-created contact was
+ * merged has no audience id: its contact is the `meld-messaging` source contact of its number
+ * (ADRs 0181, 0184), so it goes with the deleted contact that had that member.
  *
  * A tombstone also ends an id identity-merge absorbed into another (its alias then exists,
  * written in the same step): that contact lives on, so nothing is redacted for it. An id whose
@@ -46,13 +51,24 @@ export class SmsRedaction {
        ids AS (
          SELECT project_id, audience_id FROM deleted
          UNION SELECT al.project_id, al.absorbed_id FROM audience_aliases al JOIN deleted d ON al.project_id = d.project_id AND al.survivor_id = d.audience_id),
+       numbers AS (
+         SELECT r.project_id, substr(r.ref, strpos(r.ref, '/') + 1) AS destination
+           FROM unnest($3::uuid[], $4::uuid[], $5::text[]) AS r(project_id, audience_id, ref)
+           JOIN deleted d ON d.project_id = r.project_id AND d.audience_id = r.audience_id
+           JOIN data_sources ds ON ds.project_id = r.project_id AND ds.uid = '${MESSAGING_SOURCE.uid}' AND ds.id::text = split_part(r.ref, '/', 1)),
+       targets AS (
+         SELECT m.id FROM sms_messages m JOIN ids ON m.project_id = ids.project_id AND m.audience_id = ids.audience_id
+         UNION SELECT m.id FROM sms_messages m JOIN numbers ON m.project_id = numbers.project_id AND m.audience_id IS NULL AND m.destination = numbers.destination),
        redacted AS (
-         UPDATE sms_messages m SET ${REDACTED}
-           FROM ids WHERE m.project_id = ids.project_id AND m.audience_id = ids.audience_id AND m.redacted_at IS NULL
+         UPDATE sms_messages m SET ${REDACTED} FROM targets WHERE m.id = targets.id AND m.redacted_at IS NULL
          RETURNING m.id),
        ${LINKS}
        SELECT count(*)::int AS n FROM redacted`,
-      [contacts.map((c) => c.projectId), contacts.map((c) => c.audienceId)],
+      [
+        contacts.map((c) => c.projectId),
+        contacts.map((c) => c.audienceId),
+        ...membersOf(contacts),
+      ],
     );
     return n as number;
   }
@@ -66,4 +82,17 @@ export class SmsRedaction {
     if (!ids.length) return;
     await this.ds.query(`WITH redacted AS (UPDATE sms_messages m SET ${REDACTED} WHERE m.id = ANY($1::uuid[]) AND m.redacted_at IS NULL RETURNING m.id), ${LINKS} SELECT 1`, [ids]);
   }
+}
+
+/** The members of the contacts as three parallel arrays (project, audience id, member). */
+function membersOf(contacts: readonly DeletedContact[]): [string[], string[], string[]] {
+  const columns: [string[], string[], string[]] = [[], [], []];
+  for (const c of contacts) {
+    for (const ref of c.members) {
+      columns[0].push(c.projectId);
+      columns[1].push(c.audienceId);
+      columns[2].push(ref);
+    }
+  }
+  return columns;
 }
