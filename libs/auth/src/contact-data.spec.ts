@@ -64,6 +64,15 @@ describe('contact-derived data under the data mode (ADR 0121)', () => {
     for (const kept of ['100%40 off', 'a%2B1234']) expect(maskPiiInText(kept)).toBe(kept);
   });
 
+  it('masks a long run of %40 or %2B in linear-ish time (a host that may hold % backtracked cubically: 47 s for 6,000 characters)', () => {
+    for (const run of ['%40', '%40a', '%2B', '%40%2B1']) {
+      const text = run.repeat(Math.ceil(6000 / run.length));
+      const started = Date.now();
+      maskPiiInText(text);
+      expect([run, Date.now() - started < 2000]).toEqual([run, true]);
+    }
+  });
+
   it('masks phone numbers whose groups are split by slashes or brackets, as German numbers are written (0171/1234567)', () => {
     // normalisePhone (libphonenumber) reads each as a valid German number (+491711234567, +493012345678).
     expect(maskPiiInText('Handy 0171/1234567')).toBe('Handy 01******67');
