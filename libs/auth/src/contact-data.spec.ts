@@ -68,9 +68,15 @@ describe('contact-derived data under the data mode (ADR 0121)', () => {
     for (const run of ['%40', '%40a', '%2B', '%40%2B1', 'a', 'a.', '1']) {
       // 16 KiB, the largest event parameter ingest takes; a single @ at the end, no address.
       const text = `${run.repeat(Math.ceil(16384 / run.length))}@`;
-      const started = Date.now();
-      maskPiiInText(text);
-      expect([run, Date.now() - started < 200]).toEqual([run, true]);
+      // The fastest of three runs: a loaded machine can stall one run, never all three (CI).
+      const fastest = Math.min(
+        ...[0, 1, 2].map(() => {
+          const started = performance.now();
+          maskPiiInText(text);
+          return performance.now() - started;
+        }),
+      );
+      expect([run, fastest < 200]).toEqual([run, true]);
     }
   });
 
