@@ -5,6 +5,7 @@ import { waitFor } from '@meld/testing';
 import { Kafka, logLevel, type Consumer } from 'kafkajs';
 import { Client } from 'pg';
 import { SHARED_BASE, SHARED_GATEWAY_PORT, type SharedSystem, sharedSystem } from './support/shared-system';
+import { tablesHolding as tablesHoldingIn } from './support/tables-holding';
 
 // The ingest writes through the gateway with a real data-source token: the eight apps as
 // processes (the shared e2e system, ADR 0352), tenants made through the operator API.
@@ -142,16 +143,7 @@ describe('ingest writes through the gateway', () => {
       const body = (await res.json()) as Json;
       return { ids: body.entity.map((e: Json) => e.id).sort(), total: body.metadata.total };
     };
-    /** Rows of every table of the schema whose text holds `needle`: personal data left anywhere. */
-    const tablesHolding = async (needle: string): Promise<string[]> => {
-      const tables = (await db.query(`SELECT tablename FROM pg_tables WHERE schemaname = 'public'`)).rows.map((r) => r.tablename as string);
-      const found: string[] = [];
-      for (const t of tables) {
-        const { rows } = await db.query(`SELECT count(*)::int AS n FROM "${t}" x WHERE x::text LIKE '%' || $1 || '%'`, [needle]);
-        if (rows[0].n > 0) found.push(`${t} (${rows[0].n})`);
-      }
-      return found;
-    };
+    const tablesHolding = (needle: string) => tablesHoldingIn(db, needle);
 
     it('merges two sources by email; an automation event inside the window triggers with the shared audience id, one outside does not', async () => {
       await write(p.web, p.webToken, '/contacts', [{ _user_id: 'del-1', _email: email, _first_name: pii.firstName, nickname: pii.nickname }]);

@@ -2,6 +2,7 @@ import { randomInt } from 'node:crypto';
 import { waitFor } from '@meld/testing';
 import { Client } from 'pg';
 import { type SmsProject, seedSmsProject, smsStack, unsubscribeLink } from './support/sms-stack';
+import { tablesHolding as tablesHoldingIn } from './support/tables-holding';
 
 // A person's erasure (ADRs 0038, 0358): the project deletes the contact that was sent an SMS, and
 // afterwards no Postgres table of the system holds its number or the text sent to it; the message
@@ -21,16 +22,7 @@ describe('SMS of a deleted contact through the gateway', () => {
     await db?.end();
   });
 
-  /** Tables of the schema with a row whose text holds `needle`. */
-  const tablesHolding = async (needle: string): Promise<string[]> => {
-    const tables = (await db.query(`SELECT tablename FROM pg_tables WHERE schemaname = 'public'`)).rows.map((r) => r.tablename as string);
-    const found: string[] = [];
-    for (const t of tables) {
-      const { rows } = await db.query(`SELECT count(*)::int AS n FROM "${t}" x WHERE x::text LIKE '%' || $1 || '%'`, [needle]);
-      if (rows[0].n > 0) found.push(`${t} (${rows[0].n})`);
-    }
-    return found;
-  };
+  const tablesHolding = (needle: string) => tablesHoldingIn(db, needle);
 
   it('deleting the contact leaves neither its number nor the text anywhere in Postgres; the message keeps status, parts and price', async () => {
     const national = `74005${String(randomInt(100_000)).padStart(5, '0')}`;
