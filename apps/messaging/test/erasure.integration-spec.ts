@@ -6,8 +6,8 @@ import { testEnv, waitFor } from '@meld/testing';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { MessagingContacts } from '../src/contacts/messaging-contacts';
-import { ErasureConsumer } from '../src/erasure/erasure.consumer';
-import { SmsRedaction } from '../src/erasure/sms-redaction';
+import { AudienceConsumer } from '../src/audience/audience.consumer';
+import { SmsRedaction } from '../src/audience/sms-redaction';
 import { type Smsc, type Tenancy, seedContact, seedSmsTenancy, startMessaging } from './app.fixture';
 
 type SmsTenancy = Tenancy & { sender: { id: string } };
@@ -25,7 +25,7 @@ describe('messaging: the SMS of a deleted audience contact are redacted', () => 
     ({ app, base, db, smsc } = await startMessaging());
     t = await seedSmsTenancy(db);
     producer = createProducer({ brokers: testEnv().kafkaBrokers, clientId: 'messaging-erasure-test' });
-    await app.get(ErasureConsumer).started();
+    await app.get(AudienceConsumer).started();
   }, 60_000);
   afterAll(async () => {
     await producer?.disconnect();

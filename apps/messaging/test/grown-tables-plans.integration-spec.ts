@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { type OwnDatabase, beginWith, createDataSource } from '@meld/db';
+import { MESSAGING_CONNECTOR, type OwnDatabase, beginWith, createDataSource } from '@meld/db';
 import { privateDatabase } from '@meld/fixtures';
 import { testEnv } from '@meld/testing';
 import type { DataSource } from 'typeorm';
+import { SmsAudienceBackfill } from '../src/audience/sms-audience-backfill';
 import { ListSms } from '../src/sms/read/list-sms.usecase';
 import { SmsRepository } from '../src/sms/sms.repository';
 import type { SmsOutboxRelay } from '../src/sms/status/sms-outbox-relay';
@@ -158,5 +159,47 @@ describe('statements over tables grown from empty keep index plans (real Postgre
       expect(onMessages).toContainEqual(expect.stringMatching(/^(Index|Index Only|Bitmap Index) Scan IDX_sms_messages_audience$/));
       expect(onMessages.filter((n) => !/^(Bitmap Heap Scan sms_messages|(Index|Index Only|Bitmap Index) Scan IDX_sms_messages_audience)$/.test(n))).toEqual([]);
     }
+  });
+
+  // ADR 0184: a snapshot naming our contact of a number, and the send's own update after its commit,
+  // find that number's messages without audience id through the partial unmerged index, whatever
+  // the number of the project's other messages, with or without an id.
+  it("gives a number's messages without audience id their id through the unmerged index of a grown table", async () => {
+    const phone = '+447499000001';
+    const [{ id: messaging }] = await ds.query(
+      `INSERT INTO data_sources (project_id, uid, name, connector) VALUES ($1, 'meld-messaging', 'Meld messaging', $2) ON CONFLICT (project_id, uid) DO UPDATE SET name = EXCLUDED.name RETURNING id`,
+      [t.project.id, MESSAGING_CONNECTOR],
+    );
+    const audienceId = randomUUID();
+    await ds.query(`INSERT INTO audience_members (project_id, data_source_id, user_id, audience_id) VALUES ($1, $2, $3, $4)`, [t.project.id, messaging, phone, audienceId]);
+    await ds.query(
+      `INSERT INTO sms_messages (project_id, organization_id, sender_id, audience_id, destination, country, text, encoding, messages_count, price_per_sms)
+       SELECT $1, $2, $3, CASE WHEN i % 4 = 0 THEN NULL ELSE gen_random_uuid() END, '+4474' || lpad(i::text, 8, '0'), 'GB', 'x', 'GSM-7', 1, 0.04
+         FROM generate_series(1, $4::int) i`,
+      [t.project.id, t.organization.id, t.sender.id, 4 * GROWN],
+    );
+    const [first, second] = (
+      await ds.query(
+        `INSERT INTO sms_messages (project_id, organization_id, sender_id, destination, country, text, encoding, messages_count, price_per_sms)
+         SELECT $1, $2, $3, $4, 'GB', 'x', 'GSM-7', 1, 0.04 FROM generate_series(1, 2) RETURNING id`,
+        [t.project.id, t.organization.id, t.sender.id, phone],
+      )
+    ).map((r: { id: string }) => r.id);
+    await ds.query(`ANALYZE sms_messages`);
+
+    const backfill = new SmsAudienceBackfill(ds);
+    const query = jest.spyOn(ds, 'query');
+    expect(await backfill.stored(first!)).toBe(audienceId);
+    expect(await backfill.merged([{ projectId: t.project.id, members: [`${messaging}/${phone}`] }])).toBe(1);
+    const [stored, merged] = query.mock.calls.filter(([sql]) => sql.includes('UPDATE sms_messages m'));
+    query.mockRestore();
+    expect((await ds.query(`SELECT audience_id FROM sms_messages WHERE id = $1`, [second]))[0].audience_id).toBe(audienceId);
+    /** The scans of sms_messages in a statement's plan (the update itself and a bitmap's heap visit aside). */
+    const scans = async ([sql, params]: [string, unknown[]?]) => {
+      const [{ 'QUERY PLAN': [plan] }] = await ds.query(`EXPLAIN (FORMAT JSON) ${sql}`, params);
+      return planNodes(plan.Plan).filter((n) => n.includes('sms_messages') && !/^(ModifyTable|Bitmap Heap Scan) sms_messages$/.test(n));
+    };
+    expect(await scans(stored as [string, unknown[]])).toEqual(['Index Scan PK_sms_messages']);
+    expect(await scans(merged as [string, unknown[]])).toEqual([expect.stringMatching(/^(Index|Bitmap Index) Scan IDX_sms_messages_unmerged$/)]);
   });
 });

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
-import { ErasureConsumer } from '../erasure/erasure.consumer';
-import { SmsRedaction } from '../erasure/sms-redaction';
+import { AudienceConsumer } from '../audience/audience.consumer';
+import { SmsRedaction } from '../audience/sms-redaction';
+import { SmsAudienceBackfill } from '../audience/sms-audience-backfill';
 import { LinksModule } from '../links/links.module';
 import { SendQueue } from './delivery/send-queue';
 import { GetSms } from './read/get-sms.usecase';
@@ -16,5 +17,5 @@ import { WebhookDispatcher } from '../webhooks/webhook-dispatcher';
 import { WebhookOutbox } from '../webhooks/webhook-outbox';
 
 /** Direct SMS: the send endpoint, delivery over SMPP through BullMQ, status changes through the outbox and to the organization's webhook, the redaction of deleted contacts' messages. */
-@Module({ imports: [LinksModule], controllers: [SmsController], providers: [SmsRepository, smsOutboxRelay, StatusWriter, SendQueue, SendBatch, SendDirectSms, GetSms, ListSms, WebhookDeliveries, WebhookDispatcher, WebhookOutbox, SmsRedaction, ErasureConsumer], exports: [SendQueue] })
+@Module({ imports: [LinksModule], controllers: [SmsController], providers: [SmsRepository, smsOutboxRelay, StatusWriter, SendQueue, SendBatch, SendDirectSms, GetSms, ListSms, WebhookDeliveries, WebhookDispatcher, WebhookOutbox, SmsRedaction, SmsAudienceBackfill, AudienceConsumer], exports: [SendQueue] })
 export class SmsModule {}

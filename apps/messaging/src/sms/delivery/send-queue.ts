@@ -7,7 +7,7 @@ import type Redis from 'ioredis';
 import { z } from 'zod';
 import { MicroBatcher, ok } from '../../batching/micro-batcher';
 import { InboundKeywords } from '../../inbound/inbound-keywords';
-import { SmsRedaction } from '../../erasure/sms-redaction';
+import { SmsRedaction } from '../../audience/sms-redaction';
 import { delivers } from '../../messaging-role';
 import { BullmqConnections } from '../../queue/bullmq-connections';
 import { SmsRepository, type SubmitRow } from '../sms.repository';

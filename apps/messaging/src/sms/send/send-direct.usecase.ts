@@ -1,7 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { consentSources, effectiveConsent } from '@meld/contracts';
-import { BadRequestException, Injectable, NotFoundException } from '@nestjs/common';
+import { BadRequestException, Injectable, Logger, NotFoundException } from '@nestjs/common';
 import { loadPublicUrl } from '@meld/platform';
+import { SmsAudienceBackfill } from '../../audience/sms-audience-backfill';
 import { MessagingContacts } from '../../contacts/messaging-contacts';
 import { linkOrigin, renderTemplate } from '../../links/text-template';
 import type { DirectSmsResponse } from '../sms.schema';
@@ -44,11 +45,13 @@ export class SendDirectSms {
     private readonly repo: SmsRepository,
     private readonly batch: SendBatch,
     private readonly contacts: MessagingContacts,
+    private readonly backfill: SmsAudienceBackfill,
   ) {
     this.publicUrl = loadPublicUrl();
   }
 
   private readonly publicUrl: string;
+  private readonly logger = new Logger('SendDirectSms');
 
   async execute(cmd: SendDirectCommand): Promise<DirectSmsResponse> {
     const requestHash = createHash('sha256').update(JSON.stringify([cmd.sender, cmd.target, cmd.text])).digest('hex');
@@ -101,7 +104,13 @@ export class SendDirectSms {
       })
       .catch((error: unknown) => this.twinOfRefused(cmd, requestHash, error));
     if (typeof stored !== 'string') return stored;
-    if (stored === 'stored') return response;
+    if (stored === 'stored') {
+      // The merge may have landed after the wait gave up and its snapshot been processed before this commit:
+      // the message takes the id now (ADR 0184). The answer, stored for an Idempotency-Key, stays as it was.
+      // A failure here fails no send that was stored: the message keeps no id, as before (logged without number).
+      if (contact.id === null) await this.backfill.stored(id).catch((error: unknown) => this.logger.warn(`SMS ${id} stored without its audience id: ${(error as Error).message}`));
+      return response;
+    }
     // A twin with the same key committed first: this one stored nothing and answers as the twin did.
     const first = await this.repo.byIdempotencyKey(cmd.projectId, cmd.idempotencyKey!);
     if (!first) throw new Error('idempotency twin not found after its commit');
