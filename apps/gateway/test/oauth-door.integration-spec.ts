@@ -39,8 +39,9 @@ describe('gateway: the OAuth door', () => {
 
   const from = (ip: string, headers: Record<string, string> = {}) => ({ 'x-forwarded-for': ip, ...headers });
 
-  it('forwards both discovery documents anonymously, with rate-limit headers and no principal', async () => {
-    for (const path of ['/.well-known/oauth-authorization-server', '/.well-known/oauth-protected-resource']) {
+  it('forwards the discovery documents anonymously, with rate-limit headers and no principal', async () => {
+    // The protected-resource document at the root and at RFC 9728's path form for the resource `/v1` (MCP clients try that first).
+    for (const path of ['/.well-known/oauth-authorization-server', '/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/v1']) {
       const res = await fetch(`${gateway.url}${path}`, { headers: from('192.0.2.1') });
       expect([path, res.status, await res.json()]).toEqual([path, 200, { path }]);
       expect(res.headers.get('x-ratelimit-limit')).toBe('5');

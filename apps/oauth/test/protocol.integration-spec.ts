@@ -36,6 +36,9 @@ describe('oauth protocol: discovery, registration, authorize, token, revoke (rea
     expect(as).toMatchObject({ issuer: 'http://127.0.0.1:8080', token_endpoint: 'http://127.0.0.1:8080/oauth/token', code_challenge_methods_supported: ['S256'], grant_types_supported: ['authorization_code', 'refresh_token'] });
     const pr = await (await fetch(`${base}/.well-known/oauth-protected-resource`)).json();
     expect(pr).toMatchObject({ resource: 'http://127.0.0.1:8080/v1', authorization_servers: ['http://127.0.0.1:8080'] });
+    // RFC 9728 §3.1: the metadata of resource `<public url>/v1` is at `/.well-known/oauth-protected-resource/v1`, the same document.
+    const atPath = await fetch(`${base}/.well-known/oauth-protected-resource/v1`);
+    expect([atPath.status, atPath.headers.get('cache-control'), await atPath.json()]).toEqual([200, 'public, max-age=3600', pr]);
   });
 
   it('registration: https or loopback http only, errors as OAuth bodies naming the field', async () => {

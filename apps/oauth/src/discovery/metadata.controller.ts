@@ -41,6 +41,18 @@ export class MetadataController {
   @ApiOperation({ summary: 'Protected resource metadata (RFC 9728)', description: 'The API as an OAuth resource and its authorization server: what a 401 on `/v1` points to in `WWW-Authenticate: Bearer resource_metadata=…`.', security: [] })
   @Header('cache-control', 'public, max-age=3600')
   protectedResource() {
+    return this.resourceMetadata();
+  }
+
+  /** RFC 9728 §3.1: the metadata URL of the resource `<public url>/v1`, which MCP clients try before the root one (ADR 0145). */
+  @Get('oauth-protected-resource/v1')
+  @ApiOperation({ summary: 'Protected resource metadata of `/v1` (RFC 9728 path form)', description: 'The same document as `/.well-known/oauth-protected-resource`, at the URL RFC 9728 §3.1 forms from the resource identifier `<public url>/v1`.', security: [] })
+  @Header('cache-control', 'public, max-age=3600')
+  protectedResourceOfV1() {
+    return this.resourceMetadata();
+  }
+
+  private resourceMetadata() {
     const issuer = this.config.publicUrl;
     return {
       resource: this.config.resource,

@@ -4,8 +4,12 @@ import { takeBodiesUnparsed } from '../proxy/unparsed-bodies';
 import type { Upstreams } from '../proxy/upstreams';
 import type { RateLimiter } from '../rate-limit/rate-limiter';
 
-/** The OAuth endpoints at the API host root (product spec: anonymous, outside `/v1`; ADR 0145). */
-export const OAUTH_METADATA_PATHS = ['/.well-known/oauth-authorization-server', '/.well-known/oauth-protected-resource'] as const;
+/**
+ * The OAuth endpoints at the API host root (product spec: anonymous, outside `/v1`; ADR 0145).
+ * The protected-resource document is also at RFC 9728's path form for the resource `/v1`
+ * (§3.1: the well-known segment before the resource's path), which MCP clients try first.
+ */
+export const OAUTH_METADATA_PATHS = ['/.well-known/oauth-authorization-server', '/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/v1'] as const;
 /** Registration metadata and forms are small; this is far above any legitimate one. */
 export const OAUTH_BODY_LIMIT = 64 * 1024;
 
