@@ -84,6 +84,18 @@ describe('contact writes (ingest)', () => {
     expect(await row(id)).toMatchObject({ attributes: {}, deleted_at: expect.any(Date) });
   });
 
+  it('refuses a _user_id of . or .. per item: HTTP clients drop such a path segment, so the contact could never be deleted or read by its path', async () => {
+    const dots = `...${uid()}`;
+    const res = await post([{ _user_id: '.' }, { _user_id: '..' }, { _user_id: dots }]);
+    expect(res.status).toBe(202);
+    const items = res.body.entity.items as Array<{ status: string; _user_id: string; errors?: Record<string, string[]> }>;
+    expect(items.map((i) => [i.status, i._user_id])).toEqual([['error', '.'], ['error', '..'], ['success', dots]]);
+    expect(items[0].errors).toEqual({ _user_id: [expect.stringMatching(/must not be "\." or "\.\."/)] });
+    expect(items[1].errors).toEqual(items[0].errors);
+    expect(await row('.')).toBeUndefined();
+    expect(await row('..')).toBeUndefined();
+  });
+
   it('a data source id written in upper case in the path: the messages carry the id as stored, so identity-merge finds its state', async () => {
     const id = uid();
     const upper = url().replace(tenancy.dataSource.id, tenancy.dataSource.id.toUpperCase());

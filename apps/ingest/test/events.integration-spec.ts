@@ -161,6 +161,15 @@ describe('event writes (ingest)', () => {
     expect(Object.keys(items[2].errors ?? {})).toEqual(['_event_type']);
   });
 
+  it('refuses a _user_id of . or .. as the item\'s error, with or without _user_data (its contact could not be deleted by its path)', async () => {
+    const res = await post('/events', [purchase('.'), purchase('..', eid(), { _user_data: { _first_name: 'Dot' } })]);
+    expect(res.status).toBe(422);
+    const items = res.body.entity.items as Array<{ status: string; errors?: Record<string, string[]> }>;
+    expect(items.map((i) => Object.keys(i.errors ?? {}))).toEqual([['_user_id'], ['_user_id']]);
+    expect(items[0].errors?._user_id).toEqual([expect.stringMatching(/must not be "\." or "\.\."/)]);
+    expect(await row('..')).toBeUndefined();
+  });
+
   it('an unknown data source is 404, whatever the body', async () => {
     const other = `${base}/v1/project/${tenancy.project.uid}/datasource/${randomUUID()}/stream/events`;
     for (const body of [[purchase('x')], { not: 'an array' }]) {

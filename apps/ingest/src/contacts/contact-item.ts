@@ -21,8 +21,13 @@ export interface ParsedAttributes {
 // The message key `project/datasource/userId` must stay within the contracts id limit (256).
 const USER_ID_MAX = 180;
 
-/** `_user_id`: a required non-empty string (the key of the contact in its data source). */
+/**
+ * `_user_id`: a required non-empty string (the key of the contact in its data source), not `.`
+ * or `..`: HTTP clients resolve such a path segment (`%2E` too, WHATWG URL), so the contact
+ * could never be deleted or read by its path (ADR 0036).
+ */
 export function userIdError(value: unknown): string | null {
+  if (value === '.' || value === '..') return 'must not be "." or ".." (HTTP clients drop such a path segment, so the contact could not be deleted or read by its path)';
   return keyError(value, USER_ID_MAX);
 }
 
