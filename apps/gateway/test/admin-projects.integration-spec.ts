@@ -161,6 +161,29 @@ describe('admin: projects', () => {
     expect((await gw.call('PATCH', `/projects/${unique('nope')}`, { name: 'x' })).status).toBe(404);
   });
 
+  it('refuses a keyword twice in a list or in both lists, compared as the inbound matcher compares them (ADR 0183), with a 400 naming it', async () => {
+    const sms = (block: Record<string, unknown>) => ({ name: 'x', generalConfig: { channelSms: block } });
+    const created: [Record<string, unknown>, string][] = [
+      [sms({ optOutKeywords: ['STOP', 'ARRÊT', ' arret! '] }), 'generalConfig.channelSms.optOutKeywords[2]'],
+      [sms({ optInKeywords: ['START', 'ＳＴＡＲＴ'] }), 'generalConfig.channelSms.optInKeywords[1]'],
+      [{ name: 'x', generalConfig: { channelEmail: { optInKeywords: ['go', 'Go'] } } }, 'generalConfig.channelEmail.optInKeywords[1]'],
+      // In both lists it would only ever opt out; so would one of the carrier-standard opt-outs, always honoured.
+      [sms({ optOutKeywords: ['ARRET'], optInKeywords: ['START', 'arrêt'] }), 'generalConfig.channelSms.optInKeywords[1]'],
+      [sms({ optInKeywords: ['Cancel'] }), 'generalConfig.channelSms.optInKeywords[0]'],
+    ];
+    for (const [body, path] of created) {
+      const res = await gw.call('POST', `/organizations/${org}/projects`, body);
+      expect([path, res.status, fieldsOf(res.body).map(([p]) => p)]).toEqual([path, 400, [path]]);
+    }
+    // Against the stored other list on a PATCH of one.
+    const p = await createProject(gw, org, { generalConfig: { channelSms: { optOutKeywords: ['ARRET'], optInKeywords: ['GO'] } } });
+    const patch = (block: Record<string, unknown>) => gw.call('PATCH', `/projects/${p.uid}`, { generalConfig: { channelSms: block } });
+    expect(fieldsOf((await patch({ optInKeywords: ['Arrêt'] })).body).map(([p]) => p)).toEqual(['generalConfig.channelSms.optInKeywords[0]']);
+    expect(fieldsOf((await patch({ optOutKeywords: ['STOP', 'go'] })).body).map(([p]) => p)).toEqual(['generalConfig.channelSms.optOutKeywords[1]']);
+    const ok = await patch({ optOutKeywords: ['STOP', 'ARRET'], optInKeywords: ['GO', 'START'] });
+    expect([ok.status, ok.body.entity.generalConfig.channelSms]).toEqual([200, expect.objectContaining({ optOutKeywords: ['STOP', 'ARRET'], optInKeywords: ['GO', 'START'] })]);
+  });
+
   it('concurrent partial PATCHes each keep what the others set: each is merged over the row as it is when written', async () => {
     const p = await createProject(gw, org);
     // One block and one window per request, all at once, in a few rounds: a merge over a row read

@@ -6,6 +6,7 @@ import { OrganizationsRepository } from '../../../organizations/organizations.re
 import { found } from '../../../shared/found';
 import { uidCandidates } from '../../../shared/slug';
 import { adminProjectView } from '../../admin-project.view';
+import { checkKeywords } from '../../keywords.rule';
 import { checkMergingAttributes } from '../../merging-attributes.rule';
 import { projectColumns } from '../../project-patch';
 import { ProjectsRepository } from '../../projects.repository';
@@ -28,6 +29,7 @@ export class CreateProject {
     const merging = checkMergingAttributes(mergingAttributes, RESERVED_ATTRIBUTES);
     if (fields.defaultSmsSender) throw fieldError('defaultSmsSender', 'a new project has no senders yet: create one, then PATCH the project');
     const values = { ...projectColumns(fields), organizationId: organization.id, mergingAttributes: merging };
+    checkKeywords(fields.generalConfig, values.generalConfig);
     const attributes = RESERVED_ATTRIBUTES.map((a) => ({ ...a, reserved: true }));
 
     // A given uid is taken or not; a generated one moves on to the next candidate.

@@ -6,6 +6,7 @@ import { fieldError } from '../../../http/field-error';
 import { found } from '../../../shared/found';
 import { TenancyEvents } from '../../../shared/tenancy-events';
 import { adminProjectView } from '../../admin-project.view';
+import { checkKeywords } from '../../keywords.rule';
 import { checkMergingAttributes } from '../../merging-attributes.rule';
 import { projectColumns } from '../../project-patch';
 import { ProjectsRepository } from '../../projects.repository';
@@ -30,6 +31,8 @@ export class UpdateProject {
     // Merged over the row as it is when written (locked), not as read above: concurrent PATCHes keep each other's blocks.
     const updated = await this.projects.change(project.id, (current) => {
       const patch = projectColumns(fields, current);
+      // Against the other list as stored now (locked), like the merge itself.
+      checkKeywords(fields.generalConfig, patch.generalConfig);
       if (merging !== undefined) patch.mergingAttributes = merging;
       // Contacts merged under the old attributes are merged again under the new ones (ADR 0331).
       // So are they when the locale's country changes: it is the default country of every national
