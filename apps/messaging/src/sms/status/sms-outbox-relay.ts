@@ -11,8 +11,10 @@ const SMS_OUTBOX_LINGER_MS = 25;
 
 /**
  * Publishes `sms_outbox` after each status change committed: the change to `meld.sms-status.v1`
- * (ADR 0154) and its timeline event to `meld.events.v1` (ADR 0157), each row to its `topic`.
- * A table of its own, so messaging never depends on another app's relay running.
+ * (ADR 0154), each row to its `topic`. A table of its own, so messaging never depends on another
+ * app's relay running. Timeline events (ADR 0157) go through the shared `outbox` now, ordered
+ * with their contact's erase marker (ADR 0039); `meld.events.v1` stays an output for the rows
+ * queued here before.
  */
 export class SmsOutboxRelay extends OutboxRelay {}
 

@@ -202,7 +202,7 @@ export class StatusWriter {
 
   /**
    * What every change writes (also the first `enqueued` of new messages, whose rows the send
-   * is inserting): history, `meld.sms-status.v1` and timeline outbox rows, webhook reports, each
+   * is inserting): history, `meld.sms-status.v1` rows in `sms_outbox`, timeline events in `outbox`, webhook reports, each
    * table one part of the batch's write statement (ADR 0254), rows in the entries' order. The
    * initial `enqueued` owes no webhook report (ADR 0351: the 201 carries it); it keeps its
    * history and topic rows. Answers whether the entries owe any report.
@@ -216,6 +216,7 @@ export class StatusWriter {
         ORDER BY v.n`,
     );
     const outbox: OutboxRow[] = [];
+    const timeline: OutboxRow[] = [];
     const reports: OwedReport[] = [];
     for (const entry of entries) {
       const { row, change, at } = entry;
@@ -231,14 +232,32 @@ export class StatusWriter {
       });
       outbox.push(status);
       const event = timelineEvent(entry);
-      if (event) outbox.push(event);
+      if (event) timeline.push(event);
       if (reportedByWebhook(change.status)) reports.push(owedReport(row.organization_id, status.value));
     }
+    const trace = write.param(outboxTrace());
     write.add(
       `INSERT INTO sms_outbox (topic, key, value, trace)
-       SELECT v.topic, v.key, v.value, ${write.param(outboxTrace())}::jsonb
+       SELECT v.topic, v.key, v.value, ${trace}::jsonb
          FROM jsonb_to_recordset(${write.param(numberedRows(outbox))}::jsonb) AS v(topic text, key text, value jsonb, n int) ORDER BY v.n`,
     );
+    // Timeline events go to the shared `outbox`, each only while its source contact is live and
+    // held FOR SHARE to the COMMIT (ADR 0039): a contact delete waits for this transaction and
+    // then produces the rows before its erase marker; after the delete's COMMIT there is no event.
+    if (timeline.length) {
+      write.add(
+        `WITH v AS MATERIALIZED (SELECT * FROM jsonb_to_recordset(${write.param(numberedRows(timeline))}::jsonb) AS v(topic text, key text, value jsonb, n int)),
+              live AS MATERIALIZED (
+                SELECT s.project_id, s.data_source_id, s.user_id FROM source_contacts s
+                 WHERE (s.project_id, s.data_source_id, s.user_id) IN (SELECT (value->>'projectId')::uuid, (value->>'dataSourceId')::uuid, value->>'userId' FROM v)
+                   AND s.deleted_at IS NULL AND s.version > 0
+                 ORDER BY s.project_id, s.data_source_id, s.user_id FOR SHARE OF s)
+         INSERT INTO outbox (topic, key, value, trace)
+         SELECT v.topic, v.key, v.value, ${trace}::jsonb
+           FROM v JOIN live ON live.project_id = (v.value->>'projectId')::uuid AND live.data_source_id = (v.value->>'dataSourceId')::uuid AND live.user_id = v.value->>'userId'
+          ORDER BY v.n`,
+      );
+    }
     this.webhooks.record(write, reports);
     return reports.length > 0;
   }
