@@ -137,6 +137,18 @@ describe('SMS status changes on the contact timeline, on meld.events.v1 (real Po
     expect(order).toEqual(['_sms_sent', '_sms_delivered', 'erase']);
   });
 
+  it('no event for a source contact deleted before the status change (ADR 0039): it would follow the erase marker', async () => {
+    const { audienceId, userId } = await contact('+447400123436');
+    await deleteContact(userId);
+    const smsId = await send(audienceId);
+    await waitFor('delivered', async () => (await db.query(`SELECT status FROM sms_messages WHERE id = $1`, [smsId]))[0].status === 'delivered' || undefined, { timeoutMs: 10_000 });
+    // A later message's events arrive after this one's would have (one pump, in id order).
+    const { audienceId: other } = await contact('+447400123437');
+    const later = await send(other);
+    await eventsOf(later, 2);
+    expect(events.messages.filter((m) => m.value.userId === userId).map((m) => m.value.eventType ?? m.value.kind)).toEqual(['erase']);
+  });
+
   it('a message refused after enqueue (opted out while the SMSC was away) is _sms_rejected; the last test: it closes the SMSC', async () => {
     const { audienceId } = await contact('+447400123432');
     await smsc.close().catch(() => undefined);
