@@ -65,7 +65,7 @@ describe('admin: OAuth grants, users, sensitive scopes', () => {
   };
   const revokedAt = async (ids: string[]) => (await db.query(`SELECT revoked_at FROM tokens WHERE id = ANY($1::uuid[])`, [ids])).map((r: { revoked_at: Date | null }) => r.revoked_at);
   const heardAll = async (ids: string[]) => {
-    for (let i = 0; i < 50 && !ids.every((id) => heard.includes(id)); i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 250 && !ids.every((id) => heard.includes(id)); i++) await new Promise((r) => setTimeout(r, 20));
     expect(ids.filter((id) => !heard.includes(id))).toEqual([]);
   };
 

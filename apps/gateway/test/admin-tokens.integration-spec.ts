@@ -110,7 +110,7 @@ describe('admin: data sources and tokens', () => {
       expect(first).toBeInstanceOf(Date);
       expect((await gw.call('DELETE', `/tokens/${id}`)).status).toBe(204);
       expect((await db.getRepository(TokenEntity).findOneByOrFail({ id })).revokedAt).toEqual(first);
-      for (let i = 0; i < 50 && heard.filter((m) => m === id).length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+      for (let i = 0; i < 250 && heard.filter((m) => m === id).length < 2; i++) await new Promise((r) => setTimeout(r, 20));
       expect(heard.filter((m) => m === id)).toHaveLength(2);
     } finally {
       sub.disconnect();
