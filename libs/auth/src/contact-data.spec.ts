@@ -80,6 +80,19 @@ describe('contact-derived data under the data mode (ADR 0121)', () => {
     }
   });
 
+  it('keeps a UUID whole, even one whose first groups are all decimal digits (an event or user id), and still masks a phone beside one', () => {
+    // `05415024-7345` read as a dashed 12-digit number: ids built on UUIDs came back masked, one in ~280.
+    for (const id of ['05415024-7345-43e2-8a1f-af2b744a6f80', 'ev-signup-old-05415024-7345-43e2-8a1f-af2b744a6f80', '12345678-1234-1234-1234-123456789012']) expect(maskPiiInText(id)).toBe(id);
+    expect(maskPiiInText('+33612345678 05415024-7345-43e2-8a1f-af2b744a6f80')).toBe('+33******78 05415024-7345-43e2-8a1f-af2b744a6f80');
+    expect(maskPiiInText('order_0612345678_05415024-7345-43e2-8a1f-af2b744a6f80')).not.toContain('0612345678');
+    expect(maskPiiInText('05415024-7345-43e2-8a1f-123456789012 0612345678')).toBe('05415024-7345-43e2-8a1f-123456789012 06******78');
+    fc.assert(fc.property(fc.uuid(), fc.stringMatching(/^[0-9]{12}$/), (uuid, digits) => {
+      const allDecimalStart = `${digits.slice(0, 8)}-${digits.slice(8)}${uuid.slice(13)}`;
+      expect(maskPiiInText(`ev-${uuid}`)).toBe(`ev-${uuid}`);
+      expect(maskPiiInText(allDecimalStart)).toBe(allDecimalStart);
+    }));
+  });
+
   it('masks phone numbers whose groups are split by slashes or brackets, as German numbers are written (0171/1234567)', () => {
     // normalisePhone (libphonenumber) reads each as a valid German number (+491711234567, +493012345678).
     expect(maskPiiInText('Handy 0171/1234567')).toBe('Handy 01******67');

@@ -62,16 +62,52 @@ const MIN_PHONE_DIGITS = 9;
 const MIN_E164_DIGITS = 7;
 const MAX_PHONE_DIGITS = 15;
 
+// A UUID is an id, never a phone: one whose first groups are all decimal (`05415024-7345-43e2-…`,
+// one UUID in ~280) read as a dashed number and was masked inside event and user ids (ADR 0121).
+const UUID_IN_TEXT = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
+
+/** The [start, end) spans of the UUIDs in a text. */
+function uuidSpans(text: string): Array<[number, number]> {
+  if (text.length < 36 || !text.includes('-')) return [];
+  return Array.from(text.matchAll(UUID_IN_TEXT), (m) => [m.index, m.index + m[0].length]);
+}
+
 /** A text with every email and phone number in it masked (`maskEmail`, `maskPhone`). */
 export function maskPiiInText(text: string): string {
-  return text.replace(EMAIL_IN_TEXT, (email) => maskEmail(email)).replace(PHONE_IN_TEXT, (run) => {
-    const digits = run.replace(PLUS_FIRST, '').replace(NOT_DIGIT, '').length;
-    // With a leading + it is written as a phone (E.164 has numbers of 7 or 8 digits); without one, 8 digits is more often a date.
-    if (digits < (PLUS_FIRST.test(run) ? MIN_E164_DIGITS : MIN_PHONE_DIGITS)) return run;
-    // More digits than one number holds: with separators it is numbers side by side, masked as one
-    // run; without any, one long id (a 19-digit user id), which no phone is (ADR 0121).
-    return digits <= MAX_PHONE_DIGITS || digits < run.length ? maskPhone(run) : run;
+  const withoutEmails = text.replace(EMAIL_IN_TEXT, (email) => maskEmail(email));
+  const uuids = uuidSpans(withoutEmails);
+  return withoutEmails.replace(PHONE_IN_TEXT, (run: string, at: number) => {
+    const inside = uuids.filter(([start, end]) => start < at + run.length && end > at);
+    if (!inside.length) return maskRun(run);
+    // The parts of the run outside a UUID are judged alone: a phone beside an id is still masked.
+    let out = '';
+    let pos = 0;
+    for (const [start, end] of inside) {
+      const from = Math.max(start - at, 0);
+      const to = Math.min(end - at, run.length);
+      out += maskPart(run.slice(pos, from)) + run.slice(from, to);
+      pos = to;
+    }
+    return out + maskPart(run.slice(pos));
   });
+}
+
+const EDGE_SEPARATORS = new RegExp(`^([${SEPARATORS}]*)(.*?)([${SEPARATORS}]*)$`, 's');
+
+/** A piece of a run cut by a UUID: its separators at either end kept, the rest judged as a run. */
+function maskPart(part: string): string {
+  const [, lead, core, trail] = EDGE_SEPARATORS.exec(part)!;
+  return lead + (core ? maskRun(core) : '') + trail;
+}
+
+/** A phone-like run masked when its digit count says it is a number (or numbers side by side). */
+function maskRun(run: string): string {
+  const digits = run.replace(PLUS_FIRST, '').replace(NOT_DIGIT, '').length;
+  // With a leading + it is written as a phone (E.164 has numbers of 7 or 8 digits); without one, 8 digits is more often a date.
+  if (digits < (PLUS_FIRST.test(run) ? MIN_E164_DIGITS : MIN_PHONE_DIGITS)) return run;
+  // More digits than one number holds: with separators it is numbers side by side, masked as one
+  // run; without any, one long id (a 19-digit user id), which no phone is (ADR 0121).
+  return digits <= MAX_PHONE_DIGITS || digits < run.length ? maskPhone(run) : run;
 }
 
 /**
