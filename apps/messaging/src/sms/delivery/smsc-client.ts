@@ -32,7 +32,7 @@ export interface Submission {
 
 export interface Receipt {
   messageId: string;
-  /** The `stat:` of the receipt text (DELIVRD, UNDELIV, EXPIRED, …). */
+  /** The `stat:` of the receipt text in upper case (DELIVRD, UNDELIV, EXPIRED, …), or its message_state TLV as one. */
   stat: string;
   error?: string;
 }
@@ -69,17 +69,44 @@ export function inboundOf(pdu: Pdu): Inbound {
   return { from: String(pdu.source_addr ?? ''), to: String(pdu.destination_addr ?? ''), text: typeof body === 'string' ? body : '' };
 }
 
-const RECEIPT_TEXT = /id:(\S+).*?stat:([A-Z]+)(?:.*?err:(\w+))?/;
+/**
+ * The fields of a receipt text (SMPP 3.4 appendix B) that are read, named in any case, before
+ * its `text:` (the message's first characters, which could hold anything).
+ */
+const RECEIPT_FIELDS = {
+  id: /(?:^|\s)id:(\S+)/i,
+  stat: /(?:^|\s)stat:([a-z]+)/i,
+  err: /(?:^|\s)err:(\w+)/i,
+};
+const RECEIPT_TEXT_FIELD = /(?:^|\s)text:/i;
 
-/** A delivery receipt from a deliver_sm (esm_class bit 2), or null for any other deliver_sm. */
+/** The message_state TLV (SMPP 3.4 §5.2.28) as the `stat:` of appendix B. */
+const MESSAGE_STATES = new Map([
+  [1, 'ENROUTE'],
+  [2, 'DELIVRD'],
+  [3, 'EXPIRED'],
+  [4, 'DELETED'],
+  [5, 'UNDELIV'],
+  [6, 'ACCEPTD'],
+  [7, 'UNKNOWN'],
+  [8, 'REJECTD'],
+]);
+
+/**
+ * A delivery receipt from a deliver_sm (esm_class bit 2), or null for any other deliver_sm and
+ * for a receipt naming no message or no state. The id is the receipted_message_id TLV, else the
+ * text's `id:`; the state is the text's `stat:` (in any case), else the message_state TLV: SMSCs
+ * differ in which of them they fill (ADR 0153).
+ */
 export function receiptOf(pdu: Pdu): Receipt | null {
   if ((pdu.esm_class & 0x04) === 0) return null;
-  const text: string = typeof pdu.short_message?.message === 'string' ? pdu.short_message.message : '';
-  const match = RECEIPT_TEXT.exec(text);
-  const messageId: string | undefined = pdu.receipted_message_id || match?.[1];
-  if (!messageId || !match) return null;
-  const err = match[3];
-  return { messageId, stat: match[2], ...(err && err !== '000' ? { error: `err:${err}` } : {}) };
+  const message: string = typeof pdu.short_message?.message === 'string' ? pdu.short_message.message : '';
+  const fields = message.split(RECEIPT_TEXT_FIELD, 1)[0]!;
+  const messageId: string | undefined = pdu.receipted_message_id || RECEIPT_FIELDS.id.exec(fields)?.[1];
+  const stat = RECEIPT_FIELDS.stat.exec(fields)?.[1]?.toUpperCase() ?? MESSAGE_STATES.get(pdu.message_state);
+  if (!messageId || !stat) return null;
+  const err = RECEIPT_FIELDS.err.exec(fields)?.[1];
+  return { messageId, stat, ...(err && err !== '000' ? { error: `err:${err}` } : {}) };
 }
 
 /** The session as readiness reports it (ADR 0348). */
