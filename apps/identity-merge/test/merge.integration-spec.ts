@@ -259,6 +259,20 @@ describe('identity merge on Postgres', () => {
     await expectMatchesScratch(q);
   });
 
+  it('merges on key values too long for a merge_keys row (2,048 CJK characters, 6 KB), and such a contact blocks no other merge', async () => {
+    const p = await project(['_email', 'loyalty_id']);
+    const loyalty = Array.from({ length: 2048 }, (_, i) => String.fromCodePoint(0x4e00 + ((i * 7919 + 13) % 20000))).join('');
+    await upsert(p.id, p.crm, 'c1', { _email: 'a@x.com' });
+    // Merged before, c1 now carries a huge value: every later step reaching it must still merge.
+    await upsert(p.id, p.crm, 'c1', { loyalty_id: loyalty });
+    await upsert(p.id, p.shop, 's1', { loyalty_id: ` ${loyalty} ` });
+    await upsert(p.id, p.api, 'x', { _email: 'A@x.com' });
+    await upsert(p.id, p.shop, 'other', { loyalty_id: loyalty.slice(1) });
+    expect((await audiences(p.id)).map((a) => a.ds_contact_ids.length).sort()).toEqual([1, 3]);
+    expect(await audienceOf(p.id, p.shop, 's1')).toBe(await audienceOf(p.id, p.crm, 'c1'));
+    await expectMatchesScratch(p);
+  });
+
   it('never merges on junk values', async () => {
     const p = await project();
     for (const [i, junk] of ['null', 'undefined', 'anonymous', '0', '-1', '', '[object Object]', 'n/a'].entries()) {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { DEFAULT_JUNK_VALUES, localeCountry, normaliseKeyValue, normalisePhone } from '@meld/contracts';
 import type { CountryCode } from 'libphonenumber-js';
 
@@ -17,6 +18,19 @@ export interface KeyOptions {
   /** Project locale (`fr_FR`): its country is the default for national phone numbers. */
   locale: string;
   junkValues?: readonly string[];
+}
+
+/**
+ * Longest key value kept as it is, in UTF-8 bytes; a longer one is keyed by its SHA-256
+ * (`sha256:<hex>`), which merges exactly the same contacts. `merge_keys` is a btree primary key
+ * whose rows hold at most 2,704 bytes: a 2,048-character custom value or email in CJK (6 KB)
+ * failed every step that reached it, so the contact never merged and blocked the merges of the
+ * contacts sharing a key with it (ADR 0024). A `_user_id` (180 characters) stays whole.
+ */
+export const MAX_KEY_BYTES = 1024;
+
+function storableKey(value: string): string {
+  return Buffer.byteLength(value, 'utf8') > MAX_KEY_BYTES ? `sha256:${createHash('sha256').update(value, 'utf8').digest('hex')}` : value;
 }
 
 /** Compiled key options, built once per project. */
@@ -42,7 +56,7 @@ export class KeyNormaliser {
     for (const attribute of this.attributes) {
       const raw = attribute === '_user_id' ? userId : attributes[attribute];
       const value = normaliseKeyValue(attribute, raw, this.country, this.junk);
-      if (value !== null) out.push({ attribute, value });
+      if (value !== null) out.push({ attribute, value: storableKey(value) });
     }
     return out;
   }
