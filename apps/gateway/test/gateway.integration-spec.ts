@@ -1,4 +1,5 @@
-import { TENANCY_CHANGED_CHANNEL } from '@meld/auth';
+import { connect } from 'node:net';
+import { TENANCY_CHANGED_CHANNEL, decodePrincipal, devPrincipalKey } from '@meld/auth';
 import { APP_NAMES, appUrlEnv } from '@meld/contracts';
 import { ProjectEntity } from '@meld/db';
 import { testEnv, waitFor } from '@meld/testing';
@@ -17,6 +18,15 @@ describe('gateway app', () => {
   let stub: Awaited<ReturnType<typeof startStubUpstream>>;
 
   const get = (path: string, token: string) => fetch(`${gateway.url}${path}`, { headers: { authorization: `Bearer ${token}` } });
+  /** One request written as is (fetch cannot send an absolute-form target); resolves with the status line. */
+  const rawGet = (target: string, token?: string) =>
+    new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(new URL(gateway.url).port), '127.0.0.1', () =>
+        socket.write(`GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\n${token ? `Authorization: Bearer ${token}\r\n` : ''}Connection: close\r\n\r\n`),
+      );
+      let answer = '';
+      socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1'))).on('end', () => resolve(answer.split('\r\n')[0])).on('error', reject);
+    });
 
   beforeAll(async () => {
     db = await openTestDb();
@@ -104,6 +114,19 @@ describe('gateway app', () => {
     await redis.publish(TENANCY_CHANGED_CHANNEL, project.id);
     redis.disconnect();
     await waitFor('new data mode in the principal', async () => (await get(path, token.token)).status === 200 && mode() === 'blocked', { timeoutMs: 2000, intervalMs: 20 });
+  });
+
+  it('reads a request in absolute-form as its path and query: the app gets and the principal binds the origin-form, never the client\'s host (RFC 9112 §3.2.2)', async () => {
+    const org = await createOrganization(db);
+    const project = await createProject(db, org.id);
+    const token = await createToken(db, { organizationId: org.id, projects: ['*'] });
+    expect(await rawGet(`http://elsewhere.example/v1/project/${project.uid}?x=1`, token.token)).toBe('HTTP/1.1 200 OK');
+    const seen = stub.last();
+    expect(seen.url).toBe(`/v1/project/${project.uid}?x=1`);
+    expect(() => decodePrincipal(String(seen.headers['x-meld-principal']), { method: 'GET', url: seen.url, app: 'audience', requestId: String(seen.headers['x-request-id']) }, devPrincipalKey('audience'))).not.toThrow();
+    // The SMS link door too (its code must not reach a log line as a host-prefixed path the redaction does not know).
+    expect(await rawGet('HTTPS://elsewhere.example:8443/l/AbCdEf12')).toBe('HTTP/1.1 200 OK');
+    expect(stub.last().url).toBe('/l/AbCdEf12');
   });
 
   it('leaves the gateway\'s own routes to it (health, OpenAPI, docs, operator API); metrics are on the operations port only', async () => {

@@ -11,9 +11,11 @@ const tracer = trace.getTracer('meld-http');
  * hook because the request stream is bound too: the body arrives in the socket's async context,
  * and the handler that runs after it must still see the request's. With tracing off the span is
  * the API's non-recording one. Fastify takes the same request id (`genReqId` reads `req.id`).
+ * A request target in absolute-form is read as its origin-form first (`originForm`).
  */
 export function tracedServerFactory(handler: RequestListener, options: { maxHeaderSize?: number } = {}): Server {
   return createServer({ maxHeaderSize: options.maxHeaderSize }, (req: IncomingMessage, res: ServerResponse) => {
+    if (req.url !== undefined && !req.url.startsWith('/')) req.url = originForm(req.url);
     const requestId = requestIdOf(req);
     (req as { id?: unknown }).id = requestId;
     const parent = propagation.extract(ROOT_CONTEXT, req.headers);
@@ -29,6 +31,20 @@ export function tracedServerFactory(handler: RequestListener, options: { maxHead
     context.bind(ctx, req);
     context.with(ctx, () => handler(req, res));
   });
+}
+
+/**
+ * RFC 9112 §3.2.2: a server takes `GET http://host/path?q` (absolute-form) and must read it as
+ * `/path?q`. Fastify's router did, but everything else read the URL as sent: the gateway forwarded
+ * it so (the client's host in the app's request line), the access log's redaction knew none of its
+ * paths (an SMS link code or a user id logged in clear; ADR 0104) and the JSON-only rule of `/v1`
+ * did not see `/v1` (a form body was read on a JSON route). Anything else (`*`) is left to the router.
+ */
+export function originForm(url: string): string {
+  const authority = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/.exec(url);
+  if (!authority) return url;
+  const rest = url.slice(authority[0].length);
+  return rest.startsWith('/') ? rest : `/${rest}`;
 }
 
 /** Names the request's span after its route pattern once Fastify knows it (paths hold customers' data). */
