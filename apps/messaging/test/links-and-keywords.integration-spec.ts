@@ -108,6 +108,16 @@ describe('messaging: short links, unsubscribe page, inbound keywords', () => {
     expect(await messagingConsent(userId)).toBe('opt-in');
   });
 
+  it('a STOP to a number sender opts out whether its alias and the SMSC write the number with + or without (SMPP addresses carry none)', async () => {
+    await waitFor('SMSC bound', async () => (await smsc.mo({ from: '447400000000', to: 'NOBODY', text: 'hi' })).length > 0);
+    await db.query(`INSERT INTO senders (project_id, channel, alias, name, status) VALUES ($1, 'sms', '+447700900123', 'Long code', 'active'), ($1, 'sms', '447700900124', 'Other long code', 'active')`, [t.project.id]);
+    for (const [i, to] of ['447700900123', '+447700900124'].entries()) {
+      const { userId } = await memberContact(`+44740012362${i}`);
+      expect(await smsc.mo({ from: `44740012362${i}`, to, text: 'STOP' })).toEqual([0]);
+      expect([to, await messagingConsent(userId)]).toEqual([to, 'opt-out']);
+    }
+  });
+
   it("the rest of the carrier-standard set opts out too, beside the keywords a new project stores (ADR 0183 amended)", async () => {
     const [{ optOut }] = await db.query(`SELECT general_config #> '{channelSms,optOutKeywords}' AS "optOut" FROM projects WHERE id = $1`, [t.project.id]);
     expect(optOut).toEqual(['STOP', 'UNSUBSCRIBE']);

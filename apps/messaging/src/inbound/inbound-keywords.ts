@@ -75,12 +75,18 @@ export class InboundKeywords {
     return changed;
   }
 
+  /**
+   * The projects owning a sender of the address. A number is compared without its `+`: SMPP
+   * addresses carry none (the SMSC writes international digits), while an alias is often
+   * written in E.164, as Twilio users write their numbers.
+   */
   private projectsOf(alias: string): Promise<ProjectKeywords[]> {
     // A comparison, not a cast: a stored value that is not a boolean must not fail the message (the SMSC would resend it forever).
     return this.ds.query(
       `SELECT DISTINCT p.id AS "projectId", p.general_config #> '{channelSms,optOutKeywords}' AS "optOut", p.general_config #> '{channelSms,optInKeywords}' AS "optIn",
               COALESCE(p.general_config #> '{channelSms,autoCreateContactsOnInbounds}' = 'true'::jsonb, false) AS "autoCreate"
-         FROM senders s JOIN projects p ON p.id = s.project_id WHERE s.channel = 'sms' AND s.alias = $1`,
+         FROM senders s JOIN projects p ON p.id = s.project_id
+        WHERE s.channel = 'sms' AND (s.alias = $1 OR (ltrim($1, '+') ~ '^[0-9]+$' AND ltrim(s.alias, '+') = ltrim($1, '+')))`,
       [alias],
     );
   }
