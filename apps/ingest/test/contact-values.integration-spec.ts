@@ -50,4 +50,15 @@ describe('contact values as stored (ingest)', () => {
     const stored = { _email: 'Ren\u00e9e@example.org' };
     expect(await storedEmail('Rene\u0301e@example.org')).toEqual([stored, stored]);
   });
+
+  it('refuses an email longer than 254 characters (RFC 5321) as an item error naming it: 2,048 CJK characters outgrew the audience email index and its contact never merged', async () => {
+    const local = Array.from({ length: 2040 }, (_, i) => String.fromCodePoint(0x4e00 + ((i * 7919) % 20000))).join('');
+    const [long, longest] = [uid(), uid()];
+    const res = await post('contacts', [
+      { _user_id: long, _email: `${local}@x.com` },
+      { _user_id: longest, _email: `${'a'.repeat(248)}@x.com` },
+    ]);
+    expect(res.body.entity).toMatchObject({ successful: 1, failed: 1, items: [{ status: 'error', errors: { _email: [expect.stringMatching(/at most 254 characters/)] } }, { status: 'success' }] });
+    expect([await attributes(long), await attributes(longest)]).toEqual([undefined, { _email: `${'a'.repeat(248)}@x.com` }]);
+  });
 });

@@ -20,6 +20,12 @@ const PHONE = /^\+?[0-9][0-9 ().-]{4,22}[0-9]$/;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const DATETIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
 export const MAX_STRING_LENGTH = 2048;
+/**
+ * The longest email address (RFC 5321's path limit), as stored (trimmed). A longer one reached
+ * audience_contacts' email index, a btree of at most 2,704 bytes a row: 2,048 CJK characters
+ * (6 KB) failed every merge step of the contact, which never reached the audience (ADR 0036).
+ */
+export const MAX_EMAIL_LENGTH = 254;
 export const MAX_VALUES = 100;
 
 function validDate(s: string): boolean {
@@ -50,6 +56,7 @@ export function scalarError(type: AttributeType, value: unknown): string | null 
   if (value.length > MAX_STRING_LENGTH) return `must be at most ${MAX_STRING_LENGTH} characters`;
   switch (type) {
     case 'email':
+      if (value.trim().length > MAX_EMAIL_LENGTH) return `must be at most ${MAX_EMAIL_LENGTH} characters (the longest email address)`;
       return isEmail(value) ? null : 'must be an email address';
     case 'phone':
       return PHONE.test(value.trim()) ? null : 'must be a phone number';
