@@ -187,6 +187,14 @@ describe('event aggregations', () => {
     expect([both.status, both.body.details.fields[0].path]).toEqual([400, 'segment']);
   });
 
+  it('refuses a root whose events query would pass what ClickHouse parses: 400 at root, not a 500 (ADR 0058)', async () => {
+    // Within AUDIENCE_FILTER_LIMITS, its count's query under 240 KiB (198 KB), but an events query names its contacts twice.
+    const contains = (i: number) => ({ type: 'attribute_condition', key: 'tier', operator: 'contains-string', values: [`${'\\'.repeat(2040)}${i}`, 'x'] });
+    const res = await call({ root: { type: 'group', operator: 'or', children: Array.from({ length: 24 }, (_, i) => contains(i)) }, aggregations: [{ type: 'terms', field: 'eventType' }] });
+    expect([res.status, res.body.details]).toEqual([400, { path: 'root' }]);
+    expect(res.body.message).toContain('too large');
+  });
+
   it('refuses bad bodies with the field named, and a blocked project', async () => {
     const refused = async (body: unknown, path: string) => {
       const res = await call(body);

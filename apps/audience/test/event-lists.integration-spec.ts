@@ -166,6 +166,17 @@ describe('event lists: scroll and search', () => {
     expect((await call('search', { segment: randomUUID() })).status).toBe(404);
   });
 
+  it('refuses a root whose events query would pass what ClickHouse parses: 400 at root, not a 500 (ADR 0058)', async () => {
+    // Within AUDIENCE_FILTER_LIMITS, its count's query under 240 KiB (198 KB), but an events query names its contacts twice.
+    const contains = (i: number) => ({ type: 'attribute_condition', key: 'loyalty_tier', operator: 'contains-string', values: [`${'\\'.repeat(2040)}${i}`, 'x'] });
+    const root = { type: 'group', operator: 'or', children: Array.from({ length: 24 }, (_, i) => contains(i)) };
+    for (const path of ['scroll', 'search'] as const) {
+      const res = await call(path, { root });
+      expect([path, res.status, res.body.details]).toEqual([path, 400, { path: 'root' }]);
+      expect(res.body.message).toContain('too large');
+    }
+  });
+
   it('refuses a scroll id issued for another filter, or forged', async () => {
     const first = await call('scroll', { size: 2, eventType: 'purchase' });
     const other = await call('scroll', { size: 2, eventType: 'signup', scrollId: first.body.metadata.scrollId });

@@ -4,6 +4,7 @@ import { isoWithOffset } from '@meld/api';
 import type { Sql } from '@meld/clickhouse';
 import { eventsOfAudience, type EventRow } from '@meld/filters';
 import { BadRequestException, ForbiddenException, Injectable } from '@nestjs/common';
+import { filterErrorsAs400 } from '../count/audience-roots';
 import { type AudienceSelectionInput, AudienceSelections } from '../segments/audience-selection';
 import { EventListsRepository } from './event-lists.repository';
 import { eventParameters } from '../shared/event-parameters';
@@ -49,7 +50,7 @@ export class EventListing {
    */
   async contacts(principal: Principal, projectId: string, selection: AudienceSelectionInput): Promise<{ contacts?: Sql; key: unknown }> {
     const { root, key } = await this.selections.resolve(principal, projectId, selection);
-    return { contacts: root ? eventsOfAudience({ projectId, root }) : undefined, key };
+    return { contacts: root ? await filterErrorsAs400(() => eventsOfAudience({ projectId, root })) : undefined, key };
   }
 
   /** The caller's view of contact-derived values (parameters, user ids); refuses a blocked project (403). */

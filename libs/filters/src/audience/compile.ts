@@ -186,7 +186,8 @@ function compiledRoot(opts: AudienceFilterOptions): Sql[] {
   return opts.root ? [compileNode(opts.root, ctx)] : [];
 }
 
-function checkedSize(query: Sql): Sql {
+/** `query` if its text fits AUDIENCE_FILTER_LIMITS.maxSqlBytes, else the 400 at `root` of a filter too large (ADR 0058). */
+export function checkedSize(query: Sql): Sql {
   if (Buffer.byteLength(query.text) > AUDIENCE_FILTER_LIMITS.maxSqlBytes) {
     throw new AudienceFilterError('root', `the filter is too large (its query would exceed ${AUDIENCE_FILTER_LIMITS.maxSqlBytes} bytes): use fewer or shorter values`);
   }
