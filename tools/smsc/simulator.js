@@ -33,6 +33,10 @@
 //   meanwhile, keeps its TCP connection open but nothing is read from it and nothing is written
 //   to it (no response, no receipt, no mobile-originated message: mo() answers []). resume()
 //   reads what waited and answers it in order, then sends the receipts that came due.
+// - forget() makes it an SMSC that lost its sessions' binds while their TCP connections stayed
+//   open (a failover behind a proxy that kept them): each session connected now is no longer
+//   bound, so its submit_sm is answered ESME_RINVBNDSTS (0x04) until it binds again. Sessions
+//   connecting later are not affected.
 const crypto = require('node:crypto');
 const smpp = require('smpp');
 
@@ -70,7 +74,7 @@ const MAX_RECEIPT_RETRY_MS = 60_000;
  *   port 0 picks a free port; logger is pino-compatible (records are plain objects, with no
  *   number or text); onSubmit sees each submit_sm whole, for tests that count what was sent.
  * @returns {Promise<{ port: number, close(): Promise<void>, mo(sms: { from: string, to: string, text: string }): Promise<number[]>,
- *           stall(): void, resume(): void, stalled(): boolean,
+ *           stall(): void, resume(): void, stalled(): boolean, forget(): number,
  *           stats(): { submitted: number, failed: number, receiptsSent: number, receiptsResent: number, receiptsPending: number, sessions: number } }>}
  *   receiptsSent counts every deliver_sm receipt written (resends included), receiptsPending the
  *   receipts not yet acknowledged.
@@ -279,6 +283,14 @@ function startSmsc({ host = '127.0.0.1', port = 52775, receiptDelayMs = 100, rec
     })));
   }
 
+  /** The binds of the sessions connected now are lost, their connections stay open; answers how many were bound. */
+  function forget() {
+    const bound = server.sessions.filter((s) => s.binding);
+    for (const session of bound) session.binding = null;
+    logger.info({ event: 'forgotten', sessions: bound.length }, 'SMSC lost its binds: submits answered ESME_RINVBNDSTS until a new bind');
+    return bound.length;
+  }
+
   /** A hung SMSC: connections stay open, nothing is read or written until resume(). */
   function stall() {
     if (stalled) return;
@@ -329,6 +341,7 @@ function startSmsc({ host = '127.0.0.1', port = 52775, receiptDelayMs = 100, rec
         mo,
         stall,
         resume,
+        forget,
         stalled: () => stalled,
         stats: () => ({ ...counters, receiptsPending: [...unacknowledged.values()].reduce((n, kept) => n + kept.size, 0), sessions: server.sessions.length }),
       });

@@ -21,6 +21,8 @@ export class SubmitUnavailable extends LoggableError {}
 
 /** Statuses that mean "try later", not "this message is wrong" (SMPP 3.4 §5.1.3). */
 const TRANSIENT_STATUSES = new Set([0x14 /* ESME_RMSGQFUL */, 0x58 /* ESME_RTHROTTLED */, 0x08 /* ESME_RSYSERR */]);
+/** The SMSC no longer holds our bind (it restarted or failed over behind a connection kept open): the session is lost, not the message. */
+const ESME_RINVBNDSTS = 0x04;
 
 export interface Submission {
   source: string;
@@ -223,6 +225,10 @@ export class SmscClient {
         this.pending.delete(fail);
         if (resp.command_status === 0) resolve(String(resp.message_id));
         else if (TRANSIENT_STATUSES.has(resp.command_status)) reject(new SubmitUnavailable(`SMSC busy (command_status 0x${resp.command_status.toString(16)})`));
+        else if (resp.command_status === ESME_RINVBNDSTS) {
+          reject(new SubmitUnavailable('SMSC says the session is not bound'));
+          this.rebind(session);
+        }
         else reject(new SubmitRefused(resp.command_status));
       });
       if (sent === false) fail(new SubmitUnavailable('SMSC session not writable'));
@@ -295,6 +301,14 @@ export class SmscClient {
   private answered(): void {
     clearTimeout(this.deadlineTimer);
     this.deadlineTimer = undefined;
+  }
+
+  /** The SMSC answered as if the session were not bound: it is closed (onClose fails its other submits for a retry) and bound again. */
+  private rebind(session: Pdu): void {
+    if (this.session !== session) return;
+    this.reason = 'the SMSC lost the bind (ESME_RINVBNDSTS)';
+    this.log.warn(`${this.reason}: closing the session to bind again`);
+    session.destroy();
   }
 
   /** An enquire_link on the bound session, unless one is already awaiting its answer. */
