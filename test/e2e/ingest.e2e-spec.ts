@@ -1,5 +1,6 @@
-import { randomUUID } from 'node:crypto';
-import { Topics } from '@meld/contracts';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { deflateSync, gzipSync } from 'node:zlib';
+import { INGEST_BODY_LIMIT, Topics } from '@meld/contracts';
 import { principalHeader } from '@meld/fixtures';
 import { waitFor } from '@meld/testing';
 import { Kafka, logLevel, type Consumer } from 'kafkajs';
@@ -30,6 +31,7 @@ async function admin(method: string, path: string, body?: unknown): Promise<Json
 describe('ingest writes through the gateway', () => {
   let stream: string;
   let token: string;
+  let dataSource: string;
   // The system's own broker and database: the test reads both.
   let system: SharedSystem;
 
@@ -42,6 +44,7 @@ describe('ingest writes through the gateway', () => {
     const ds = await admin('POST', `/projects/${project}/datasources`, { name: 'Web' });
     stream = `${BASE}/v1/project/${project}/datasource/${ds.entity.id}/stream`;
     token = ds.metadata.token;
+    dataSource = ds.entity.id;
   }, 180000);
 
   const post = async (path: string, body: unknown) => {
@@ -75,6 +78,74 @@ describe('ingest writes through the gateway', () => {
     const bad = await post('/events', { _user_id: 'x' });
     expect(bad.status).toBe(400);
     expect(bad.body.message).toEqual(expect.any(String));
+  });
+
+  describe('compressed bodies (ADR 0012): the gateway forwards them as sent, ingest inflates them', () => {
+    const send = async (path: string, encoding: string, body: Buffer | ReadableStream<Uint8Array>) => {
+      const init = { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-encoding': encoding }, body, duplex: 'half' };
+      const res = await fetch(`${stream}${path}`, init as RequestInit);
+      return { status: res.status, headers: res.headers, body: (await res.json()) as Json };
+    };
+    const attributesOf = async (userId: string): Promise<Json> => {
+      const db = new Client({ connectionString: system.postgresUrl });
+      await db.connect();
+      try {
+        const { rows } = await db.query(`SELECT attributes FROM source_contacts WHERE data_source_id = $1 AND user_id = $2`, [dataSource, userId]);
+        return rows[0]?.attributes ?? null;
+      } finally {
+        await db.end();
+      }
+    };
+    const tag = randomUUID().slice(0, 8);
+
+    it('takes a gzip batch of contacts (stored as sent), a deflate batch of events, and a gzip body sent chunked', async () => {
+      const contacts = [{ _user_id: `gz-${tag}-1`, _first_name: 'Zoé' }, { _user_id: `gz-${tag}-2`, city: 'Paris' }];
+      const written = await send('/contacts', 'gzip', gzipSync(JSON.stringify(contacts)));
+      expect(written).toMatchObject({ status: 202, body: { entity: { successful: 2, failed: 0 } } });
+      expect(written.headers.get('x-ratelimit-limit')).toMatch(/^\d+$/);
+      expect(await attributesOf(`gz-${tag}-1`)).toMatchObject({ _first_name: 'Zoé' });
+      expect(await attributesOf(`gz-${tag}-2`)).toMatchObject({ city: 'Paris' });
+
+      const events = contacts.map((c) => ({ _user_id: c._user_id, _event_id: `gz-${randomUUID()}`, _event_type: 'order_completed' }));
+      expect(await send('/events', 'Deflate', deflateSync(JSON.stringify(events)))).toMatchObject({ status: 202, body: { entity: { successful: 2, failed: 0 } } });
+
+      // No Content-Length: the gateway streams it, counting compressed bytes.
+      const many = Array.from({ length: 100 }, (_, i) => ({ _user_id: `gz-${tag}-3-${i}`, note: `${i}`.padEnd(2000, 'x') }));
+      const chunked = gzipSync(JSON.stringify(many));
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (let i = 0; i < chunked.length; i += 100) controller.enqueue(chunked.subarray(i, i + 100));
+          controller.close();
+        },
+      });
+      expect(await send('/contacts', 'gzip', body)).toMatchObject({ status: 202, body: { entity: { successful: 100, failed: 0 } } });
+      expect(await attributesOf(`gz-${tag}-3-99`)).toMatchObject({ note: '99'.padEnd(2000, 'x') });
+    });
+
+    it('refuses a zip bomb with a 413 at once, and a compressed body over the limit at the gateway', async () => {
+      // 16 gzip members of 64 MiB of zeros: 1,044,000 bytes that inflate to 1 GiB.
+      const member = gzipSync(Buffer.alloc(64 * 1024 * 1024), { level: 9 });
+      const bomb = Buffer.concat(Array.from({ length: 16 }, () => member));
+      const started = Date.now();
+      const refused = await send('/events', 'gzip', bomb);
+      expect(refused).toMatchObject({ status: 413, body: { statusCode: 413, message: `request body larger than ${INGEST_BODY_LIMIT} bytes once decompressed (Content-Encoding gzip)` } });
+      // Inflating it all takes ingest seconds (and 1 GiB); capped, it stops at the limit.
+      expect(Date.now() - started).toBeLessThan(3000);
+      // Compressed bytes over the limit never reach ingest.
+      const incompressible = gzipSync(randomBytes(INGEST_BODY_LIMIT + 1024));
+      expect(await send('/events', 'gzip', incompressible)).toMatchObject({ status: 413, body: { message: `request body larger than ${INGEST_BODY_LIMIT} bytes` } });
+    });
+
+    it('answers a corrupt gzip with a 400 naming Content-Encoding, an unknown coding with a 415 and Accept-Encoding', async () => {
+      const gzipped = gzipSync(JSON.stringify([{ _user_id: `gz-${tag}-4` }]));
+      const corrupt = await send('/contacts', 'gzip', gzipped.subarray(0, gzipped.length - 8));
+      expect(corrupt).toMatchObject({ status: 400, body: { message: 'Content-Encoding gzip: the body is not valid gzip data (unexpected end of file)' } });
+      const unknown = await send('/contacts', 'br', gzipped);
+      expect(unknown).toMatchObject({ status: 415, body: { message: 'Content-Encoding br is not supported: send the JSON body compressed with gzip or deflate, or uncompressed (identity)' } });
+      expect(unknown.headers.get('accept-encoding')).toBe('gzip, deflate, identity');
+      expect(unknown.headers.get('x-ratelimit-limit')).toMatch(/^\d+$/);
+      expect(await attributesOf(`gz-${tag}-4`)).toBeNull();
+    });
   });
 
   describe('delete for good, automation triggers by audience contact', () => {

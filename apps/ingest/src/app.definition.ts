@@ -1,4 +1,4 @@
-import { APPS } from '@meld/contracts';
+import { APPS, INGEST_BODY_LIMIT } from '@meld/contracts';
 import { CatalogueRepository } from '@meld/db';
 import type { MeldAppDefinition } from '@meld/platform';
 import { ContactPatches } from './contacts/contact-patches';
@@ -24,6 +24,10 @@ export const appDefinition: MeldAppDefinition = {
   name: 'ingest',
   port: APPS['ingest'].port,
   stores: APPS['ingest'].stores,
+  // Bulk senders compress their batches (Segment's and RudderStack's HTTP APIs take gzip): the
+  // gateway forwards the compressed bytes within this limit, ingest inflates at most as many (ADR 0012).
+  bodyLimit: INGEST_BODY_LIMIT,
+  decodeBodies: true,
   controllers: [StreamController, ContactsController, EventsController],
   providers: [
     StreamRepository, StreamScope, CatalogueRepository, DescribeStream, ListStreamAttributes, ListStreamEventTypes, ListStreamEventParameters,

@@ -26,7 +26,9 @@ describe('ingest /openapi.json', () => {
     expect(Object.keys(doc.paths[stream].get.responses).sort()).toEqual(['200', '401', '404', '429']);
     expect(doc.components.schemas.StreamDescription).toBeDefined();
     for (const path of [`${stream}/contacts`, `${stream}/events`]) {
-      expect(Object.keys(doc.paths[path].post.responses).sort()).toEqual(['202', '400', '401', '404', '413', '422', '429']);
+      expect(Object.keys(doc.paths[path].post.responses).sort()).toEqual(['202', '400', '401', '404', '413', '415', '422', '429']);
+      // A batch may come compressed (ADR 0012).
+      expect(doc.paths[path].post.parameters).toContainEqual(expect.objectContaining({ name: 'Content-Encoding', in: 'header', required: false, schema: expect.objectContaining({ enum: ['gzip', 'deflate', 'identity'] }) }));
     }
     expect(Object.keys(doc.paths[`${stream}/contacts/{userId}`].delete.responses).sort()).toEqual(['202', '401', '404', '429']);
     // The size caps (ADR 0346) are stated where a client reads the endpoint.

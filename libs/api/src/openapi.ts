@@ -1,5 +1,5 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiResponse } from './openapi-decorators';
+import { ApiHeader, ApiResponse } from './openapi-decorators';
 import type { z } from 'zod';
 import { ErrorSchema } from './error.resource';
 
@@ -10,6 +10,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   404: 'not found, or not visible to this token',
   409: 'already exists',
   413: 'request body too large',
+  415: 'unsupported `Content-Encoding`; `Accept-Encoding` names those taken',
   503: 'a store Meld needs is unavailable; retry later',
 };
 
@@ -27,6 +28,14 @@ export function ApiErrors(...statuses: number[]) {
         ? ApiResponse({ status, description: 'rate limit exceeded; empty body, retry after `X-RateLimit-Reset`', headers: RATE_LIMIT_HEADERS })
         : ApiError(status, ERROR_DESCRIPTIONS[status] ?? 'error'),
     ),
+  );
+}
+
+/** A write whose JSON body may come compressed (ADR 0012): its `Content-Encoding`, and the 415 of any other coding. */
+export function ApiCompressedBody() {
+  return applyDecorators(
+    ApiHeader({ name: 'Content-Encoding', required: false, enum: ['gzip', 'deflate', 'identity'], description: "the body's compression, in any case (`x-gzip` is gzip); the body limit holds for the compressed body and for the JSON it inflates to (413)" }),
+    ApiErrors(415),
   );
 }
 

@@ -47,7 +47,7 @@ export class PublicDocument {
       info: {
         title: 'Meld API',
         version: '2.0.0',
-        description: 'Customer data and messaging. Product and ingest endpoints under `/v1`, operator endpoints under `/admin/v1`. Errors share one shape (`Error`); every `/v1` response carries `X-RateLimit-*`. Bodies of `/v1` and `/admin/v1` requests are JSON (`Content-Type: application/json`; any other type is a 400), at most 256 KiB (1 MiB for ingest writes; 413 above); the request line and headers at most 16 KiB (431 above).',
+        description: 'Customer data and messaging. Product and ingest endpoints under `/v1`, operator endpoints under `/admin/v1`. Errors share one shape (`Error`); every `/v1` response carries `X-RateLimit-*`. Bodies of `/v1` and `/admin/v1` requests are JSON (`Content-Type: application/json`; any other type is a 400), at most 256 KiB (1 MiB for ingest writes; 413 above); ingest writes may come with `Content-Encoding: gzip` or `deflate` (1 MiB compressed and once inflated; any other coding is a 415); the request line and headers at most 16 KiB (431 above).',
       },
       servers: [{ url: '/' }],
       paths: {},

@@ -1,5 +1,5 @@
 import { CurrentPrincipal, type Principal } from '@meld/auth';
-import { ApiErrors, ApiOperation, ApiParam, ApiSuccess, ApiTags, INGEST_ROUTE_ERRORS } from '@meld/api';
+import { ApiCompressedBody, ApiErrors, ApiOperation, ApiParam, ApiSuccess, ApiTags, INGEST_ROUTE_ERRORS } from '@meld/api';
 import { Body, Controller, Delete, HttpCode, Param, Post, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { streamCommand } from '../stream/stream.command';
@@ -26,6 +26,7 @@ export class ContactsController {
   @ApiSuccess(202, WriteOutcomeSchema, 'accepted; inspect items[] for per-item errors')
   @ApiSuccess(422, WriteOutcomeSchema, 'every item failed validation')
   @ApiErrors(400, 413, ...INGEST_ROUTE_ERRORS)
+  @ApiCompressedBody()
   async write(
     @CurrentPrincipal() principal: Principal,
     @Param('project') project: string,

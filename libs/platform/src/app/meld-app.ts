@@ -34,6 +34,8 @@ export interface MeldAppDefinition {
   /** The gateway faces the public; every other app refuses calls without the gateway's signed principal. */
   publicFacing?: boolean;
   bodyLimit?: number;
+  /** See BootstrapOptions.decodeBodies: ingest takes gzip and deflate bodies (ADR 0012). */
+  decodeBodies?: boolean;
   /**
    * Nice value for batch apps sharing a machine with the request path (cpu/cpu-priority.ts);
    * `MELD_CPU_NICE` overrides it (0 turns it off).
@@ -105,7 +107,7 @@ export async function runMeldApp(def: MeldAppDefinition, env: NodeJS.ProcessEnv 
   );
   lowerCpuPriority(nice);
   const trustProxy = def.publicFacing ? env.MELD_TRUST_PROXY || false : true;
-  return bootstrapApp({ app: def.name, module: meldAppModule(def, env), host, port, bodyLimit: def.bodyLimit, trustProxy, maxHeaderSize: maxHeaderBytesFor(def.publicFacing) });
+  return bootstrapApp({ app: def.name, module: meldAppModule(def, env), host, port, bodyLimit: def.bodyLimit, decodeBodies: def.decodeBodies, trustProxy, maxHeaderSize: maxHeaderBytesFor(def.publicFacing) });
 }
 
 /** A failed start prints one clear line (e.g. which variable is invalid) and exits non-zero. */

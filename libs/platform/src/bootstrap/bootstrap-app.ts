@@ -20,6 +20,8 @@ export interface BootstrapOptions {
   port: number;
   /** Largest accepted request body; bigger bodies get 413 before any handler runs. */
   bodyLimit?: number;
+  /** JSON bodies may come gzip- or deflate-compressed; `bodyLimit` holds before and after inflating (ADR 0012). */
+  decodeBodies?: boolean;
   /**
    * Whose `X-Forwarded-For` to believe. Internal apps sit behind the gateway (true); the
    * gateway believes only the proxies named in `MELD_TRUST_PROXY` (IPs/CIDRs), else
@@ -57,7 +59,7 @@ export async function bootstrapApp(options: BootstrapOptions): Promise<INestAppl
   const app = await NestFactory.create<NestFastifyApplication>(options.module, adapter, { bufferLogs: true });
   app.useLogger(app.get(NestPinoLogger));
   app.enableShutdownHooks();
-  useJsonBodyParser(app, bodyLimit);
+  useJsonBodyParser(app, bodyLimit, options.decodeBodies);
   const fastify = app.getHttpAdapter().getInstance();
   // Request hooks take Fastify's callback form: an async hook costs a promise and a microtask
   // per request, in every app (ADR 0270).

@@ -1,4 +1,5 @@
 import { isUtf8 } from 'node:buffer';
+import { gunzip, inflate } from 'node:zlib';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyRequest } from 'fastify';
 import { jsonTooDeep, jsonTooDeepMessage } from './json-depth';
@@ -70,16 +71,46 @@ const NOT_UTF8 = 'the body is not valid UTF-8: JSON is sent in UTF-8 (RFC 8259 �
  */
 const JSON_ONLY_PATH = /^\/(?:admin\/)?v1(?:[/?]|$)/;
 
-/** The Content-Encoding of a body when it is not `identity` (what no app decodes), else null; a bounded quote of it. */
-function unsupportedEncoding(header: unknown): string | null {
-  const value = (Array.isArray(header) ? header.join(', ') : typeof header === 'string' ? header : '').trim();
-  return value === '' || value.toLowerCase() === 'identity' ? null : value.slice(0, 40);
+/** A body refused for its Content-Encoding: 415 (with `Accept-Encoding`, RFC 9110 §15.5.16), 413 or 400. */
+export class BodyEncodingRefused extends Error {
+  constructor(
+    readonly statusCode: number,
+    message: string,
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+  }
+}
+
+type Decoder = (body: Buffer, options: { maxOutputLength: number }, done: (err: Error | null, out: Buffer) => void) => void;
+
+/** The content codings an app that decodes bodies takes (RFC 9110 §8.4.1; `x-gzip` is gzip); a Map, the header is the client's. */
+const DECODERS = new Map<string, Decoder>([
+  ['gzip', gunzip],
+  ['x-gzip', gunzip],
+  ['deflate', inflate],
+]);
+
+/** The body's content codings, lower-cased, `identity` left out; null for none. A bounded quote: the header is the client's. */
+function contentCoding(header: unknown): string | null {
+  const value = Array.isArray(header) ? header.join(',') : typeof header === 'string' ? header : '';
+  const codings = value
+    .toLowerCase()
+    .split(',')
+    .map((coding) => coding.trim())
+    .filter((coding) => coding !== '' && coding !== 'identity');
+  return codings.length === 0 ? null : codings.join(', ').slice(0, 40);
 }
 
 type BodyParser = (request: { url: string }, body: Buffer | string, done: (err: Error | null, body?: unknown) => void) => void;
 
-/** Replaces Nest's JSON body parser (registered at init unless one is set first). */
-export function useJsonBodyParser(app: NestFastifyApplication, bodyLimit: number): void {
+/**
+ * Replaces Nest's JSON body parser (registered at init unless one is set first). With
+ * `decodeBodies`, a gzip or deflate body is inflated, at most `bodyLimit` bytes of it (ADR 0012):
+ * the limit holds for the compressed body (Fastify's, before this parser) and for the JSON it
+ * inflates to; without it, any coding but `identity` is a 415.
+ */
+export function useJsonBodyParser(app: NestFastifyApplication, bodyLimit: number, decodeBodies = false): void {
   const fastify = app.getHttpAdapter().getInstance();
   // A body with no Content-Type, or one no parser takes, is a malformed body to the API's clients
   // (product and ingest spec: 400 with a message), not Fastify's bare 415.
@@ -96,22 +127,39 @@ export function useJsonBodyParser(app: NestFastifyApplication, bodyLimit: number
   app.useBodyParser('application/x-www-form-urlencoded', { bodyLimit }, (request, body, done) =>
     JSON_ONLY_PATH.test(request.url) ? done(new BadJsonBody(NOT_JSON), undefined) : form(request, body, done),
   );
+  const accepted = decodeBodies
+    ? { 'accept-encoding': 'gzip, deflate, identity', how: 'compressed with gzip or deflate, or uncompressed (identity)' }
+    : { 'accept-encoding': 'identity', how: 'uncompressed (identity)' };
   app.useBodyParser('application/json', { bodyLimit }, (request, body, done) => {
     // A DELETE carries no body, yet HTTP clients (axios, fetch wrappers) send this Content-Type on
     // every call: its empty body is no body, not the 400 a POST without its body gets (ADR 0012).
     if (body.length === 0 && (request as { method?: string }).method === 'DELETE') return done(null, undefined);
-    // No app decompresses: a gzip body read as JSON was "not valid UTF-8", which names the wrong cause (ADR 0012).
-    const encoding = unsupportedEncoding((request as { headers?: Record<string, unknown> }).headers?.['content-encoding']);
-    if (encoding) return done(new BadJsonBody(`Content-Encoding ${encoding} is not supported: send the JSON body uncompressed (identity)`), undefined);
-    // Decoded as it is, a byte that is not UTF-8 (a Latin-1 `é`, a cut sequence) became U+FFFD and
-    // was stored in its place without a word: a contact's name, an event parameter (ADR 0012).
-    if (Buffer.isBuffer(body) && !isUtf8(body)) return done(new BadJsonBody(NOT_UTF8), undefined);
-    let parsed: unknown;
-    try {
-      parsed = parseJsonBody(body.toString('utf8'));
-    } catch (err) {
-      return done(err as Error, undefined);
-    }
-    done(null, parsed);
+    const header = (request as { headers?: Record<string, unknown> }).headers?.['content-encoding'];
+    const coding = header === undefined ? null : contentCoding(header);
+    if (coding === null) return parseJsonBuffer(body, done);
+    const decode = decodeBodies ? DECODERS.get(coding) : undefined;
+    // RFC 9110 §15.5.16: an unsupported content coding is a 415 whose Accept-Encoding names those taken.
+    if (!decode) return done(new BodyEncodingRefused(415, `Content-Encoding ${coding} is not supported: send the JSON body ${accepted.how}`, { 'accept-encoding': accepted['accept-encoding'] }), undefined);
+    // The compressed body is at most bodyLimit already; inflating stops one zlib chunk (16 KiB) past bodyLimit.
+    decode(Buffer.isBuffer(body) ? body : Buffer.from(body), { maxOutputLength: bodyLimit }, (err, inflated) => {
+      if (!err) return parseJsonBuffer(inflated, done);
+      if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') return done(new BodyEncodingRefused(413, `request body larger than ${bodyLimit} bytes once decompressed (Content-Encoding ${coding})`), undefined);
+      // zlib's reason (`incorrect header check`, `unexpected end of file`) quotes none of the body.
+      done(new BadJsonBody(`Content-Encoding ${coding}: the body is not valid ${coding === 'deflate' ? 'zlib (deflate)' : 'gzip'} data (${err.message})`), undefined);
+    });
   });
+}
+
+/** A JSON body's bytes, checked for UTF-8 then parsed (`parseJsonBody`). */
+function parseJsonBuffer(body: Buffer | string, done: (err: Error | null, body?: unknown) => void): void {
+  // Decoded as it is, a byte that is not UTF-8 (a Latin-1 `é`, a cut sequence) became U+FFFD and
+  // was stored in its place without a word: a contact's name, an event parameter (ADR 0012).
+  if (Buffer.isBuffer(body) && !isUtf8(body)) return done(new BadJsonBody(NOT_UTF8), undefined);
+  let parsed: unknown;
+  try {
+    parsed = parseJsonBody(body.toString('utf8'));
+  } catch (err) {
+    return done(err as Error, undefined);
+  }
+  done(null, parsed);
 }

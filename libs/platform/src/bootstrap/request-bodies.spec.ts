@@ -1,5 +1,5 @@
 import { request as httpRequest } from 'node:http';
-import { gzipSync } from 'node:zlib';
+import { deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
 import { Body, Controller, Delete, type INestApplication, Module, Param, Post } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { HttpErrorFilter } from '../errors/http-error.filter';
@@ -75,16 +75,20 @@ describe('request bodies and URLs every app takes or refuses', () => {
     expect(await send('application/json', Buffer.from('{"name":"Café 😀"}', 'utf8'))).toEqual({ status: 201, body: { body: { name: 'Café 😀' } } });
   });
 
-  it('refuses a compressed body naming its Content-Encoding, not as a body that is not UTF-8 (gzip bytes are not)', async () => {
+  it('refuses a compressed body with a 415 naming its Content-Encoding (an app that decodes none), not as a body that is not UTF-8 (gzip bytes are not)', async () => {
     const send = async (encoding: string, bytes: Buffer) => {
       const res = await fetch(`${base}/v1/echo`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': encoding }, body: bytes });
-      return { status: res.status, body: (await res.json()) as unknown };
+      return { status: res.status, acceptEncoding: res.headers.get('accept-encoding'), body: (await res.json()) as unknown };
     };
     const json = '[{"_user_id":"u-1"}]';
-    const unsupported = (name: string) => ({ statusCode: 400, error: 'Bad Request', message: `Content-Encoding ${name} is not supported: send the JSON body uncompressed (identity)` });
-    expect(await send('gzip', gzipSync(json))).toEqual({ status: 400, body: unsupported('gzip') });
-    expect(await send('br', Buffer.from(json))).toEqual({ status: 400, body: unsupported('br') });
-    expect(await send('identity', Buffer.from(json))).toEqual({ status: 201, body: { body: [{ _user_id: 'u-1' }] } });
+    const unsupported = (name: string) => ({
+      status: 415,
+      acceptEncoding: 'identity',
+      body: { statusCode: 415, error: 'Unsupported Media Type', message: `Content-Encoding ${name} is not supported: send the JSON body uncompressed (identity)` },
+    });
+    expect(await send('gzip', gzipSync(json))).toEqual(unsupported('gzip'));
+    expect(await send('br', Buffer.from(json))).toEqual(unsupported('br'));
+    expect(await send('identity', Buffer.from(json))).toEqual({ status: 201, acceptEncoding: null, body: { body: [{ _user_id: 'u-1' }] } });
   });
 
   it.each(['/v1/echo', '/v1/echo?x=1', '/admin/v1/echo'])('refuses a form or text on the JSON API path %s, never reading it as a body', async (path) => {
@@ -118,5 +122,98 @@ describe('request bodies and URLs every app takes or refuses', () => {
       req.end('{}');
     });
     expect(status).toBe(201);
+  });
+});
+
+// Ingest's bodies (ADR 0012): gzip and deflate are inflated, the body limit holds for the inflated JSON too.
+describe('compressed JSON bodies of an app that decodes them', () => {
+  const LIMIT = 1024 * 1024;
+  let app: INestApplication;
+  let base: string;
+
+  beforeAll(async () => {
+    app = await bootstrapApp({ app: 'bodies-spec', module: BodiesSpecModule, host: '127.0.0.1', port: 0, bodyLimit: LIMIT, decodeBodies: true });
+    base = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+  });
+  afterAll(() => app?.close());
+
+  const send = async (encoding: string | undefined, bytes: Buffer) => {
+    const headers: Record<string, string> = { 'content-type': 'application/json', ...(encoding === undefined ? {} : { 'content-encoding': encoding }) };
+    const res = await fetch(`${base}/v1/echo`, { method: 'POST', headers, body: bytes });
+    return { status: res.status, acceptEncoding: res.headers.get('accept-encoding'), body: (await res.json()) as { body?: unknown; message?: string } };
+  };
+  const batch = [{ _user_id: 'u-1', name: 'Café 😀' }, { _user_id: 'u-2' }];
+  const json = JSON.stringify(batch);
+
+  it('reads gzip (x-gzip too) and deflate bodies, the coding in any case, and identity or none as before', async () => {
+    for (const [encoding, bytes] of [
+      ['gzip', gzipSync(json)],
+      ['GZip', gzipSync(json)],
+      [' x-gzip ', gzipSync(json)],
+      ['identity, gzip', gzipSync(json)],
+      ['deflate', deflateSync(json)],
+      ['Deflate', deflateSync(json)],
+      ['identity', Buffer.from(json)],
+      [undefined, Buffer.from(json)],
+    ] as const) {
+      expect({ encoding, ...(await send(encoding, bytes)) }).toEqual({ encoding, status: 201, acceptEncoding: null, body: { body: batch } });
+    }
+  });
+
+  it('applies the body limit to the inflated JSON: a body that compresses within it but inflates past it is a 413', async () => {
+    const within = JSON.stringify([{ _user_id: 'u-1', pad: 'a'.repeat(LIMIT - 100) }]);
+    expect((await send('gzip', gzipSync(within))).status).toBe(201);
+    const past = JSON.stringify([{ _user_id: 'u-1', pad: 'a'.repeat(LIMIT) }]);
+    expect(await send('gzip', gzipSync(past))).toEqual({ status: 413, acceptEncoding: null, body: { statusCode: 413, error: 'Payload Too Large', message: `request body larger than ${LIMIT} bytes once decompressed (Content-Encoding gzip)` } });
+    expect((await send('deflate', deflateSync(past))).status).toBe(413);
+  });
+
+  it('refuses a zip bomb (1 MB inflating to 1 GiB) with a 413, quickly, never holding more than about the limit inflated', async () => {
+    // 16 gzip members of 64 MiB of zeros each: a valid gzip stream of 1,044,000 bytes.
+    const member = gzipSync(Buffer.alloc(64 * 1024 * 1024), { level: 9 });
+    const bomb = Buffer.concat(Array.from({ length: 16 }, () => member));
+    expect(bomb.length).toBeLessThan(LIMIT);
+    const before = process.memoryUsage().arrayBuffers;
+    let peak = before;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().arrayBuffers)), 1);
+    const started = Date.now();
+    const res = await send('gzip', bomb).finally(() => clearInterval(sampler));
+    expect(res).toMatchObject({ status: 413, body: { message: `request body larger than ${LIMIT} bytes once decompressed (Content-Encoding gzip)` } });
+    // Inflating all of it takes seconds and 1 GiB; the cap stops one zlib chunk past the limit.
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(peak - before).toBeLessThan(64 * 1024 * 1024);
+  });
+
+  it('answers a corrupt or truncated body with a 400 naming the Content-Encoding', async () => {
+    const gzipped = gzipSync(json);
+    const corrupt = Buffer.from(gzipped);
+    corrupt.fill(0x55, 10, 20);
+    for (const [encoding, bytes] of [
+      ['gzip', corrupt],
+      ['gzip', gzipped.subarray(0, gzipped.length - 12)],
+      ['gzip', Buffer.from(json)],
+      ['gzip', Buffer.alloc(0)],
+      // Raw deflate without its zlib wrapper is not HTTP's deflate (RFC 9110 §8.4.1.2).
+      ['deflate', deflateRawSync(json)],
+    ] as const) {
+      const res = await send(encoding, bytes);
+      expect({ encoding, status: res.status, message: res.body.message }).toEqual({ encoding, status: 400, message: expect.stringMatching(new RegExp(`^Content-Encoding ${encoding}: the body is not valid (gzip|zlib \\(deflate\\)) data \\(.+\\)$`)) });
+    }
+  });
+
+  it('refuses any other coding, or codings stacked, with a 415 whose Accept-Encoding names those it takes', async () => {
+    for (const encoding of ['br', 'zstd', 'compress', 'gzip, gzip', 'deflate, gzip', '__proto__', 'constructor']) {
+      expect({ encoding, ...(await send(encoding, gzipSync(json))) }).toEqual({
+        encoding,
+        status: 415,
+        acceptEncoding: 'gzip, deflate, identity',
+        body: { statusCode: 415, error: 'Unsupported Media Type', message: `Content-Encoding ${encoding} is not supported: send the JSON body compressed with gzip or deflate, or uncompressed (identity)` },
+      });
+    }
+  });
+
+  it('checks the inflated JSON as any other: UTF-8, __proto__ keys', async () => {
+    expect((await send('gzip', gzipSync(Buffer.from('{"name":"Café"}', 'latin1')))).body.message).toMatch(/^the body is not valid UTF-8/);
+    expect(await send('gzip', gzipSync('{"__proto__":{"x":1}}'))).toMatchObject({ status: 400, body: { message: '$.__proto__: the key __proto__ is not allowed' } });
   });
 });
