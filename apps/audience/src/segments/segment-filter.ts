@@ -10,11 +10,25 @@ export function checkedFilter(filter: { version?: string; root: unknown }, catal
   try {
     parseAudienceFilterVersion(filter.version, 'filter.version');
     parseAudienceFilter(filter.root, catalogue, 'filter.root');
+    const nul = nulPath(filter.root, 'filter.root');
+    if (nul) throw new AudienceFilterError(nul, 'must not contain the NUL character (U+0000): a segment is stored as jsonb, which cannot hold it');
   } catch (err) {
     if (err instanceof AudienceFilterError) throw new BadRequestException({ message: `invalid filter: ${err.message}`, details: err.details });
     throw err;
   }
   return { version: AUDIENCE_FILTER_VERSION, root: filter.root };
+}
+
+/**
+ * Path of the first string holding U+0000 in a parsed root (a condition value: the grammar's
+ * other strings are catalogue names, operators and dates), or null. A count may compare with it;
+ * Postgres' jsonb refuses it, which the error net reports without naming the field.
+ */
+function nulPath(value: unknown, path: string): string | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
+  if (Array.isArray(value)) return value.reduce<string | null>((found, v, i) => found ?? nulPath(v, `${path}[${i}]`), null);
+  if (typeof value === 'object' && value !== null) return Object.entries(value).reduce<string | null>((found, [k, v]) => found ?? nulPath(v, `${path}.${k}`), null);
+  return null;
 }
 
 /**
