@@ -35,6 +35,12 @@ describe('gateway → app hop', () => {
         res.writeHead(200, ['set-cookie', 'a=1', 'set-cookie', 'b=2', 'content-type', 'text/plain', 'content-length', '2', 'x-request-id', 'from-the-app']);
         return res.end('ok');
       }
+      if (req.url === '/hop') {
+        // A connection-level header of this hop, named by Connection as RFC 9110 §7.6.1 has it; the headers the app got, as its body.
+        const seen = JSON.stringify(req.headers);
+        res.writeHead(200, ['connection', 'keep-alive, x-app-hop', 'x-app-hop', 'app-secret', 'x-app-kept', '1', 'content-type', 'application/json', 'content-length', String(seen.length)]);
+        return res.end(seen);
+      }
       if (req.url === '/large') {
         res.writeHead(200, { 'content-type': 'text/plain', 'content-length': String(large.length) });
         return res.end(large);
@@ -108,6 +114,25 @@ describe('gateway → app hop', () => {
     expect(text).toMatch(/\r\nset-cookie: a=1\r\n(.*\r\n)*set-cookie: b=2\r\n/i);
     expect(text).not.toContain('from-the-app');
     expect(text.endsWith('\r\n\r\nok')).toBe(true);
+  });
+
+  it('drops the headers a Connection header names (RFC 9110 §7.6.1), the client\'s before the app and the app\'s before the client', async () => {
+    const socket = connect(port, '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    let answer = '';
+    await new Promise<void>((resolve) => {
+      socket.on('data', (chunk: Buffer) => {
+        answer += chunk.toString('latin1');
+        if (answer.endsWith('}')) resolve();
+      });
+      socket.write('GET /hop HTTP/1.1\r\nhost: gateway\r\nconnection: keep-alive, X-Client-Hop , x-other-hop\r\nx-client-hop: 1\r\nx-other-hop: 2\r\nx-client-kept: 3\r\n\r\n');
+    });
+    socket.destroy();
+    const [head, body] = answer.split('\r\n\r\n');
+    const seen = JSON.parse(body!) as Record<string, string>;
+    expect([seen['x-client-hop'], seen['x-other-hop'], seen['x-client-kept']]).toEqual([undefined, undefined, '3']);
+    expect(head).not.toMatch(/x-app-hop|app-secret/i);
+    expect(head).toMatch(/\r\nx-app-kept: 1\r\n/i);
   });
 
   it('keeps one connection to the app across requests, and streams a large answer whole', async () => {

@@ -39,9 +39,10 @@ export function forward(
   // Header names are the client's: a null-prototype object (ADR 0124).
   const headers: Record<string, string | string[]> = dict();
   const incoming = request.headers;
+  const nominated = connectionOptions(incoming.connection);
   for (const name in incoming) {
     const value = incoming[name];
-    if (value !== undefined && !DROP_REQUEST.has(name)) headers[name] = value;
+    if (value !== undefined && !DROP_REQUEST.has(name) && !nominated?.has(name)) headers[name] = value;
   }
   const stream = request.body as Readable | undefined;
   const hasBody = stream !== undefined && typeof (stream as Readable).pipe === 'function';
@@ -154,11 +155,13 @@ class AnswerHandler implements Dispatcher.DispatchHandler {
   }
 }
 
-/** The answer's headers (lower-cased names, repeated ones as lists) minus those the gateway owns. */
+/** The answer's headers (lower-cased names, repeated ones as lists) minus those the gateway owns and those its Connection names. */
 function responseHeaders(raw: Buffer[]): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = dict();
+  let connection: string | undefined;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!.toString('latin1').toLowerCase();
+    if (name === 'connection') connection = connection === undefined ? raw[i + 1]!.toString('latin1') : `${connection},${raw[i + 1]!.toString('latin1')}`;
     if (DROP_RESPONSE.has(name)) continue;
     const value = raw[i + 1]!.toString('latin1');
     const seen = out[name];
@@ -166,7 +169,22 @@ function responseHeaders(raw: Buffer[]): Record<string, string | string[]> {
     else if (typeof seen === 'string') out[name] = [seen, value];
     else seen.push(value);
   }
+  const nominated = connectionOptions(connection);
+  if (nominated) for (const name of nominated) delete out[name];
   return out;
+}
+
+const PLAIN_CONNECTION = /^\s*(keep-alive|close)\s*$/i;
+
+/**
+ * The header names a Connection header lists (RFC 9110 §7.6.1: connection options): they belong
+ * to the hop they came over, and a proxy removes them before it forwards the message. Undefined
+ * when there is nothing to remove (the common `keep-alive` or `close`).
+ */
+function connectionOptions(value: string | undefined): Set<string> | undefined {
+  if (value === undefined || PLAIN_CONNECTION.test(value)) return undefined;
+  const names = value.split(',').map((option) => option.trim().toLowerCase()).filter((option) => option !== '' && option !== 'keep-alive' && option !== 'close');
+  return names.length ? new Set(names) : undefined;
 }
 
 function limitBytes(limit: number): Transform {
