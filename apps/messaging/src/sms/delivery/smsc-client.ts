@@ -64,6 +64,18 @@ export interface Inbound {
   text: string;
 }
 
+/**
+ * A sender's alias as the submit_sm source address (SMPP 3.4 §5.2.5-5.2.8): a number written
+ * with `+` goes as its digits, TON 1 (international) / NPI 1 (E.164), since an address holds no
+ * `+`; an alphanumeric alias as TON 5 / NPI 0; other digits (a short code, a number written
+ * without `+`) as TON 0 (unknown) / NPI 0, for the SMSC to read (ADR 0153).
+ */
+function sourceAddress(alias: string): { source_addr: string; source_addr_ton: number; source_addr_npi: number } {
+  if (/^\+[0-9]+$/.test(alias)) return { source_addr: alias.slice(1), source_addr_ton: 1, source_addr_npi: 1 };
+  if (/^[0-9]+$/.test(alias)) return { source_addr: alias, source_addr_ton: 0, source_addr_npi: 0 };
+  return { source_addr: alias, source_addr_ton: 5, source_addr_npi: 0 };
+}
+
 /** A mobile-originated deliver_sm (not a receipt): its text from short_message, or message_payload when that is empty. */
 export function inboundOf(pdu: Pdu): Inbound {
   const short = pdu.short_message?.message;
@@ -220,7 +232,7 @@ export class SmscClient {
         this.probe(session);
       }, this.options.responseTimeoutMs ?? 10_000).unref();
       this.pending.add(fail);
-      const sent = session.submit_sm({ source_addr: s.source, destination_addr: s.destination.replace(/^\+/, ''), dest_addr_ton: 1, dest_addr_npi: 1, registered_delivery: 1, ...message, ...body }, (resp: Pdu) => {
+      const sent = session.submit_sm({ ...sourceAddress(s.source), destination_addr: s.destination.replace(/^\+/, ''), dest_addr_ton: 1, dest_addr_npi: 1, registered_delivery: 1, ...message, ...body }, (resp: Pdu) => {
         clearTimeout(timer);
         this.pending.delete(fail);
         if (resp.command_status === 0) resolve(String(resp.message_id));
