@@ -273,6 +273,24 @@ describe('identity merge on Postgres', () => {
     await expectMatchesScratch(p);
   });
 
+  it('keys a custom merging attribute by its catalogue type: an email attribute as an email, a phone attribute as a phone (E.164)', async () => {
+    const p = await project(['work_email', 'work_phone', 'loyalty_id']);
+    await db.query(
+      `INSERT INTO attributes (project_id, uid, label, type, "unique") VALUES ($1, 'work_email', 'Work email', 'email', true), ($1, 'work_phone', 'Work phone', 'phone', true), ($1, 'loyalty_id', 'Loyalty id', 'string', true)`,
+      [p.id],
+    );
+    await upsert(p.id, p.crm, 'c1', { work_email: 'Ann@Example.com' });
+    await upsert(p.id, p.shop, 's1', { work_email: 'ann@example.COM' });
+    await upsert(p.id, p.crm, 'c2', { work_phone: '06 12 34 56 78' });
+    await upsert(p.id, p.shop, 's2', { work_phone: '+33612345678' });
+    // A text attribute stays text: case is kept.
+    await upsert(p.id, p.crm, 'c3', { loyalty_id: 'AB12' });
+    await upsert(p.id, p.shop, 's3', { loyalty_id: 'ab12' });
+    expect((await audiences(p.id)).map((a) => a.ds_contact_ids.length).sort()).toEqual([1, 1, 2, 2]);
+    expect(await audienceOf(p.id, p.shop, 's1')).toBe(await audienceOf(p.id, p.crm, 'c1'));
+    expect(await audienceOf(p.id, p.shop, 's2')).toBe(await audienceOf(p.id, p.crm, 'c2'));
+  });
+
   it('never merges on junk values', async () => {
     const p = await project();
     for (const [i, junk] of ['null', 'undefined', 'anonymous', '0', '-1', '', '[object Object]', 'n/a'].entries()) {

@@ -1,4 +1,5 @@
 import { isSupportedCountry, parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
+import type { AttributeType } from './catalogue/reserved-attributes';
 
 /**
  * Normalisation of contact keys (email, phone, other unique values), shared by the app that
@@ -62,18 +63,20 @@ export function normalisePhone(raw: string, country: CountryCode | undefined): s
 
 /**
  * The normalised merge value of one attribute value, or null when it must not merge
- * (missing, junk, not a scalar, a phone number that does not parse).
+ * (missing, junk, not a scalar, a phone number that does not parse). `_email` and an attribute
+ * of type `email` are keyed as emails, `_phone…` and an attribute of type `phone` as phones
+ * (ADR 0024); `type` is the attribute's catalogue type.
  */
-export function normaliseKeyValue(attribute: string, raw: unknown, country: CountryCode | undefined, junk: ReadonlySet<string>): string | null {
+export function normaliseKeyValue(attribute: string, raw: unknown, country: CountryCode | undefined, junk: ReadonlySet<string>, type?: AttributeType): string | null {
   if (typeof raw !== 'string' && typeof raw !== 'number') return null;
   if (typeof raw === 'number' && !Number.isFinite(raw)) return null;
   const text = String(raw).trim();
   if (junk.has(text.toLowerCase())) return null;
-  if (attribute === '_email') {
+  if (attribute === '_email' || type === 'email') {
     const email = normaliseEmail(text);
     // Not a full validation (ingest does that); only keeps obvious non-addresses from merging.
     return /^[^\s@]+@[^\s@]+$/.test(email) && !junk.has(email.split('@')[0]) ? email : null;
   }
-  if (attribute === '_phone_mobile' || attribute.startsWith('_phone')) return normalisePhone(text, country);
+  if (attribute.startsWith('_phone') || type === 'phone') return normalisePhone(text, country);
   return text;
 }

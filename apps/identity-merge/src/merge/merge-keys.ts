@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { DEFAULT_JUNK_VALUES, localeCountry, normaliseKeyValue, normalisePhone } from '@meld/contracts';
+import { type AttributeType, DEFAULT_JUNK_VALUES, localeCountry, normaliseKeyValue, normalisePhone } from '@meld/contracts';
 import type { CountryCode } from 'libphonenumber-js';
 
 // The pure normalisation lives in @meld/contracts (contact-keys.ts): the audience app's
@@ -18,6 +18,8 @@ export interface KeyOptions {
   /** Project locale (`fr_FR`): its country is the default for national phone numbers. */
   locale: string;
   junkValues?: readonly string[];
+  /** Catalogue type of each merging attribute: one of type `email` or `phone` is keyed as such (ADR 0024). */
+  attributeTypes?: ReadonlyMap<string, AttributeType>;
 }
 
 /**
@@ -37,11 +39,13 @@ function storableKey(value: string): string {
 export class KeyNormaliser {
   private readonly junk: ReadonlySet<string>;
   private readonly country: CountryCode | undefined;
+  private readonly types: ReadonlyMap<string, AttributeType>;
   readonly attributes: readonly string[];
 
   constructor(options: KeyOptions) {
     this.junk = new Set((options.junkValues ?? DEFAULT_JUNK_VALUES).map((v) => v.trim().toLowerCase()));
     this.country = localeCountry(options.locale);
+    this.types = options.attributeTypes ?? new Map();
     this.attributes = ['_user_id', ...options.mergingAttributes.filter((a) => a !== '_user_id')];
   }
 
@@ -55,7 +59,7 @@ export class KeyNormaliser {
     const out: MergeKey[] = [];
     for (const attribute of this.attributes) {
       const raw = attribute === '_user_id' ? userId : attributes[attribute];
-      const value = normaliseKeyValue(attribute, raw, this.country, this.junk);
+      const value = normaliseKeyValue(attribute, raw, this.country, this.junk, this.types.get(attribute));
       if (value !== null) out.push({ attribute, value: storableKey(value) });
     }
     return out;

@@ -1,4 +1,4 @@
-import { type AudienceChange, Outputs } from '@meld/contracts';
+import { type AttributeType, type AudienceChange, Outputs } from '@meld/contracts';
 import { outboxTrace } from '@meld/db';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { ConsentChange } from './merge-consent';
@@ -22,6 +22,8 @@ export interface StoredAudience {
 /** The project's merge settings and data sources, and the step's time (see `MergeStepStore.settings`). */
 export interface ProjectMergeSettings {
   mergingAttributes: string[];
+  /** Catalogue type of each merging attribute (ADR 0024). */
+  attributeTypes: Map<string, AttributeType>;
   locale: string;
   sources: Map<string, DataSourceInfo>;
   at: string;
@@ -79,15 +81,17 @@ export class MergeStepStore {
    * could give a later step an earlier time. Undefined when the project is gone.
    */
   async settings(): Promise<ProjectMergeSettings | undefined> {
-    const [row]: Array<{ merging_attributes: string[]; locale: string; sources: Array<{ id: string; priority: number; connector: string }>; at: Date }> = await this.em.query(
-      `SELECT p.merging_attributes, p.locale, clock_timestamp() AS at,
-              (SELECT COALESCE(json_agg(json_build_object('id', d.id, 'priority', d.priority, 'connector', d.connector)), '[]') FROM data_sources d WHERE d.project_id = p.id) AS sources
-         FROM projects p WHERE p.id = $1`,
+    const [row]: Array<{ merging_attributes: string[]; locale: string; sources: Array<{ id: string; priority: number; connector: string }>; types: Array<[string, AttributeType]>; at: Date }> =
+      await this.em.query(
+        `SELECT p.merging_attributes, p.locale, clock_timestamp() AS at,
+                (SELECT COALESCE(json_agg(json_build_object('id', d.id, 'priority', d.priority, 'connector', d.connector)), '[]') FROM data_sources d WHERE d.project_id = p.id) AS sources,
+                (SELECT COALESCE(json_agg(json_build_array(a.uid, a.type)), '[]') FROM attributes a WHERE a.project_id = p.id AND a.uid = ANY(p.merging_attributes)) AS types
+           FROM projects p WHERE p.id = $1`,
       [this.projectId],
     );
     if (!row) return undefined;
     const sources = new Map<string, DataSourceInfo>(row.sources.map((s) => [s.id, { id: s.id, priority: s.priority, isIngest: s.connector === 'api' }]));
-    return { mergingAttributes: row.merging_attributes, locale: row.locale, sources, at: new Date(row.at).toISOString() };
+    return { mergingAttributes: row.merging_attributes, attributeTypes: new Map(row.types), locale: row.locale, sources, at: new Date(row.at).toISOString() };
   }
 
   /** The stored audience contacts among `ids`, by id (no statement when there is none to read). */

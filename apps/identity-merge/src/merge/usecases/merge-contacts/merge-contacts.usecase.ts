@@ -68,6 +68,6 @@ export class MergeContacts {
   }
 
   private mergeOptions(project: ProjectMergeSettings): MergeOptions {
-    return { mergingAttributes: project.mergingAttributes, locale: project.locale, cap: this.options.cap, hotKeyLimit: this.options.hotKeyLimit, junkValues: this.options.junkValues };
+    return { mergingAttributes: project.mergingAttributes, attributeTypes: project.attributeTypes, locale: project.locale, cap: this.options.cap, hotKeyLimit: this.options.hotKeyLimit, junkValues: this.options.junkValues };
   }
 }
