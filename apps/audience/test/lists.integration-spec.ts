@@ -188,6 +188,12 @@ describe('audience lists: scroll and search', () => {
     // A scroll id of the segment does not continue a scroll of its filter written out.
     const first = await call('scroll', { segment: saved.id, size: 2 });
     expect((await call('scroll', { root: GOLD, size: 2, scrollId: first.body.metadata.scrollId })).status).toBe(400);
+    // It names the segment's filter as it was: a new name goes on with the scroll; a filter changed since is another filter, not the middle of this one.
+    await db.query(`UPDATE segments SET name = 'Gold members' WHERE id = $1`, [saved.id]);
+    expect((await call('scroll', { segment: saved.id, size: 2, scrollId: first.body.metadata.scrollId })).status).toBe(200);
+    await db.query(`UPDATE segments SET filter = $2 WHERE id = $1`, [saved.id, { version: '0.0.1', root: { ...GOLD, values: ['silver'] } }]);
+    const changed = await call('scroll', { segment: saved.id, size: 2, scrollId: first.body.metadata.scrollId });
+    expect([changed.status, changed.body.details?.fields[0].path]).toEqual([400, 'scrollId']);
   });
 
   it('refuses a bad filter node (400 naming it) and an email condition without dataPolicy.mayReadPii (403)', async () => {

@@ -18,7 +18,8 @@ export interface AudienceSelectionInput {
  * or the stored filter of the segment it names, checked as a segment's count checks it (404 for
  * an unknown segment, 409 for one the catalogue no longer accepts). Each of these requests
  * returns contacts or their values, so a node on events needs PROJECT_AUDIENCE_DATA_EVENTS,
- * in a saved segment as in a root (ADR 0344). `key` identifies the filter for a scroll id's digest.
+ * in a saved segment as in a root (ADR 0344). `key` identifies the filter for a scroll id's digest
+ * (a segment's: its id and its stored filter).
  */
 @Injectable()
 export class AudienceSelections {
@@ -41,6 +42,7 @@ export class AudienceSelections {
     const catalogue = await this.catalogues.catalogue(projectId);
     assertStillValid(segment, catalogue);
     const { root } = await this.roots.resolve({ projectId, version: segment.filter.version, root: segment.filter.root, principal, rootPath: 'filter.root', catalogue, returnsContactData: true });
-    return { root, key: { segment: segment.id } };
+    // The filter as stored now: a scroll of the segment goes on across a rename, not across a new filter (ADR 0330).
+    return { root, key: { segment: segment.id, filter: segment.filter } };
   }
 }
