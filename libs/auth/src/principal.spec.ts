@@ -128,5 +128,11 @@ describe('tokens', () => {
     expect(parseBearer(undefined)).toEqual({ error: expect.stringMatching(/missing/) });
     expect(parseBearer('Basic abc')).toEqual({ error: expect.stringMatching(/malformed Authorization/) });
     expect(parseBearer('Bearer nope')).toEqual({ error: 'malformed token' });
+    expect(parseBearer(`Bearer\t${issueToken('product').token}`)).toEqual({ error: expect.stringMatching(/malformed Authorization/) });
+  });
+
+  it('takes the scheme in any case and one or more spaces before the token (RFC 6750 §2.1: "Bearer" 1*SP b64token)', () => {
+    const { token } = issueToken('product');
+    for (const header of [`Bearer ${token}`, `bearer ${token}`, `BEARER  ${token}`, `Bearer   ${token} `]) expect(parseBearer(header)).toEqual({ token });
   });
 });

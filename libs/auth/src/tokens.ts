@@ -29,10 +29,13 @@ export function isWellFormedToken(token: string): boolean {
   return TOKEN_PATTERN.test(token);
 }
 
-/** Extracts the bearer token; says what is wrong so the 401 can tell the caller. */
+/**
+ * Extracts the bearer token; says what is wrong so the 401 can tell the caller. The scheme in any
+ * case and one or more spaces after it, as RFC 6750 §2.1 writes it (`"Bearer" 1*SP b64token`).
+ */
 export function parseBearer(header: string | undefined): { token: string } | { error: string } {
   if (!header) return { error: 'missing Authorization header (expected "Bearer <token>")' };
-  const match = /^Bearer ([^\s]+)$/i.exec(header.trim());
+  const match = /^Bearer +([^\s]+)$/i.exec(header.trim());
   if (!match) return { error: 'malformed Authorization header (expected "Bearer <token>")' };
   if (!isWellFormedToken(match[1])) return { error: 'malformed token' };
   return { token: match[1] };
