@@ -102,7 +102,16 @@ function contentCoding(header: unknown): string | null {
   return codings.length === 0 ? null : codings.join(', ').slice(0, 40);
 }
 
-type BodyParser = (request: { url: string }, body: Buffer | string, done: (err: Error | null, body?: unknown) => void) => void;
+type BodyParser = (request: { url: string; headers: Record<string, unknown> }, body: Buffer | string, done: (err: Error | null, body?: unknown) => void) => void;
+
+/**
+ * The 415 of a form or a text (the pages that post them) sent compressed, else null: no app
+ * decodes those, and their compressed bytes were read as the form itself (ADR 0012).
+ */
+function encodedBody(request: { headers: Record<string, unknown> }): BodyEncodingRefused | null {
+  const coding = contentCoding(request.headers['content-encoding']);
+  return coding === null ? null : new BodyEncodingRefused(415, `Content-Encoding ${coding} is not supported: send the body uncompressed (identity)`, { 'accept-encoding': 'identity' });
+}
 
 /**
  * Replaces Nest's JSON body parser (registered at init unless one is set first). With
@@ -121,12 +130,14 @@ export function useJsonBodyParser(app: NestFastifyApplication, bodyLimit: number
   // string"); both are refused there like any other body that is not JSON (ADR 0012).
   fastify.removeContentTypeParser('text/plain');
   fastify.addContentTypeParser('text/plain', { parseAs: 'string', bodyLimit }, ((request, body, done) =>
-    JSON_ONLY_PATH.test(request.url) ? done(new BadJsonBody(NOT_JSON)) : done(null, body)) as BodyParser);
+    JSON_ONLY_PATH.test(request.url) ? done(new BadJsonBody(NOT_JSON)) : done(encodedBody(request), body)) as BodyParser);
   const form = (app.getHttpAdapter() as unknown as { getDefaultBodyParser?(type: string): BodyParser | undefined }).getDefaultBodyParser?.('application/x-www-form-urlencoded');
   if (!form) throw new Error("Nest's form body parser is not where it was (FastifyAdapter.getDefaultBodyParser): forms would go unparsed");
-  app.useBodyParser('application/x-www-form-urlencoded', { bodyLimit }, (request, body, done) =>
-    JSON_ONLY_PATH.test(request.url) ? done(new BadJsonBody(NOT_JSON), undefined) : form(request, body, done),
-  );
+  app.useBodyParser('application/x-www-form-urlencoded', { bodyLimit }, (request, body, done) => {
+    if (JSON_ONLY_PATH.test(request.url)) return done(new BadJsonBody(NOT_JSON), undefined);
+    const refused = encodedBody(request);
+    return refused ? done(refused, undefined) : form(request, body, done);
+  });
   const accepted = decodeBodies
     ? { 'accept-encoding': 'gzip, deflate, identity', how: 'compressed with gzip or deflate, or uncompressed (identity)' }
     : { 'accept-encoding': 'identity', how: 'uncompressed (identity)' };

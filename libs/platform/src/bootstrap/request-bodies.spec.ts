@@ -105,6 +105,21 @@ describe('request bodies and URLs every app takes or refuses', () => {
     expect(await post('/u/abc', 'application/x-www-form-urlencoded', '__proto__=x')).toMatchObject({ status: 400 });
   });
 
+  it('refuses a compressed form or text on the pages that post them with a 415, never reading its bytes as the form', async () => {
+    const send = async (path: string, contentType: string, bytes: Buffer) => {
+      const res = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': contentType, 'content-encoding': 'gzip' }, body: bytes });
+      return { status: res.status, acceptEncoding: res.headers.get('accept-encoding'), body: (await res.json()) as unknown };
+    };
+    const refused = {
+      status: 415,
+      acceptEncoding: 'identity',
+      body: { statusCode: 415, error: 'Unsupported Media Type', message: 'Content-Encoding gzip is not supported: send the body uncompressed (identity)' },
+    };
+    expect(await send('/oauth/token', 'application/x-www-form-urlencoded', gzipSync('grant_type=x'))).toEqual(refused);
+    expect(await send('/u/abc', 'application/x-www-form-urlencoded', gzipSync('confirm=yes'))).toEqual(refused);
+    expect(await send('/oauth/token', 'text/plain', gzipSync('grant_type=x'))).toEqual(refused);
+  });
+
   it('answers a path that is not valid percent-encoding in the error shape, without quoting it', async () => {
     const res = await post('/v1/by/jane%zz@example.com', 'application/json', '{}');
     expect(res.status).toBe(400);
