@@ -1,5 +1,5 @@
 import { type AttributeType, type AudienceChange, Outputs } from '@meld/contracts';
-import { outboxTrace } from '@meld/db';
+import { OUTBOX_DEAD_LETTERS, outboxTrace } from '@meld/db';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { ConsentChange } from './merge-consent';
 import { contactRef, type AudienceContact, type DataSourceInfo } from './merge-core';
@@ -254,9 +254,13 @@ export class MergeStepStore {
     // A bad message fails the step (its transaction rolls back, the input is retried or
     // dead-lettered, ADR 0236) instead of reaching the relay and the consumers, as ingest's outbox does.
     for (const m of messages) schema.parse(m);
-    await this.em.query(`INSERT INTO audience_outbox (key, value, trace) SELECT m.e->>'key', m.e->'value', $2::jsonb FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS m(e, n) ORDER BY m.n`, [
-      JSON.stringify(messages.map((m) => ({ key: key(m), value: m }))),
-      outboxTrace(),
-    ]);
+    // A message the relay set aside on one of these keys (Kafka refused it, ADR 0346) is superseded
+    // by this step's, which its consumers would take over it anyway; it goes, with the data of the
+    // contacts that left the audience contact or were deleted since. Same statement, no round trip.
+    await this.em.query(
+      `WITH superseded AS (DELETE FROM ${OUTBOX_DEAD_LETTERS} WHERE outbox = 'audience_outbox' AND key IN (SELECT e->>'key' FROM jsonb_array_elements($1::jsonb) AS e))
+       INSERT INTO audience_outbox (key, value, trace) SELECT m.e->>'key', m.e->'value', $2::jsonb FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS m(e, n) ORDER BY m.n`,
+      [JSON.stringify(messages.map((m) => ({ key: key(m), value: m }))), outboxTrace()],
+    );
   }
 }
