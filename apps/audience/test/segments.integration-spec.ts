@@ -178,6 +178,32 @@ describe('segments: /v1/project/:project/segment', () => {
       expect(fromQ.body.entity.map((s: Json) => s.name)).toEqual(['vip churned', 'Newsletter']);
     });
 
+    it('states a total that agrees with its page when a segment is created or deleted between the page and the count', async () => {
+      const query = db.query.bind(db);
+      /** The list with `meanwhile` run after its page was read and before its count is. */
+      const listWith = async (params: string, meanwhile: () => Promise<unknown>) => {
+        let pageRead!: () => void;
+        const read = new Promise<void>((resolve) => (pageRead = resolve));
+        const spy = jest.spyOn(db, 'query').mockImplementation(async (text: string, parameters?: unknown[]) => {
+          if (/^SELECT count\(\*\)::int AS n FROM segments/.test(text)) await read.then(meanwhile);
+          const result = await query(text, parameters);
+          if (/^SELECT g\.id, /.test(text)) pageRead();
+          return result;
+        });
+        try {
+          return (await list(params)).body.metadata;
+        } finally {
+          spy.mockRestore();
+        }
+      };
+      const late = await listWith('', () => query(`INSERT INTO segments (project_id, name, filter) VALUES ($1, 'Late', $2) RETURNING id`, [l.project.id, FILTER]));
+      expect(late).toEqual({ start: 0, limit: 50, count: 3, total: 3 });
+      const [{ id }] = await query(`SELECT id FROM segments WHERE project_id = $1 AND name = 'Late'`, [l.project.id]);
+      // The last page listed the third and fourth: a count taken after one was deleted said 3.
+      expect(await listWith('_start=2&_limit=5', () => query(`DELETE FROM segments WHERE id = $1`, [id]))).toEqual({ start: 2, limit: 5, count: 2, total: 4 });
+      expect(await names('')).toEqual(['VIP buyers', 'Newsletter', 'vip churned']);
+    });
+
     it('400 naming the bad parameter', async () => {
       expect((await list('filter_eq=x')).body.details).toEqual({ parameter: 'filter_eq', allowed: ['id', 'name', 'description', 'createdAt', 'updatedAt'] });
       expect((await list('name_gt=a')).body.details.parameter).toBe('name_gt');

@@ -1,5 +1,6 @@
 import { BadRequestException } from '@nestjs/common';
-import { parsePaging, pageTotal } from './list-events.usecase';
+import { pageTotal } from '@meld/api';
+import { parsePaging } from './list-events.usecase';
 
 describe('the events paging parameters', () => {
   const refusal = (start: unknown, limit: unknown) => {

@@ -1,6 +1,6 @@
 import { CONTACT_DATA_BLOCKED, contactDataMask, type Principal } from '@meld/auth';
 import { EVENTS_LOOK_BACK_DAYS, type Scope } from '@meld/contracts';
-import { isoWithOffset } from '@meld/api';
+import { isoWithOffset, pageTotal } from '@meld/api';
 import { BadRequestException, ForbiddenException, Injectable, NotFoundException } from '@nestjs/common';
 import { EventsRepository } from './events.repository';
 
@@ -39,17 +39,6 @@ function integer(value: unknown, parameter: string): number {
 }
 
 const pagingError = (parameter: string, message: string) => new BadRequestException({ message, details: { parameter } });
-
-/**
- * The count and the page are two ClickHouse reads taken at once: a membership or event row that
- * lands between them made `total` disagree with a page that held everything (7 counted, 3 listed).
- * A page that is not full ends the list, so it states the total itself; only a full page (or one
- * past the end) needs the count.
- */
-export function pageTotal(counted: number, listed: number, paging: { start: number; limit: number }): number {
-  if (listed < paging.limit && (listed > 0 || paging.start === 0)) return paging.start + listed;
-  return listed ? Math.max(counted, paging.start + listed) : counted;
-}
 
 /**
  * The events of one audience contact (absorbed ids resolve to the survivor), newest first,
