@@ -37,6 +37,11 @@
 //   open (a failover behind a proxy that kept them): each session connected now is no longer
 //   bound, so its submit_sm is answered ESME_RINVBNDSTS (0x04) until it binds again. Sessions
 //   connecting later are not affected.
+// - malformed() writes to every session that can receive a deliver_sm receipt ending in an
+//   empty message_state TLV (length 0, where SMPP 3.4 says 1), as some SMSCs send: a PDU whose
+//   frame is whole and whose body the `smpp` package cannot read. Not kept, never resent.
+//   malformed('oversized') writes a PDU header whose command_length is past the package's
+//   maximum instead: a frame that cannot be skipped.
 const crypto = require('node:crypto');
 const smpp = require('smpp');
 
@@ -74,7 +79,7 @@ const MAX_RECEIPT_RETRY_MS = 60_000;
  *   port 0 picks a free port; logger is pino-compatible (records are plain objects, with no
  *   number or text); onSubmit sees each submit_sm whole, for tests that count what was sent.
  * @returns {Promise<{ port: number, close(): Promise<void>, mo(sms: { from: string, to: string, text: string }): Promise<number[]>,
- *           stall(): void, resume(): void, stalled(): boolean, forget(): number,
+ *           stall(): void, resume(): void, stalled(): boolean, forget(): number, malformed(kind?: 'empty-tlv' | 'oversized'): number,
  *           stats(): { submitted: number, failed: number, receiptsSent: number, receiptsResent: number, receiptsPending: number, sessions: number } }>}
  *   receiptsSent counts every deliver_sm receipt written (resends included), receiptsPending the
  *   receipts not yet acknowledged.
@@ -291,6 +296,23 @@ function startSmsc({ host = '127.0.0.1', port = 52775, receiptDelayMs = 100, rec
     return bound.length;
   }
 
+  /** A receipt the `smpp` package cannot parse (an empty message_state TLV, or 'oversized': a frame too long) to every receiving session; answers how many. */
+  function malformed(kind = 'empty-tlv') {
+    const targets = server.sessions.filter((s) => s.binding && s.binding.canReceive && s.socket.writable);
+    for (const session of targets) {
+      if (kind === 'oversized') {
+        session.socket.write(Buffer.from([0x10, 0, 0, 0, 0, 0, 0, 0x05, 0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff]));
+        continue;
+      }
+      const pdu = new smpp.PDU('deliver_sm', { sequence_number: 0x7fffffff, source_addr: '0', destination_addr: '0', esm_class: 0x04, short_message: smpp.gsmCoder.encode('id:0 stat:UNKNOWN', 0x00) });
+      const buffer = Buffer.concat([pdu.toBuffer(), Buffer.from([0x04, 0x27, 0x00, 0x00])]);
+      buffer.writeUInt32BE(buffer.length, 0);
+      session.socket.write(buffer);
+    }
+    logger.info({ event: 'deliver_sm', kind: 'malformed', sessions: targets.length }, 'malformed receipt sent');
+    return targets.length;
+  }
+
   /** A hung SMSC: connections stay open, nothing is read or written until resume(). */
   function stall() {
     if (stalled) return;
@@ -342,6 +364,7 @@ function startSmsc({ host = '127.0.0.1', port = 52775, receiptDelayMs = 100, rec
         stall,
         resume,
         forget,
+        malformed,
         stalled: () => stalled,
         stats: () => ({ ...counters, receiptsPending: [...unacknowledged.values()].reduce((n, kept) => n + kept.size, 0), sessions: server.sessions.length }),
       });

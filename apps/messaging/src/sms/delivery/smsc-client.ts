@@ -370,11 +370,32 @@ export class SmscClient {
       session.close();
     });
     session.on('error', (err: NodeJS.ErrnoException) => {
-      this.reason = `session error ${err.code ?? '(no code)'}`;
       // The class and code only (ADR 0338): a PDU parse error's text can quote what the SMSC sent.
+      if (this.skipUnreadable(session)) return void this.log.warn(`a PDU from the SMSC could not be read, skipped: ${errorSummary(err)}`);
+      this.reason = `session error ${err.code ?? '(no code)'}`;
       this.log.warn(`session error: ${errorSummary(err)}`);
     });
     session.on('close', () => this.onClose(session));
+  }
+
+  /**
+   * After the `smpp` package (0.5.1, pinned) failed to parse a PDU whose frame it read whole, it
+   * reads nothing more from the connection (its reader stays busy): the session would be bound
+   * and deaf until a deadline closed it, and the SMSC would send the same PDU after the next
+   * bind. Its reader is reset to go on after that PDU, which stays unanswered (the SMSC resends
+   * or drops it). A socket error, or a frame too short or too long to skip, is left to close the
+   * session. True when the PDU was skipped (ADR 0153).
+   */
+  private skipUnreadable(session: Pdu): boolean {
+    const length: unknown = session._command_length;
+    if (session.socket.destroyed || session._busy !== true || typeof length !== 'number' || length < 16) {
+      if (!session.socket.destroyed) session.destroy();
+      return false;
+    }
+    session._command_length = null;
+    session._busy = false;
+    setImmediate(() => session._extractPDUs());
+    return true;
   }
 
   private onDeliver(session: Pdu, pdu: Pdu): void {
