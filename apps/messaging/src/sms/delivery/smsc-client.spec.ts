@@ -19,6 +19,7 @@ describe('receiptOf (SMPP 3.4 appendix B, §5.3.2.35)', () => {
 
   it.each([
     ['a lower-case stat and field names', { short_message: `id:ab12 ${TEXT} stat:delivrd err:000` }, { messageId: 'ab12', stat: 'DELIVRD' }],
+    ['fields separated by commas', { short_message: 'id:ab12,sub:001,dlvrd:001,stat:DELIVRD,err:004' }, { messageId: 'ab12', stat: 'DELIVRD', error: 'err:004' }],
     ['capitalised field names', { short_message: `Id:ab12 Sub:001 Dlvrd:000 Stat:Undeliv Err:002` }, { messageId: 'ab12', stat: 'UNDELIV', error: 'err:002' }],
     ['no id: in the text, the id in receipted_message_id', { short_message: `${TEXT} stat:EXPIRED err:000`, receipted_message_id: 'ab12' }, { messageId: 'ab12', stat: 'EXPIRED' }],
     ['no text, the TLVs only (message_state 2 DELIVERED)', { receipted_message_id: 'ab12', message_state: 2 }, { messageId: 'ab12', stat: 'DELIVRD' }],

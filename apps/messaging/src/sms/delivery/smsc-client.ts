@@ -88,11 +88,11 @@ export function inboundOf(pdu: Pdu): Inbound {
  * its `text:` (the message's first characters, which could hold anything).
  */
 const RECEIPT_FIELDS = {
-  id: /(?:^|\s)id:(\S+)/i,
-  stat: /(?:^|\s)stat:([a-z]+)/i,
-  err: /(?:^|\s)err:(\w+)/i,
+  id: /(?:^|[^a-z0-9])id:([^\s,;]+)/i,
+  stat: /(?:^|[^a-z0-9])stat:([a-z]+)/i,
+  err: /(?:^|[^a-z0-9])err:(\w+)/i,
 };
-const RECEIPT_TEXT_FIELD = /(?:^|\s)text:/i;
+const RECEIPT_TEXT_FIELD = /(?:^|[^a-z0-9])text:/i;
 
 /** The message_state TLV (SMPP 3.4 §5.2.28) as the `stat:` of appendix B. */
 const MESSAGE_STATES = new Map([
