@@ -2,6 +2,7 @@
 // Runs the eight apps as separate processes (as in production), prefixes their logs,
 // restarts one that crashes, and records pids and ports in .stack/apps.json for the bench.
 const fs = require('node:fs');
+const net = require('node:net');
 const path = require('node:path');
 const { stackDir, spawnPrefixed } = require('./lib');
 
@@ -16,6 +17,26 @@ function appUrlEnv(app) {
 function planApps(gatewayPort) {
   const offset = gatewayPort - APPS.gateway.port;
   return Object.entries(APPS).map(([name, def]) => ({ name, port: def.port + offset }));
+}
+
+/** Resolves false when `port` on `host` cannot be listened on (another program holds it). */
+function canListen(port, host) {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', () => resolve(false));
+    server.listen({ port, host, exclusive: true }, () => server.close(() => resolve(true)));
+  });
+}
+
+/**
+ * The planned ports (and the gateway's operations port unless 0) that another program holds, as
+ * [{ name, port }]. Checked before anything starts: an app on a taken port only crash-loops, and a
+ * Meld already running there answers the readiness wait's /healthz for the new one.
+ */
+async function portsInUse(plan, { host = '127.0.0.1', opsPort } = {}) {
+  const wanted = opsPort ? [...plan, { name: 'gateway operations', port: opsPort }] : plan;
+  const free = await Promise.all(wanted.map((a) => canListen(a.port, host)));
+  return wanted.filter((_, i) => !free[i]).map(({ name, port }) => ({ name, port }));
 }
 
 // Nest's boot chatter (one line per module and route) stays in the log files, not the console.
@@ -125,4 +146,4 @@ function startApps({ env, gatewayPort = 8080, logDir, echo = false }) {
   };
 }
 
-module.exports = { startApps, planApps, whatIsDown };
+module.exports = { startApps, planApps, portsInUse, whatIsDown };

@@ -1,5 +1,7 @@
+import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 
 // tools/ is plain CommonJS outside the Nx graph.
 const { whatIsDown } = require('./apps');
@@ -18,5 +20,49 @@ describe('meld start: what is down when the apps are not ready', () => {
 
   it('falls back to the last public answer when the operations port does not answer', async () => {
     expect(await whatIsDown(9, '{"status":"error"}')).toBe('{"status":"error"}');
+  });
+});
+
+describe('meld start: ports another program holds', () => {
+  const { planApps, portsInUse } = require('./apps');
+
+  it('names each app whose port is taken, and the operations port, before anything starts', async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const taken = (holder.address() as AddressInfo).port;
+    try {
+      // The audience app sits 3 ports above the gateway; the operations port is another one.
+      expect(await portsInUse(planApps(taken - 3), { opsPort: taken })).toEqual(
+        expect.arrayContaining([
+          { name: 'audience', port: taken },
+          { name: 'gateway operations', port: taken },
+        ]),
+      );
+    } finally {
+      holder.close();
+    }
+    expect(await portsInUse(planApps(taken - 3), { opsPort: taken })).not.toContainEqual({ name: 'audience', port: taken });
+  });
+
+  it('meld start on a taken MELD_PORT exits 1 naming the port, before installing, building or starting anything', async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const taken = (holder.address() as AddressInfo).port;
+    try {
+      // Not spawnSync: the holder lives in this process's event loop.
+      const child = spawn(process.execPath, [join(__dirname, 'meld.js'), 'start'], { env: { ...process.env, MELD_PORT: String(taken) }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout.on('data', (c: Buffer) => (out += c));
+      child.stderr.on('data', (c: Buffer) => (out += c));
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15000);
+      const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      clearTimeout(timer);
+      expect(code).toBe(1);
+      expect(out).toMatch(new RegExp(`port ${taken} \\(gateway\\).* already in use`));
+      expect(out).toContain('MELD_PORT=<another>');
+      expect(out).not.toContain('▸');
+    } finally {
+      holder.close();
+    }
   });
 });

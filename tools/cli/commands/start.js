@@ -6,18 +6,27 @@ const { migrate } = require('./migrate');
 const { parseVerbArgs } = require('../args');
 
 const help = 'usage: meld start\n  installs dependencies, builds, brings the local stack up, migrates and runs every app (Ctrl-C stops the apps)';
-const { startApps } = require('../apps');
+const { startApps, planApps, portsInUse } = require('../apps');
 
 async function run(args = []) {
   parseVerbArgs('start', args);
   const started = Date.now();
+  const port = Number(process.env.MELD_PORT || 8080);
+  // Before the minutes of install, build and stack: a taken port would only show as a crash loop.
+  const opsPort = process.env.MELD_OPS_PORT === undefined ? port + 100 : Number(process.env.MELD_OPS_PORT);
+  const busy = await portsInUse(planApps(port), { host: process.env.MELD_HOST || '127.0.0.1', opsPort });
+  if (busy.length) {
+    throw new Error(
+      `${busy.map((a) => `port ${a.port} (${a.name})`).join(', ')} already in use: stop what holds it ` +
+        `(\`ss -ltnp 'sport = :${busy[0].port}'\` names it; a running \`npm start\`?) or start with MELD_PORT=<another> (the apps follow at the same offset)`,
+    );
+  }
   ensureInstalled();
   build();
   const stack = await stackUp();
   const env = stackEnv(stack, 'dev');
   env.MELD_ADMIN_TOKEN = process.env.MELD_ADMIN_TOKEN || 'meld-dev-admin';
   await migrate(env);
-  const port = Number(process.env.MELD_PORT || 8080);
   const supervisor = startApps({ env: { ...process.env, ...env }, gatewayPort: port, logDir: path.join(stackDir, 'logs', 'apps'), echo: true });
   const done = step('waiting for every app to be ready');
   await supervisor.ready();
