@@ -234,6 +234,28 @@ describe('public API pipeline', () => {
     expect(await res.json()).toMatchObject({ statusCode: 401, message: 'token revoked' });
   });
 
+  it('uses neither of two Authorization headers (401): Node keeps the first, a proxy in front may have read the other', async () => {
+    const twice = (first: string, second: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = httpRequest(`${base}/v1/project/${t.project.uid}`, { headers: ['host', '127.0.0.1', 'authorization', first, 'Authorization', second] }, (r) => {
+          let body = '';
+          r.on('data', (c: Buffer) => (body += c.toString()));
+          r.on('end', () => resolve({ status: r.statusCode ?? 0, body }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    const message = 'malformed Authorization header: sent more than once (send one "Bearer <token>")';
+    for (const [first, second] of [
+      [`Bearer ${reader.token}`, 'Bearer mld_pt_short'],
+      ['Basic abc', `Bearer ${reader.token}`],
+      [`Bearer ${reader.token}`, `Bearer ${reader.token}`],
+    ]) {
+      const answer = await twice(first!, second!);
+      expect([answer.status, answer.body]).toEqual([401, JSON.stringify({ statusCode: 401, error: 'Unauthorized', message })]);
+    }
+  });
+
   it('drops a plan-gated scope the organization\'s plan does not unlock, from the principal and from GET /v1/ (ADR 0328)', async () => {
     const gated = pipelineApi(parsePlanGates('PROJECT_AUDIENCE_DATA_BASIC=m,PROJECT_AUDIENCE_LIST=m'));
     const gatedApp = Fastify({ genReqId: requestIdOf, trustProxy: true });

@@ -72,7 +72,7 @@ export class PublicApi {
       // Each step answers from memory when it can and awaits only when it must: on the common
       // path (token, project and lease in memory) a request makes no promise of its own before
       // the forward (ADR 0270).
-      const authenticating = this.authenticate(request.headers.authorization, request.ip);
+      const authenticating = this.authenticate(authorizationOf(request), request.ip);
       const auth = authenticating instanceof Promise ? await authenticating : authenticating;
       if (auth.throttled) return tooMany(reply, auth.throttled);
       let decision: AccessDecision | undefined;
@@ -136,7 +136,11 @@ export class PublicApi {
   }
 
   /** Synchronous when the token's lookup is in memory (known or known unknown); a promise when it takes a query. */
-  private authenticate(header: string | undefined, ip: string): Authenticated | Promise<Authenticated> {
+  private authenticate(header: string | undefined | null, ip: string): Authenticated | Promise<Authenticated> {
+    if (header === null) {
+      this.deps.authFailures.hit(ip);
+      return { error: 'malformed Authorization header: sent more than once (send one "Bearer <token>")' };
+    }
     const parsed = parseBearer(header);
     // No header is not a guess (it costs nothing and counts as anonymous); a bad one is.
     if ('error' in parsed) {
@@ -217,6 +221,20 @@ export function bucketFor(route: PublicRoute, token: TokenRecord | undefined, de
   if (!token) return { cls: 'anonymous', subject: `ip:${ip}`, plan: 's' };
   if (route.rateLimit === 'ingest' && decision?.ok && dataSource) return { cls: 'ingest', subject: `ds:${dataSource.id}:${route.id}`, plan: token.plan };
   return { cls: route.rateLimit, subject: `org:${token.organizationId}`, plan: token.plan };
+}
+
+/**
+ * The Authorization header, or null when the request carries more than one: Node keeps the first
+ * and drops the others, so which credential the client meant cannot be known, and a proxy in
+ * front may have read another one (RFC 9110 §5.3: it is no list, one field line only).
+ */
+function authorizationOf(request: FastifyRequest): string | undefined | null {
+  const header = request.headers.authorization;
+  if (header === undefined) return undefined;
+  const raw = request.raw.rawHeaders;
+  let seen = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 13 && raw[i]!.toLowerCase() === 'authorization' && ++seen > 1) return null;
+  return header;
 }
 
 /** A refusal by one of the in-process limits: like every 429, an empty body with X-RateLimit-* and Retry-After (system design §4). */
