@@ -109,12 +109,17 @@ describe('segments: /v1/project/:project/segment', () => {
     // Postgres' jsonb cannot hold U+0000 either: a filter value holding it is refused by its path, not as "a value" somewhere.
     const nul = await bad('POST', '', { name: 'x', filter: { root: { type: 'group', children: [gold, { ...gold, values: ['gold', 'a\u0000b'] }] } } });
     expect([nul.details, nul.message]).toEqual([{ path: 'filter.root.children[1].values[1]' }, expect.stringContaining('U+0000')]);
+    // Within every limit of the grammar, but its count's query would pass what ClickHouse parses: a segment that could never be counted.
+    const needles = (i: number) => [`${'\\'.repeat(2040)}${i}`, 'x'];
+    const large = { type: 'group_event', eventType: 'purchase', count: { operator: 'at-least', value: 2 }, children: Array.from({ length: 24 }, (_, i) => ({ type: 'event_condition', key: 'purchase.product-id', operator: 'contains-string', values: needles(i) })) };
+    expect((await bad('POST', '', { name: 'x', filter: { root: large } })).details).toEqual({ path: 'filter.root' });
     const s = await create({ name: 'Kept', filter: FILTER });
     expect((await bad('PATCH', `/${s.id}`, {})).message).toContain('at least one');
     expect((await bad('PATCH', `/${s.id}`, { name: '\ud83d' })).details.fields).toEqual([{ path: 'name', message: expect.stringContaining('lone UTF-16 surrogate') }]);
     expect((await call('PATCH', `/${s.id}`, { body: { description: 'Gold 🥇' } })).body.entity.description).toBe('Gold 🥇');
     expect((await bad('PATCH', `/${s.id}`, { filter: { root: { ...gold, operator: 'greater-than' } } })).details.path).toBe('filter.root.operator');
     expect((await bad('PATCH', `/${s.id}`, { filter: { root: { ...gold, values: ['\u0000'] } } })).details).toEqual({ path: 'filter.root.values[0]' });
+    expect((await bad('PATCH', `/${s.id}`, { filter: { root: large } })).details).toEqual({ path: 'filter.root' });
     expect((await call('GET', `/${s.id}`)).body.entity.filter).toEqual(FILTER);
   });
 

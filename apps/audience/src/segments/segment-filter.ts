@@ -1,22 +1,37 @@
-import { AUDIENCE_FILTER_VERSION, AudienceFilterError, type FilterCatalogue, parseAudienceFilter, parseAudienceFilterVersion } from '@meld/filters';
+import { AUDIENCE_FILTER_LIMITS, AUDIENCE_FILTER_VERSION, type AudienceFilterNode, AudienceFilterError, audienceCount, type FilterCatalogue, parseAudienceFilter, parseAudienceFilterVersion } from '@meld/filters';
 import { BadRequestException, ConflictException } from '@nestjs/common';
 import type { Segment } from './segment.schema';
 
 /**
- * A segment's filter as stored: checked against the project catalogue, version made explicit.
- * A bad node is 400 naming its path from the body (`filter.root.children[0].key`).
+ * A segment's filter as stored: checked against the project catalogue, storable and countable,
+ * version made explicit. A bad node is 400 naming its path from the body (`filter.root.children[0].key`).
  */
-export function checkedFilter(filter: { version?: string; root: unknown }, catalogue: FilterCatalogue): Segment['filter'] {
+export function checkedFilter(filter: { version?: string; root: unknown }, catalogue: FilterCatalogue, projectId: string): Segment['filter'] {
   try {
     parseAudienceFilterVersion(filter.version, 'filter.version');
-    parseAudienceFilter(filter.root, catalogue, 'filter.root');
+    const root = parseAudienceFilter(filter.root, catalogue, 'filter.root');
     const nul = nulPath(filter.root, 'filter.root');
     if (nul) throw new AudienceFilterError(nul, 'must not contain the NUL character (U+0000): a segment is stored as jsonb, which cannot hold it');
+    assertCountable(projectId, root);
   } catch (err) {
     if (err instanceof AudienceFilterError) throw new BadRequestException({ message: `invalid filter: ${err.message}`, details: err.details });
     throw err;
   }
   return { version: AUDIENCE_FILTER_VERSION, root: filter.root };
+}
+
+/**
+ * The segment's count fits what ClickHouse parses (ADR 0058): a filter within the grammar's limits
+ * can still compile to more (a group_event counted names its events twice), and saved, it could
+ * never be counted, every count a 400 naming a `root` its request does not hold.
+ */
+function assertCountable(projectId: string, root: AudienceFilterNode): void {
+  try {
+    audienceCount({ projectId, root, counts: [['matching']] });
+  } catch (err) {
+    if (!(err instanceof AudienceFilterError)) throw err;
+    throw new AudienceFilterError('filter.root', `the filter is too large: its count's query would exceed ${AUDIENCE_FILTER_LIMITS.maxSqlBytes} bytes; use fewer or shorter values`);
+  }
 }
 
 /**

@@ -13,7 +13,7 @@ export class CreateSegment {
   ) {}
 
   async execute({ projectId, name, description, filter }: CreateSegmentCommand) {
-    const checked = checkedFilter(filter, await this.catalogues.catalogue(projectId));
+    const checked = checkedFilter(filter, await this.catalogues.catalogue(projectId), projectId);
     return { entity: await this.segments.create(projectId, { name, description: description ?? null, filter: checked }) };
   }
 }

@@ -17,7 +17,7 @@ export class UpdateSegment {
     // Not found before a bad filter: the id is the first thing that can be wrong.
     if (!(await this.segments.find(projectId, segmentId))) throw new NotFoundException('segment not found');
     const values: Partial<Pick<Segment, 'name' | 'description' | 'filter'>> = { ...rest };
-    if (filter) values.filter = checkedFilter(filter, await this.catalogues.catalogue(projectId));
+    if (filter) values.filter = checkedFilter(filter, await this.catalogues.catalogue(projectId), projectId);
     const segment = await this.segments.update(projectId, segmentId, values);
     if (!segment) throw new NotFoundException('segment not found');
     return { entity: segment };
