@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -64,5 +64,15 @@ describe('meld start: ports another program holds', () => {
     } finally {
       holder.close();
     }
+  });
+});
+
+describe('meld start: MELD_PORT', () => {
+  it.each(['abc', '0', '8080.5', '65500', '-1'])('MELD_PORT=%s is an error naming it, before anything starts', (value) => {
+    const res = spawnSync(process.execPath, [join(__dirname, 'meld.js'), 'start'], { encoding: 'utf8', timeout: 15000, env: { ...process.env, MELD_PORT: value } });
+    expect(res.status).toBe(1);
+    expect(res.stderr).toContain(`MELD_PORT must be a whole number from 1 to 65435`);
+    expect(res.stderr).toContain(`got "${value}"`);
+    expect(res.stdout).not.toContain('▸');
   });
 });

@@ -8,10 +8,19 @@ const { parseVerbArgs } = require('../args');
 const help = 'usage: meld start\n  installs dependencies, builds, brings the local stack up, migrates and runs every app (Ctrl-C stops the apps)';
 const { startApps, planApps, portsInUse } = require('../apps');
 
+/** MELD_PORT, checked: the other apps take the 7 ports above it and the operations port is 100 above. */
+function gatewayPort(value = '8080') {
+  const port = /^\d{1,5}$/.test(value) ? Number(value) : NaN;
+  if (!(port >= 1 && port <= 65435)) {
+    throw new Error(`MELD_PORT must be a whole number from 1 to 65435 (the apps take the 7 ports above it, the operations port the one 100 above); got "${value}"`);
+  }
+  return port;
+}
+
 async function run(args = []) {
   parseVerbArgs('start', args);
   const started = Date.now();
-  const port = Number(process.env.MELD_PORT || 8080);
+  const port = gatewayPort(process.env.MELD_PORT || undefined);
   // Before the minutes of install, build and stack: a taken port would only show as a crash loop.
   const opsPort = process.env.MELD_OPS_PORT === undefined ? port + 100 : Number(process.env.MELD_OPS_PORT);
   const busy = await portsInUse(planApps(port), { host: process.env.MELD_HOST || '127.0.0.1', opsPort });
