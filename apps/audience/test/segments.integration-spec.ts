@@ -189,9 +189,9 @@ describe('segments: /v1/project/:project/segment', () => {
       const listWith = async (params: string, meanwhile: () => Promise<unknown>) => {
         let pageRead!: () => void;
         const read = new Promise<void>((resolve) => (pageRead = resolve));
-        const spy = jest.spyOn(db, 'query').mockImplementation(async (text: string, parameters?: unknown[]) => {
+        const spy = jest.spyOn(db, 'query').mockImplementation(async (text: string, parameters?: unknown) => {
           if (/^SELECT count\(\*\)::int AS n FROM segments/.test(text)) await read.then(meanwhile);
-          const result = await query(text, parameters);
+          const result: unknown = await query(text, parameters as unknown[] | undefined);
           if (/^SELECT g\.id, /.test(text)) pageRead();
           return result;
         });
