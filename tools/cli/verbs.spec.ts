@@ -39,3 +39,17 @@ describe('meld verbs', () => {
     for (const verb of VERBS) expect(out).toMatch(new RegExp(`^  ${verb}\\b`, 'm'));
   });
 });
+
+describe('meld bootstrap', () => {
+  it.each([
+    [['--plan'], '--plan'],
+    [['--json', '--name'], '--name'],
+    [['--name', '--json'], '--name'],
+    [['--project'], '--project'],
+  ])('%j is an error naming the option without its value, before any call (exit 2)', (args, option) => {
+    const { code, out } = meld(['bootstrap', ...args]);
+    expect(code).toBe(2);
+    expect(out).toMatch(new RegExp(`^meld bootstrap: .*'${option}`, 'm'));
+    expect(out).not.toContain('cannot reach the gateway');
+  });
+});

@@ -3,7 +3,7 @@
 // API: an organization, a project, one API data source and a product token with every
 // scope. Prints the ids and the two tokens (shown once: they are not stored in clear).
 const { adminClient, expectOk } = require('./admin');
-const { UsageError } = require('../args');
+const { parseVerbArgs } = require('../args');
 
 function usage() {
   return [
@@ -14,18 +14,10 @@ function usage() {
 }
 
 function parseArgs(args) {
-  const options = { json: false, name: 'Local organization', plan: 'xl', project: undefined };
-  for (let i = 0; i < args.length; i++) {
-    const [flag, inline] = args[i].split(/=(.*)/s);
-    const value = () => (inline !== undefined ? inline : args[++i]);
-    if (flag === '--json') options.json = true;
-    else if (flag === '--name') options.name = value();
-    else if (flag === '--plan') options.plan = value();
-    else if (flag === '--project') options.project = value();
-    else if (flag === '--help' || flag === '-h') options.help = true;
-    else throw new UsageError(`meld bootstrap: unknown option "${args[i]}"`);
-  }
-  return options;
+  // Strict: an option without its value (`--plan`, `--name --json`) is an error naming it, never a call.
+  return parseVerbArgs('bootstrap', args, {
+    options: { json: { type: 'boolean', default: false }, name: { type: 'string', default: 'Local organization' }, plan: { type: 'string', default: 'xl' }, project: { type: 'string' } },
+  }).values;
 }
 
 async function bootstrap(options, client = adminClient()) {
@@ -48,10 +40,6 @@ async function bootstrap(options, client = adminClient()) {
 
 async function run(args) {
   const options = parseArgs(args);
-  if (options.help) {
-    console.log(usage());
-    return 0;
-  }
   const result = await bootstrap(options);
   if (options.json) {
     console.log(JSON.stringify(result, null, 2));
