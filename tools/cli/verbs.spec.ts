@@ -53,3 +53,17 @@ describe('meld bootstrap', () => {
     expect(out).not.toContain('cannot reach the gateway');
   });
 });
+
+describe('meld seed', () => {
+  it.each([
+    ['--contacts', 'abc'],
+    ['--events', '-5'],
+    ['--sources', '0'],
+    ['--max-ahead', '10'],
+  ])('%s %s is a usage error naming the option, with the help (exit 2, as a flag without its value)', (option, value) => {
+    const { code, out } = meld(['seed', `${option}=${value}`]);
+    expect(code).toBe(2);
+    expect(out).toMatch(new RegExp(`^meld seed: ${option} must be a whole number ≥ \\d+ \\(got "${value}"\\)`, 'm'));
+    expect(out).toContain('usage: meld seed');
+  });
+});

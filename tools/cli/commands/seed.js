@@ -2,7 +2,7 @@
 // `meld seed --contacts N --events N [--sources K]`: realistic sample data through the public
 // ingest API of the running gateway (tools/seed). Resumable: run it again to continue.
 const path = require('node:path');
-const { parseVerbArgs } = require('../args');
+const { parseVerbArgs, UsageError } = require('../args');
 const { root } = require('../lib');
 
 const HELP = [
@@ -40,7 +40,7 @@ const OPTIONS = {
 };
 
 function count(name, value, min) {
-  if (!/^\d+$/.test(value) || Number(value) < min) throw new Error(`meld seed: --${name} must be a whole number ≥ ${min} (got "${value}")`);
+  if (!/^\d+$/.test(value) || Number(value) < min) throw new UsageError(`meld seed: --${name} must be a whole number ≥ ${min} (got "${value}")`);
   return Number(value);
 }
 
