@@ -67,3 +67,16 @@ describe('meld seed', () => {
     expect(out).toContain('usage: meld seed');
   });
 });
+
+describe('meld admin --data', () => {
+  it.each([
+    [['post', 'organizations', '--data'], /^meld admin: --data needs a value/m],
+    [['get', 'scopes', '--data', '{}'], /^meld admin: --data goes with post, put, patch or delete, not get/m],
+    [['post', 'organizations', '--data', '{"name":'], /^meld admin: --data is not JSON/m],
+  ])('%j is a usage error naming --data, before any call (exit 2)', (args, message) => {
+    const { code, out } = meld(['admin', ...args]);
+    expect(code).toBe(2);
+    expect(out).toMatch(message);
+    expect(out).not.toContain('cannot reach the gateway');
+  });
+});

@@ -62,7 +62,7 @@ function readData(value) {
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new Error(`--data is not JSON: ${err.message}`);
+    throw new UsageError(`meld admin: --data is not JSON: ${err.message}`);
   }
 }
 
@@ -71,8 +71,10 @@ function parseArgs(args) {
   let data;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
-    if (arg === '--data' || arg === '-d') data = args[++i];
-    else if (arg.startsWith('--data=')) data = arg.slice('--data='.length);
+    if (arg === '--data' || arg === '-d') {
+      if (i + 1 >= args.length) throw new UsageError(`meld admin: ${arg} needs a value (JSON, @file.json or -)`);
+      data = args[++i];
+    }    else if (arg.startsWith('--data=')) data = arg.slice('--data='.length);
     else if (arg.startsWith('-') && arg !== '-') throw new UsageError(`meld admin: unknown option "${arg}"`);
     else positional.push(arg);
   }
@@ -90,6 +92,8 @@ async function run(args) {
     console.error(`meld admin: ${!method ? `unknown verb "${verb}"` : !path ? 'missing path' : `unexpected argument "${extra[0]}"`}\n${usage()}`);
     return 2;
   }
+  // fetch refuses a GET with a body, which would read as an unreachable gateway.
+  if (data !== undefined && method === 'GET') throw new UsageError(`meld admin: --data goes with post, put, patch or delete, not ${verb}`);
   const { status, body } = await adminClient().call(method, path, readData(data));
   const out = body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body, null, 2);
   if (status >= 400) {
