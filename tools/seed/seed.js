@@ -81,11 +81,20 @@ async function post(url, token, body) {
   return { successful: json.entity?.successful ?? 0, failed: json.entity?.failed ?? 0 };
 }
 
-function progressBar(enabled) {
+function progressBar(enabled, stream = process.stderr) {
   if (!enabled) return { start() {}, increment() {}, update() {}, stop() {} };
   const cliProgress = require('cli-progress');
   return new cliProgress.SingleBar(
-    { format: '  {phase} |{bar}| {percentage}% {value}/{total} · {rate}/s · eta {eta_formatted}{note}', barsize: 30, hideCursor: true, etaBuffer: 50 },
+    {
+      format: '  {phase} |{bar}| {percentage}% {value}/{total} · {rate}/s · eta {eta_formatted}{note}',
+      barsize: 30,
+      hideCursor: true,
+      etaBuffer: 50,
+      stream,
+      // Where the output is not a terminal (a pipe, a CI log) the bar is a line every 10 s, not nothing.
+      noTTYOutput: true,
+      notTTYSchedule: 10000,
+    },
     cliProgress.Presets.shades_classic,
   );
 }
@@ -214,4 +223,4 @@ async function seed({ contacts, events, sources, concurrency = 8, maxAhead = 200
 }
 const pair = (state, k) => ({ accepted: state.accepted[k], failed: state.failed[k] });
 
-module.exports = { seed };
+module.exports = { seed, progressBar };
