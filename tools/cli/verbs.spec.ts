@@ -80,3 +80,16 @@ describe('meld admin --data', () => {
     expect(out).not.toContain('cannot reach the gateway');
   });
 });
+
+describe('meld stack', () => {
+  it.each([
+    [['up', 'postgres', 'mysql'], 'meld stack: unknown service "mysql" (known: postgres, redis, clickhouse, kafka, smsc)'],
+    [['down', 'mysql'], 'meld stack: unknown service "mysql" (known: postgres, redis, clickhouse, kafka, smsc)'],
+    [['status', 'postgres'], 'meld stack: status takes no service (it lists them all)'],
+  ])('%j is a usage error naming the argument, before anything starts or stops (exit 2)', (args, message) => {
+    const { code, out } = meld(['stack', ...args]);
+    expect(code).toBe(2);
+    expect(out).toContain(message);
+    expect(out).toContain('usage: meld stack');
+  });
+});

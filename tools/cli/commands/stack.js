@@ -9,10 +9,14 @@ const help = [
 
 function run(args) {
   const { values, positionals } = parseVerbArgs('stack', args, { options: { json: { type: 'boolean', default: false } }, positionals: true });
-  const [verb] = positionals;
+  const [verb, ...services] = positionals;
   if (!['up', 'down', 'status'].includes(verb)) throw new UsageError(`meld stack: ${verb ? `unknown action "${verb}"` : 'missing action'}`);
   if (values.json && verb !== 'status') throw new UsageError('meld stack: --json goes with status');
-  return require('../../stack').runStackCommand(args);
+  if (verb === 'status' && services.length) throw new UsageError('meld stack: status takes no service (it lists them all)');
+  const stack = require('../../stack');
+  const unknown = services.find((name) => !stack.SERVICES.includes(name));
+  if (unknown !== undefined) throw new UsageError(`meld stack: unknown service "${unknown}" (known: ${stack.SERVICES.join(', ')})`);
+  return stack.runStackCommand(args);
 }
 
 module.exports = { run, help };
