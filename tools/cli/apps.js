@@ -69,7 +69,7 @@ async function whatIsDown(opsPort, fallback) {
   }
 }
 
-function startApps({ env, gatewayPort = 8080, logDir, echo = false }) {
+function startApps({ env, gatewayPort = 8080, logDir, echo = false, appsFile = path.join(stackDir, 'apps.json') }) {
   fs.mkdirSync(logDir, { recursive: true });
   const plan = planApps(gatewayPort);
   const urls = Object.fromEntries(plan.map((a) => [appUrlEnv(a.name), `http://127.0.0.1:${a.port}`]));
@@ -101,16 +101,19 @@ function startApps({ env, gatewayPort = 8080, logDir, echo = false }) {
 
   const writeAppsFile = () => {
     const rows = plan.map((a) => ({ name: a.name, port: a.port, pid: children.get(a.name)?.pid ?? null }));
-    fs.mkdirSync(stackDir, { recursive: true });
-    fs.writeFileSync(path.join(stackDir, 'apps.json'), JSON.stringify(rows, null, 2));
+    fs.mkdirSync(path.dirname(appsFile), { recursive: true });
+    fs.writeFileSync(appsFile, JSON.stringify(rows, null, 2));
   };
 
   plan.forEach((app, i) => launch(app, i));
 
-  return {
+  const supervisor = {
     plan,
     gatewayUrl: `http://127.0.0.1:${gatewayPort}`,
-    /** Resolves when the gateway's system check answers 200; rejects after the timeout with what is down. */
+    /**
+     * Resolves when the gateway's system check answers 200. After the timeout it stops the apps
+     * (their restarts and output pipes would keep `meld start` running) and rejects with what is down.
+     */
     async ready(timeoutMs = 180000) {
       const deadline = Date.now() + timeoutMs;
       let last = '';
@@ -124,7 +127,9 @@ function startApps({ env, gatewayPort = 8080, logDir, echo = false }) {
         }
         await new Promise((r) => setTimeout(r, 500));
       }
-      throw new Error(`apps not ready after ${timeoutMs / 1000} s: ${await whatIsDown(Number(env.MELD_OPS_PORT) || gatewayPort + 100, last)}`);
+      const down = await whatIsDown(Number(env.MELD_OPS_PORT) || gatewayPort + 100, last);
+      await supervisor.stop();
+      throw new Error(`apps not ready after ${timeoutMs / 1000} s (stopped): ${down}`);
     },
     async stop(timeoutMs = 15000) {
       stopping = true;
@@ -141,9 +146,10 @@ function startApps({ env, gatewayPort = 8080, logDir, echo = false }) {
           }),
       );
       await Promise.all(exits);
-      fs.rmSync(path.join(stackDir, 'apps.json'), { force: true });
+      fs.rmSync(appsFile, { force: true });
     },
   };
+  return supervisor;
 }
 
 module.exports = { startApps, planApps, portsInUse, whatIsDown };
