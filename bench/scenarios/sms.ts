@@ -58,6 +58,8 @@ import { createBenchTenant } from '../lib/tenant';
 import { WebhookReceiver } from '../lib/webhook-receiver';
 
 const smpp = require('smpp');
+/** apps/messaging's send queue (ADR 0153): its name is fixed, per Redis database. */
+const SEND_QUEUE = 'meld-sms-send';
 const { startSmsc } = require(join(__dirname, '../../tools/smsc/simulator'));
 
 const sum = (values: readonly number[]) => values.reduce((a, b) => a + b, 0);
@@ -129,6 +131,25 @@ async function redisServerPid(url: string): Promise<number | undefined> {
   }
 }
 
+/**
+ * Refuses to start while another process serves messaging's send queue on this Redis database:
+ * the queue name is fixed, so its worker (a `meld start` left running, say) would take the
+ * bench's jobs, find none of their rows in its own database, and leave them `enqueued`.
+ */
+async function refuseSharedSendQueue(url: string): Promise<void> {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1 });
+  const queue = new Queue(SEND_QUEUE, { connection: redis });
+  try {
+    const workers = await queue.getWorkersCount();
+    if (workers > 0) {
+      throw new Error(`${workers} worker(s) already serve the ${SEND_QUEUE} queue on ${url} (another messaging app on this Redis database): they would take the bench's jobs; stop them or point MELD_REDIS_URL at another database`);
+    }
+  } finally {
+    await queue.close();
+    redis.disconnect();
+  }
+}
+
 /** Until every outbox row of the bench's database has been relayed to Kafka. */
 async function waitOutboxEmpty(db: { query(sql: string): Promise<Array<{ n: number }>> }, timeoutMs = 60_000): Promise<void> {
   const deadline = performance.now() + timeoutMs;
@@ -159,6 +180,7 @@ export async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const redisUrl = process.env.MELD_REDIS_URL;
   if (!serverUrl || !redisUrl) throw new Error('MELD_POSTGRES_URL / MELD_REDIS_URL not set: run with the stack up');
 
+  await refuseSharedSendQueue(redisUrl);
   const suffix = randomBytes(4).toString('hex');
   const pg = await benchPostgres(serverUrl, `meld_bench_sms_${suffix}`);
   const kafka = await startPrivateKafka(ctx.root, [Topics.smsStatus, Topics.events, `${Topics.smsStatus}.dlq`, `${Topics.events}.dlq`], 8, ctx.log);
