@@ -18,8 +18,20 @@ export class ProbeRootParser {
       if (path) throw new ForbiddenException({ message: `${path}: filtering on an email or phone attribute needs the Basic or Full data level and a project in normal data mode (dataPolicy.mayReadPii)`, details: { path } });
       return root;
     } catch (err) {
-      if (err instanceof AudienceFilterError) throw new BadRequestException({ message: `invalid filter: ${err.message}`, details: err.details });
-      throw err;
+      throw asHttpError(err);
     }
   }
+}
+
+/** `build`'s result; a filter the compiler refuses while a probe builds its reads (a query too large, ADR 0058) is the 400 of a bad node, naming its path. */
+export function filterErrorsAs400<T>(build: () => T): T {
+  try {
+    return build();
+  } catch (err) {
+    throw asHttpError(err);
+  }
+}
+
+function asHttpError(err: unknown): unknown {
+  return err instanceof AudienceFilterError ? new BadRequestException({ message: `invalid filter: ${err.message}`, details: err.details }) : err;
 }

@@ -39,13 +39,16 @@ function omittedBeforeReading(p: DeclaredParameter, paired: boolean, piiAccess: 
   return byName;
 }
 
-/**
- * The parameter values of one event type (probe rules 11 and 13, ADR 0166 and 0167): over the
- * events of the sampled contacts, each value's events are a total over contacts (estimateTotal);
- * an id parameter paired with a name parameter lists, beside each id, the name most often seen
- * with it, and both are returned.
- */
-export async function eventParameters(reads: ProbeReads, events: Sql, declared: readonly DeclaredParameter[], m: ParameterSample): Promise<EventParameterEntry[]> {
+/** What the parameter values of one event type read, built before anything is read: the entries so far and the one query, if any parameter is listed. */
+export interface ParameterValuesRead {
+  entries: EventParameterEntry[];
+  listed: ListedParameter[];
+  partners: Map<number, ListedParameter>;
+  query?: Sql;
+}
+
+/** The entries of `declared`, those not listed saying why, and the query of the listed ones' values over `events` (ADR 0222). */
+export function parameterValuesRead(events: Sql, declared: readonly DeclaredParameter[], piiAccess: ContactDataView): ParameterValuesRead {
   const { nameOf, idOf } = pairParameters(declared.map((p) => p.parameter));
   const entries: EventParameterEntry[] = declared.map((p) => ({
     uid: p.parameter,
@@ -56,14 +59,25 @@ export async function eventParameters(reads: ProbeReads, events: Sql, declared: 
   }));
   const listed: ListedParameter[] = [];
   declared.forEach((p, index) => {
-    const omitted = omittedBeforeReading(p, nameOf.has(p.parameter), m.piiAccess);
+    const omitted = omittedBeforeReading(p, nameOf.has(p.parameter), piiAccess);
     if (omitted) entries[index].valuesOmitted = omitted;
     else listed.push({ index, uid: p.parameter, kind: valueKindOf(p.dataType as AttributeType) });
   });
-  if (!listed.length) return entries;
-
   const partners = namePartners(listed, nameOf, declared);
-  const rows = await reads.rows<ParameterRow>(parameterValuesQuery(events, listed, PARAMETER_VALUES_LIMIT, partners));
+  return { entries, listed, partners, ...(listed.length ? { query: parameterValuesQuery(events, listed, PARAMETER_VALUES_LIMIT, partners) } : {}) };
+}
+
+/**
+ * The parameter values of one event type (probe rules 11 and 13, ADR 0166 and 0167): over the
+ * events of the sampled contacts, each value's events are a total over contacts (estimateTotal);
+ * an id parameter paired with a name parameter lists, beside each id, the name most often seen
+ * with it, and both are returned.
+ */
+export async function eventParameters(reads: ProbeReads, read: ParameterValuesRead, declared: readonly DeclaredParameter[], m: ParameterSample): Promise<EventParameterEntry[]> {
+  const { entries, listed, partners, query } = read;
+  if (!query) return entries;
+
+  const rows = await reads.rows<ParameterRow>(query);
   const sampled = m.plan.applied;
   const total = (sum: number, squares: number) => estimateTotal(sum, squares, m.scanned, m.population, sampled);
   const byIndex = new Map(rows.map((r) => [Number(r.parameter), r]));

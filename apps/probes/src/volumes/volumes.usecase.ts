@@ -1,13 +1,13 @@
 import { type ContactDataView, contactDataView, type Principal } from '@meld/auth';
 import { SYSTEM_EVENT_TYPES } from '@meld/contracts';
-import { sampleQualifier, samplingPlan, type SamplingPlan } from '@meld/clickhouse';
+import { sampleQualifier, samplingPlan, type SamplingPlan, type Sql } from '@meld/clickhouse';
 import { CatalogueRepository } from '@meld/db';
-import type { AudienceFilterNode } from '@meld/filters';
+import { checkedSize } from '@meld/filters';
 import { BadRequestException, Injectable } from '@nestjs/common';
 import { ProjectDataSources, resolveDataSource } from '../shared/data-sources';
 import { ProbeReads } from '../shared/probe-reads';
-import { ProbeRootParser } from '../shared/probe-root';
-import { type DeclaredParameter, eventParameters } from './event-parameters';
+import { filterErrorsAs400, ProbeRootParser } from '../shared/probe-root';
+import { type DeclaredParameter, eventParameters, type ParameterValuesRead, parameterValuesRead } from './event-parameters';
 import { type LastSeen, lastSeen } from './last-seen';
 import type { ComputedVolumes, VolumesInput } from './volumes.schema';
 import { bandColumn, type EventScope, populationQuery, rootContacts, sampledEvents, volumesQuery } from './volumes-sql';
@@ -23,6 +23,8 @@ export interface VolumesCommand {
 type Population = { contacts: number; scanned: (plan: SamplingPlan) => number };
 /** The type an `event` probe reads: its parameters come from the catalogue, or are fixed for a system type. */
 type ProbedType = { uid: string; name: string; retentionDays: number | null; parameters: () => Promise<DeclaredParameter[]> };
+
+type VolumeRow = { event_type: string; events: string; last: string };
 
 const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
 
@@ -51,14 +53,33 @@ export class VolumesUseCase {
     }
     const matched = input.datasource ? resolveDataSource(input.datasource, sources!) : undefined;
 
-    const project = await this.population(projectId, undefined, now);
+    const project = await this.population(populationQuery(projectId, undefined, now));
     const window = volumesWindow({ audienceSize: project.contacts, requestedDays: input.window, plan: principal.plan, now });
     const typeDays = new Map([...types, ...(probed ? [probed] : [])].map((t) => [t.uid, effectiveWindowDays(window.days, t.retentionDays)]));
     const scopeOf = (uids: string[]): EventScope => ({ projectId, to: seconds(now), types: uids.map((uid) => ({ uid, from: seconds(windowStart(now, typeDays.get(uid)!)) })), dataSourceIds: matched?.map((d) => d.id) });
-    const contacts = root ? rootContacts(projectId, root, now) : undefined;
     const view = contactDataView(principal);
+    const plan = samplingPlan(project.contacts);
+    const declared = probed ? await probed.parameters() : [];
+    // Every read of events is built before any runs. The root stands in each once, beside a part per
+    // declared type and per listed parameter, so a root whose own query fits can make one pass what
+    // ClickHouse parses (256 KiB): checked as a whole, the 400 at `root` of a filter too large (ADR
+    // 0058), not a 500. Without a root nothing is checked: the refusal would name a root not given.
+    const queries = filterErrorsAs400(() => {
+      const contacts = root ? rootContacts(projectId, root, now) : undefined;
+      const sampled = probed && sampledEvents(scopeOf([probed.uid]), plan.applied ? plan.buckets : undefined, contacts);
+      const built = {
+        volumes: types.length ? volumesQuery(scopeOf(types.map((t) => t.uid)), contacts) : undefined,
+        // A system type is not in the declared list (probe volumes are per declared type): its own count is read for its section.
+        probedVolume: probed && !types.some((t) => t.uid === probed.uid) ? volumesQuery(scopeOf([probed.uid]), contacts) : undefined,
+        values: sampled && parameterValuesRead(sampled, declared, view),
+        // The band follows the whole project audience even with a root (probe rule 11); the estimate projects on the root's contacts.
+        rootPopulation: probed && root ? populationQuery(projectId, root, now) : undefined,
+      };
+      if (root) for (const query of [built.volumes, built.probedVolume, built.values?.query]) if (query) checkedSize(query);
+      return built;
+    });
 
-    const volumes = types.length ? await this.reads.rows<{ event_type: string; events: string; last: string }>(volumesQuery(scopeOf(types.map((t) => t.uid)), contacts)) : [];
+    const volumes = queries.volumes ? await this.reads.rows<VolumeRow>(queries.volumes) : [];
     const byType = new Map(volumes.map((v) => [v.event_type, v]));
     const eventTypes = types.map((t) => {
       const count = Number(byType.get(t.uid)?.events ?? 0);
@@ -66,10 +87,8 @@ export class VolumesUseCase {
       return { uid: t.uid, label: t.name, count, received: count > 0, ...lastSeen(count, Number(byType.get(t.uid)?.last), view), effectiveWindowDays: days, windowLimitedByRetention: days < window.days, retentionDays: t.retentionDays };
     });
 
-    const plan = samplingPlan(project.contacts);
-    // A system type is not in the declared list (probe volumes are per declared type): its own count is read for its section.
-    const probedVolume = probed && (eventTypes.find((e) => e.uid === probed.uid) ?? (await this.volumeOf(probed.uid, scopeOf([probed.uid]), contacts, view)));
-    const event = probed ? await this.eventSection(probed, probedVolume!, scopeOf([probed.uid]), { projectId, root, now, contacts, project, plan, view }) : undefined;
+    const probedVolume = probed && (eventTypes.find((e) => e.uid === probed.uid) ?? (await this.volumeOf(queries.probedVolume!, view)));
+    const event = probed ? await this.eventSection(probed, probedVolume!, declared, queries.values!, { rootPopulation: queries.rootPopulation, project, plan, view }) : undefined;
     const received = eventTypes.filter((e) => e.received).length;
     return {
       computedAt: now.toISOString(),
@@ -95,14 +114,14 @@ export class VolumesUseCase {
     return system && { uid: system.uid, name: system.name, retentionDays: null, parameters: async () => [...system.parameters] };
   }
 
-  private async volumeOf(uid: string, scope: EventScope, contacts: ReturnType<typeof rootContacts> | undefined, view: ContactDataView): Promise<{ count: number } & LastSeen> {
-    const [row] = await this.reads.rows<{ event_type: string; events: string; last: string }>(volumesQuery(scope, contacts));
+  private async volumeOf(query: Sql, view: ContactDataView): Promise<{ count: number } & LastSeen> {
+    const [row] = await this.reads.rows<VolumeRow>(query);
     const count = Number(row?.events ?? 0);
     return { count, ...lastSeen(count, Number(row?.last), view) };
   }
 
-  private async population(projectId: string, root: AudienceFilterNode | undefined, now: Date): Promise<Population> {
-    const row = await this.reads.row(populationQuery(projectId, root, now));
+  private async population(query: Sql): Promise<Population> {
+    const row = await this.reads.row(query);
     const contacts = row.get('contacts') ?? 0;
     return { contacts, scanned: (plan) => (plan.applied ? (row.get(bandColumn(plan.buckets)) ?? 0) : contacts) };
   }
@@ -110,15 +129,13 @@ export class VolumesUseCase {
   private async eventSection(
     type: ProbedType,
     volume: { count: number } & LastSeen,
-    scope: EventScope,
-    c: { projectId: string; root?: AudienceFilterNode; now: Date; contacts?: ReturnType<typeof rootContacts>; project: Population; plan: SamplingPlan; view: ContactDataView },
+    declared: readonly DeclaredParameter[],
+    values: ParameterValuesRead,
+    c: { rootPopulation?: Sql; project: Population; plan: SamplingPlan; view: ContactDataView },
   ): Promise<NonNullable<ComputedVolumes['event']>> {
-    // The band follows the whole project audience even with a root (probe rule 11); the estimate projects on the root's contacts.
-    const population = c.root ? await this.population(c.projectId, c.root, c.now) : c.project;
+    const population = c.rootPopulation ? await this.population(c.rootPopulation) : c.project;
     const measure = { plan: c.plan, population: population.contacts, scanned: population.scanned(c.plan), piiAccess: c.view };
-    const declared = await type.parameters();
-    const events = sampledEvents(scope, c.plan.applied ? c.plan.buckets : undefined, c.contacts);
-    const parameters = await eventParameters(this.reads, events, declared, measure);
+    const parameters = await eventParameters(this.reads, values, declared, measure);
     const listed = parameters.filter((p) => p.values);
     return {
       uid: type.uid,

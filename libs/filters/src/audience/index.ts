@@ -4,7 +4,7 @@ export * from './types';
 export { AudienceFilterError } from './errors';
 export { AUDIENCE_FILTER_LIMITS } from './limits';
 export { parseAudienceFilter, parseAudienceFilterVersion } from './parse';
-export { audienceCount, audiencePage, audienceSelect, audienceSortedPage, audienceTerms, paramValues, type AudienceCountOptions, type AudienceFilterOptions, type AudiencePageOptions, type AudienceSelectOptions, type AudienceSortedPageOptions, type AudienceSortKey, type AudienceTermsOptions } from './compile';
+export { audienceCount, audiencePage, checkedSize, audienceSelect, audienceSortedPage, audienceTerms, paramValues, type AudienceCountOptions, type AudienceFilterOptions, type AudiencePageOptions, type AudienceSelectOptions, type AudienceSortedPageOptions, type AudienceSortKey, type AudienceTermsOptions } from './compile';
 export { liveSnapshot } from './live-snapshot';
 export { HASH_SPACE, MIN_SPAN, windowedAudiencePage, type PagePosition, type WindowedPage, type WindowedPageOptions } from './page-windows';
 export { slotOf, slotValues, type AttributeArrays, type AttributeSlot } from './slots';
