@@ -7,11 +7,12 @@ import { type SmsProject, seedSmsProject, smsStack, unsubscribeLink } from './su
 // The SMS unsubscribe page in a real browser (issue 17, ADR 0182): Debian's chromium, headless,
 // driven by playwright-core, the link taken from the message as stored and opened through the
 // gateway's link door (the shared e2e system, ADR 0352). A GET must record nothing (link previews fetch it); the Unsubscribe
-// button records the opt-out, with JavaScript on and off (the page has no script).
+// button records the opt-out, with JavaScript on and off (the page has no script) and with cookies blocked (ADR 0182 amended).
 const { ensureChromium, chromiumArgs } = require(join(__dirname, '../../tools/stack/browser.js'));
 
 const OUTPUT = join(__dirname, '../../.stack/test-output');
 const SCREENSHOT = join(OUTPUT, 'unsubscribe.png');
+const NO_COOKIES_SCREENSHOT = join(OUTPUT, 'unsubscribe-no-cookies.png');
 
 describe('the SMS unsubscribe page in headless chromium', () => {
   let sms: Awaited<ReturnType<typeof smsStack>>;
@@ -96,6 +97,27 @@ describe('the SMS unsubscribe page in headless chromium', () => {
     await page.click('button[type=submit]');
     await page.locator('h1', { hasText: 'You are unsubscribed' }).waitFor();
     expect(await recorded(link, 'browser-no-js')).toEqual({ confirmed: true, consent: 'opt-out' });
+    await p.consentBecomes(phone, 'opt-out');
+    await context.close();
+  }, 90000);
+
+  it('a browser that blocks cookies unsubscribes too: the link code is the capability (screenshot kept)', async () => {
+    const phone = '+447400555203';
+    const link = await messageWithLink('browser-no-cookies', phone);
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(link);
+    expect(await page.locator('h1').innerText()).toBe('Stop SMS from Corner Shop?');
+    // As a browser or in-app webview that keeps no cookies: whatever the page set is gone before the click.
+    await context.clearCookies();
+    expect(await recorded(link, 'browser-no-cookies')).toEqual({ confirmed: false, consent: null });
+    await page.click('button[type=submit]');
+    await page.locator('h1', { hasText: 'You are unsubscribed' }).waitFor();
+    mkdirSync(OUTPUT, { recursive: true });
+    await page.screenshot({ path: NO_COOKIES_SCREENSHOT, fullPage: true });
+    console.log(`unsubscribe without cookies screenshot: ${NO_COOKIES_SCREENSHOT}`);
+    expect(await context.cookies()).toEqual([]);
+    expect(await recorded(link, 'browser-no-cookies')).toEqual({ confirmed: true, consent: 'opt-out' });
     await p.consentBecomes(phone, 'opt-out');
     await context.close();
   }, 90000);

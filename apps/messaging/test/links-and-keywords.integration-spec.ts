@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
+import { HTML_PAGE_HEADERS } from '@meld/api';
 import { type Json, principalHeader } from '@meld/fixtures';
 import { waitFor } from '@meld/testing';
 import type { INestApplication } from '@nestjs/common';
@@ -77,7 +79,7 @@ describe('messaging: short links, unsubscribe page, inbound keywords', () => {
     expect((await fetch(`${base}/l/NOPE0000`, { redirect: 'manual' })).status).toBe(404);
   });
 
-  it('the unsubscribe GET only asks; a POST without the CSRF cookie is 403; the confirming POST records the opt-out once', async () => {
+  it('the unsubscribe GET and HEAD only ask; the confirming POST records the opt-out once, with no cookie or form field (ADR 0182 amended)', async () => {
     const { audienceId, userId } = await memberContact('+447400123604');
     const { body } = await send(audienceId, 'Stop: {{unsubscribe}}');
     const [{ code }] = await db.query(`SELECT code FROM sms_links WHERE sms_id = $1 AND kind = 'unsubscribe'`, [body.entity.id]);
@@ -85,16 +87,27 @@ describe('messaging: short links, unsubscribe page, inbound keywords', () => {
     const html = await page.text();
     expect([page.status, html]).toEqual([200, expect.stringContaining('Stop SMS from Meld?')]);
     expect(html).not.toContain('+447400123604');
+    // Nothing for a browser that blocks cookies to lose: the link code is the capability.
+    expect([page.headers.get('set-cookie'), html]).toEqual([null, expect.stringContaining(`<form method="post" action="/u/${code}"><button type="submit">`)]);
+    const head = await fetch(`${base}/u/${code}`, { method: 'HEAD' });
+    expect([head.status, head.headers.get('set-cookie')]).toEqual([200, null]);
+    const pageHeaders = (res: Response) => Object.fromEntries(Object.keys(HTML_PAGE_HEADERS).map((name) => [name, res.headers.get(name)]));
+    expect(pageHeaders(page)).toEqual(HTML_PAGE_HEADERS);
+    // The POST's other checks hold: a body no page posts (compressed, of a type no parser takes) records nothing.
+    const odd = (headers: Record<string, string>, body: string | Buffer) => fetch(`${base}/u/${code}`, { method: 'POST', headers, body });
+    expect((await odd({ 'content-type': 'application/x-www-form-urlencoded', 'content-encoding': 'gzip' }, gzipSync('x=1'))).status).toBe(415);
+    expect((await odd({ 'content-type': 'application/xml' }, '<x/>')).status).toBe(400);
     expect(await messagingConsent(userId)).toBeNull();
-    const csrf = /name="csrf" value="([^"]+)"/.exec(html)![1];
-    const cookie = page.headers.get('set-cookie')!.split(';')[0];
-    const post = (headers: Record<string, string>) => fetch(`${base}/u/${code}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: `csrf=${csrf}` });
-    expect((await post({})).status).toBe(403);
-    expect(await messagingConsent(userId)).toBeNull();
-    const done = await post({ cookie });
+    const post = () => fetch(`${base}/u/${code}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '' });
+    const done = await post();
     expect([done.status, await done.text()]).toEqual([200, expect.stringContaining('You are unsubscribed')]);
     expect(await messagingConsent(userId)).toBe('opt-out');
-    expect((await post({ cookie })).status).toBe(200);
+    expect(pageHeaders(done)).toEqual(HTML_PAGE_HEADERS);
+    const [{ confirmed }] = await db.query(`SELECT confirmed_at AS confirmed FROM sms_links WHERE code = $1`, [code]);
+    const again = await post();
+    expect([again.status, await again.text()]).toEqual([200, expect.stringContaining('You are unsubscribed')]);
+    expect((await db.query(`SELECT confirmed_at AS confirmed FROM sms_links WHERE code = $1`, [code]))[0].confirmed).toEqual(confirmed);
+    expect((await fetch(`${base}/u/NOPE0000NOPE0000NOPE00`, { method: 'POST' })).status).toBe(404);
   });
 
   it('an inbound STOP from the SMSC opts the number out, START opts it back in; other texts change nothing', async () => {
@@ -231,13 +244,7 @@ describe('messaging: short links, unsubscribe page, inbound keywords', () => {
       // As identity-merge leaves a contact deleted through ingest: no member, no audience contact.
       await db.query(`DELETE FROM audience_members WHERE project_id = $1 AND audience_id = $2`, [t.project.id, audienceId]);
       await db.query(`DELETE FROM audience_contacts WHERE project_id = $1 AND id = $2`, [t.project.id, audienceId]);
-      const page = await fetch(`${base}/u/${code}`);
-      const csrf = /name="csrf" value="([^"]+)"/.exec(await page.text())![1];
-      const done = await fetch(`${base}/u/${code}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: page.headers.get('set-cookie')!.split(';')[0]! },
-        body: `csrf=${csrf}`,
-      });
+      const done = await fetch(`${base}/u/${code}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '' });
       expect([done.status, await done.text()]).toEqual([200, expect.stringContaining('You are unsubscribed')]);
       expect(await ownContacts(phone)).toEqual([{ _phone_mobile: phone, _consent_sms: 'opt-out' }]);
       for (const outbound of [false, true]) {

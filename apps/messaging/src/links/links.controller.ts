@@ -1,34 +1,27 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { ApiExcludeController, HTML_PAGE_HEADERS } from '@meld/api';
 import { InternalPublic } from '@meld/auth';
-import { loadPublicUrl } from '@meld/platform';
-import { Body, Controller, Get, Header, Param, Post, Req, Res } from '@nestjs/common';
+import { Controller, Get, Header, Param, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LinkEvents } from './link-events';
 import { LinksRepository } from './links.repository';
 import { LINK_CODE } from './text-template';
 import { UNSUBSCRIBE_STYLESHEET, confirmPage, donePage, messagePage } from './unsubscribe-pages';
 
-const CSRF_COOKIE = 'meld_unsubscribe_csrf';
-
 /**
  * The public link routes, anonymous, reached through the gateway's link door (ADR 0182):
  * `GET /l/{code}` 302 to the short link's target and records a click; `GET /u/{code}` shows
- * the unsubscribe confirmation, and only its `POST` (double-submit CSRF cookie) records the
- * opt-out, so a link preview fetching the URL unsubscribes nobody.
+ * the unsubscribe confirmation, and only its `POST` records the opt-out, so a link preview
+ * fetching the URL unsubscribes nobody. The code is the capability: no cookie, no CSRF token
+ * (a browser that blocks cookies must be able to opt out; ADR 0182 amended).
  */
 @ApiExcludeController()
 @InternalPublic()
 @Controller()
 export class LinksController {
-  private readonly secure: boolean;
-
   constructor(
     private readonly events: LinkEvents,
     private readonly links: LinksRepository,
-  ) {
-    this.secure = loadPublicUrl().startsWith('https:');
-  }
+  ) {}
 
   @Get('l/:code')
   async click(@Param('code') code: string, @Req() req: FastifyRequest, @Res() reply: FastifyReply) {
@@ -53,23 +46,16 @@ export class LinksController {
   }
 
   @Get('u/:code')
-  async show(@Param('code') code: string, @Req() req: FastifyRequest, @Res() reply: FastifyReply) {
+  async show(@Param('code') code: string, @Res() reply: FastifyReply) {
     const link = LINK_CODE.test(code) ? await this.links.find(code, 'unsubscribe') : null;
     if (!link) return this.html(reply, 404, messagePage('Link not found', 'This unsubscribe link does not exist.'));
     if (link.confirmedAt) return this.html(reply, 200, donePage(link.senderName));
-    const csrf = csrfOf(req) ?? randomBytes(24).toString('base64url');
-    reply.header('set-cookie', `${CSRF_COOKIE}=${csrf}; Path=/u; HttpOnly; SameSite=Strict; Max-Age=3600${this.secure ? '; Secure' : ''}`);
-    return this.html(reply, 200, confirmPage(code, link.senderName, link.destination, csrf));
+    return this.html(reply, 200, confirmPage(code, link.senderName, link.destination));
   }
 
   @Post('u/:code')
-  async confirm(@Param('code') code: string, @Body() form: unknown, @Req() req: FastifyRequest, @Res() reply: FastifyReply) {
+  async confirm(@Param('code') code: string, @Res() reply: FastifyReply) {
     if (!LINK_CODE.test(code)) return this.html(reply, 404, messagePage('Link not found', 'This unsubscribe link does not exist.'));
-    const posted = form && typeof form === 'object' && typeof (form as { csrf?: unknown }).csrf === 'string' ? (form as { csrf: string }).csrf : '';
-    const cookie = csrfOf(req);
-    if (!cookie || !sameText(cookie, posted)) {
-      return this.html(reply, 403, messagePage('Please try again', 'The form expired or did not come from this page. Open the link from your message again.'));
-    }
     const link = await this.events.unsubscribe(code);
     if (!link) return this.html(reply, 404, messagePage('Link not found', 'This unsubscribe link does not exist.'));
     return this.html(reply, 200, donePage(link.senderName));
@@ -78,18 +64,4 @@ export class LinksController {
   private html(reply: FastifyReply, status: number, body: string) {
     return reply.code(status).headers(HTML_PAGE_HEADERS).send(body);
   }
-}
-
-function csrfOf(req: FastifyRequest): string | undefined {
-  for (const part of (req.headers.cookie ?? '').split(';')) {
-    const [name, value] = part.trim().split('=', 2);
-    if (name === CSRF_COOKIE && value && /^[\w-]{32}$/.test(value)) return value;
-  }
-  return undefined;
-}
-
-function sameText(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
 }

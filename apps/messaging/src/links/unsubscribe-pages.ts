@@ -14,11 +14,11 @@ function page(title: string, body: string): string {
 }
 
 /** The confirmation asked for before anything is recorded (a link preview's GET changes nothing). */
-export function confirmPage(code: string, senderName: string, destination: string, csrf: string): string {
+export function confirmPage(code: string, senderName: string, destination: string): string {
   const sender = esc(senderName);
   return page(`Stop SMS from ${senderName}`, `<h1>Stop SMS from ${sender}?</h1>
 <p>You will no longer receive text messages from <strong>${sender}</strong> at ${esc(maskPhone(destination))}.</p>
-<form method="post" action="/u/${esc(code)}"><input type="hidden" name="csrf" value="${esc(csrf)}"><button type="submit">Unsubscribe</button></form>`);
+<form method="post" action="/u/${esc(code)}"><button type="submit">Unsubscribe</button></form>`);
 }
 
 export function donePage(senderName: string): string {

@@ -4,7 +4,7 @@ import type { Upstreams } from '../proxy/upstreams';
 import type { RateLimiter } from '../rate-limit/rate-limiter';
 import { AnonymousDoor } from './anonymous-door';
 
-/** The unsubscribe form posts one CSRF field. */
+/** The unsubscribe form posts no field (ADR 0182): a small limit, a larger body is no page's. */
 export const LINK_BODY_LIMIT = 4 * 1024;
 
 /**
