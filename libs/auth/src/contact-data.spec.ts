@@ -65,7 +65,8 @@ describe('contact-derived data under the data mode (ADR 0121)', () => {
   });
 
   it('masks a long text without an address in linear time (a host that may hold % backtracked cubically, 47 s for 6,000 characters; a start at every character was quadratic)', () => {
-    for (const run of ['%40', '%40a', '%2B', '%40%2B1', 'a', 'a.', '1']) {
+    // Dates too: each phone-like run looked through every date of the text (quadratic).
+    for (const run of ['%40', '%40a', '%2B', '%40%2B1', 'a', 'a.', '1', '2024-05-06 12:30 ', '05415024-7345-43e2-8a1f-af2b744a6f80 0']) {
       // 16 KiB, the largest event parameter ingest takes; a single @ at the end, no address.
       const text = `${run.repeat(Math.ceil(16384 / run.length))}@`;
       // The fastest of three runs: a loaded machine can stall one run, never all three (CI).
@@ -101,6 +102,37 @@ describe('contact-derived data under the data mode (ADR 0121)', () => {
     expect(maskPiiInText('[030] 12345678')).toBe('[03******78');
     // Dates and short paths hold fewer digits than a phone: they stay.
     for (const kept of ['29/11/2026', '2026/11/29', '/orders/1234/5678', '[2026]']) expect(maskPiiInText(kept)).toBe(kept);
+  });
+
+  it('keeps dates and date-times whole (an analyst reads them), and still masks a phone beside one or written with dashes and slashes', () => {
+    // A date then a time made one run of 10 digits: `order 2024-05-06 12:30` came back `order 20******12:30`.
+    for (const kept of ['order 2024-05-06 12:30', '2024-05-06 12:30:45.123+02:00', '2024-05-06T12:30:00Z', '2024/05/06 12:30', '06/05/2024 12:30', '29.11.2026 08:15:00', 'from 2024-05-06 to 2024-05-07']) {
+      expect(maskPiiInText(kept)).toBe(kept);
+    }
+    expect(maskPiiInText('2024-05-06 12:30 +33612345678')).toBe('2024-05-06 12:30 +33******78');
+    expect(maskPiiInText('2024-05-06 0612345678')).toBe('2024-05-06 06******78');
+    expect(maskPiiInText('06 12 34 56 78 29/11/2026')).toBe('06******78 29/11/2026');
+    for (const [phone, masked] of [['0171/1234567', '01******67'], ['06-12-34-56-78', '06******78'], ['+33 6 12 34 56 78', '+33******78']]) {
+      expect(maskPiiInText(`${phone} 2024-05-06 12:30`)).toBe(`${masked} 2024-05-06 12:30`);
+    }
+    // A date-shaped run that goes on with its own separators could be a number: it is judged as one run (privacy first).
+    for (const run of ['2024-05-06-12-34', '1-12-05-2024', '+2024-05-06', '2024-05-0612', '12/05/2024/1234']) expect(maskPiiInText(run)).not.toBe(run);
+    const ASCII_PHONES = [/^0[1-9]( [0-9]{2}){4}$/, /^0[1-9](-[0-9]{2}){4}$/, /^0[1-9]{3}\/[0-9]{7}$/, /^\+[1-9][0-9]{8,13}$/, /^\+33 [1-9]( [0-9]{2}){4}$/];
+    const date = fc.date({ min: new Date('1900-01-01T00:00:00Z'), max: new Date('2099-12-31T23:59:59Z'), noInvalidDate: true }).map((d) => d.toISOString());
+    const written = fc.tuple(date, fc.integer({ min: 0, max: 7 })).map(([iso, form]) => {
+      const [y, m, d, hh, mm, ss] = [iso.slice(0, 4), iso.slice(5, 7), iso.slice(8, 10), iso.slice(11, 13), iso.slice(14, 16), iso.slice(17, 19)];
+      return [iso, `${y}-${m}-${d}`, `${y}-${m}-${d} ${hh}:${mm}`, `${y}/${m}/${d} ${hh}:${mm}:${ss}`, `${d}/${m}/${y} ${hh}:${mm}`, `${m}/${d}/${y}`, `${d}.${m}.${y} ${hh}:${mm}`, `${y}-${m}-${d}T${hh}:${mm}:${ss}+02:00`][form];
+    });
+    fc.assert(
+      fc.property(written, fc.oneof(...ASCII_PHONES.map((re) => fc.stringMatching(re))), fc.constantFrom(' ', ', ', ' - ', ' / '), (when, phone, separator) => {
+        expect(maskPiiInText(`order ${when}`)).toBe(`order ${when}`);
+        for (const text of [`${when}${separator}${phone}`, `${phone}${separator}${when}`]) {
+          const out = maskPiiInText(text);
+          expect(out).toContain(when);
+          expect(out).not.toContain(phone.replace(/^\+/, '').slice(2, -2));
+        }
+      }),
+    );
   });
 
   it('masks numbers written side by side, and keeps one long id of digits alone', () => {

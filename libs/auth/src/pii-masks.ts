@@ -65,21 +65,47 @@ const MAX_PHONE_DIGITS = 15;
 // A UUID is an id, never a phone: one whose first groups are all decimal (`05415024-7345-43e2-…`,
 // one UUID in ~280) read as a dashed number and was masked inside event and user ids (ADR 0121).
 const UUID_IN_TEXT = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
+// A date, and its time if one follows, is no personal identifier: `2024-05-06 12:30` read as a
+// 10-digit run and was masked (ADR 0121). Year first (`2024-05-06`, `2024/05/06`, `2024.05.06`) or
+// last (`06/05/2024`, `05/06/2024`, `29.11.2026`), one separator throughout, a year 1900-2099, a
+// month and a day that exist; then a time with colons (`T12:30`, ` 12:30:45.123+02:00`, `…Z`).
+// Privacy first: a date that goes on with a separator and a digit (`2024-05-06-12-34`), or follows
+// one (`1-12-05-2024`), or a plus sign (`+`, `%2B`), could be part of a number and is no date here.
+const MONTH = '(?:0?[1-9]|1[0-2])';
+const DAY = '(?:0?[1-9]|[12][0-9]|3[01])';
+const YEAR = '(?:19|20)[0-9]{2}';
+// Separators that join a number's groups tightly (not spaces): a date that goes on with one of them is part of a run.
+const JOINERS = '().\\u2010-\\u2015\\u2212\\u30FC\\uFF08\\uFF09\\uFF0E\\uFF0D/\\uFF0F\\[\\]\\uFF3B\\uFF3D-';
+const TIME = '(?:[T ](?:[01][0-9]|2[0-3]):[0-5][0-9](?::[0-5][0-9](?:[.,][0-9]{1,9})?)?(?:Z|[+-](?:[01][0-9]|2[0-3])(?::?[0-5][0-9])?)?)?';
+const DATE_IN_TEXT = new RegExp(
+  `(?<![${DIGITS}${PLUS}])(?<!%2[Bb])(?<![${DIGITS}][${JOINERS}])` +
+    `(?:${YEAR}([-/.])(?:0[1-9]|1[0-2])\\1(?:0[1-9]|[12][0-9]|3[01])|${DAY}([-/.])${MONTH}\\2${YEAR}|${MONTH}([-/.])${DAY}\\3${YEAR})` +
+    `${TIME}(?![${DIGITS}])(?![${JOINERS}][${DIGITS}])`,
+  'g',
+);
 
-/** The [start, end) spans of the UUIDs in a text. */
-function uuidSpans(text: string): Array<[number, number]> {
-  if (text.length < 36 || !text.includes('-')) return [];
-  return Array.from(text.matchAll(UUID_IN_TEXT), (m) => [m.index, m.index + m[0].length]);
+/** The [start, end) spans of the UUIDs and dates in a text, which stay whole: in order, none overlapping. */
+function keptSpans(text: string): Array<[number, number]> {
+  const spans: Array<[number, number]> = [];
+  if (text.length >= 36 && text.includes('-')) for (const m of text.matchAll(UUID_IN_TEXT)) spans.push([m.index, m.index + m[0].length]);
+  for (const m of text.matchAll(DATE_IN_TEXT)) spans.push([m.index, m.index + m[0].length]);
+  spans.sort((a, b) => a[0] - b[0]);
+  return spans.filter(([start], i) => i === 0 || start >= spans[i - 1][1]);
 }
 
 /** A text with every email and phone number in it masked (`maskEmail`, `maskPhone`). */
 export function maskPiiInText(text: string): string {
   const withoutEmails = text.replace(EMAIL_IN_TEXT, (email) => maskEmail(email));
-  const uuids = uuidSpans(withoutEmails);
+  let kept: Array<[number, number]> | undefined;
+  let next = 0;
   return withoutEmails.replace(PHONE_IN_TEXT, (run: string, at: number) => {
-    const inside = uuids.filter(([start, end]) => start < at + run.length && end > at);
+    kept ??= keptSpans(withoutEmails);
+    // Runs come in order, as the spans do: those ending before this run are passed for good (linear).
+    while (next < kept.length && kept[next][1] <= at) next++;
+    const inside: Array<[number, number]> = [];
+    for (let i = next; i < kept.length && kept[i][0] < at + run.length; i++) inside.push(kept[i]);
     if (!inside.length) return maskRun(run);
-    // The parts of the run outside a UUID are judged alone: a phone beside an id is still masked.
+    // The parts of the run outside a UUID or a date are judged alone: a phone beside one is still masked.
     let out = '';
     let pos = 0;
     for (const [start, end] of inside) {
