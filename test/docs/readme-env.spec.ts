@@ -1,3 +1,4 @@
+import { principalKeyEnv } from '@meld/auth';
 import { INTERNAL_APPS, appUrlEnv } from '@meld/contracts';
 import { filesUnder, markdownSection, readRepoFile } from './repo-files';
 
@@ -11,6 +12,9 @@ const PRINCIPAL_KEY_PLACEHOLDER = 'MELD_PRINCIPAL_KEY_<APP>';
 /** Test-only libraries: what they read configures tests, not apps. */
 const TEST_LIBS = new Set(['libs/testing', 'libs/fixtures']);
 const isSource = (name: string): boolean => /\.(ts|js|mjs)$/.test(name) && !/\.(spec|integration-spec|e2e-spec)\.ts$/.test(name);
+
+/** The image recipe and the deploy manifests: they set variables the apps read, and the image's HEALTHCHECK reads some. */
+const DEPLOY_FILES = (): string[] => ['Dockerfile', 'docker-compose.yml', ...filesUnder('k8s', (name) => /\.ya?ml$/.test(name))];
 
 /** Variables named in the production sources of apps and libs (their `src/`, tests excluded). */
 function variablesReadByApps(): Set<string> {
@@ -58,8 +62,22 @@ describe('README configuration table', () => {
     expect([...names].filter((name) => !documented.has(name)).sort()).toEqual([]);
   });
 
-  it('lists only variables something reads (apps, libs or the local stack tools)', () => {
-    const sources = [...filesUnder('apps', isSource), ...filesUnder('libs', isSource), ...filesUnder('tools', isSource)]
+  it('lists every variable the image and the deploy manifests name (Dockerfile, docker-compose.yml, k8s/)', () => {
+    // The image's HEALTHCHECK read MELD_HEALTH_PATH, which the table did not list.
+    const names = new Set<string>();
+    for (const file of DEPLOY_FILES()) for (const match of readRepoFile(file).matchAll(VARIABLE)) names.add(match[0]);
+    // Manifests set each app's own names (MELD_PRINCIPAL_KEY_OAUTH, MELD_OAUTH_URL); comments write the placeholders.
+    for (const app of INTERNAL_APPS) {
+      names.delete(appUrlEnv(app));
+      if (names.delete(principalKeyEnv(app))) names.add(PRINCIPAL_KEY_PLACEHOLDER);
+    }
+    if (names.delete('MELD_PRINCIPAL_KEY_')) names.add(PRINCIPAL_KEY_PLACEHOLDER);
+    names.delete('MELD_'); // MELD_<APP>_URL in a comment
+    expect([...names].filter((name) => !documented.has(name)).sort()).toEqual([]);
+  });
+
+  it('lists only variables something reads (apps, libs, the local stack tools or the image)', () => {
+    const sources = [...filesUnder('apps', isSource), ...filesUnder('libs', isSource), ...filesUnder('tools', isSource), 'Dockerfile']
       .filter((file) => ![...TEST_LIBS].some((lib) => file.startsWith(`${lib}/`)))
       .map(readRepoFile)
       .join('\n');
