@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { hashPassword } from '@meld/auth';
+import { hashPassword, hashToken } from '@meld/auth';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { form, pkcePair, register, returnLink, startOAuth } from './app.fixture';
@@ -159,6 +159,26 @@ describe('oauth consent screen (real Postgres)', () => {
     expect(await blocked.text()).toContain('Too many failed sign-ins');
     // Every test signs in from 127.0.0.1: forget this test's failures so the per-IP limit never spills into a later run.
     await db.query(`DELETE FROM oauth_login_failures WHERE key = 'ip:127.0.0.1'`);
+  });
+
+  it('login attempts sent at once are limited too: no more wrong passwords are tried than the limit (ADR 0143)', async () => {
+    const s = await setup();
+    const b = browser();
+    const csrf = csrfOf(await (await b.get(`/oauth/consent?${s.query}`)).text());
+    // Twelve guesses in parallel: each was checked against a count read before any of them had failed.
+    const statuses = await Promise.all(Array.from({ length: 12 }, (_, i) => b.post('/oauth/consent/login', { csrf, request: s.query, email: s.email, password: `guess-${i}` }).then((r) => r.status)));
+    await db.query(`DELETE FROM oauth_login_failures WHERE key = 'ip:127.0.0.1'`);
+    // Attempts that count one another at once may all be refused: never more than the limit is tried.
+    const tried = statuses.filter((x) => x === 401).length;
+    expect([tried <= 5, tried + statuses.filter((x) => x === 429).length]).toEqual([true, 12]);
+    const [{ n }] = await db.query(`SELECT count(*)::int AS n FROM oauth_login_failures WHERE key = $1`, [`email:${hashToken(s.email.toLowerCase())}`]);
+    expect(n).toBe(tried);
+    // A successful sign-in takes its attempt back: signing in more often than the limit is not locked out.
+    const ok = await setup();
+    for (let i = 0; i < 6; i++) await signIn(browser(), ok);
+    const left = await db.query(`SELECT 1 FROM oauth_login_failures WHERE key = $1`, [`email:${hashToken(ok.email.toLowerCase())}`]);
+    await db.query(`DELETE FROM oauth_login_failures WHERE key = 'ip:127.0.0.1'`);
+    expect(left).toHaveLength(0);
   });
 
   it('a parameter given twice is refused at every step (RFC 6749 §3.1): the screen cannot show one scope and grant another', async () => {

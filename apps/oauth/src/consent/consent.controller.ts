@@ -73,15 +73,16 @@ export class ConsentController {
     const email = field(form, 'email').trim();
     // Keys hash the e-mail so it never sits in clear in this table (or reaches a log).
     const keys = [`email:${hashToken(email.toLowerCase())}`, `ip:${req.ip}`];
-    const failures = await this.consent.recentFailures(keys);
-    if ((failures.get(keys[0]) ?? 0) >= LOGIN_LIMITS.email || (failures.get(keys[1]) ?? 0) >= LOGIN_LIMITS.ip) {
+    // Counted before the password is checked, so attempts sent at once cannot all pass the limit.
+    const attempt = await this.consent.beginAttempt(keys);
+    if ((attempt.counts.get(keys[0]) ?? 0) > LOGIN_LIMITS.email || (attempt.counts.get(keys[1]) ?? 0) > LOGIN_LIMITS.ip) {
+      await this.consent.forgetAttempt(keys, attempt.at);
       return this.html(reply, 429, loginPage(checked, query, csrf, 'Too many failed sign-ins. Wait 15 minutes and try again.'));
     }
     const user = await this.consent.userByEmail(email);
-    if (!user || !(await verifyPassword(field(form, 'password'), user.passwordHash))) {
-      await this.consent.recordFailure(keys);
-      return this.html(reply, 401, loginPage(checked, query, csrf, 'Wrong e-mail or password.'));
-    }
+    // A failure keeps the attempt's rows.
+    if (!user || !(await verifyPassword(field(form, 'password'), user.passwordHash))) return this.html(reply, 401, loginPage(checked, query, csrf, 'Wrong e-mail or password.'));
+    await this.consent.forgetAttempt(keys, attempt.at);
     const session = await this.consent.openSession(user.id);
     reply.header('set-cookie', cookie(SESSION_COOKIE, session, SESSION_SECONDS, this.secure));
     return reply.code(303).header('location', `/oauth/consent?${query}`).send();

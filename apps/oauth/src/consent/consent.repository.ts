@@ -45,16 +45,26 @@ export class ConsentRepository {
     return row ?? null;
   }
 
-  /** Failures inside the window for any of the keys, the largest count. */
-  async recentFailures(keys: string[]): Promise<Map<string, number>> {
+  /**
+   * Counts an attempt as a failure before its password is checked, then reads the failures
+   * inside the window per key, its own included: attempts sent at once each see the others,
+   * so no more are tried than the limit (a count read first let them all through, ADR 0143).
+   * `at` names the attempt's rows for {@link forgetAttempt}.
+   */
+  async beginAttempt(keys: string[]): Promise<{ at: string; counts: Map<string, number> }> {
+    const [{ at }] = await this.ds.query(`INSERT INTO oauth_login_failures (key) SELECT unnest($1::text[]) RETURNING at::text`, [keys]);
     const rows: Array<{ key: string; n: number }> = await this.ds.query(
       `SELECT key, count(*)::int AS n FROM oauth_login_failures WHERE key = ANY($1) AND at > now() - make_interval(secs => $2) GROUP BY key`,
       [keys, LOGIN_WINDOW_SECONDS],
     );
-    return new Map(rows.map((r) => [r.key, r.n]));
+    return { at, counts: new Map(rows.map((r) => [r.key, r.n])) };
   }
 
-  async recordFailure(keys: string[]): Promise<void> {
-    await this.ds.query(`INSERT INTO oauth_login_failures (key) SELECT unnest($1::text[])`, [keys]);
+  /** Takes back an attempt that was refused unchecked or succeeded: one row per key (rows of a key and instant are alike). */
+  async forgetAttempt(keys: string[], at: string): Promise<void> {
+    await this.ds.query(
+      `DELETE FROM oauth_login_failures WHERE ctid = ANY(ARRAY(SELECT (SELECT ctid FROM oauth_login_failures WHERE key = k AND at = $2::timestamptz LIMIT 1) FROM unnest($1::text[]) AS k))`,
+      [keys, at],
+    );
   }
 }
