@@ -110,4 +110,20 @@ describe('send jobs of a send batch (ADR 0324; private redis-server, SMSC simula
     const textOf = new Map(ids.map((id, i) => [id, texts[i]!]));
     expect(ids.map((id) => smsc.submitCount(textOf.get(id)!))).toEqual(ids.map((id) => (id === alreadySent ? 0 : 1)));
   });
+
+  it('counts and warns of a job whose messages this database does not hold (another Meld on the same Redis database), and goes on', async () => {
+    const smsc = await startCountingSmsc();
+    const delivery = await startAs('delivery', smsc);
+    const unknownTotal = async () => {
+      const text = await (await fetch(`${delivery.base}/metrics`)).text();
+      return Number(/^meld_messaging_send_unknown_messages_total(?:\{[^}]*\})? (\d+)/m.exec(text)?.[1] ?? 0);
+    };
+    const before = await unknownTotal();
+    const jobId = randomUUID();
+    await queue.add('send', { messages: [{ smsId: randomUUID() }, { smsId: randomUUID() }] }, { jobId });
+    await waitFor('the stranger job taken', async () => (await unknownTotal()) === before + 2, { timeoutMs: 10_000 });
+    // Nothing of it was submitted, and the job is done with: nothing here can send it.
+    expect(smsc.stats().submitted).toBe(0);
+    await waitFor('the job completed', async () => ['completed', 'unknown'].includes(await queue.getJobState(jobId)), { timeoutMs: 5_000 });
+  });
 });

@@ -1,9 +1,10 @@
 import { errorSummary, LoggableError } from '@meld/contracts';
 import { inConsumerSpan } from '@meld/kafka';
-import { envVars, loadConfig, RetryLaterException } from '@meld/platform';
+import { envVars, loadConfig, metricsRegistry, RetryLaterException } from '@meld/platform';
 import { type BeforeApplicationShutdown, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { type Job, Queue, Worker } from 'bullmq';
 import type Redis from 'ioredis';
+import { Counter } from 'prom-client';
 import { z } from 'zod';
 import { MicroBatcher, ok } from '../../batching/micro-batcher';
 import { InboundKeywords } from '../../inbound/inbound-keywords';
@@ -52,6 +53,15 @@ const CONCURRENCY = 32;
  */
 const READ_BATCH = { maxBatch: 20, maxInFlight: 1 };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// Created by the first delivery process's queue; tests start several apps in one registry.
+const strangers = () =>
+  (metricsRegistry.getSingleMetric('meld_messaging_send_unknown_messages_total') as Counter | undefined) ??
+  new Counter({
+    name: 'meld_messaging_send_unknown_messages_total',
+    help: 'Messages of send jobs that this database does not hold: deleted with their project, or another Meld shares this Redis database and its jobs are taken here (ADR 0153)',
+    registers: [metricsRegistry],
+  });
 
 /** A receipt whose SMSC message id no SMS has (yet): the SMSC is asked to resend it. The id is the SMSC's, no contact data. */
 class ReceiptUnmatched extends LoggableError {}
@@ -218,6 +228,13 @@ export class SendQueue implements OnApplicationBootstrap, BeforeApplicationShutd
   private async process(job: Job<SendJob>): Promise<void> {
     const messages = 'messages' in job.data ? job.data.messages : [job.data];
     const rows = await this.submitRows.submit(messages.map((m) => m.smsId));
+    // Messages go only with their project: a job naming ones this database lacks is, but for that, another
+    // deployment's, queued on the same Redis database; its sweep re-queues them, each job taken here delays them (ADR 0153).
+    const unknown = messages.filter((m) => !rows.has(m.smsId)).length;
+    if (unknown) {
+      strangers().inc(unknown);
+      this.log.warn(`send job ${job.id}: ${unknown} of its ${messages.length} SMS are not in this database (deleted with their project, or another Meld shares this Redis database, MELD_REDIS_URL, and its jobs are taken here)`);
+    }
     const outcomes = await Promise.allSettled(messages.map((m) => this.traced(m, rows.get(m.smsId))));
     const retried = outcomes.flatMap((o) => (o.status === 'rejected' ? [o.reason as Error] : []));
     // The first reason stands for all: they share the session (a `failed` after the last attempt records it).
