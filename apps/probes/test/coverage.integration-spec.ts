@@ -228,6 +228,20 @@ describe('audience coverage (unsampled)', () => {
     expect(pii.status).toBe(403);
   });
 
+  it('refuses a root whose reads would pass what ClickHouse parses as a filter node: 400 at root, before any read (ADR 0058)', async () => {
+    // Within every limit of the grammar (values, their characters), its query over 240 KiB.
+    const contains = (i: number) => ({ type: 'attribute_condition', key: 'loyalty_tier', operator: 'contains-string', values: [`${'\\'.repeat(2040)}${i}`, 'x'] });
+    const equals = (i: number) => ({ type: 'attribute_condition', key: 'score', operator: 'equals-number', values: Array.from({ length: 500 }, (_, j) => -1.2345678901234567e-300 * (i * 500 + j + 1)) });
+    const root = { type: 'group', operator: 'or', children: [...Array.from({ length: 24 }, (_, i) => contains(i)), ...Array.from({ length: 9 }, (_, i) => equals(i))] };
+    const reads = jest.spyOn(app.get(ProbeReads), 'row');
+    const res = await coverage({ root });
+    const calls = reads.mock.calls.length;
+    reads.mockRestore();
+    expect([res.status, res.body.details]).toEqual([400, { path: 'root' }]);
+    expect(res.body.message).toMatch(/^invalid filter: root: the filter is too large/);
+    expect(calls).toBe(0);
+  });
+
   it('profiles without a root from the current rows of the collapsing snapshot, no FINAL: a changed contact counts once, with its new value (ADR 0223)', async () => {
     const other = await seedTenancy(db, 'coverage-changes');
     const [a, b] = [randomUUID(), randomUUID()];

@@ -1,7 +1,7 @@
 import { contactDataView, type Principal } from '@meld/auth';
 import { sampleCondition, sampleQualifier, samplingPlan } from '@meld/clickhouse';
 import { BadRequestException, Injectable } from '@nestjs/common';
-import { ProbeRootParser } from '../shared/probe-root';
+import { filterErrorsAs400, ProbeRootParser } from '../shared/probe-root';
 import { CoverageContextRepository } from './coverage-context.repository';
 import { type DataSourceRow, ProjectDataSources, resolveDataSource } from '../shared/data-sources';
 import { type AttributeFigures, coverageEntry } from './coverage-entry';
@@ -51,11 +51,14 @@ export class CoverageUseCase {
     const { attributes, leftOut } = selectAttributes(catalogue, merging, input.attributes);
     const population: Population = { projectId, root, now, where: matched ? membershipCondition(projectId, matched.map((d) => d.id)) : undefined };
 
-    const sketch = await this.reads.row(distinctQuery(population, attributes));
+    // Each read holds the root beside its columns (audienceSelect checks the whole); one that would
+    // pass the bound of a filter's query is the 400 at `root` of a filter too large (ADR 0058), with
+    // the path like any bad node. A root too large itself is refused at the first read, before it runs.
+    const sketch = await this.reads.row(filterErrorsAs400(() => distinctQuery(population, attributes)));
     const contacts = sketch.get('contacts') ?? 0;
     const plan = samplingPlan(contacts);
     const sample = sampleCondition(plan);
-    const counted = await this.reads.row(figuresQuery(population, attributes, sample));
+    const counted = await this.reads.row(filterErrorsAs400(() => figuresQuery(population, attributes, sample)));
     const scanned = counted.get('scanned') ?? 0;
     const piiAccess = contactDataView(principal);
 
@@ -92,7 +95,7 @@ export class CoverageUseCase {
   private async topValues(population: Population, attributes: ProfiledAttribute[], figures: AttributeFigures[], sample: Population['where']): Promise<void> {
     const listed = attributes.map((attribute, index) => ({ index, attribute })).filter(({ index }) => !figures[index].omitted);
     if (!listed.length) return;
-    const rows = await this.reads.rows<{ attribute: number; value: string; hash: string; contacts: string }>(topValuesQuery(population, listed, sample, TOP_VALUES_LIMIT));
+    const rows = await this.reads.rows<{ attribute: number; value: string; hash: string; contacts: string }>(filterErrorsAs400(() => topValuesQuery(population, listed, sample, TOP_VALUES_LIMIT)));
     const hashes = new Map<number, bigint[]>(listed.map(({ index }) => [index, []]));
     for (const { index } of listed) figures[index].top = [];
     for (const r of rows) {
@@ -101,7 +104,7 @@ export class CoverageUseCase {
     }
     const multivalue = listed.filter(({ attribute }) => attribute.multivalue).map(({ index, attribute }) => ({ index, attribute, listed: hashes.get(index)! }));
     if (!multivalue.length) return;
-    const other = await this.reads.row(otherQuery(population, multivalue, sample));
+    const other = await this.reads.row(filterErrorsAs400(() => otherQuery(population, multivalue, sample)));
     for (const { index } of multivalue) figures[index].observedOther = other.get(`o${index}`) ?? 0;
   }
 }
