@@ -181,6 +181,29 @@ describe('oauth consent screen (real Postgres)', () => {
     expect(left).toHaveLength(0);
   });
 
+  it('an unknown e-mail takes as long as a wrong password: the timing does not tell which accounts exist (ADR 0143)', async () => {
+    const s = await setup();
+    const b = browser();
+    const csrf = csrfOf(await (await b.get(`/oauth/consent?${s.query}`)).text());
+    const timed = async (email: string) => {
+      const started = performance.now();
+      const res = await b.post('/oauth/consent/login', { csrf, request: s.query, email, password: 'wrong' });
+      return { status: res.status, ms: performance.now() - started };
+    };
+    const median = (xs: number[]) => xs.sort((x, y) => x - y)[1];
+    const wrongPassword: number[] = [];
+    const unknownEmail: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const [known, unknown] = [await timed(s.email), await timed(`nobody-${randomUUID()}@example.test`)];
+      expect([known.status, unknown.status]).toEqual([401, 401]);
+      wrongPassword.push(known.ms);
+      unknownEmail.push(unknown.ms);
+    }
+    await db.query(`DELETE FROM oauth_login_failures WHERE key = 'ip:127.0.0.1'`);
+    // A wrong password costs a scrypt (~0.2 s); an unknown e-mail answered in a few milliseconds.
+    expect(median(unknownEmail)).toBeGreaterThan(median(wrongPassword) / 2);
+  });
+
   it('a parameter given twice is refused at every step (RFC 6749 §3.1): the screen cannot show one scope and grant another', async () => {
     const s = await setup('PROJECT_AUDIENCE_READ');
     const b = browser();

@@ -25,3 +25,16 @@ export async function verifyPassword(password: string, stored: string): Promise<
   const actual = await scrypt(password.normalize('NFKC'), Buffer.from(salt, 'base64'), expected.length, { N: Number(n), r: Number(r), p: Number(p), maxmem: MAX_MEM });
   return timingSafeEqual(actual, expected);
 }
+
+let decoy: Promise<string> | undefined;
+
+/**
+ * A sign-in for an e-mail no user has: spends a verification's time on a decoy hash (made once,
+ * with the current parameters) and answers false, so an unknown e-mail is not told apart from a
+ * wrong password by how soon the answer comes (ADR 0143).
+ */
+export async function verifyNoPassword(password: string): Promise<false> {
+  decoy ??= hashPassword(randomBytes(16).toString('base64'));
+  await verifyPassword(password, await decoy);
+  return false;
+}

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { InternalPublic, hashToken, safeEqual, verifyPassword } from '@meld/auth';
+import { InternalPublic, hashToken, safeEqual, verifyNoPassword, verifyPassword } from '@meld/auth';
 import { Body, Controller, Get, Header, Inject, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@meld/api';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -80,8 +80,10 @@ export class ConsentController {
       return this.html(reply, 429, loginPage(checked, query, csrf, 'Too many failed sign-ins. Wait 15 minutes and try again.'));
     }
     const user = await this.consent.userByEmail(email);
-    // A failure keeps the attempt's rows.
-    if (!user || !(await verifyPassword(field(form, 'password'), user.passwordHash))) return this.html(reply, 401, loginPage(checked, query, csrf, 'Wrong e-mail or password.'));
+    // An unknown e-mail spends a verification's time too. A failure keeps the attempt's rows.
+    const password = field(form, 'password');
+    const verified = user ? await verifyPassword(password, user.passwordHash) : await verifyNoPassword(password);
+    if (!user || !verified) return this.html(reply, 401, loginPage(checked, query, csrf, 'Wrong e-mail or password.'));
     await this.consent.forgetAttempt(keys, attempt.at);
     const session = await this.consent.openSession(user.id);
     reply.header('set-cookie', cookie(SESSION_COOKIE, session, SESSION_SECONDS, this.secure));
