@@ -106,6 +106,18 @@ describe('oauth protocol: discovery, registration, authorize, token, revoke (rea
     }
   });
 
+  it('authorize: error_description holds only the characters RFC 6749 §4.1.2.1 allows, whatever the client sent (a scope or parameter name in Unicode, quotes, backslash)', async () => {
+    const c = await client();
+    const t = await seedUser(db);
+    const { challenge } = pkcePair();
+    const start = `client_id=${c.client_id}&redirect_uri=${encodeURIComponent(REDIRECT)}&response_type=code&code_challenge=${challenge}&code_challenge_method=S256`;
+    for (const extra of [`scope=${encodeURIComponent('PROJECT_AUDIENCE_READ Écriture "x"\\ 日本\u0007')}`, `${encodeURIComponent('é"\\')}=1&${encodeURIComponent('é"\\')}=2`]) {
+      const to = await errorLinkAfterSignIn(base, db, t.userId, `${start}&${extra}`);
+      const description = to.searchParams.get('error_description')!;
+      expect([extra, description.length > 0, /^[\x20\x21\x23-\x5B\x5D-\x7E]*$/.test(description)]).toEqual([extra, true, true]);
+    }
+  });
+
   it('a registered scope (RFC 7591 §2) names known scopes only and bounds what the client may ask for', async () => {
     for (const scope of ['ADMIN', 'PROJECT_AUDIENCE_READ constructor', '__proto__', ' ']) {
       const bad = await register(base, { redirect_uris: [REDIRECT], scope });

@@ -68,6 +68,13 @@ export function parseAuthorizationQuery(raw: string): Record<string, string | st
 const repeatedParameter = (query: Record<string, unknown>) => Object.keys(query).find((name) => name !== 'resource' && Array.isArray(query[name]));
 const givenOnce = (name: string) => `${name} must be given once`;
 
+/**
+ * An error_description as RFC 6749 §4.1.2.1 allows it (%x20-21 / %x23-5B / %x5D-7E): what the
+ * client sent (a scope, a parameter's name) may hold any character; each other one reads `?`.
+ * The page shows the description as it is.
+ */
+export const errorDescription = (text: string) => text.replace(/[^\x20\x21\x23-\x5B\x5D-\x7E]/gu, '?');
+
 /** The client's redirect URI with the answer's parameters, `state` and `iss` (RFC 9207). */
 export function redirectBack(redirectUri: string, state: string | null, issuer: string, params: Record<string, string>): string {
   const url = new URL(redirectUri);
@@ -106,7 +113,7 @@ export async function checkAuthorizationRequest(
     client,
     redirectUri,
     description,
-    location: redirectBack(redirectUri, state, issuer, { error, error_description: description }),
+    location: redirectBack(redirectUri, state, issuer, { error, error_description: errorDescription(description) }),
   });
   const repeated = repeatedParameter(query);
   if (repeated !== undefined) return fail('invalid_request', givenOnce(repeated));
