@@ -154,6 +154,9 @@ describe('oauth consent screen (real Postgres)', () => {
     const csrf = csrfOf(await (await b.get(`/oauth/consent?${s.query}`)).text());
     const attempt = (password: string) => b.post('/oauth/consent/login', { csrf, request: s.query, email: s.email, password });
     for (let i = 0; i < 5; i++) expect((await attempt('wrong')).status).toBe(401);
+    // An e-mail Postgres cannot hold is a wrong e-mail like any (the page, not the error filter's JSON).
+    const nul = await b.post('/oauth/consent/login', { csrf, request: s.query, email: `${s.email}\u0000`, password: 'wrong' });
+    expect([nul.status, nul.headers.get('content-type'), await nul.text()]).toEqual([401, 'text/html; charset=utf-8', expect.stringContaining('Wrong e-mail or password.')]);
     const blocked = await attempt(PASSWORD);
     expect(blocked.status).toBe(429);
     expect(await blocked.text()).toContain('Too many failed sign-ins');

@@ -76,6 +76,9 @@ describe('oauth protocol: discovery, registration, authorize, token, revoke (rea
     const unknown = await get(`client_id=mcl_nope&redirect_uri=${encodeURIComponent(REDIRECT)}&response_type=code`);
     expect([unknown.status, unknown.headers.get('location'), unknown.headers.get('content-type')]).toEqual([400, null, 'text/html; charset=utf-8']);
     expect(unknown.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    // A client_id Postgres cannot hold is unknown too: the page, not the error filter's JSON.
+    const nul = await get(`client_id=mcl_%00&redirect_uri=${encodeURIComponent(REDIRECT)}&response_type=code`);
+    expect([nul.status, nul.headers.get('content-type'), await nul.text()]).toEqual([400, 'text/html; charset=utf-8', expect.stringContaining('unknown client_id')]);
     for (const uri of ['http://127.0.0.1:9/callback/extra', 'http://127.0.0.1:9/call', 'https://evil.example/callback']) {
       const res = await get(`client_id=${c.client_id}&redirect_uri=${encodeURIComponent(uri)}&response_type=code`);
       expect([uri, res.status, res.headers.get('location')]).toEqual([uri, 400, null]);

@@ -1,3 +1,4 @@
+import { unstorableText } from '@meld/api';
 import { guardedFetch, OutboundFetchError } from '@meld/platform';
 import { Inject, Injectable } from '@nestjs/common';
 import { OAUTH_CONFIG, type OAuthConfig } from '../oauth-config';
@@ -36,6 +37,8 @@ export class ClientDirectory {
   ) {}
 
   async lookup(clientId: string): Promise<ClientLookup> {
+    // No client has an id Postgres cannot hold (U+0000): unknown, not the error filter's JSON at a browser's page.
+    if (unstorableText(clientId)) return { problem: UNKNOWN };
     if (isMetadataDocumentId(clientId)) {
       const problem = await this.document(clientId);
       if (problem) return { problem: `The application's metadata document (its client_id URL) ${problem}.` };

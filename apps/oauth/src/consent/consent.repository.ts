@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { unstorableText } from '@meld/api';
 import { hashToken } from '@meld/auth';
 import { DATA_SOURCE } from '@meld/db';
 import { Inject, Injectable } from '@nestjs/common';
@@ -22,7 +23,9 @@ export const LOGIN_LIMITS = { email: 5, ip: 20 };
 export class ConsentRepository {
   constructor(@Inject(DATA_SOURCE) private readonly ds: DataSource) {}
 
+  /** Null for an e-mail no user has, one Postgres cannot hold (U+0000) included. */
   async userByEmail(email: string): Promise<{ id: string; passwordHash: string } | null> {
+    if (unstorableText(email)) return null;
     const [row] = await this.ds.query(`SELECT id, password_hash AS "passwordHash" FROM users WHERE lower(email) = lower($1)`, [email]);
     return row ?? null;
   }
