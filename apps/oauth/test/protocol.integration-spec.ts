@@ -370,6 +370,9 @@ describe('oauth protocol: discovery, registration, authorize, token, revoke (rea
       { error: 'invalid_request', error_description: 'code must be given once, as text' },
     ]);
     expect(await twice('/oauth/revoke', `client_id=${c.client_id}&token=a&token=b`)).toEqual([400, { error: 'invalid_request', error_description: 'token must be given once, as text' }]);
+    // A name the client sent goes into error_description within RFC 6749 §5.2's characters.
+    const odd = encodeURIComponent('é"\\');
+    expect(await twice('/oauth/token', `grant_type=refresh_token&client_id=${c.client_id}&${odd}=1&${odd}=2`)).toEqual([400, { error: 'invalid_request', error_description: '??? must be given once, as text' }]);
     // The refresh token was not spent by the refused request.
     expect((await form(base, '/oauth/token', { grant_type: 'refresh_token', client_id: c.client_id, refresh_token: tokens.refresh_token })).status).toBe(200);
   });
