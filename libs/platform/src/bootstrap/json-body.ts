@@ -4,9 +4,18 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyRequest } from 'fastify';
 import { jsonTooDeep, jsonTooDeepMessage } from './json-depth';
 
-/** A 400 that names why the JSON body was refused (Fastify's default parser says only "not valid JSON"). */
-class BadJsonBody extends Error {
+/**
+ * A 400 that names why the JSON body was refused (Fastify's default parser says only "not valid JSON");
+ * `details` when a key of the body is at fault, in the shape of a validation error (`parseInput`).
+ */
+export class BadJsonBody extends Error {
   readonly statusCode = 400;
+  constructor(
+    message: string,
+    readonly details?: { fields: Array<{ path: string; message: string }> },
+  ) {
+    super(message);
+  }
 }
 
 // `__proto__` spelled with any JSON escapes: only then is the parsed tree scanned.
@@ -29,14 +38,18 @@ export function parseJsonBody(text: string): unknown {
   }
   if (MAYBE_PROTO.test(text)) {
     const path = protoKeyPath(parsed);
-    if (path) throw new BadJsonBody(`${path}: the key __proto__ is not allowed`);
+    if (path) {
+      const message = 'the key __proto__ is not allowed';
+      // details.fields as every other bad field of a body has it (`items[1].__proto__`, ADR 0124).
+      throw new BadJsonBody(`$${path.startsWith('[') ? '' : '.'}${path}: ${message}`, { fields: [{ path, message }] });
+    }
   }
   return parsed;
 }
 
-/** Iterative (a hostile body may nest deeper than the call stack). */
+/** The path of a `__proto__` key as `parseInput` writes a field's (`items[1].__proto__`). Iterative (a hostile body may nest deeper than the call stack). */
 function protoKeyPath(root: unknown): string | null {
-  const stack: Array<[unknown, string]> = [[root, '$']];
+  const stack: Array<[unknown, string]> = [[root, '']];
   while (stack.length > 0) {
     const [value, path] = stack.pop()!;
     if (typeof value !== 'object' || value === null) continue;
@@ -45,8 +58,9 @@ function protoKeyPath(root: unknown): string | null {
       continue;
     }
     for (const key of Object.keys(value)) {
-      if (key === '__proto__') return `${path}.__proto__`;
-      stack.push([(value as Record<string, unknown>)[key], `${path}.${key}`]);
+      const keyPath = path ? `${path}.${key}` : key;
+      if (key === '__proto__') return keyPath;
+      stack.push([(value as Record<string, unknown>)[key], keyPath]);
     }
   }
   return null;

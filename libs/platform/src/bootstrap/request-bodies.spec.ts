@@ -63,6 +63,16 @@ describe('request bodies and URLs every app takes or refuses', () => {
     expect(await post('/v1/echo', 'application/json; charset=utf-8', '{"a":1}')).toEqual({ status: 201, body: { body: { a: 1 } } });
   });
 
+  it('refuses a __proto__ key with the 400 of a bad field: the message names its path, details.fields holds it as a validation error does', async () => {
+    const message = 'the key __proto__ is not allowed';
+    expect(await post('/v1/echo', 'application/json', '{"items":[{"a":1},{"__proto__":{"x":1}}]}')).toEqual({
+      status: 400,
+      body: { statusCode: 400, error: 'Bad Request', message: `$.items[1].__proto__: ${message}`, details: { fields: [{ path: 'items[1].__proto__', message }] } },
+    });
+    expect((await post('/v1/echo', 'application/json', '[{}, {"\\u005f_proto__": 1}]')).body).toMatchObject({ message: `$[1].__proto__: ${message}`, details: { fields: [{ path: '[1].__proto__', message }] } });
+    expect((await post('/v1/echo', 'application/json', '{"__proto__": 1}')).body).toMatchObject({ details: { fields: [{ path: '__proto__', message }] } });
+  });
+
   it('refuses a JSON body that is not UTF-8 rather than storing U+FFFD in place of its bytes', async () => {
     const send = async (contentType: string, bytes: Buffer) => {
       const res = await fetch(`${base}/v1/echo`, { method: 'POST', headers: { 'content-type': contentType }, body: bytes });

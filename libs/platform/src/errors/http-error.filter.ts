@@ -1,7 +1,7 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { exceededLimit, type QueryLimit } from '@meld/clickhouse';
-import { BodyEncodingRefused } from '../bootstrap/json-body';
+import { BadJsonBody, BodyEncodingRefused } from '../bootstrap/json-body';
 import { errorBody } from './error-body';
 import { RetryLaterException } from './retry-later';
 
@@ -41,7 +41,7 @@ export class HttpErrorFilter implements ExceptionFilter {
     if (typeof fastifyStatus === 'number' && fastifyStatus >= 400 && fastifyStatus < 500) {
       // A 415 names the content codings taken (RFC 9110 §15.5.16, ADR 0012).
       if (exception instanceof BodyEncodingRefused && exception.headers) reply.headers(exception.headers);
-      return reply.code(fastifyStatus).send(errorBody(fastifyStatus, (exception as Error).message));
+      return reply.code(fastifyStatus).send(errorBody(fastifyStatus, (exception as Error).message, exception instanceof BadJsonBody ? exception.details : undefined));
     }
     this.log.error({ err: exception }, 'unhandled error');
     return reply.code(500).send(errorBody(500, 'internal error'));
