@@ -193,7 +193,8 @@ describe('oauth consent screen (real Postgres)', () => {
       const res = await b.post('/oauth/consent/login', { csrf, request: s.query, email, password: 'wrong' });
       return { status: res.status, ms: performance.now() - started };
     };
-    const median = (xs: number[]) => xs.sort((x, y) => x - y)[1];
+    // The fastest of each: load on the machine only adds time, so the minimums are what each path costs.
+    const fastest = (xs: number[]) => Math.min(...xs);
     const wrongPassword: number[] = [];
     const unknownEmail: number[] = [];
     for (let i = 0; i < 3; i++) {
@@ -204,7 +205,7 @@ describe('oauth consent screen (real Postgres)', () => {
     }
     await db.query(`DELETE FROM oauth_login_failures WHERE key = 'ip:127.0.0.1'`);
     // A wrong password costs a scrypt (~0.2 s); an unknown e-mail answered in a few milliseconds.
-    expect(median(unknownEmail)).toBeGreaterThan(median(wrongPassword) / 2);
+    expect(fastest(unknownEmail)).toBeGreaterThan(fastest(wrongPassword) / 2);
   });
 
   it('a parameter given twice is refused at every step (RFC 6749 §3.1): the screen cannot show one scope and grant another', async () => {
