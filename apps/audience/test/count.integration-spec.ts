@@ -218,7 +218,7 @@ describe('audience count', () => {
   it("is documented in the app's OpenAPI document", async () => {
     const doc: Json = await (await fetch(`${base}/openapi.json`)).json();
     const op = doc.paths['/v1/project/{project}/audience/count'].post;
-    expect(Object.keys(op.responses).sort()).toEqual(['200', '400', '401', '403', '404', '429']);
+    expect(Object.keys(op.responses).sort()).toEqual(['200', '400', '401', '403', '404', '422', '429', '503']);
     expect(op.requestBody).toBeDefined();
     expect(doc.components.schemas.AudienceCount).toBeDefined();
   });

@@ -83,7 +83,7 @@ describe('audience events read', () => {
   it('is documented in the app\'s OpenAPI document', async () => {
     const doc: Json = await (await fetch(`${base}/openapi.json`)).json();
     const op = doc.paths['/v1/project/{project}/audience/{audienceId}/events'].get;
-    expect(Object.keys(op.responses).sort()).toEqual(['200', '400', '401', '403', '404', '429']);
+    expect(Object.keys(op.responses).sort()).toEqual(['200', '400', '401', '403', '404', '422', '429', '503']);
     expect(op.parameters.map((p: { name: string }) => p.name).sort()).toEqual(['_limit', '_start', 'audienceId', 'project']);
     expect(doc.components.schemas.AudienceEventList).toBeDefined();
   });

@@ -42,4 +42,24 @@ describe('audience /openapi.json', () => {
     expect(doc.components.schemas.ProjectRead).toBeDefined();
     expect((await fetch(`${base}/v1/project/x`)).status).toBe(401);
   });
+
+  it('documents the 422 and 503 of a ClickHouse read past its limits on every route that makes one (ADR 0114)', async () => {
+    const doc: Json = await (await fetch(`${base}/openapi.json`)).json();
+    const reads: Array<[string, string]> = [
+      ['post', '/v1/project/{project}/audience/count'],
+      ['get', '/v1/project/{project}/segment/{segmentId}/count'],
+      ['get', '/v1/project/{project}/audience/{audienceId}/events'],
+      ['post', '/v1/project/{project}/audience/scroll'],
+      ['post', '/v1/project/{project}/audience/search'],
+      ['post', '/v1/project/{project}/audience/aggregations'],
+      ['post', '/v1/project/{project}/event/scroll'],
+      ['post', '/v1/project/{project}/event/search'],
+      ['post', '/v1/project/{project}/event/aggregations'],
+    ];
+    for (const [method, path] of reads) {
+      const responses = doc.paths[path][method].responses;
+      expect([path, responses['422']?.description, responses['503']?.description]).toEqual([path, expect.stringMatching(/max_memory_usage/), expect.stringMatching(/Retry-After/)]);
+      expect(responses['503'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
+    }
+  });
 });

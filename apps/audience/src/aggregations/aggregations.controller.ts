@@ -1,5 +1,5 @@
 import { CurrentPrincipal, type Principal, projectOf } from '@meld/auth';
-import { ApiError, ApiErrors, ApiOperation, ApiParam, ApiSuccess, ApiTags } from '@meld/api';
+import { ApiError, ApiErrors, ApiOperation, ApiParam, ApiSuccess, ApiTags, ApiStoreReadLimits } from '@meld/api';
 import { parseInput } from '@meld/platform';
 import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
 import { AggregateAudienceBody, AudienceAggregationsSchema } from './aggregations.schema';
@@ -22,6 +22,7 @@ export class AggregationsController {
   @ApiError(400, 'invalid body: an unknown field or attribute, a name used twice, stats of a non-number attribute (`details.fields`), or a filter node that does not fit (`details.path`)')
   @ApiError(403, 'the token lacks a scope, the project is blocked, an email or phone attribute without `dataPolicy.mayReadPii`, or a filter on events without PROJECT_AUDIENCE_DATA_EVENTS (`details.path`)')
   @ApiErrors(401, 404, 429)
+  @ApiStoreReadLimits()
   async aggregations(@CurrentPrincipal() principal: Principal, @Param('project') projectUid: string, @Body({ schema: AggregateAudienceBody }) body: unknown) {
     const project = projectOf(principal, projectUid);
     return this.aggregate.execute(principal, project.id, parseInput(AggregateAudienceBody, body ?? {}));

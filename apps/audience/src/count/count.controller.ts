@@ -1,5 +1,5 @@
 import { CurrentPrincipal, type Principal, projectOf } from '@meld/auth';
-import { ApiError, ApiErrors, ApiOperation, ApiParam, ApiSuccess, ApiTags } from '@meld/api';
+import { ApiError, ApiErrors, ApiOperation, ApiParam, ApiSuccess, ApiTags, ApiStoreReadLimits } from '@meld/api';
 import { parseInput } from '@meld/platform';
 import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
 import { AudienceCountSchema, CountAudienceBody } from './count.schema';
@@ -22,6 +22,7 @@ export class CountController {
   @ApiError(400, 'invalid body: an unknown field, a bad compliance channel or mode (`details.fields`), or a filter node that does not fit the grammar or the catalogue (`details.path`, `details.allowed`)')
   @ApiError(403, 'the token lacks PROJECT_AUDIENCE_READ, or the filter names an email or phone attribute without `dataPolicy.mayReadPii` (`details.path`)')
   @ApiErrors(401, 404, 429)
+  @ApiStoreReadLimits()
   async count(@CurrentPrincipal() principal: Principal, @Param('project') projectUid: string, @Body({ schema: CountAudienceBody }) body: unknown) {
     const project = projectOf(principal, projectUid);
     const input = parseInput(CountAudienceBody, body ?? {});

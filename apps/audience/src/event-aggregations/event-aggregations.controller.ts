@@ -1,5 +1,5 @@
 import { CurrentPrincipal, type Principal, projectOf } from '@meld/auth';
-import { ApiError, ApiErrors, ApiOperation, ApiParam, ApiSuccess, ApiTags } from '@meld/api';
+import { ApiError, ApiErrors, ApiOperation, ApiParam, ApiSuccess, ApiTags, ApiStoreReadLimits } from '@meld/api';
 import { parseInput } from '@meld/platform';
 import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
 import { AggregateEventsBody, EventAggregationsSchema } from './event-aggregations.schema';
@@ -21,6 +21,7 @@ export class EventAggregationsController {
   @ApiSuccess(200, EventAggregationsSchema, 'the aggregates, in the order asked')
   @ApiError(400, 'invalid body: an unknown field, a name used twice, a date out of range, an unknown time zone, a histogram of more than 10,000 buckets (`details.fields`), or an unknown `datasource` (the known ones in `details.known`)')
   @ApiErrors(401, 403, 404, 429)
+  @ApiStoreReadLimits()
   aggregations(@CurrentPrincipal() principal: Principal, @Param('project') projectUid: string, @Body({ schema: AggregateEventsBody }) body: unknown) {
     const project = projectOf(principal, projectUid);
     return this.aggregate.execute({ principal, projectId: project.id, ...parseInput(AggregateEventsBody, body ?? {}) });

@@ -1,5 +1,5 @@
 import { CurrentPrincipal, type Principal, projectOf } from '@meld/auth';
-import { ApiError, ApiErrors, ApiOperation, ApiParam, ApiSuccess, ApiTags } from '@meld/api';
+import { ApiError, ApiErrors, ApiOperation, ApiParam, ApiSuccess, ApiTags, ApiStoreReadLimits } from '@meld/api';
 import { parseInput } from '@meld/platform';
 import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
 import { EventScrollSchema, EventSearchSchema, ScrollEventsBody, SearchEventsBody } from './event-lists.schema';
@@ -28,6 +28,7 @@ export class EventListsController {
   @ApiSuccess(200, EventScrollSchema, 'a page of events')
   @ApiError(400, `${BAD_BODY}, or a scrollId issued for another filter`)
   @ApiErrors(401, 403, 404, 429)
+  @ApiStoreReadLimits()
   scroll(@CurrentPrincipal() principal: Principal, @Param('project') projectUid: string, @Body({ schema: ScrollEventsBody }) body: unknown) {
     const project = projectOf(principal, projectUid);
     return this.scrollEvents.execute({ principal, projectId: project.id, ...parseInput(ScrollEventsBody, body ?? {}) });
@@ -42,6 +43,7 @@ export class EventListsController {
   @ApiSuccess(200, EventSearchSchema, 'a page of events')
   @ApiError(400, BAD_BODY)
   @ApiErrors(401, 403, 404, 429)
+  @ApiStoreReadLimits()
   search(@CurrentPrincipal() principal: Principal, @Param('project') projectUid: string, @Body({ schema: SearchEventsBody }) body: unknown) {
     const project = projectOf(principal, projectUid);
     return this.searchEvents.execute({ principal, projectId: project.id, ...parseInput(SearchEventsBody, body ?? {}) });

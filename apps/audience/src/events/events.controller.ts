@@ -1,5 +1,5 @@
 import { CurrentPrincipal, type Principal, projectOf } from '@meld/auth';
-import { ApiError, ApiErrors, ApiOperation, ApiParam, ApiQuery, ApiSuccess, ApiTags } from '@meld/api';
+import { ApiError, ApiErrors, ApiOperation, ApiParam, ApiQuery, ApiSuccess, ApiTags, ApiStoreReadLimits } from '@meld/api';
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { AudienceEventListSchema } from './events.schema';
 import { ListEvents } from './list-events.usecase';
@@ -22,6 +22,7 @@ export class EventsController {
   @ApiSuccess(200, AudienceEventListSchema, 'a page of events')
   @ApiError(400, '`_start` without `_limit` (or the reverse), or a value out of range')
   @ApiErrors(401, 403, 404, 429)
+  @ApiStoreReadLimits()
   list(
     @CurrentPrincipal() principal: Principal,
     @Param('project') projectUid: string,

@@ -1,5 +1,5 @@
 import { CurrentPrincipal, type Principal, projectOf } from '@meld/auth';
-import { ApiError, ApiErrors, ApiOperation, ApiParam, ApiSuccess, ApiTags } from '@meld/api';
+import { ApiError, ApiErrors, ApiOperation, ApiParam, ApiSuccess, ApiTags, ApiStoreReadLimits } from '@meld/api';
 import { parseInput } from '@meld/platform';
 import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
 import { AudienceScrollSchema, AudienceSearchSchema, ScrollAudienceBody, SearchAudienceBody } from './lists.schema';
@@ -30,6 +30,7 @@ export class ListsController {
   @ApiError(400, `${BAD_BODY}, or a scrollId issued for another filter`)
   @ApiError(403, FORBIDDEN)
   @ApiErrors(401, 404, 429)
+  @ApiStoreReadLimits()
   async scroll(@CurrentPrincipal() principal: Principal, @Param('project') projectUid: string, @Body({ schema: ScrollAudienceBody }) body: unknown) {
     const project = projectOf(principal, projectUid);
     const input = parseInput(ScrollAudienceBody, body ?? {});
@@ -46,6 +47,7 @@ export class ListsController {
   @ApiError(400, `${BAD_BODY}, or a sort attribute unknown or multivalue (\`details.fields\`)`)
   @ApiError(403, `${FORBIDDEN}; a sort by an email or phone attribute without \`dataPolicy.mayReadPii\`, or any sort in a blocked project`)
   @ApiErrors(401, 404, 429)
+  @ApiStoreReadLimits()
   async search(@CurrentPrincipal() principal: Principal, @Param('project') projectUid: string, @Body({ schema: SearchAudienceBody }) body: unknown) {
     const project = projectOf(principal, projectUid);
     const input = parseInput(SearchAudienceBody, body ?? {});

@@ -1,4 +1,4 @@
-import { ApiError, ApiErrors, ApiListOperation, ApiOperation, ApiParam, ApiQuery, ApiSuccess, ApiTags, ListQueryString } from '@meld/api';
+import { ApiError, ApiErrors, ApiListOperation, ApiOperation, ApiParam, ApiQuery, ApiSuccess, ApiTags, ListQueryString, ApiStoreReadLimits } from '@meld/api';
 import { CurrentPrincipal, type Principal, projectOf } from '@meld/auth';
 import { parseInput } from '@meld/platform';
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
@@ -95,6 +95,7 @@ export class SegmentsController {
   @ApiError(403, 'the token lacks PROJECT_AUDIENCE_READ, or the filter names an email or phone attribute without `dataPolicy.mayReadPii` (`details.path`)')
   @ApiError(409, "the segment's filter no longer fits the project catalogue (an attribute or event type was removed); `details.path` names the node")
   @ApiErrors(401, 404, 429)
+  @ApiStoreReadLimits()
   count(@CurrentPrincipal() principal: Principal, @Param('project') projectUid: string, @Param('segmentId') segmentId: string, @Query() query: Record<string, unknown> = {}) {
     return this.countSegment.execute({ principal, projectId: projectOf(principal, projectUid).id, segmentId, query });
   }
