@@ -41,6 +41,16 @@ describe('ClickHouse limits of request reads (probes)', () => {
     }
   });
 
+  it('documents the 422 and the 503 on both probe routes', async () => {
+    const { app, base } = await startProbes();
+    apps.push(app);
+    const doc: Json = await (await fetch(`${base}/openapi.json`)).json();
+    for (const path of ['/v1/project/{project}/audience/coverage', '/v1/project/{project}/event/volumes']) {
+      const responses = doc.paths[path].post.responses;
+      expect([path, responses['422']?.description, responses['503']?.description]).toEqual([path, expect.stringMatching(/max_memory_usage/), expect.stringMatching(/Retry-After/)]);
+    }
+  });
+
   it('answers 503 with Retry-After soon after max_execution_time when the read store does not answer', async () => {
     const probe = await probes({ MELD_CLICKHOUSE_READ_URL: `http://127.0.0.1:${(stall.address() as { port: number }).port}`, MELD_CLICKHOUSE_MAX_EXECUTION_TIME: '1' });
     const started = Date.now();

@@ -1,5 +1,5 @@
 import { CurrentPrincipal, type Principal, contactDataView, projectOf } from '@meld/auth';
-import { ApiError, ApiErrors, ApiOperation, ApiParam, ApiSuccess, ApiTags } from '@meld/api';
+import { ApiError, ApiErrors, ApiOperation, ApiParam, ApiStoreReadLimits, ApiSuccess, ApiTags } from '@meld/api';
 import { parseInput } from '@meld/platform';
 import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
 import { CoverageBody, CoverageSchema } from './coverage.schema';
@@ -28,6 +28,7 @@ export class CoverageController {
   @ApiError(400, 'invalid body (`details.fields`), a filter node that does not fit the grammar or the catalogue (`details.path`), or an unknown `datasource` (`details.datasources` lists the project\'s data sources)')
   @ApiError(403, 'the token lacks PROJECT_AUDIENCE_READ, or the filter names an email or phone attribute without `dataPolicy.mayReadPii`')
   @ApiErrors(401, 404, 429)
+  @ApiStoreReadLimits()
   async profile(@CurrentPrincipal() principal: Principal, @Param('project') projectUid: string, @Body({ schema: CoverageBody }) body: unknown) {
     const project = projectOf(principal, projectUid);
     const input = parseInput(CoverageBody, body ?? {});

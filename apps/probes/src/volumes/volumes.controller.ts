@@ -1,5 +1,5 @@
 import { CurrentPrincipal, type Principal, contactDataView, projectOf } from '@meld/auth';
-import { ApiError, ApiErrors, ApiOperation, ApiParam, ApiSuccess, ApiTags } from '@meld/api';
+import { ApiError, ApiErrors, ApiOperation, ApiParam, ApiStoreReadLimits, ApiSuccess, ApiTags } from '@meld/api';
 import { parseInput } from '@meld/platform';
 import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
 import { ProbeCache } from '../shared/probe-cache';
@@ -28,6 +28,7 @@ export class VolumesController {
   @ApiError(400, 'invalid body (`details.fields`), a filter node that does not fit the grammar or the catalogue (`details.path`), an unknown `event` (`details.eventTypes`) or `datasource` (`details.datasources`)')
   @ApiError(403, 'the token lacks PROJECT_AUDIENCE_READ, or the filter names an email or phone attribute without `dataPolicy.mayReadPii`')
   @ApiErrors(401, 404, 429)
+  @ApiStoreReadLimits()
   async volumesOf(@CurrentPrincipal() principal: Principal, @Param('project') projectUid: string, @Body({ schema: VolumesBody }) body: unknown) {
     const project = projectOf(principal, projectUid);
     const input = parseInput(VolumesBody, body ?? {});
