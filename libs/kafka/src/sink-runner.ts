@@ -55,9 +55,7 @@ export interface SinkRunnerOptions extends Omit<ConsumerRunnerOptions, 'handlers
  * Order: rows reach `write` in the order they were taken, which per partition is offset order
  * (one writer, one write after the other, a failed write retried before the next). A crash or
  * rebalance replays from the last commit, so `write` must be idempotent for a replayed
- * sequence too; rows taken of a partition that a rebalance moved away and not written yet are
- * dropped, so only the write in flight then overlaps the new owner's (ADR 0339). Messages of
- * different partitions interleave in fetch order.
+ * sequence too. Messages of different partitions interleave in fetch order.
  *
  * Fetching and storing are decoupled. Each fetched batch is decoded, validated and turned into
  * rows synchronously, its offsets are resolved at once (that only moves kafkajs's fetch
@@ -143,10 +141,7 @@ class SinkRunner implements ConsumerRunner {
         partitionsConsumedConcurrently: this.options.partitionsConsumedConcurrently ?? 1,
         eachBatch: (payload) => this.eachBatch(payload),
       },
-      (consumer) => {
-        this.commits.listen(consumer);
-        consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => this.keepAssigned(new Set(payload.memberAssignment[this.topic] ?? [])));
-      },
+      (consumer) => this.commits.listen(consumer),
     );
   }
 
@@ -181,17 +176,6 @@ class SinkRunner implements ConsumerRunner {
       this.batchesInProgress--;
       if (this.batchesInProgress === 0) this.progress.wake();
     }
-  }
-
-  /**
-   * A rebalance moved partitions away: what was taken of them and not stored yet is left to their
-   * new owner, who reads it again from the last commit. Rows of one key never go to two writers at
-   * once, save the write already in flight.
-   */
-  private keepAssigned(assigned: ReadonlySet<number>): void {
-    this.taker.keepOnly(assigned);
-    this.writer.keepOnly(assigned);
-    this.progress.wake();
   }
 
   /** Backpressure: the store is slow or down, stop fetching (keep the group membership). */

@@ -11,24 +11,6 @@ export class Segment<R = unknown> {
   /** Last offset taken per partition: everything up to it is in this segment or an earlier one. */
   readonly offsets = new Map<number, string>();
   messages = 0;
-
-  /** Drops what came from partitions outside `kept` (a rebalance moved them away); returns the rows dropped. */
-  keepOnly(kept: ReadonlySet<number>): number {
-    let n = 0;
-    for (let i = 0; i < this.rows.length; i++) {
-      if (!kept.has(this.sources[i].partition)) continue;
-      this.rows[n] = this.rows[i];
-      this.sources[n] = this.sources[i];
-      n++;
-    }
-    const dropped = this.rows.length - n;
-    this.rows.length = n;
-    this.sources.length = n;
-    const rejected = this.rejected.filter((r) => kept.has(r.partition));
-    this.rejected.splice(0, this.rejected.length, ...rejected);
-    for (const p of [...this.offsets.keys()]) if (!kept.has(p)) this.offsets.delete(p);
-    return dropped;
-  }
 }
 
 /** The writer gave up because stop() ran out of time: nothing of the segment is committed. */

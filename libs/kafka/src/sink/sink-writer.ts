@@ -52,16 +52,6 @@ export class SinkWriter {
     return this.writing !== undefined || this.queue.length > 0;
   }
 
-  /**
-   * After a rebalance: the queued segments keep only the rows of `kept` partitions; the others are
-   * their new owner's, who reads them from the last commit (writing them here too would run two
-   * writes of one key at once, ADR 0339). The segment being stored now finishes as it is (its
-   * commit skips partitions this member lost).
-   */
-  keepOnly(kept: ReadonlySet<number>): void {
-    for (const segment of this.writing ? this.queue.slice(1) : this.queue) this.pendingRows -= segment.keepOnly(kept);
-  }
-
   enqueue(segment: Segment): void {
     this.queue.push(segment);
     this.writing ??= this.drain().finally(() => {
