@@ -78,9 +78,12 @@ export function lockRowsSql(smsIds: readonly string[], smscIds: readonly string[
      WHERE m.id = ANY(${uuidArray(smsIds)}${smscIds.length ? ' || ARRAY(SELECT id FROM r)' : ''}) ORDER BY m.id FOR UPDATE OF m`;
 }
 
-/** Changes written per transaction at most, and transactions at once (ADR 0202). */
+/**
+ * Changes written per transaction at most, and transactions at once (ADR 0202): one, so what
+ * arrives while a batch runs makes the next batch instead of a second small one (ADR 0300).
+ */
 const MAX_BATCH = 200;
-const MAX_IN_FLIGHT = 2;
+const MAX_IN_FLIGHT = 1;
 
 /**
  * Every status change of a direct SMS (ADR 0154): the message row, its history row, the
