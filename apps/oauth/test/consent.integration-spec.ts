@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { hashPassword, hashToken } from '@meld/auth';
 import type { INestApplication } from '@nestjs/common';
-import type { DataSource } from 'typeorm';
+import type { DataSource, MigrationInterface } from 'typeorm';
 import { form, pkcePair, register, returnLink, startOAuth } from './app.fixture';
+import { migrations } from '@meld/db';
 import { seedTenancy } from '@meld/fixtures';
 
 const REDIRECT = 'http://127.0.0.1:9/callback';
@@ -146,6 +147,28 @@ describe('oauth consent screen (real Postgres)', () => {
     const noCookie = await b.post('/oauth/consent/decision', { csrf: csrfOf(html), request: s.query, decision: 'approve', projects: [s.t.project.uid] });
     expect(noCookie.status).toBe(403);
     expect(await db.query(`SELECT 1 FROM oauth_grants WHERE client_id = $1`, [s.c.client_id])).toHaveLength(0);
+  });
+
+  it('one account per e-mail whatever its case, as the sign-in reads it: Postgres refuses a second spelling; the migration names colliding users by id only', async () => {
+    const s = await setup();
+    const shouting = s.email.toUpperCase();
+    const insert = (runner: { query: DataSource['query'] }) => runner.query(`INSERT INTO users (organization_id, email, password_hash) VALUES ($1, $2, 'x') RETURNING id`, [s.t.organization.id, shouting]);
+    await expect(insert(db)).rejects.toMatchObject({ code: '23505' });
+    // Rows written before the index: the migration stops and names both users, not their e-mail.
+    const [{ id: first }] = await db.query(`SELECT id FROM users WHERE email = $1`, [s.email]);
+    const Migration = migrations.find((m) => m.name === 'UsersEmailCaseInsensitive1795269850000') as new () => MigrationInterface;
+    const runner = db.createQueryRunner();
+    await runner.startTransaction();
+    try {
+      await runner.query(`DROP INDEX "UQ_users_email_lower"`);
+      const [{ id: second }] = await insert(runner);
+      const refused = await new Migration().up(runner).then(() => null, (err: Error) => err.message);
+      expect(refused).toEqual(expect.stringContaining(`${first} ${second}`));
+      expect(refused!.toLowerCase()).not.toContain(s.email);
+    } finally {
+      await runner.rollbackTransaction();
+      await runner.release();
+    }
   });
 
   it('login attempts are rate-limited per e-mail; wrong passwords are 401 without saying which field', async () => {
