@@ -149,6 +149,23 @@ describe('oauth consent screen (real Postgres)', () => {
     expect(await db.query(`SELECT 1 FROM oauth_grants WHERE client_id = $1`, [s.c.client_id])).toHaveLength(0);
   });
 
+  it('signing in rotates the CSRF cookie: a value set or read before the sign-in does not pass the consent form', async () => {
+    const s = await setup();
+    const b = browser();
+    // Planted by someone who can set cookies for the host (a sibling subdomain), or read off the sign-in page.
+    const planted = 'p'.repeat(43);
+    b.jar.set('meld_oauth_csrf', planted);
+    expect(csrfOf(await (await b.get(`/oauth/consent?${s.query}`)).text())).toBe(planted);
+    const login = await b.post('/oauth/consent/login', { csrf: planted, request: s.query, email: s.email, password: PASSWORD });
+    expect([login.status, b.jar.get('meld_oauth_csrf')]).toEqual([303, expect.stringMatching(/^[A-Za-z0-9_-]{43}$/)]);
+    expect(b.jar.get('meld_oauth_csrf')).not.toBe(planted);
+    const old = await b.post('/oauth/consent/decision', { csrf: planted, request: s.query, decision: 'approve', projects: [s.t.project.uid] });
+    expect(old.status).toBe(403);
+    const html = await (await b.get(`/oauth/consent?${s.query}`)).text();
+    const res = await b.post('/oauth/consent/decision', { csrf: csrfOf(html), request: s.query, decision: 'approve', projects: [s.t.project.uid] });
+    expect(res.status).toBe(302);
+  });
+
   it('one account per e-mail whatever its case, as the sign-in reads it: Postgres refuses a second spelling; the migration names colliding users by id only', async () => {
     const s = await setup();
     const shouting = s.email.toUpperCase();
@@ -286,8 +303,8 @@ describe('oauth consent screen (real Postgres)', () => {
       null,
     ]);
 
-    // Approve with the failing request (a forged form): the same page, nothing granted.
-    const decided = await b.post('/oauth/consent/decision', { csrf: csrfOf(loginHtml), request: s.query, decision: 'approve', projects: [s.t.project.uid] });
+    // Approve with the failing request (a forged form with the signed-in browser's CSRF value): the same page, nothing granted.
+    const decided = await b.post('/oauth/consent/decision', { csrf: b.jar.get('meld_oauth_csrf')!, request: s.query, decision: 'approve', projects: [s.t.project.uid] });
     expect([decided.status, decided.headers.get('location'), returnLink(await decided.text()).href]).toEqual([400, null, to.href]);
     // Without a session the decision goes back to the sign-in, as for a good request.
     const other = browser();

@@ -87,6 +87,9 @@ export class ConsentController {
     await this.consent.forgetAttempt(keys, attempt.at);
     const session = await this.consent.openSession(user.id);
     reply.header('set-cookie', cookie(SESSION_COOKIE, session, SESSION_SECONDS, this.secure));
+    // A new CSRF value with the session: one set or read before the sign-in (a cookie planted by a
+    // sibling host, say) no longer passes the consent form (ADR 0143).
+    this.newCsrf(reply);
     return reply.code(303).header('location', `/oauth/consent?${query}`).send();
   }
 
@@ -135,6 +138,10 @@ export class ConsentController {
   private csrf(req: FastifyRequest, reply: FastifyReply): string {
     const existing = readCookies(req.headers.cookie).get(CSRF_COOKIE);
     if (existing && /^[A-Za-z0-9_-]{43}$/.test(existing)) return existing;
+    return this.newCsrf(reply);
+  }
+
+  private newCsrf(reply: FastifyReply): string {
     const value = randomBytes(32).toString('base64url');
     reply.header('set-cookie', cookie(CSRF_COOKIE, value, SESSION_SECONDS, this.secure));
     return value;
