@@ -61,6 +61,12 @@ describe('oauth protocol: discovery, registration, authorize, token, revoke (rea
       const bad = await register(base, body);
       expect([field, bad.status, bad.body.error, bad.body.error_description]).toEqual([field, 400, error, expect.stringContaining(`${field}`)]);
     }
+    // A page of the client is a web page: a script or inline document would run in whoever opens the link.
+    for (const uri of ['javascript:alert(document.cookie)', 'JavaScript:alert(1)', 'data:text/html,<script>alert(1)</script>', 'vbscript:msgbox', 'file:///etc/passwd']) {
+      const bad = await register(base, { redirect_uris: [REDIRECT], client_uri: uri });
+      expect([uri, bad.status, bad.body.error, bad.body.error_description]).toEqual([uri, 400, 'invalid_client_metadata', 'client_uri: must be an http or https URL']);
+    }
+    expect((await register(base, { redirect_uris: [REDIRECT], client_uri: 'https://app.example/about' })).body.client_uri).toBe('https://app.example/about');
     const noUris = await register(base, { client_name: 'x' });
     expect([noUris.status, noUris.body.error, noUris.body.error_description]).toEqual([400, 'invalid_client_metadata', expect.stringContaining('redirect_uris')]);
     const method = await register(base, { redirect_uris: [REDIRECT], token_endpoint_auth_method: 'private_key_jwt' });

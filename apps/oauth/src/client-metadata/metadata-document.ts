@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { GRANT_TYPES } from '../protocol/oauth-model';
-import { storable } from '../registration/register-client';
+import { storable, webPageUrl } from '../registration/register-client';
 import { redirectUriProblem } from '../registration/redirect-uri';
 
 /** A client_id that names a Client ID Metadata Document rather than a registered client. */
@@ -28,7 +28,7 @@ const Document = z.object({
   client_id: z.string(),
   redirect_uris: z.array(z.unknown()).min(1, 'at least one redirect URI is required'),
   client_name: z.string().trim().min(1).max(100).superRefine(storable).optional(),
-  client_uri: z.string().url().superRefine(storable).optional(),
+  client_uri: webPageUrl().optional(),
   // A public client: there is no secret to share with a document anyone can read.
   token_endpoint_auth_method: z.literal('none', { message: 'must be "none" (no secret can be shared through a public document)' }).default('none'),
   grant_types: z.array(z.enum(GRANT_TYPES)).optional(),

@@ -16,10 +16,16 @@ export const storable = (value: string, ctx: z.RefinementCtx) => {
   if (problem) ctx.addIssue({ code: z.ZodIssueCode.custom, message: problem });
 };
 
+/**
+ * A page of the client (RFC 7591 `client_uri`): an http or https URL. A `javascript:` or `data:`
+ * URL is a script or a document of the client's, run in whoever opens the link.
+ */
+export const webPageUrl = () => z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).superRefine(storable);
+
 const Metadata = z.object({
   redirect_uris: z.array(z.unknown()).min(1, 'at least one redirect URI is required'),
   client_name: z.string().trim().min(1).max(100).superRefine(storable).optional(),
-  client_uri: z.string().url().superRefine(storable).optional(),
+  client_uri: webPageUrl().optional(),
   token_endpoint_auth_method: z.enum(AUTH_METHODS).default('none'),
   grant_types: z.array(z.enum(GRANT_TYPES)).default([...GRANT_TYPES]),
   response_types: z.array(z.literal('code')).default(['code']),
