@@ -4,6 +4,7 @@ import type { ClickHouse } from '@meld/clickhouse';
 import { type DataMode, type Scope } from '@meld/contracts';
 import { AttributeEntity } from '@meld/db';
 import { AudienceSnapshotFixture, contactRow, seedTenancy, signedPrincipal, startAppUnderTest, type Json } from '@meld/fixtures';
+import { CLICKHOUSE_READER } from '@meld/platform';
 import { migratedTestClickHouse } from '@meld/testing';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
@@ -119,6 +120,26 @@ describe('audience aggregations', () => {
     for (const [body, path] of cases) {
       const res = await aggregate(body);
       expect([path, res.status, res.body.details?.fields?.[0]?.path]).toEqual([path, 400, path]);
+    }
+  });
+
+  it('refuses a root whose terms or stats read would pass what ClickHouse parses: 400 at root, before any read (ADR 0058)', async () => {
+    // Within every limit of the grammar, its counts' query 43-51 bytes under 240 KiB; each terms or
+    // stats query holds the same root beside more (61 to 625 bytes), so passes it.
+    const contains = (i: number) => ({ type: 'attribute_condition', key: 'loyalty_tier', operator: 'contains-string', values: [`${'\\'.repeat(2040)}${i}`, 'x'] });
+    const numbers = Array.from({ length: 1777 }, (_, j) => -1.2345678901234567e-300 * (j + 1));
+    const equals = (k: number) => ({ type: 'attribute_condition', key: 'score', operator: 'equals-number', values: numbers.slice(k * 500, k * 500 + 500) });
+    const root = { type: 'group', operator: 'or', children: [...Array.from({ length: 24 }, (_, i) => contains(i)), ...Array.from({ length: 4 }, (_, k) => equals(k))] };
+    const reads = jest.spyOn(app.get<ClickHouse>(CLICKHOUSE_READER), 'query');
+    try {
+      for (const aggregations of [[{ type: 'terms', attribute: 'loyalty_tier' }], [{ type: 'terms', attribute: 'tags' }], [{ type: 'stats', attribute: 'score' }]]) {
+        const res = await aggregate({ root, aggregations });
+        expect([aggregations[0].attribute, res.status, res.body.details]).toEqual([aggregations[0].attribute, 400, { path: 'root' }]);
+        expect(res.body.message).toMatch(/^invalid filter: root: the filter is too large/);
+      }
+      expect(reads).not.toHaveBeenCalled();
+    } finally {
+      reads.mockRestore();
     }
   });
 

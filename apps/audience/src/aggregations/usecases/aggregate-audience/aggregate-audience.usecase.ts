@@ -40,18 +40,25 @@ export class AggregateAudience {
     });
     input.aggregations.forEach((a, i) => this.check(principal, a, attributes[i], i));
     const stored = attributes.map(catalogueAttributeSql);
-    const counts = await filterErrorsAs400(() => this.repository.counts(projectId, root, stored.map((s) => s.present)));
+    // Every query is built before any runs: each holds the root, the terms and stats ones beside more
+    // than the counts (up to a few hundred bytes), so a root whose counts fit can make one of them pass
+    // the bound of a filter's query; that is the 400 at `root` (ADR 0058), before any read.
+    const queries = await filterErrorsAs400(() => ({
+      counts: this.repository.countsQuery(projectId, root, stored.map((s) => s.present)),
+      each: input.aggregations.map((a, i) => (a.type === 'terms' ? this.repository.termsQuery(projectId, root, stored[i], attributes[i].multivalue, a.size) : this.repository.statsQuery(projectId, root, stored[i]))),
+    }));
+    const counts = await this.repository.counts(queries.counts);
     const matching = Number(counts.matching ?? 0);
     const results = await Promise.all(
       input.aggregations.map(async (a, i) => {
         const attribute = attributes[i];
         if (a.type === 'terms') {
           const withValue = Number(counts[`p${i}`] ?? 0);
-          const rows = await this.repository.terms(projectId, root, stored[i], attribute.multivalue, a.size);
+          const rows = await this.repository.terms(queries.each[i]);
           const buckets = maskedBuckets(rows.map((r) => ({ value: typed(r.value, attribute), count: Number(r.n) })), mask);
           return { name: names[i], type: 'terms' as const, attribute: a.attribute, withValue, missing: matching - withValue, buckets };
         }
-        const s = await this.repository.stats(projectId, root, stored[i]);
+        const s = await this.repository.stats(queries.each[i]);
         const date = valueKindOf(attribute.type) === 'date';
         const edge = (x: number | null) => (x === null ? null : date ? new Date(Number(x) * 1000).toISOString() : Number(x));
         return { name: names[i], type: 'stats' as const, attribute: a.attribute, count: Number(s.count), min: edge(s.min), max: edge(s.max), avg: date || s.avg === null ? null : Number(s.avg), sum: date || s.sum === null ? null : Number(s.sum) };
