@@ -286,6 +286,27 @@ describe('event writes (ingest)', () => {
     expect(res.body.entity.items.map((i: Json) => i.errors)).toEqual([undefined, { '_event_parameters.text': ['must be at most 5000 characters'] }, undefined]);
   });
 
+  it('a declared email parameter is published trimmed and in Unicode NFC, as a contact email is stored (ADR 0036)', async () => {
+    const user = uid();
+    await contact(user);
+    const [{ id }] = await db.query(`INSERT INTO event_types (project_id, uid, name, category) VALUES ($1, 'invite', 'Invite', 'crm') RETURNING id`, [tenancy.project.id]);
+    await db.query(`INSERT INTO event_parameters (event_type_id, parameter, title, data_type, multi_value) VALUES ($1, 'guest', 'Guest', 'email', 1), ($1, 'cc', 'Cc', 'email', 30), ($1, 'note', 'Note', 'string', 1)`, [id]);
+    const eventId = eid();
+    // José with a decomposed accent (e + U+0301), as macOS input and some forms send it.
+    const decomposed = 'Jose\u0301@example.com';
+    const res = await post('/events', [
+      { _user_id: user, _event_id: eventId, _event_type: 'invite', _event_parameters: { guest: ` ${decomposed}\t`, cc: [' ada@example.com', 'bob@example.com '], note: ' kept as sent ' } },
+    ]);
+    expect(res.body.entity).toMatchObject({ successful: 1, failed: 0 });
+    const [m] = await events.waitFor(1, (x) => x.value.eventId === eventId);
+    expect(m.value.parameters).toEqual({ guest: 'Jos\u00e9@example.com', cc: ['ada@example.com', 'bob@example.com'], note: ' kept as sent ' });
+    // U+0958 is 3 bytes, 6 in NFC (U+0915 U+093C): within 16 KiB as sent, past it as published, so refused.
+    const long = Array.from({ length: 22 }, () => `${'\u0958'.repeat(240)}@example.com`);
+    const grown = await post('/events', [{ _user_id: user, _event_id: eid(), _event_type: 'invite', _event_parameters: { cc: long } }]);
+    expect(grown.status).toBe(422);
+    expect(grown.body.entity.items[0].errors._event_parameters).toEqual([expect.stringMatching(/^must be at most 16384 bytes as JSON/)]);
+  });
+
   it('flags automation: only events of automation types within ±1 h of reception; ingest publishes no trigger itself', async () => {
     const user = uid();
     await contact(user);

@@ -114,9 +114,14 @@ export function inferRule(uid: string, value: unknown): Pick<AttributeRule, 'typ
  * sent with a decomposed accent (e + U+0301) when searched as typed (composed é) (ADR 0036).
  */
 export function normaliseValue(rule: AttributeRule, value: AttributeValue): AttributeValue {
-  const normalised = rule.type === 'email' ? mapStrings(value, (s) => s.trim().normalize('NFC')) : value;
+  const normalised = rule.type === 'email' ? storedEmail(value) : value;
   if (rule.multivalue && !Array.isArray(normalised)) return [normalised];
   return normalised;
+}
+
+/** An email value (or a list of them) as stored and published: trimmed, in Unicode NFC (ADR 0036); contact attributes and declared event parameters alike. */
+export function storedEmail(value: AttributeValue): AttributeValue {
+  return mapStrings(value, (s) => s.trim().normalize('NFC'));
 }
 
 function mapStrings(value: AttributeValue, f: (s: string) => string): AttributeValue {

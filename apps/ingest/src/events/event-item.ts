@@ -1,8 +1,8 @@
 import type { AttributeType } from '@meld/contracts';
-import { isIsoDateTime, scalarError } from '../contacts/attribute-rules';
+import { type AttributeValue, isIsoDateTime, scalarError, storedEmail } from '../contacts/attribute-rules';
 import { dict, hasKey } from '@meld/contracts';
 import { type ItemErrors, isPlainObject, keyError, userIdError } from '../contacts/contact-item';
-import { eventDateRangeError, eventParametersErrors } from './event-parameters';
+import { eventDateRangeError, eventParametersErrors, parametersSizeError } from './event-parameters';
 import { userDataSizeError } from './event-user-data';
 
 export interface EventTypeRule {
@@ -107,6 +107,10 @@ export function parseEvent(item: Record<string, unknown>, types: ReadonlyMap<str
   }
   for (const name of Object.keys(item)) if (!EVENT_FIELDS.has(name)) fail(name, `unknown event field ${name}`);
   if (Object.keys(errors).length > 0) return { ok: false, errors };
+  const stored = storedParameters(parameters as Record<string, unknown>, eventType!);
+  // NFC may lengthen an email (a few characters decompose): the bound holds for what is published.
+  const sizeError = stored === parameters ? null : parametersSizeError(stored);
+  if (sizeError) return { ok: false, errors: dict({ _event_parameters: [sizeError] }) };
   return {
     ok: true,
     event: {
@@ -114,10 +118,24 @@ export function parseEvent(item: Record<string, unknown>, types: ReadonlyMap<str
       eventId: eventId as string,
       eventType: eventType!,
       eventDate,
-      parameters: parameters as Record<string, unknown>,
+      parameters: stored,
       userData: userData as Record<string, unknown> | null,
     },
   };
+}
+
+/**
+ * The parameters as published: a declared `email` parameter trimmed and in Unicode NFC, as a
+ * contact's email is stored (ADR 0036). Its check trims before matching, and the audience's event
+ * conditions compare the stored text: ` ada@example.com ` was accepted, then never matched by
+ * `equals` ada@example.com. Other values stay as sent; without an email, the same object.
+ */
+function storedParameters(parameters: Record<string, unknown>, type: EventTypeRule): Record<string, unknown> {
+  const emails = type.parameters.filter((rule) => rule.dataType === 'email' && hasKey(parameters, rule.parameter) && parameters[rule.parameter] !== null);
+  if (emails.length === 0) return parameters;
+  const stored = { ...parameters };
+  for (const { parameter } of emails) stored[parameter] = storedEmail(parameters[parameter] as AttributeValue);
+  return stored;
 }
 
 /** Spec rule 4: automations fire only within ±1 h of reception (future beyond +1 h skips too). */

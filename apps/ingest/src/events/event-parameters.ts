@@ -38,9 +38,15 @@ export function eventParametersErrors(parameters: Record<string, unknown>): Arra
     if (problem) errors.push([`_event_parameters.${name}`, problem]);
   }
   if (errors.length > 0) return errors;
-  const bytes = Buffer.byteLength(JSON.stringify(parameters));
-  if (bytes > MAX_PARAMETERS_BYTES) errors.push(['_event_parameters', `must be at most ${MAX_PARAMETERS_BYTES} bytes as JSON (is ${bytes})`]);
+  const sizeError = parametersSizeError(parameters);
+  if (sizeError) errors.push(['_event_parameters', sizeError]);
   return errors;
+}
+
+/** Why the parameters take too many bytes as JSON, or null. */
+export function parametersSizeError(parameters: Record<string, unknown>): string | null {
+  const bytes = Buffer.byteLength(JSON.stringify(parameters));
+  return bytes > MAX_PARAMETERS_BYTES ? `must be at most ${MAX_PARAMETERS_BYTES} bytes as JSON (is ${bytes})` : null;
 }
 
 /**
