@@ -1,5 +1,5 @@
 import { startAppUnderTest } from '@meld/fixtures';
 import { appDefinition } from '../src/app.definition';
 
-/** The readiness app in-process on the test stores, ready. */
-export const startReadiness = () => startAppUnderTest(appDefinition);
+/** The readiness app in-process on the test stores (or `overrides`, e.g. a proxied Postgres), ready. */
+export const startReadiness = (overrides: Record<string, string> = {}) => startAppUnderTest(appDefinition, overrides);

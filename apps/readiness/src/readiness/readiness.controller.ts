@@ -1,4 +1,4 @@
-import { ApiError, ApiErrors, ApiOperation, ApiParam, ApiSuccess, ApiTags } from '@meld/api';
+import { ApiError, ApiErrors, ApiOperation, ApiParam, ApiResponse, ApiSuccess, ApiTags, ErrorSchema } from '@meld/api';
 import { CurrentPrincipal, type Principal, projectOf } from '@meld/auth';
 import { Controller, Get, NotFoundException, Param } from '@nestjs/common';
 import { CHANNELS, type ReadinessChannel } from './readiness-rules';
@@ -14,6 +14,13 @@ const isChannel = (value: string): value is ReadinessChannel => (CHANNELS as rea
  */
 const FORBIDDEN = 'a data-source token: readiness needs no scope, only access to the project (product and OAuth tokens)';
 const NOT_FOUND = 'project not found, or not reachable with this token';
+/** Postgres down, stalled or not yet connected: the report is recomputed on every call, so there is nothing older to answer with. */
+const UNAVAILABLE = ApiResponse({
+  status: 503,
+  description: 'the readiness store (Postgres) did not answer within its bound (down, stalled or starting); retry after `Retry-After` seconds',
+  standardSchema: ErrorSchema,
+  headers: { 'Retry-After': { description: 'seconds to wait before retrying', schema: { type: 'integer' } } },
+});
 
 @ApiTags('readiness')
 @ApiParam({ name: 'project', description: 'project UID' })
@@ -30,6 +37,7 @@ export class ReadinessController {
   @ApiErrors(401, 429)
   @ApiError(403, FORBIDDEN)
   @ApiError(404, NOT_FOUND)
+  @UNAVAILABLE
   project(@CurrentPrincipal() principal: Principal, @Param('project') projectUid: string) {
     const { organizationId, id } = projectOf(principal, projectUid);
     return this.getReadiness.execute({ organizationId, projectId: id, channel: null });
@@ -46,6 +54,7 @@ export class ReadinessController {
   @ApiErrors(401, 429)
   @ApiError(403, FORBIDDEN)
   @ApiError(404, `${NOT_FOUND}; or a channel other than ${CHANNELS.join(' or ')}`)
+  @UNAVAILABLE
   channel(@CurrentPrincipal() principal: Principal, @Param('project') projectUid: string, @Param('channel') channel: string) {
     const { organizationId, id } = projectOf(principal, projectUid);
     if (!isChannel(channel)) throw new NotFoundException(`no readiness for channel "${channel}": channels are ${CHANNELS.join(', ')}`);

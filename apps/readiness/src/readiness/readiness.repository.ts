@@ -1,5 +1,8 @@
-import { DATA_SOURCE } from '@meld/db';
-import { Inject, Injectable } from '@nestjs/common';
+import { errorSummary } from '@meld/contracts';
+import { DATA_SOURCE, rawPool } from '@meld/db';
+import { RetryLaterException } from '@meld/platform';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { DatabaseError, type QueryConfig } from 'pg';
 import type { DataSource } from 'typeorm';
 import type { ReadinessChannel, SetupSnapshot } from './readiness-rules';
 
@@ -36,13 +39,47 @@ SELECT p.legal_profile_status AS "legalProfileStatus",
   JOIN organizations o ON o.id = p.organization_id
  WHERE p.id = $1 AND p.organization_id = $2`;
 
+/**
+ * How long the statement may take once sent (~2 ms at 50 senders × 100 countries). A Postgres
+ * that stalls answers nothing at all, so the bound is the client's; a new connection's
+ * handshake has the pool's own (connectionTimeoutMillis, 5 s).
+ */
+const READ_TIMEOUT_MS = 5_000;
+/** Retry-After of a report Postgres did not serve, as the gateway's for its own stores. */
+const RETRY_AFTER_S = 5;
+
+/**
+ * Postgres could not serve the statement, through no fault of the statement: a connection
+ * refused, lost or timed out (no SQLSTATE), a connection exception (class 08), insufficient
+ * resources (53) or operator intervention (57: shutdown, cancel, statement_timeout).
+ */
+function unavailable(err: unknown): boolean {
+  return !(err instanceof DatabaseError) || /^(08|53|57)/.test(err.code ?? '');
+}
+
 @Injectable()
 export class ReadinessRepository {
+  private readonly log = new Logger('readiness');
+
   constructor(@Inject(DATA_SOURCE) private readonly ds: DataSource) {}
 
-  /** The project's setup (its senders, or one channel's), or null when the project is gone. */
+  /**
+   * The project's setup (its senders, or one channel's), or null when the project is gone. A
+   * Postgres down, stalled or not yet connected is a 503 with Retry-After within the bounds,
+   * not a 500 or a held request (ADR 0131). pg-pool's query drops a connection whose statement
+   * failed, so one left stalled is not handed to the next report.
+   */
   async snapshot(organizationId: string, projectId: string, channel: ReadinessChannel | null): Promise<SetupSnapshot | null> {
-    const rows: SetupSnapshot[] = await this.ds.query(SNAPSHOT_SQL, [projectId, organizationId, channel]);
-    return rows[0] ?? null;
+    try {
+      if (!this.ds.isInitialized) throw new Error('postgres is not connected');
+      // pg reads a statement's own `query_timeout`; @types/pg lists it on the client's config only.
+      const statement: QueryConfig & { query_timeout: number } = { text: SNAPSHOT_SQL, values: [projectId, organizationId, channel], query_timeout: READ_TIMEOUT_MS };
+      const { rows } = await rawPool(this.ds).query<SetupSnapshot>(statement);
+      return rows[0] ?? null;
+    } catch (err) {
+      if (!unavailable(err)) throw err;
+      this.log.warn(`report not served, postgres unavailable: ${errorSummary(err)}`);
+      throw new RetryLaterException('the readiness store (Postgres) did not answer: retry later', RETRY_AFTER_S);
+    }
   }
 }
