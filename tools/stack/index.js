@@ -188,8 +188,13 @@ function printTable(rows) {
   for (const c of cells) console.log(c.map((v, i) => (i === c.length - 1 ? v : v.padEnd(widths[i]))).join('  '));
 }
 
+// Exit code of `status` when a service is down, so a script can tell (LSB's "not running");
+// 1 stays a failure to read the status, 2 a usage error.
+const STATUS_DOWN = 3;
+
 const USAGE = `usage: meld stack up [service...] | down [service...] | status [--json]
-services: ${NAMES.join(', ')}`;
+services: ${NAMES.join(', ')}
+status exits ${STATUS_DOWN} when a service is down (0: every one up or external)`;
 
 /** CLI: `meld stack up|down|status`. Resolves to the exit code (also set on process.exitCode). */
 async function runStackCommand(argv = []) {
@@ -207,6 +212,10 @@ async function runStackCommand(argv = []) {
       const rows = await status();
       if (rest.includes('--json')) console.log(JSON.stringify(rows, null, 2));
       else printTable(rows);
+      if (rows.some((r) => r.state === 'down')) {
+        process.exitCode = STATUS_DOWN;
+        return STATUS_DOWN;
+      }
     } else {
       console.error(USAGE);
       process.exitCode = 2;

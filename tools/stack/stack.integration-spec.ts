@@ -3,6 +3,7 @@
 // files, outages) happens on a private Kafka dev broker.
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 
@@ -91,6 +92,28 @@ describe('local stack', () => {
     const after = await stack.status();
     expect(after.map((r) => [r.service, r.pid])).toEqual(before.map((r) => [r.service, r.pid]));
     expect(took).toBeLessThan(3000);
+  }, 60_000);
+});
+
+describe('meld stack status', () => {
+  // Without MELD_* URLs: every service is the stack's own, none external.
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('MELD_')));
+  const status = (root: string) => spawnSync(process.execPath, [path.join(root, 'tools/stack/cli.js'), 'status', '--json'], { encoding: 'utf8', env, timeout: 30_000 });
+
+  it('exits 3 when a service is down, 0 when every one is up, so a script can tell', async () => {
+    await stack.up({ log: quiet });
+    const up = status(path.resolve(__dirname, '../..'));
+    expect([up.status, JSON.parse(up.stdout).map((r: ServiceStatus) => r.state)]).toEqual([0, SERVICES.map(() => 'up')]);
+    // The stack's code in a checkout of its own, with no .stack/: none of its services runs.
+    const root = fs.mkdtempSync(path.join(fs.realpathSync(os.tmpdir()), 'stack-status-'));
+    try {
+      fs.cpSync(__dirname, path.join(root, 'tools/stack'), { recursive: true, filter: (file) => !file.endsWith('.ts') });
+      const down = status(root);
+      expect([down.status, JSON.parse(down.stdout).map((r: ServiceStatus) => r.state)]).toEqual([3, SERVICES.map(() => 'down')]);
+      expect(fs.existsSync(path.join(root, '.stack'))).toBe(false);
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
   }, 60_000);
 });
 

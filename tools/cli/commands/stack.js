@@ -5,6 +5,7 @@ const { parseVerbArgs, UsageError } = require('../args');
 const help = [
   'usage: meld stack up [service...] | down [service...] | status [--json]',
   '  services: postgres, redis, clickhouse, kafka, smsc (default: all); data stays in .stack/',
+  '  status exits 3 when a service is down, 0 when every one is up or external (1: it could not tell)',
 ].join('\n');
 
 function run(args) {
