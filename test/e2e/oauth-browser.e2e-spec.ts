@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SCOPE_DESCRIPTIONS } from '@meld/contracts';
 import { authorizeQuery, pkcePair, registerOAuthClient, tokenRequest } from '@meld/fixtures';
+import { Client } from 'pg';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { adminApi } from './support/admin-api';
 import { SHARED_BASE, sharedSystem } from './support/shared-system';
@@ -19,6 +20,7 @@ const BASE = SHARED_BASE;
 const OUTPUT = join(__dirname, '../../.stack/test-output');
 const SCREENSHOT = join(OUTPUT, 'oauth-consent.png');
 const ERROR_SCREENSHOT = join(OUTPUT, 'oauth-request-error.png');
+const BIDI_SCREENSHOT = join(OUTPUT, 'oauth-consent-bidi-name.png');
 const PASSWORD = 'correct horse battery staple';
 const REDIRECT_WAIT_MS = 10000;
 const SCOPES = ['PROJECT_AUDIENCE_READ', 'PROJECT_DATASOURCE_READ'] as const;
@@ -61,10 +63,11 @@ describe('OAuth 2.1 in a real browser (headless chromium)', () => {
   const user = { email: `browser-${randomUUID().slice(0, 8)}@example.test`, password: PASSWORD };
   let context: BrowserContext;
   let project: string;
+  let postgresUrl: string;
 
   beforeAll(async () => {
     const executablePath = await ensureChromium((line: string) => console.log(line));
-    await Promise.all([sharedSystem(), receiver.start()]);
+    [{ postgresUrl }] = await Promise.all([sharedSystem(), receiver.start()]);
     const org = (await admin('POST', '/organizations', { name: `browser-${randomUUID().slice(0, 8)}`, plan: 's' })).entity.id;
     project = (await admin('POST', `/organizations/${org}/projects`, { name: 'Storefront' })).entity.uid!;
     await admin('POST', `/organizations/${org}/users`, user);
@@ -77,9 +80,21 @@ describe('OAuth 2.1 in a real browser (headless chromium)', () => {
     rmSync(profile, { recursive: true, force: true });
   });
 
-  /** Registers a client, opens authorize in a new tab and signs in when the screen asks; returns the tab on the consent screen. */
-  async function openConsent(clientName: string) {
+  /** Writes a client's name as a row registered before registration refused some characters holds it. */
+  async function renameClient(clientId: string, name: string) {
+    const db = new Client({ connectionString: postgresUrl });
+    await db.connect();
+    try {
+      await db.query(`UPDATE oauth_clients SET name = $2 WHERE id = $1`, [clientId, name]);
+    } finally {
+      await db.end();
+    }
+  }
+
+  /** Registers a client (its stored name then set to `storedName`), opens authorize in a new tab and signs in when the screen asks; returns the tab on the consent screen. */
+  async function openConsent(clientName: string, storedName?: string) {
     const client = await registerOAuthClient(BASE, receiver.uri, { client_name: clientName });
+    if (storedName !== undefined) await renameClient(client.client_id, storedName);
     const { verifier, challenge } = pkcePair();
     const state = randomUUID();
     const page = await context.newPage();
@@ -133,6 +148,28 @@ describe('OAuth 2.1 in a real browser (headless chromium)', () => {
     const { state, page } = await openConsent('Denied Assistant');
     const back = await answer(page, 'deny');
     expect([back.get('error'), back.get('code'), back.get('state')]).toEqual(['access_denied', null, state]);
+    await page.close();
+  }, 60000);
+
+  it('a client name with a bidi override (stored before registration refused it) cannot reorder the consent screen around it', async () => {
+    // Unisolated, U+202E reverses the rest of the heading: the user would read "…tnuocca dleM ruoy esu ot stnaw".
+    const { page } = await openConsent('Bidi Assistant', 'Acme\u202E');
+    // Where "wants" and "account" are drawn, read in the page (a string: these specs have no DOM types).
+    const heading = await page.evaluate(`(() => {
+      const h1 = document.querySelector('h1');
+      const after = h1.lastChild;
+      const left = (word) => {
+        const range = document.createRange();
+        range.setStart(after, after.data.indexOf(word));
+        range.setEnd(after, after.data.indexOf(word) + word.length);
+        return range.getBoundingClientRect().left;
+      };
+      return { name: h1.querySelector('strong').textContent, wantsBeforeAccount: left('wants') < left('account') };
+    })()`);
+    expect(heading).toEqual({ name: 'Acme\uFFFD', wantsBeforeAccount: true });
+    mkdirSync(OUTPUT, { recursive: true });
+    await page.screenshot({ path: BIDI_SCREENSHOT, fullPage: true });
+    console.log(`consent screen of a bidi name, screenshot: ${BIDI_SCREENSHOT}`);
     await page.close();
   }, 60000);
 

@@ -29,6 +29,7 @@ describe('oauth: Client ID Metadata Documents (real Postgres, a local document s
     ['/refresh-only.json', (url) => ({ client_id: url, redirect_uris: [REDIRECT], grant_types: ['refresh_token'] })],
     ['/control-name.json', (url) => ({ client_id: url, redirect_uris: [REDIRECT], client_name: 'Doc\u0000Assistant' })],
     ['/control-redirect.json', (url) => ({ client_id: url, redirect_uris: [`${REDIRECT}\u0000`] })],
+    ['/bidi-name.json', (url) => ({ client_id: url, redirect_uris: [REDIRECT], client_name: 'Doc\u202EtnatsissA' })],
     ['/script-uri.json', (url) => ({ client_id: url, redirect_uris: [REDIRECT], client_uri: 'javascript:alert(document.cookie)' })],
   ]);
 
@@ -97,6 +98,7 @@ describe('oauth: Client ID Metadata Documents (real Postgres, a local document s
     ['/refresh-only.json', 'grant_types must include authorization_code'],
     ['/control-name.json', 'client_name must not contain the NUL character'],
     ['/control-redirect.json', 'redirect_uris[0] must not contain the NUL character'],
+    ['/bidi-name.json', 'client_name must not contain control, line-breaking or bidirectional formatting characters (U+202E)'],
     ['/script-uri.json', 'client_uri must be an http or https URL'],
     ['/missing.json', 'answered HTTP 404'],
     ['/', 'must have a path'],

@@ -149,6 +149,18 @@ describe('oauth consent screen (real Postgres)', () => {
     expect(await db.query(`SELECT 1 FROM oauth_grants WHERE client_id = $1`, [s.c.client_id])).toHaveLength(0);
   });
 
+  it('a client name stored with bidi or control characters (before registration refused them) is shown isolated, each such character as U+FFFD', async () => {
+    const s = await setup('PROJECT_AUDIENCE_READ <i>x</i>');
+    // Would read "Acme" then, reversed, the rest of the heading: "...tnuocca dleM ruoy esu ot stnaw".
+    await db.query(`UPDATE oauth_clients SET name = $2 WHERE id = $1`, [s.c.client_id, 'Acme\u202E\u2066\u200F\u0085']);
+    const b = browser();
+    const login = await (await b.get(`/oauth/consent?${s.query}`)).text();
+    expect(login).toContain('<h1><strong><bdi>Acme\uFFFD\uFFFD\uFFFD\uFFFD</bdi></strong> wants to use your Meld account</h1>');
+    const res = await b.post('/oauth/consent/login', { csrf: csrfOf(login), request: s.query, email: s.email, password: PASSWORD });
+    const failed = await (await b.get(res.headers.get('location')!)).text();
+    expect(failed).toContain('<h1>The request of <strong><bdi>Acme\uFFFD\uFFFD\uFFFD\uFFFD</bdi></strong> cannot be completed</h1>');
+  });
+
   it('signing in rotates the CSRF cookie: a value set or read before the sign-in does not pass the consent form', async () => {
     const s = await setup();
     const b = browser();

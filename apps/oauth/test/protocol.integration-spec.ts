@@ -61,6 +61,17 @@ describe('oauth protocol: discovery, registration, authorize, token, revoke (rea
       const bad = await register(base, body);
       expect([field, bad.status, bad.body.error, bad.body.error_description]).toEqual([field, 400, error, expect.stringContaining(`${field}`)]);
     }
+    // The name the consent screen shows cannot reorder or hide text around it (a bidi override, an isolate, a line break).
+    for (const name of ['Acme\u202E', 'Acme \u2067Ltd', 'Acme\u200F', 'Acme\u061C', 'Acme\nLtd', 'Acme\u2028Ltd', 'Acme\u0085']) {
+      const bad = await register(base, { client_name: name, redirect_uris: [REDIRECT] });
+      expect([JSON.stringify(name), bad.status, bad.body.error, bad.body.error_description]).toEqual([
+        JSON.stringify(name),
+        400,
+        'invalid_client_metadata',
+        expect.stringMatching(/^client_name: must not contain control, line-breaking or bidirectional formatting characters \(U\+[0-9A-F]{4}\)$/),
+      ]);
+    }
+    expect((await register(base, { client_name: 'مساعد الذكاء Assistant', redirect_uris: [REDIRECT] })).status).toBe(201);
     // A page of the client is a web page: a script or inline document would run in whoever opens the link.
     for (const uri of ['javascript:alert(document.cookie)', 'JavaScript:alert(1)', 'data:text/html,<script>alert(1)</script>', 'vbscript:msgbox', 'file:///etc/passwd']) {
       const bad = await register(base, { redirect_uris: [REDIRECT], client_uri: uri });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { GRANT_TYPES } from '../protocol/oauth-model';
+import { displayable } from '../registration/client-name';
 import { storable, webPageUrl } from '../registration/register-client';
 import { redirectUriProblem } from '../registration/redirect-uri';
 
@@ -27,7 +28,7 @@ export function clientIdUrlProblem(clientId: string, allowHttp: boolean): string
 const Document = z.object({
   client_id: z.string(),
   redirect_uris: z.array(z.unknown()).min(1, 'at least one redirect URI is required'),
-  client_name: z.string().trim().min(1).max(100).superRefine(storable).optional(),
+  client_name: z.string().trim().min(1).max(100).superRefine(storable).superRefine(displayable).optional(),
   client_uri: webPageUrl().optional(),
   // A public client: there is no secret to share with a document anyone can read.
   token_endpoint_auth_method: z.literal('none', { message: 'must be "none" (no secret can be shared through a public document)' }).default('none'),

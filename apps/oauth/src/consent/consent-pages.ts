@@ -1,5 +1,6 @@
 import { SCOPE_DESCRIPTIONS, type Scope } from '@meld/contracts';
 import type { AuthorizationRequest, RedirectFailure } from '../authorize/authorization-request';
+import { displayName } from '../registration/client-name';
 import { escapeHtml, page } from './html';
 import type { ConsentUser } from './consent.repository';
 
@@ -8,8 +9,10 @@ type Requester = Pick<AuthorizationRequest, 'client' | 'redirectUri'>;
 
 const hidden = (name: string, value: string) => `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`;
 const host = (redirectUri: string) => escapeHtml(new URL(redirectUri).host);
+/** The client's name isolated from the sentence around it, its bidi and control characters shown as U+FFFD (ADR 0143). */
+const clientName = (name: string) => `<bdi>${escapeHtml(displayName(name))}</bdi>`;
 const header = (req: Requester) =>
-  `<h1><strong>${escapeHtml(req.client.name)}</strong> wants to use your Meld account</h1><p class="host">It will send you back to <strong>${host(req.redirectUri)}</strong>.</p>`;
+  `<h1><strong>${clientName(req.client.name)}</strong> wants to use your Meld account</h1><p class="host">It will send you back to <strong>${host(req.redirectUri)}</strong>.</p>`;
 
 export function loginPage(req: Requester, query: string, csrf: string, error: string | null): string {
   return page(
@@ -45,7 +48,7 @@ export function consentPage(req: AuthorizationRequest, query: string, csrf: stri
 export function failedRequestPage(failure: RedirectFailure): string {
   return page(
     'Request cannot be completed',
-    `<h1>The request of <strong>${escapeHtml(failure.client.name)}</strong> cannot be completed</h1>
+    `<h1>The request of <strong>${clientName(failure.client.name)}</strong> cannot be completed</h1>
 <p class="error" role="alert">${escapeHtml(failure.description)}.</p>
 <p>Nothing was granted. Return to the application only if you trust it.</p>
 <p class="actions"><a class="button" href="${escapeHtml(failure.location)}">Return to ${host(failure.redirectUri)}</a></p>`,

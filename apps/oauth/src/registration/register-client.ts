@@ -5,6 +5,7 @@ import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import { GRANT_TYPES } from '../protocol/oauth-model';
 import { OAuthRepository } from '../storage/oauth.repository';
+import { displayable } from './client-name';
 import { redirectUriProblem } from './redirect-uri';
 import { scopeList, unknownScopes } from '../authorize/scope-list';
 
@@ -24,7 +25,7 @@ export const webPageUrl = () => z.url({ protocol: /^https?$/, error: 'must be an
 
 const Metadata = z.object({
   redirect_uris: z.array(z.unknown()).min(1, 'at least one redirect URI is required'),
-  client_name: z.string().trim().min(1).max(100).superRefine(storable).optional(),
+  client_name: z.string().trim().min(1).max(100).superRefine(storable).superRefine(displayable).optional(),
   client_uri: webPageUrl().optional(),
   token_endpoint_auth_method: z.enum(AUTH_METHODS).default('none'),
   grant_types: z.array(z.enum(GRANT_TYPES)).default([...GRANT_TYPES]),
