@@ -286,6 +286,17 @@ describe('event writes (ingest)', () => {
     expect(res.body.entity.items.map((i: Json) => i.errors)).toEqual([undefined, { '_event_parameters.text': ['must be at most 5000 characters'] }, undefined]);
   });
 
+  it('a required list parameter sent empty is missing: "is required", as when left out or null', async () => {
+    const user = uid();
+    await contact(user);
+    const [{ id }] = await db.query(`INSERT INTO event_types (project_id, uid, name, category) VALUES ($1, 'basket', 'Basket', 'ecommerce') RETURNING id`, [tenancy.project.id]);
+    await db.query(`INSERT INTO event_parameters (event_type_id, parameter, title, data_type, required, multi_value) VALUES ($1, 'skus', 'SKUs', 'string', true, 10)`, [id]);
+    const basket = (parameters: Record<string, unknown>) => ({ _user_id: user, _event_id: eid(), _event_type: 'basket', _event_parameters: parameters });
+    const res = await post('/events', [basket({ skus: [] }), basket({}), basket({ skus: null }), basket({ skus: ['a'] }), basket({ skus: 'a' })]);
+    expect(res.status).toBe(202);
+    expect(res.body.entity.items.map((i: Json) => i.errors)).toEqual([...Array(3).fill({ '_event_parameters.skus': ['is required'] }), undefined, undefined]);
+  });
+
   it('a declared email parameter is published trimmed and in Unicode NFC, as a contact email is stored (ADR 0036)', async () => {
     const user = uid();
     await contact(user);

@@ -94,6 +94,12 @@ export function parseEvent(item: Record<string, unknown>, types: ReadonlyMap<str
         if (rule.required) fail(`_event_parameters.${rule.parameter}`, 'is required');
         continue;
       }
+      // An empty list carries no value: a required parameter sent as [] is missing, as the
+      // audience's conditions read it (`exists` is false for it).
+      if (rule.required && Array.isArray(value) && value.length === 0) {
+        fail(`_event_parameters.${rule.parameter}`, 'is required');
+        continue;
+      }
       const err = parameterError(rule, value);
       if (err) fail(`_event_parameters.${rule.parameter}`, err);
     }
