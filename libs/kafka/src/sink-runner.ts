@@ -55,7 +55,10 @@ export interface SinkRunnerOptions extends Omit<ConsumerRunnerOptions, 'handlers
  * Order: rows reach `write` in the order they were taken, which per partition is offset order
  * (one writer, one write after the other, a failed write retried before the next). A crash or
  * rebalance replays from the last commit, so `write` must be idempotent for a replayed
- * sequence too. Messages of different partitions interleave in fetch order.
+ * sequence too. A rebalance holds the writer from its start to the group's join, which drops
+ * the rows taken of partitions that moved away and not written yet: only the write in flight
+ * at its start overlaps the new owner's (ADR 0339). Messages of different partitions
+ * interleave in fetch order.
  *
  * Fetching and storing are decoupled. Each fetched batch is decoded, validated and turned into
  * rows synchronously, its offsets are resolved at once (that only moves kafkajs's fetch
@@ -141,7 +144,11 @@ class SinkRunner implements ConsumerRunner {
         partitionsConsumedConcurrently: this.options.partitionsConsumedConcurrently ?? 1,
         eachBatch: (payload) => this.eachBatch(payload),
       },
-      (consumer) => this.commits.listen(consumer),
+      (consumer) => {
+        this.commits.listen(consumer);
+        consumer.on(consumer.events.REBALANCING, () => this.writer.holdForRebalance());
+        consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => this.keepAssigned(new Set(payload.memberAssignment[this.topic] ?? [])));
+      },
     );
   }
 
@@ -151,6 +158,8 @@ class SinkRunner implements ConsumerRunner {
       afterStop: () => {
         this.taker.close();
         this.abandon = true;
+        // Out of the group: what is still queued (stop ran out of time) is the next owner's.
+        this.keepAssigned(new Set());
       },
     });
   }
@@ -176,6 +185,16 @@ class SinkRunner implements ConsumerRunner {
       this.batchesInProgress--;
       if (this.batchesInProgress === 0) this.progress.wake();
     }
+  }
+
+  /**
+   * The group's join: what was taken of partitions that moved away and not stored yet is left to
+   * their new owner, who reads it again from the last commit; the writer goes on (ADR 0339).
+   */
+  private keepAssigned(assigned: ReadonlySet<number>): void {
+    this.taker.keepOnly(assigned);
+    this.writer.keepOnly(assigned);
+    this.progress.wake();
   }
 
   /** Backpressure: the store is slow or down, stop fetching (keep the group membership). */

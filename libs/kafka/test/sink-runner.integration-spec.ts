@@ -148,6 +148,61 @@ describe('sink runner against a real broker', () => {
     expect(new Set(stored.map((r) => r.id)).size).toBe(sent.length);
   });
 
+  it('writes only rows of partitions it owns: a rebalance holds the writer until the join, which drops what moved away', async () => {
+    const topic = await freshTopic(brokers, 'sink-rebalance');
+    const groupId = `test-sink-rebalance-${uniqueId()}`;
+    // The development broker's rebalance waits a second less than the session for every member.
+    const session = { sessionTimeoutMs: 6000, heartbeatIntervalMs: 500 };
+    // Each message to a known partition, so a written row tells which partition it came from.
+    const sent = Array.from({ length: 400 }, (_, seq) => ({ key: `k${seq}`, value: { key: `k${seq}`, seq }, partition: seq % 4 }));
+    const partitionOf = (row: Row) => Number(row.id.slice(row.id.indexOf('/') + 1)) % 4;
+    // The first member's partitions as the group last told it: none from a rebalance's start to its join.
+    let owned = new Set<number>();
+    let secondStarted = false;
+    let storeUp = false;
+    let kept: Set<number> | undefined;
+    const strays: string[] = [];
+    const written = new Set<string>();
+    let taken = 0;
+    const runner1 = await run(
+      topic,
+      async (rows) => {
+        // The store is down until the group rebalances: the member queues all it takes meanwhile.
+        if (!storeUp) throw Object.assign(new Error('store down'), { code: 'ECONNREFUSED' });
+        strays.push(...rows.filter((r) => !owned.has(partitionOf(r))).map((r) => r.id));
+        for (const r of rows) written.add(r.id);
+      },
+      { maxRows: 50, maxPendingRows: 10_000, ...session },
+      (v) => {
+        taken++;
+        return rowOf(v);
+      },
+      groupId,
+    );
+    const { REBALANCING, GROUP_JOIN } = runner1.consumer.events;
+    runner1.consumer.on(REBALANCING, () => {
+      owned = new Set();
+      storeUp ||= secondStarted;
+    });
+    // A member dropped from the group (a loaded machine missed the rebalance) joins again without REBALANCING.
+    runner1.consumer.on(GROUP_JOIN, ({ payload }) => {
+      owned = new Set(payload.memberAssignment[topic] ?? []);
+      storeUp ||= secondStarted;
+      if (secondStarted && owned.size < 4) kept ??= owned;
+    });
+    for (let i = 0; i < sent.length; i += 50) await producer.send(topic, sent.slice(i, i + 50));
+    await waitFor(() => taken >= sent.length, 60_000, 'everything taken by the first member');
+
+    // A second member joins: the first one's next heartbeat starts the rebalance.
+    secondStarted = true;
+    await run(topic, async () => undefined, session, rowOf, groupId);
+    await waitFor(() => kept !== undefined, 90_000, 'the first member to lose partitions to the second');
+    const keptIds = sent.filter((m) => kept!.has(m.partition)).map((m) => `${m.key}/${m.value.seq}`);
+    await waitFor(() => keptIds.every((id) => written.has(id)), 60_000, 'the rows of the partitions it kept written');
+    // Nothing was written while its partitions were revoked, nor, after the join, of those that moved.
+    expect(strays).toEqual([]);
+  }, 240_000);
+
   it('stores and commits what it took before stop() resolves, so a restart resumes after it', async () => {
     const topic = await freshTopic(brokers, 'sink-resume');
     const shortSession = { sessionTimeoutMs: 6000, heartbeatIntervalMs: 1000 };

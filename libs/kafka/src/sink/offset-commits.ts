@@ -25,11 +25,14 @@ export class OffsetCommits {
 
   async commit(offsets: Map<number, string>): Promise<void> {
     for (const [p, o] of offsets) {
+      // The write in flight when its partition moved away: the new owner commits it. Kept, it
+      // could be committed after the partition came back, behind the other owner's commit.
+      if (this.assigned && !this.assigned.has(p)) continue;
       const before = this.uncommitted.get(p);
       // After a rebalance the same partition can be taken again from an older offset: keep the furthest stored.
       if (before === undefined || BigInt(o) > BigInt(before)) this.uncommitted.set(p, o);
     }
-    const entries = [...this.uncommitted].filter(([p]) => !this.assigned || this.assigned.has(p));
+    const entries = [...this.uncommitted];
     if (entries.length === 0) return;
     const { topic } = this.ctx;
     try {

@@ -58,6 +58,11 @@ export class SegmentTaker {
     }
   }
 
+  /** After a rebalance: the open segment keeps only the rows of `kept` partitions (SinkWriter.keepOnly). */
+  keepOnly(kept: ReadonlySet<number>): void {
+    this.writer.pendingRows -= this.open.keepOnly(kept);
+  }
+
   /** A partition batch was taken up to `lastOffset`: cut now or let rows linger. */
   endBatch(partition: number, lastOffset: string): void {
     if (this.open.messages === 0) return;

@@ -33,6 +33,8 @@ export class SinkWriter {
   broken = false;
   private readonly queue: Segment[] = [];
   private writing: Promise<void> | undefined;
+  /** From a rebalance's start to the group's join: resolves when writes may go on. */
+  private rebalance: { joined: Promise<void>; join: () => void } | undefined;
 
   constructor(
     private readonly ctx: SinkWriterContext,
@@ -50,6 +52,29 @@ export class SinkWriter {
   /** Something is queued or being stored. */
   get busy(): boolean {
     return this.writing !== undefined || this.queue.length > 0;
+  }
+
+  /**
+   * The group is rebalancing: this member's partitions are revoked until the join says which it
+   * keeps, so no write (nor a retry's next attempt) starts until keepOnly (ADR 0339).
+   */
+  holdForRebalance(): void {
+    if (this.rebalance) return;
+    let join!: () => void;
+    const joined = new Promise<void>((resolve) => (join = resolve));
+    this.rebalance = { joined, join };
+  }
+
+  /**
+   * The group's join: the queued segments keep only the rows, dead letters and offsets of `kept`
+   * partitions, and writes go on. The others are their new owner's, who reads them again from
+   * the last commit: writing them here too would run two writes of one key at once (ADR 0339).
+   * The write in flight finishes with the rows it was given; a retry of it writes the kept ones.
+   */
+  keepOnly(kept: ReadonlySet<number>): void {
+    for (const segment of this.queue) this.pendingRows -= segment.keepOnly(kept);
+    this.rebalance?.join();
+    this.rebalance = undefined;
   }
 
   enqueue(segment: Segment): void {
@@ -82,10 +107,13 @@ export class SinkWriter {
   }
 
   private async store(segment: Segment): Promise<void> {
-    const dead = [...segment.rejected];
-    if (segment.rows.length > 0) dead.push(...(await this.writeRows(segment)));
+    await this.joined();
+    const failed = segment.rows.length > 0 ? await this.writeRows(segment) : [];
+    // Read after the write: a rebalance meanwhile drops the dead letters of partitions that moved.
+    const dead = [...segment.rejected, ...failed];
     if (dead.length > 0) await this.sendDeadLetters(dead);
-    if (!this.broken) await this.commits.commit(segment.offsets);
+    // No offsets left: a rebalance moved every partition of the segment away.
+    if (!this.broken && segment.offsets.size > 0) await this.commits.commit(segment.offsets);
   }
 
   /** Writes the segment's rows; the dead letters of its messages when retries ran out. */
@@ -93,11 +121,16 @@ export class SinkWriter {
     const { group, topic, logger, series, backoff } = this.ctx;
     const headers = segment.sources.map((s) => s.message.headers);
     const span = tracingOn() ? batchSpan(topic, group, headers) : undefined;
-    const error = await this.retry.run('sink write', segment.rows.length, backoff.maxAttempts, () => this.ctx.write(segment.rows));
+    const error = await this.retry.run('sink write', segment.rows.length, backoff.maxAttempts, async () => {
+      // A retry after a rebalance writes only the rows of partitions still this member's.
+      await this.joined();
+      if (segment.rows.length > 0) await this.ctx.write(segment.rows);
+    });
     if (span) {
       if (error) span.setStatus({ code: SpanStatusCode.ERROR, message: safeErrorMessage(error) });
       span.end();
     }
+    if (segment.rows.length === 0) return [];
     if (error) {
       // The reason is logged (messagesDeadLettered): not a store's text quoting the rows (ADR 0338).
       const text = `${error.name}: ${safeErrorMessage(error)}`;
@@ -107,6 +140,10 @@ export class SinkWriter {
     // One line per write, naming the requests behind it: a write can be followed from its 202 to the store (ADR 0187).
     logger.info({ group, topic, rows: segment.rows.length, requestIds: requestIdsOf(headers) }, 'sink rows written');
     return [];
+  }
+
+  private async joined(): Promise<void> {
+    while (this.rebalance) await this.rebalance.joined;
   }
 
   private async sendDeadLetters(records: DeadLetterRecord[]): Promise<void> {
