@@ -1,3 +1,4 @@
+import { isoWithOffset } from '@meld/api';
 import { type TokenRecord, dataPolicy } from '@meld/auth';
 import { type DataMode, type Plan, strictestDataMode } from '@meld/contracts';
 import { query } from '../access/store-unavailable';
@@ -42,7 +43,7 @@ export async function describeToken(db: Db, token: TokenRecord) {
       kind: token.kind,
       prefix: org.prefix,
       label: org.label,
-      createdAt: org.created_at.toISOString(),
+      createdAt: isoWithOffset(org.created_at),
       projects: projects.map((p) => ({ id: p.id, uid: p.uid, name: p.name })),
     },
     metadata: {
