@@ -52,7 +52,7 @@ export function scalarError(type: AttributeType, value: unknown): string | null 
     default:
       break;
   }
-  if (typeof value !== 'string') return `must be a ${type === 'string' ? 'string' : `${type} string`}`;
+  if (typeof value !== 'string') return `must be ${type === 'string' ? 'a string' : type === 'email' ? 'an email string' : `a ${type} string`}`;
   if (value.length > MAX_STRING_LENGTH) return `must be at most ${MAX_STRING_LENGTH} characters`;
   switch (type) {
     case 'email':

@@ -39,6 +39,14 @@ describe('contact attribute rules', () => {
     expect(scalarError('string', 'x'.repeat(5000))).not.toBeNull();
   });
 
+  it('names the type a non-string value must be with its article', () => {
+    expect(scalarError('email', 42)).toBe('must be an email string');
+    expect(scalarError('phone', 42)).toBe('must be a phone string');
+    expect(scalarError('date', true)).toBe('must be a date string');
+    expect(scalarError('datetime', {})).toBe('must be a datetime string');
+    expect(scalarError('string', 1)).toBe('must be a string');
+  });
+
   it('multi-valued attributes take a list (or one value), single-valued refuse lists', () => {
     const tags = catalogue.get('tags')!;
     expect(valueError(tags, ['a', 'b'])).toBeNull();
