@@ -1,7 +1,7 @@
 import { errorSummary } from '@meld/contracts';
 import { type DynamicModule, Inject, Injectable, Logger, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { createDataSource } from './data-source';
+import { createDataSource, type DataSourceOptions } from './data-source';
 
 export const DATA_SOURCE = Symbol('DATA_SOURCE');
 
@@ -46,7 +46,7 @@ export class PostgresConnection implements OnModuleInit, OnApplicationShutdown {
 
 @Module({})
 export class DbModule {
-  static forRoot(options: { url: string; applicationName: string; poolSize?: number }): DynamicModule {
+  static forRoot(options: DataSourceOptions): DynamicModule {
     return {
       module: DbModule,
       global: true,

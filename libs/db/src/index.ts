@@ -10,4 +10,5 @@ export * from './outbox/outbox-relay.provider';
 export * from './outbox/outbox-notifications';
 export * from './outbox/outbox-trace';
 export * from './raw-pool';
+export * from './request-bound';
 export * from './own-database';

@@ -1,5 +1,6 @@
 import type { Pool, PoolClient } from 'pg';
 import type { DataSource } from 'typeorm';
+import { PostgresUnavailableError } from './request-bound';
 
 /**
  * The pg pool under a TypeORM DataSource, for hot paths whose statements are raw SQL already:
@@ -9,6 +10,7 @@ import type { DataSource } from 'typeorm';
  * libs/db tests cover it, so an upgrade that renames it fails there).
  */
 export function rawPool(ds: DataSource): Pool {
+  if (!ds.isInitialized) throw new PostgresUnavailableError('postgres is not connected yet');
   const pool = (ds.driver as unknown as { master?: Pool }).master;
   if (!pool) throw new Error('the DataSource has no pg pool (not initialized, or TypeORM renamed driver.master)');
   return pool;

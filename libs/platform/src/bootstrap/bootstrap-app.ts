@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import type { RequestListener } from 'node:http';
 import { type DynamicModule, type INestApplication, type Type } from '@nestjs/common';
+import { onRequestPath } from '@meld/db';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
@@ -68,6 +69,10 @@ export async function bootstrapApp(options: BootstrapOptions): Promise<INestAppl
     nameSpanAfterRoute(request.method, request.routeOptions.url);
     done();
   });
+  // A route's guards, pipes and handler run as a request path: their Postgres statements wait at
+  // most MELD_POSTGRES_REQUEST_TIMEOUT_MS (ADR 0360). preHandler, not onRequest: the body's stream
+  // events would run outside the context.
+  fastify.addHook('preHandler', (_request, _reply, done) => onRequestPath(done));
   fastify.addHook('onClose', () => stopTracing());
   instrumentFastify(fastify);
   const logger = app.get(NestPinoLogger);

@@ -1,6 +1,8 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { exceededLimit, type QueryLimit } from '@meld/clickhouse';
+import { errorSummary } from '@meld/contracts';
+import { isPostgresUnavailable } from '@meld/db';
 import { BadJsonBody, BodyEncodingRefused } from '../bootstrap/json-body';
 import { errorBody } from './error-body';
 import { RetryLaterException } from './retry-later';
@@ -33,6 +35,11 @@ export class HttpErrorFilter implements ExceptionFilter {
       this.log.warn({ limit }, 'a ClickHouse read ran into its limit');
       return limitReply(reply, limit);
     }
+    if (isPostgresUnavailable(exception)) {
+      // The summary only: a QueryFailedError carries the statement's parameters (ADR 0338).
+      this.log.warn(`request not served, postgres unavailable: ${errorSummary(exception)}`);
+      return reply.code(503).header('retry-after', String(POSTGRES_RETRY_AFTER_SECONDS)).send(errorBody(503, POSTGRES_UNAVAILABLE));
+    }
     if (isUnstorableText(exception)) {
       this.log.warn({ err: exception }, 'a value Postgres cannot store reached a query');
       return reply.code(400).send(errorBody(400, 'a value contains the NUL character (U+0000) or an invalid byte sequence, which cannot be stored'));
@@ -59,6 +66,10 @@ export function isUnstorableText(exception: unknown): boolean {
   const err = exception as { code?: unknown; driverError?: { code?: unknown } } | null;
   return typeof err === 'object' && err !== null && (UNSTORABLE_TEXT.has(String(err.code)) || UNSTORABLE_TEXT.has(String(err.driverError?.code)));
 }
+
+/** ADR 0360: Postgres down, stalled, out of connections or not yet connected; nothing was done. */
+export const POSTGRES_UNAVAILABLE = 'Postgres did not answer: retry later';
+const POSTGRES_RETRY_AFTER_SECONDS = 5;
 
 /** Seconds a client should wait before retrying a read that timed out. */
 const TIMEOUT_RETRY_AFTER_SECONDS = 10;

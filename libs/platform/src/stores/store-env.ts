@@ -1,3 +1,4 @@
+import { DEFAULT_REQUEST_TIMEOUT_MS } from '@meld/db';
 import { z } from 'zod';
 import { envVars, loadConfig } from '../config/load-config';
 
@@ -8,6 +9,8 @@ const storeEnv = {
     MELD_POSTGRES_URL: envVars.postgresUrl,
     // Connections of the app's pool, at most: each pod's share of Postgres's max_connections (docs/deploy.md).
     MELD_POSTGRES_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
+    // Longest wait for a statement's answer on a request path, then a 503 (ADR 0360).
+    MELD_POSTGRES_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(DEFAULT_REQUEST_TIMEOUT_MS),
   },
   redis: { MELD_REDIS_URL: envVars.redisUrl, MELD_REDIS_TIMEOUT_MS: envVars.redisTimeoutMs },
   clickhouse: {
@@ -25,6 +28,8 @@ export interface StoreConfig {
   postgresUrl?: string;
   /** Most connections the app's pool opens (`MELD_POSTGRES_POOL_SIZE`). */
   postgresPoolSize?: number;
+  /** Longest wait for a statement's answer on a request path (`MELD_POSTGRES_REQUEST_TIMEOUT_MS`, ADR 0360). */
+  postgresRequestTimeoutMs?: number;
   redisUrl?: string;
   /** Longest wait for one Redis command on a request path (ADR 0122). */
   redisTimeoutMs?: number;
@@ -45,6 +50,7 @@ export function loadStoreConfig(stores: StoreName[], env: NodeJS.ProcessEnv = pr
   return {
     postgresUrl: parsed.MELD_POSTGRES_URL,
     postgresPoolSize: parsed.MELD_POSTGRES_POOL_SIZE,
+    postgresRequestTimeoutMs: parsed.MELD_POSTGRES_REQUEST_TIMEOUT_MS,
     redisUrl: parsed.MELD_REDIS_URL,
     redisTimeoutMs: parsed.MELD_REDIS_TIMEOUT_MS,
     clickhouseUrl: parsed.MELD_CLICKHOUSE_URL,

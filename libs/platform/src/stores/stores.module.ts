@@ -34,7 +34,7 @@ export class StoresModule {
     return {
       module: StoresModule,
       imports: [
-        ...(has('postgres') ? [DbModule.forRoot({ url: config.postgresUrl!, applicationName: `meld-${app}`, poolSize: config.postgresPoolSize })] : []),
+        ...(has('postgres') ? [DbModule.forRoot({ url: config.postgresUrl!, applicationName: `meld-${app}`, poolSize: config.postgresPoolSize, requestTimeoutMs: config.postgresRequestTimeoutMs })] : []),
         ...(has('redis') ? [RedisModule.forRoot(config.redisUrl!, config.redisTimeoutMs!)] : []),
       ],
       providers: [
