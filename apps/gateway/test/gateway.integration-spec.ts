@@ -82,6 +82,25 @@ describe('gateway app', () => {
     expect((await get('/v1', token.token)).status).toBe(200);
   });
 
+  it('counts a /v1 path whose percent-encoding does not decode like any other request: X-RateLimit-*, then its 400 (ADR 0011)', async () => {
+    const org = await createOrganization(db);
+    const token = await createToken(db, { organizationId: org.id, scopes: ['PROJECT_AUDIENCE_READ'], projects: ['*'] });
+    const remaining = async (path: string, bearer?: string) => {
+      const res = await fetch(`${gateway.url}${path}`, { headers: bearer ? { authorization: `Bearer ${bearer}` } : {} });
+      const body = (await res.json()) as { message: string };
+      expect([path, res.status, body.message, res.headers.get('x-ratelimit-limit'), res.headers.get('x-request-id')]).toEqual([path, 400, expect.stringContaining('percent-encoding'), expect.stringMatching(/^\d+$/), expect.any(String)]);
+      return Number(res.headers.get('x-ratelimit-remaining'));
+    };
+    // Against the token's organization in the standard class, as an unknown path: each one spends the budget.
+    const first = await remaining('/v1/project/%ZZ', token.token);
+    expect(await remaining('/v1/project/%ZZ/audience/count', token.token)).toBe(first - 1);
+    // Without a token, against the client's address (anonymous class), as a 401 is.
+    const anonymous = await remaining('/v1/%ZZ');
+    expect(await remaining('/v1/%ZZ')).toBe(anonymous - 1);
+    // Outside /v1, the router's refusal as before.
+    expect((await fetch(`${gateway.url}/docs/%ZZ`)).headers.get('x-ratelimit-limit')).toBeNull();
+  });
+
   it('GET /v1/ shows funds only with ACCOUNT_READ, and every project for a "*" token', async () => {
     const org = await createOrganization(db, { dataMode: 'blocked', funds: 42 });
     const p1 = await createProject(db, org.id);

@@ -1,5 +1,5 @@
 export * from './bootstrap/bootstrap-app';
-export { INTERNAL_MAX_HEADER_BYTES, MAX_PATH_PARAM_LENGTH, PUBLIC_MAX_HEADER_BYTES, maxHeaderBytesFor } from './bootstrap/request-limits';
+export { INTERNAL_MAX_HEADER_BYTES, MAX_PATH_PARAM_LENGTH, PUBLIC_MAX_HEADER_BYTES, answerFrameworkErrors, maxHeaderBytesFor, type FrameworkErrorAnswer } from './bootstrap/request-limits';
 export { MAX_JSON_DEPTH, jsonTooDeep, jsonTooDeepMessage } from './bootstrap/json-depth';
 export { dropContentTypeThatIsNoMediaType } from './bootstrap/json-body';
 export * from './config/load-config';

@@ -14,7 +14,7 @@ import type { AnonymousDoor } from './doors/anonymous-door';
 import { linkDoor, linkDoorPlugin } from './doors/link-door';
 import { oauthDoor, oauthDoorPlugin } from './oauth/oauth-door';
 import { PublicApi } from './pipeline/public-api';
-import { publicApiPlugin } from './pipeline/public-api.plugin';
+import { answerUnreadablePaths, publicApiPlugin } from './pipeline/public-api.plugin';
 import { Upstreams } from './proxy/upstreams';
 import { localWindow } from './rate-limit/local-window';
 import { RateLimiter } from './rate-limit/rate-limiter';
@@ -66,6 +66,7 @@ class PublicApiRuntime implements OnModuleInit, OnApplicationShutdown {
   onModuleInit() {
     const fastify = this.host.httpAdapter.getInstance<FastifyInstance>();
     void fastify.register(publicApiPlugin(this.api));
+    answerUnreadablePaths(fastify, this.api);
     void fastify.register(oauthDoorPlugin(this.oauthDoor));
     void fastify.register(linkDoorPlugin(this.linkDoor));
     this.log.log('public API, OAuth and SMS link routes mounted');

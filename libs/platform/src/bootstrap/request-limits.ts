@@ -33,11 +33,25 @@ export const maxHeaderBytesFor = (publicFacing: boolean | undefined) => (publicF
  */
 export function frameworkErrorReply(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const status = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400;
-  reply
-    .header(REQUEST_ID_HEADER, request.id)
-    .code(status)
-    .type('application/json; charset=utf-8')
-    .send(errorBody(status, FRAMEWORK_MESSAGES.get(error.code) ?? 'the request URL cannot be read'));
+  const message = FRAMEWORK_MESSAGES.get(error.code) ?? 'the request URL cannot be read';
+  reply.header(REQUEST_ID_HEADER, request.id).code(status);
+  const answer = frameworkAnswers.get(request.server);
+  if (answer?.(request, reply, message)) return;
+  reply.type('application/json; charset=utf-8').send(errorBody(status, message));
+}
+
+/**
+ * Answers an app gives to some of its router's errors itself: true when it took the request
+ * (the status already set is the likely one; the access line reads the status at once). The
+ * gateway counts a /v1 path it cannot read against the caller's rate limit like any other
+ * request (ADR 0011).
+ */
+export type FrameworkErrorAnswer = (request: FastifyRequest, reply: FastifyReply, message: string) => boolean;
+const frameworkAnswers = new WeakMap<object, FrameworkErrorAnswer>();
+
+/** Routes `fastify`'s framework errors to `answer` first (one per instance). */
+export function answerFrameworkErrors(fastify: object, answer: FrameworkErrorAnswer): void {
+  frameworkAnswers.set(fastify, answer);
 }
 
 const FRAMEWORK_MESSAGES = new Map<string, string>([

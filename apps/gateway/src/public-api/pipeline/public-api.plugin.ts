@@ -1,8 +1,8 @@
 import { PUBLIC_ROUTES, type PublicRoute } from '@meld/contracts';
-import { errorBody } from '@meld/platform';
+import { answerFrameworkErrors, errorBody } from '@meld/platform';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { takeBodiesUnparsed } from '../proxy/unparsed-bodies';
-import { NOT_FOUND_ROUTE, type PublicApi } from './public-api';
+import { NOT_FOUND_ROUTE, type PublicApi, UNREADABLE_PATH_ROUTE } from './public-api';
 
 /**
  * Registers the route table on the gateway's Fastify instance, in its own encapsulated
@@ -29,4 +29,18 @@ export function publicApiPlugin(api: PublicApi, routes: readonly PublicRoute[] =
     app.route({ method: others, url: '/v1', handler: handler(NOT_FOUND_ROUTE) });
     app.all('/v1/*', handler(NOT_FOUND_ROUTE));
   };
+}
+
+/**
+ * A path under /v1 that Fastify's router cannot read (`%ZZ`, a parameter over its length) is
+ * answered through the pipeline: counted against the caller's rate limit and carrying
+ * X-RateLimit-* as every other answer (ADR 0011), then refused as bootstrapApp refuses it.
+ * Other paths keep that refusal. `fastify`: the root instance, whose router raises them.
+ */
+export function answerUnreadablePaths(fastify: FastifyInstance, api: PublicApi): void {
+  answerFrameworkErrors(fastify, (request, reply, message) => {
+    if (!/^\/v1(?:[/?]|$)/.test(request.url)) return false;
+    void api.handle(UNREADABLE_PATH_ROUTE, request, reply, { status: reply.statusCode, message });
+    return true;
+  });
 }

@@ -20,6 +20,8 @@ type Authenticated = { token: TokenRecord; error?: undefined; throttled?: undefi
 
 /** Unknown paths under /v1: counted like any other call, then 404. */
 export const NOT_FOUND_ROUTE: PublicRoute = { id: 'not-found', method: 'GET', path: '/v1/*', app: 'gateway', scopes: [], tokenKinds: [], rateLimit: 'standard' };
+/** Paths under /v1 Fastify's router cannot read (bad percent-encoding): counted like any other call, then its refusal. */
+export const UNREADABLE_PATH_ROUTE: PublicRoute = { ...NOT_FOUND_ROUTE, id: 'unreadable-path' };
 const RETRY_AFTER_S = '5';
 const REFUSALS = { unknown: 'unknown token', revoked: 'token revoked', expired: 'token expired', 'other-resource': 'token issued for another resource (RFC 8707)' } as const;
 
@@ -64,7 +66,8 @@ export class PublicApi {
     return `Bearer realm="meld", error="invalid_token", error_description="${reason.replace(/["\\]/g, "'")}", ${this.resourceMetadata}`;
   }
 
-  async handle(route: PublicRoute, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | void> {
+  /** `refusal`: the answer of UNREADABLE_PATH_ROUTE, once the request is counted. */
+  async handle(route: PublicRoute, request: FastifyRequest, reply: FastifyReply, refusal?: { status: number; message: string }): Promise<FastifyReply | void> {
     let bucket: Bucket | undefined;
     try {
       const client = this.deps.clients.hit(request.ip);
@@ -78,7 +81,7 @@ export class PublicApi {
       let decision: AccessDecision | undefined;
       let project: ProjectRecord | null = null;
       let dataSource: DataSourceRecord | null = null;
-      if (auth.token && route !== NOT_FOUND_ROUTE) {
+      if (auth.token && route !== NOT_FOUND_ROUTE && route !== UNREADABLE_PATH_ROUTE) {
         [project, dataSource] = this.tenancyInMemory(route, request.params as Params) ?? (await this.tenancy(route, request.params as Params));
         decision = authorize(route, auth.token, project, dataSource);
       }
@@ -86,6 +89,7 @@ export class PublicApi {
       const state = this.deps.limiter.spend(bucket) ?? (await this.deps.limiter.hit(bucket));
       setRateLimitHeaders(reply, state);
       if (!state.allowed) return reply.code(429).header('retry-after', String(retryAfterSeconds(state))).send();
+      if (route === UNREADABLE_PATH_ROUTE) return sendError(reply, refusal?.status ?? 400, refusal?.message ?? 'the request path cannot be read');
       if (route === NOT_FOUND_ROUTE) {
         const unknown = unknownPath(request.method, request.url);
         return sendError(reply, unknown.status, unknown.message);
