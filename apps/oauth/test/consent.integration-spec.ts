@@ -161,6 +161,21 @@ describe('oauth consent screen (real Postgres)', () => {
     expect(failed).toContain('<h1>The request of <strong><bdi>Acme\uFFFD\uFFFD\uFFFD\uFFFD</bdi></strong> cannot be completed</h1>');
   });
 
+  it('a request field with characters a browser would have encoded (a hand-made form) is answered, the Location percent-encoded', async () => {
+    const s = await setup('PROJECT_AUDIENCE_READ');
+    const csrf = 'c'.repeat(43);
+    const request = `${s.query.replace('state=s1', 'state=s\u2028\u2713')}`;
+    // No session: the decision sends the browser back to the screen. The form's CSRF pair is the sender's own.
+    const res = await fetch(`${base}/oauth/consent/decision`, {
+      method: 'POST',
+      redirect: 'manual',
+      signal: AbortSignal.timeout(5000),
+      headers: { cookie: `meld_oauth_csrf=${csrf}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ csrf, request, decision: 'approve' }).toString(),
+    });
+    expect([res.status, res.headers.get('location')]).toEqual([303, `/oauth/consent?${s.query.replace('state=s1', 'state=s%E2%80%A8%E2%9C%93')}`]);
+  });
+
   it('signing in rotates the CSRF cookie: a value set or read before the sign-in does not pass the consent form', async () => {
     const s = await setup();
     const b = browser();

@@ -19,6 +19,14 @@ const CSRF_COOKIE = 'meld_oauth_csrf';
 const SESSION_COOKIE = 'meld_oauth_session';
 type Form = Record<string, string | string[] | undefined>;
 const field = (form: Form, name: string) => (typeof form[name] === 'string' ? (form[name] as string) : '');
+/**
+ * The consent screen of a request sent back in a form. A browser sends the query it was given,
+ * percent-encoded; a hand-made form's other characters are encoded here: a Location header
+ * holding one (U+2028, say) was refused by Node after the status was set, and the request was
+ * never answered, its connection held open.
+ */
+const consentUrl = (query: string) =>
+  `/oauth/consent?${query.replace(/[^\x21-\x7e]/gu, (c) => [...Buffer.from(c)].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''))}`;
 const isFailure = (checked: AuthorizationRequest | RedirectFailure): checked is RedirectFailure => 'kind' in checked;
 
 /**
@@ -90,7 +98,7 @@ export class ConsentController {
     // A new CSRF value with the session: one set or read before the sign-in (a cookie planted by a
     // sibling host, say) no longer passes the consent form (ADR 0143).
     this.newCsrf(reply);
-    return reply.code(303).header('location', `/oauth/consent?${query}`).send();
+    return reply.code(303).header('location', consentUrl(query)).send();
   }
 
   @Post('consent/decision')
@@ -99,7 +107,7 @@ export class ConsentController {
     if (!checked) return;
     if (!this.csrfMatches(req, form)) return this.html(reply, 403, errorPage('The form expired or did not come from this site. Go back to the application and start again.'));
     const user = await this.user(req);
-    if (!user) return reply.code(303).header('location', `/oauth/consent?${field(form, 'request')}`).send();
+    if (!user) return reply.code(303).header('location', consentUrl(field(form, 'request'))).send();
     if (isFailure(checked)) return this.failed(reply, checked);
     const back = (params: Record<string, string>) =>
       reply.code(302).header('location', redirectBack(checked.redirectUri, checked.state, this.config.publicUrl, params)).header('cache-control', 'no-store').send();
