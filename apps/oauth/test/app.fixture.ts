@@ -5,8 +5,8 @@ import { appDefinition } from '../src/app.definition';
 import { ConsentRepository } from '../src/consent/consent.repository';
 import { OAuthRepository } from '../src/storage/oauth.repository';
 
-/** The oauth app in-process on the test stores, ready. */
-export const startOAuth = () => startAppUnderTest(appDefinition);
+/** The oauth app in-process on the test stores (or `overrides`, e.g. a proxied Postgres), ready. */
+export const startOAuth = (overrides: Record<string, string> = {}) => startAppUnderTest(appDefinition, overrides);
 
 export { pkcePair } from '@meld/fixtures';
 

@@ -26,11 +26,22 @@ const CONNECTION_FAILED = /^(Query read timeout|Connection terminated|Client has
 /** pg-pool's wait for a free connection, TypeORM's query before the DataSource connected. */
 const NO_CONNECTION = new Set(['timeout exceeded when trying to connect', 'Driver not Connected']);
 
-/** A connect's every error, a statement's when its connection failed (not a DatabaseError, nor a value pg could not send). */
-function markUnavailable(err: unknown, connecting: boolean): void {
+/** A statement's error when its connection failed (not a DatabaseError, nor a value pg could not send). */
+function markUnavailable(err: unknown): void {
   if (!isError(err) || err instanceof DatabaseError) return;
   const code = (err as { code?: unknown }).code;
-  if (connecting || CONNECTION_FAILED.test(err.message) || (typeof code === 'string' && /^E[A-Z]+$/.test(code))) (err as unknown as Record<symbol, boolean>)[UNAVAILABLE] = true;
+  if (CONNECTION_FAILED.test(err.message) || (typeof code === 'string' && /^E[A-Z]+$/.test(code))) (err as unknown as Record<symbol, boolean>)[UNAVAILABLE] = true;
+}
+
+/**
+ * Every error of a connect, as a PostgresUnavailableError (its cause the original): a socket's
+ * error is made outside the app's realm under Jest, where a library's `instanceof Error` (the
+ * OAuth server's wrapping of a store failure) does not see it.
+ */
+function connectFailed(err: unknown): unknown {
+  if (!isError(err)) return err;
+  const code = (err as { code?: unknown }).code;
+  return new PostgresUnavailableError(`could not connect to Postgres (${typeof code === 'string' ? code : err.message})`, { cause: err });
 }
 
 /** Not `instanceof Error`: a socket's error is made in another realm under Jest's sandbox. */
@@ -64,10 +75,9 @@ export function requestBoundClient(boundMs: number): typeof Client {
   return class RequestBoundClient extends Client {
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
     override connect(callback?: any): any {
-      if (callback) return super.connect((err: Error, client?: Client) => (markUnavailable(err, true), callback(err, client)));
+      if (callback) return super.connect((err: Error, client?: Client) => callback(err && connectFailed(err), client));
       return super.connect().catch((err: unknown) => {
-        markUnavailable(err, true);
-        throw err;
+        throw connectFailed(err);
       });
     }
 
@@ -79,11 +89,11 @@ export function requestBoundClient(boundMs: number): typeof Client {
       const sent = onRequest && text.query_timeout === undefined ? { ...text, query_timeout: boundMs } : config;
       const done = typeof values === 'function' ? values : callback;
       if (typeof done === 'function') {
-        const marked = (err: Error | null, res: unknown) => (err && markUnavailable(err, false), done(err, res));
+        const marked = (err: Error | null, res: unknown) => (err && markUnavailable(err), done(err, res));
         return typeof values === 'function' ? super.query(sent, marked) : super.query(sent, values, marked);
       }
       return (super.query(sent, values) as Promise<unknown>).catch((err: unknown) => {
-        markUnavailable(err, false);
+        markUnavailable(err);
         // Its answer may still come, or never: the connection is not handed to anyone again.
         if (isError(err) && err.message === 'Query read timeout') this.end().catch(() => undefined);
         throw err;
