@@ -25,8 +25,8 @@ interface Written {
 
 /**
  * POST /event/aggregations on the audience app (ADR 0335), over events written to ClickHouse as
- * the probes sink writes them (parameters JSON-encoded), redelivered copies included: every
- * expectation is computed from the events written, each counted once.
+ * the probes sink writes them (parameters JSON-encoded), redelivered copies included (also copies
+ * dated apart): every expectation is computed from the events written, each counted once.
  */
 describe('event aggregations', () => {
   let app: INestApplication;
@@ -68,6 +68,11 @@ describe('event aggregations', () => {
     // Redelivered copies in another part, one event beyond the plan's look-back, one of another project.
     const old: Written = { id: 'too-old', at: now - 200 * DAY, type: 'purchase', source: 'web', parameters: { amount: 1e6 } };
     await ch.insert('events', [...written.slice(0, 25).map((e) => row(e, 1)), row(old), { ...row(written[0]), project_id: randomUUID(), event_id: 'elsewhere' }]);
+    // Resent after an ingest crash that lost the id marks (Kafka acked, the COMMIT never came): sent
+    // without `_event_date`, each resend is dated at its own reception, a day and 2 hours after the
+    // first copy, so the two never merge (sorting keys differ). Counted once, at the first copy's date.
+    const resent = (e: Written) => ({ ...row(e), event_date: e.at + DAY + 2 * HOUR, received_at: e.at + DAY + 2 * HOUR });
+    await ch.insert('events', [...written.slice(30, 35), written.at(-1)!].map(resent));
     // The web user belongs to a gold contact, the CRM user to a silver one (an older membership of it in gold).
     await db.getRepository(AttributeEntity).insert({ projectId: tenancy.project.id, uid: 'tier', label: 'tier', type: 'string' });
     await new AudienceSnapshotFixture(ch, db).write([contactRow(tenancy.project.id, gold, { str: { tier: 'gold' } }), contactRow(tenancy.project.id, silver, { str: { tier: 'silver' } })]);

@@ -15,11 +15,12 @@ export interface EventScope {
 export type HistogramInterval = 'hour' | 'day' | 'week' | 'month';
 
 /**
- * An event is counted once however often it was delivered (ADR 0335). Its copies are the same
- * message, so they share the table's key (type, date, id) and its source and parameters: the
- * key ReplacingMergeTree collapses them on, whether merges have done so yet or not. Counts are
- * `uniqExact(event_id)` within groups of one type and one day, summed: small sets, where one
- * set of every id in scope (or a GROUP BY event_id) costs twice as much (ADR 0335's bench).
+ * An event is counted once however often it was delivered (ADR 0335). Its copies share its type,
+ * source and parameters, but not always its date: a resend after an ingest crash that lost the id
+ * marks is dated at its own reception when `_event_date` was left out, so its sorting key differs
+ * and merges never collapse it. Reads therefore group by the event id alone, whatever the dates:
+ * counts are distinct 64-bit hashes of the ids (as the audience's event counts, ADR 0060), and an
+ * event's date is its first copy's in scope (`firstCopies`).
  */
 function where(scope: EventScope, also: readonly Sql[] = []): Sql {
   return join(
@@ -36,10 +37,18 @@ function where(scope: EventScope, also: readonly Sql[] = []): Sql {
   );
 }
 
-/** Each event in scope once, with `columns` of one of its copies, for what a per-group count cannot give (a parameter's value, a sum). */
+/** Each event in scope once, with `columns` of one of its copies, for what a count cannot give (a parameter's value, a sum). */
 function deduplicated(scope: EventScope, columns: readonly Sql[], also: readonly Sql[] = []): Sql {
-  return sql`SELECT ${join(columns)} FROM events WHERE ${where(scope, also)} GROUP BY event_type, event_date, event_id`;
+  return sql`SELECT ${join(columns)} FROM events WHERE ${where(scope, also)} GROUP BY event_id`;
 }
+
+/** Each event in scope once, as `d`: the date of its first copy in scope (unix seconds). */
+function firstCopies(scope: EventScope): Sql {
+  return sql`SELECT min(toUInt32(event_date)) AS d FROM events WHERE ${where(scope)} GROUP BY cityHash64(event_id)`;
+}
+
+/** Distinct events among the rows of a group (copies share type, source and parameters, so they fall in the same groups of those). */
+const distinctEvents = raw('uniqExact(cityHash64(event_id))');
 
 /**
  * The events of the audience contacts an audience filter selects now: those of the source
@@ -64,22 +73,21 @@ const limit = (n: number) => raw(String(Math.max(1, Math.floor(n))));
 /** The JSON text of parameter `key` (the sink stores each value JSON-encoded), '' when absent. */
 const parameterText = (key: string) => sql`param_values[indexOf(param_keys, ${key})]`;
 
-/** The events in scope, and their first and last dates (unix seconds; 0 when none). */
+/** The events in scope, and their first and last dates (unix seconds, each event at its first copy's; 0 when none). */
 export function eventsInScope(scope: EventScope): Sql {
-  return sql`SELECT sum(n) AS events, toUInt32(min(lo)) AS first, toUInt32(max(hi)) AS last
-               FROM (SELECT uniqExact(event_id) AS n, min(event_date) AS lo, max(event_date) AS hi FROM events WHERE ${where(scope)} GROUP BY event_type, toDate(event_date))`;
+  return sql`SELECT count() AS events, min(d) AS first, max(d) AS last FROM (${firstCopies(scope)})`;
 }
 
 /** The most frequent event types or sources: `value`, `n` events, most first, ties by value. */
 export function eventTermsOf(scope: EventScope, field: 'event_type' | 'data_source_id', size: number): Sql {
   return sql`SELECT v AS value, sum(n) AS n
-               FROM (SELECT ${raw(field)} AS v, uniqExact(event_id) AS n FROM events WHERE ${where(scope)} GROUP BY v, event_type, toDate(event_date))
+               FROM (SELECT ${raw(field)} AS v, ${distinctEvents} AS n FROM events WHERE ${where(scope)} GROUP BY v, event_type)
               GROUP BY v ORDER BY n DESC, v LIMIT ${limit(size)}`;
 }
 
 /** How many events in scope carry parameter `key`. */
 export function eventsWithParameter(scope: EventScope, key: string): Sql {
-  return sql`SELECT sum(n) AS n FROM (SELECT uniqExact(event_id) AS n FROM events WHERE ${where(scope, [sql`has(param_keys, ${key})`])} GROUP BY event_type, toDate(event_date))`;
+  return sql`SELECT sum(n) AS n FROM (SELECT ${distinctEvents} AS n FROM events WHERE ${where(scope, [sql`has(param_keys, ${key})`])} GROUP BY event_type)`;
 }
 
 /** The most frequent values of parameter `key` (JSON texts), most first, ties by value. */
@@ -112,11 +120,9 @@ function bucketStart(date: Sql, interval: HistogramInterval, timeZone: string): 
   }
 }
 
-/** Events per bucket (`b`: the bucket's start, unix seconds), non-empty buckets only, oldest first. */
+/** Events per bucket (`b`: the bucket's start, unix seconds; each event in its first copy's), non-empty buckets only, oldest first. */
 export function eventHistogramOf(scope: EventScope, interval: HistogramInterval, timeZone: string): Sql {
-  return sql`SELECT b, sum(n) AS n
-               FROM (SELECT toUInt32(${bucketStart(raw('event_date'), interval, timeZone)}) AS b, uniqExact(event_id) AS n FROM events WHERE ${where(scope)} GROUP BY b, event_type, toDate(event_date))
-              GROUP BY b ORDER BY b`;
+  return sql`SELECT toUInt32(${bucketStart(raw('toDateTime(d)'), interval, timeZone)}) AS b, count() AS n FROM (${firstCopies(scope)}) GROUP BY b ORDER BY b`;
 }
 
 /**
