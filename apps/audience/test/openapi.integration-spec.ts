@@ -43,7 +43,7 @@ describe('audience /openapi.json', () => {
     expect((await fetch(`${base}/v1/project/x`)).status).toBe(401);
   });
 
-  it('documents the 422 and 503 of a ClickHouse read past its limits on every route that makes one (ADR 0114)', async () => {
+  it('documents the 422 and 503 of a ClickHouse read past its limits on every route that makes one, the 503 also of Postgres not answering (ADRs 0114, 0360)', async () => {
     const doc: Json = await (await fetch(`${base}/openapi.json`)).json();
     const reads: Array<[string, string]> = [
       ['post', '/v1/project/{project}/audience/count'],
@@ -58,7 +58,7 @@ describe('audience /openapi.json', () => {
     ];
     for (const [method, path] of reads) {
       const responses = doc.paths[path][method].responses;
-      expect([path, responses['422']?.description, responses['503']?.description]).toEqual([path, expect.stringMatching(/max_memory_usage/), expect.stringMatching(/Retry-After/)]);
+      expect([path, responses['422']?.description, responses['503']?.description]).toEqual([path, expect.stringMatching(/max_memory_usage/), expect.stringMatching(/Postgres did not answer.*Retry-After/)]);
       expect(responses['503'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
     }
   });

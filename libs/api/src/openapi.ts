@@ -41,14 +41,16 @@ export function ApiCompressedBody() {
 
 /**
  * The answers of a route whose ClickHouse read passes its limits (ADR 0114), given by the shared
- * error filter with `details.limit`: 422 for memory (narrow the filter), 503 with Retry-After for time.
+ * error filter with `details.limit`: 422 for memory (narrow the filter), 503 with Retry-After for time;
+ * the 503 is also Postgres not answering (ADR 0360).
  */
 export function ApiStoreReadLimits() {
   return applyDecorators(
     ApiError(422, 'the filter is too expensive: the read needs more memory than `max_memory_usage` allows (`details.limit`); narrow the filter or period'),
     ApiResponse({
       status: 503,
-      description: 'the store timed out: the read ran longer than `max_execution_time` (`details.limit`); retry after `Retry-After` seconds, or narrow the filter or period',
+      description:
+        'the store timed out: the read ran longer than `max_execution_time` (`details.limit`), or Postgres did not answer within `MELD_POSTGRES_REQUEST_TIMEOUT_MS` (no `details.limit`, ADR 0360); retry after `Retry-After` seconds, or narrow the filter or period',
       standardSchema: ErrorSchema,
       headers: { 'Retry-After': { description: 'seconds to wait before retrying', schema: { type: 'integer' } } },
     }),

@@ -68,7 +68,7 @@ export class SmsController {
   @ApiSuccess(201, DirectSmsCreated, "the message, `enqueued`: its initial status, answered here and not sent to the organization's delivery-report webhook, which reports each later change (ADR 0351)")
   @ApiError(400, 'invalid body (`details.fields`), target that is neither a contact id nor a valid phone, or a bad Idempotency-Key')
   @ApiError(422, 'not sendable now: `details.reason`')
-  @ApiError(503, 'the send queue did not answer in time: nothing was stored; retry after `Retry-After` seconds (ADR 0284)')
+  @ApiError(503, 'the send queue (ADR 0284) or Postgres (ADR 0360) did not answer in time: nothing was stored or charged; retry after `Retry-After` seconds')
   @ApiErrors(401, 403, 404, 429)
   send(
     @CurrentPrincipal() principal: Principal,
