@@ -47,9 +47,15 @@ describe('event lists: scroll and search', () => {
       param_keys: ['contact', 'amount'],
       param_values: [JSON.stringify('ada@example.com'), JSON.stringify(e.ageDays)],
     });
-    await ch.insert('events', written.map((e) => row(e)));
+    // Resent after an ingest crash that lost the id marks (Kafka acked, the COMMIT never came): both
+    // copies sent without `_event_date`, so each is dated at its own reception (event_date =
+    // received_at), the resend 2 hours or a day later; listed once, at the first copy's date.
+    const received = (e: (typeof written)[number], later: number) => ({ ...row(e), event_date: now - e.ageDays * DAY + later, received_at: now - e.ageDays * DAY + later });
+    const resent = new Map([[written[20], 2 * 3600], [written[28], DAY], [written[29], DAY], [written[39], DAY]]);
+    await ch.insert('events', written.map((e) => (resent.has(e) ? received(e, 0) : row(e))));
     // Redelivered copies in another part, and an event beyond the look-back.
     await ch.insert('events', [...written.slice(0, 10).map((e) => row(e, 1)), row({ id: 'too-old', ageDays: 200, type: 'purchase', source: 'web' })]);
+    await ch.insert('events', [...resent].map(([e, later]) => received(e, later)));
     await ch.insert('audience_membership', [
       { project_id: tenancy.project.id, data_source_id: tenancy.dataSource.id, user_id: 'web-user', audience_id: audienceOf, version: '1', deleted: 0 },
       { project_id: tenancy.project.id, data_source_id: crm.id, user_id: 'grace@example.com', audience_id: silverOf, version: '1', deleted: 0 },

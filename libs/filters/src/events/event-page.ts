@@ -50,9 +50,8 @@ type Query = <T>(statement: Sql) => Promise<T[]>;
  * table is keyed (project, type, date, id), so a date window prunes granules (within each type),
  * where one query over everything after a position would group and sort all of it on ClickHouse
  * 18.16. The first window is sized from a count of the range to hold about twice what the page
- * needs; one holding too few is followed by one twice as wide. Rows are deduplicated by event id
- * (copies of an event share its date, so they meet in one window). One row beyond the page tells
- * whether more follow.
+ * needs; one holding too few is followed by one twice as wide. Each event is listed once, at its
+ * first copy's date in the range (`firstCopiesOnly`). One row beyond the page tells whether more follow.
  */
 export async function windowedEventsPage(query: Query, opts: EventPageOptions): Promise<EventPage> {
   const { order, limit } = opts;
@@ -82,27 +81,49 @@ export async function windowedEventsPage(query: Query, opts: EventPageOptions): 
   return { rows: rows.slice(offset, offset + limit), more: rows.length >= needed, span };
 }
 
-function filters(opts: EventPageOptions): Sql[] {
+/** The filters of the listing; `contacts` left out by the reads of an event's copies, which share its source contact. */
+function filters(opts: EventPageOptions, withContacts = true): Sql[] {
   return [
     sql`project_id = ${opts.projectId}`,
     ...(opts.eventType === undefined ? [] : [sql`event_type = ${opts.eventType}`]),
     ...(opts.dataSourceId === undefined ? [] : [sql`data_source_id = ${opts.dataSourceId}`]),
-    ...(opts.contacts === undefined ? [] : [opts.contacts]),
+    ...(opts.contacts === undefined || !withContacts ? [] : [opts.contacts]),
   ];
 }
 
 const seconds = (n: number) => raw(String(Math.floor(n)));
 
+/** How long after its first copy a resend dated at its reception is still listed once (seconds; ADR 0332). */
+const RESEND_HORIZON = 7 * 86_400;
+
 function eventsWindow(opts: EventPageOptions, window: { from: number; to: number }, after: EventPosition | undefined, limit: number): Sql {
   const asc = opts.order === 'asc';
   const cmp = raw(asc ? '>' : '<');
+  const within = [sql`event_date >= toDateTime(${seconds(window.from)})`, sql`event_date < toDateTime(${seconds(window.to)})`];
   const keyset = after ? [sql`(event_date ${cmp} toDateTime(${seconds(after.date)}) OR (event_date = toDateTime(${seconds(after.date)}) AND event_id ${cmp} ${after.id}))`] : [];
-  const where = [...filters(opts), sql`event_date >= toDateTime(${seconds(window.from)})`, sql`event_date < toDateTime(${seconds(window.to)})`, ...keyset];
+  const where = [...filters(opts), ...within, ...keyset];
   const dir = raw(asc ? 'ASC' : 'DESC');
   return sql`SELECT event_id AS id, any(event_type) AS type, toUInt32(any(event_date)) AS ts, toUInt32(any(received_at)) AS rts,
                     any(param_keys) AS keys, any(param_values) AS values, any(data_source_id) AS ds, any(user_id) AS user
-               FROM events WHERE ${join(where, ' AND ')}
+               FROM events WHERE ${join([...where, firstCopiesOnly(opts, window, [...within, ...keyset])], ' AND ')}
               GROUP BY event_id ORDER BY ts ${dir}, id ${dir} LIMIT ${raw(String(limit))}`;
+}
+
+/**
+ * Keeps the rows of a window that are their event's first copy in the range. Copies of an event
+ * share its date (one row each, grouped by id), except a resend after an ingest crash that lost
+ * the id marks: sent without `_event_date`, it is dated at its own reception (its `event_date` is
+ * its `received_at`) and lies in a later window, or later in this one, than the first copy, which a
+ * page before may have listed already (ADR 0335). So a row dated at its reception is kept only if
+ * no copy of its event is dated earlier in the range, looked for up to RESEND_HORIZON before the
+ * window (ADR 0332: the whole range cost a page from the middle 7 times as much).
+ */
+function firstCopiesOnly(opts: EventPageOptions, window: { from: number; to: number }, rows: readonly Sql[]): Sql {
+  const maybeResent = sql`SELECT event_id FROM events WHERE ${join([...filters(opts, false), ...rows, sql`event_date = received_at`], ' AND ')}`;
+  const since = Math.max(opts.range.from, window.from - RESEND_HORIZON);
+  const upToWindow = [...filters(opts, false), sql`event_date >= toDateTime(${seconds(since)})`, sql`event_date < toDateTime(${seconds(window.to)})`];
+  const firsts = sql`SELECT event_id, min(event_date) FROM events WHERE ${join([...upToWindow, sql`event_id IN (${maybeResent})`], ' AND ')} GROUP BY event_id`;
+  return sql`(event_date != received_at OR (event_id, event_date) IN (${firsts}))`;
 }
 
 /**
