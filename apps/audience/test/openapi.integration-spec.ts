@@ -1,6 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { startAudience } from './app.fixture';
 import type { Json } from '@meld/fixtures';
+import { operationsWithoutPostgres503 } from '@meld/testing';
 
 // The gateway merges this document into /v1/openapi.json; it is internal, so no principal.
 describe('audience /openapi.json', () => {
@@ -37,7 +38,7 @@ describe('audience /openapi.json', () => {
       '/v1/project/{project}/specs/events/{eventType}',
     ]);
     const read = doc.paths['/v1/project/{project}'].get;
-    expect(Object.keys(read.responses).sort()).toEqual(['200', '401', '403', '404', '429']);
+    expect(Object.keys(read.responses).sort()).toEqual(['200', '401', '403', '404', '429', '503']);
     expect(read.responses['404'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
     expect(doc.components.schemas.ProjectRead).toBeDefined();
     expect((await fetch(`${base}/v1/project/x`)).status).toBe(401);
@@ -61,5 +62,10 @@ describe('audience /openapi.json', () => {
       expect([path, responses['422']?.description, responses['503']?.description]).toEqual([path, expect.stringMatching(/max_memory_usage/), expect.stringMatching(/Postgres did not answer.*Retry-After/)]);
       expect(responses['503'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
     }
+  });
+
+  it('documents the 503 with Retry-After of Postgres not answering on every route: each reads the project or its data there (ADR 0360)', async () => {
+    const doc: Json = await (await fetch(`${base}/openapi.json`)).json();
+    expect(operationsWithoutPostgres503(doc)).toEqual([]);
   });
 });

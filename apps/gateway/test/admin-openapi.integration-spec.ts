@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { INTERNAL_APPS, PRODUCT_SCOPES, PUBLIC_ROUTES, appUrlEnv } from '@meld/contracts';
 import { scanAppDocument } from '@meld/api';
 import { bootstrapApp, meldAppModule } from '@meld/platform';
-import { PROTOTYPE_NAMES, testEnv } from '@meld/testing';
+import { operationsWithoutPostgres503, PROTOTYPE_NAMES, testEnv } from '@meld/testing';
 import type { INestApplication } from '@nestjs/common';
 import { HttpAdapterHost, ModulesContainer } from '@nestjs/core';
 import { AdminModule } from '../src/admin/admin.module';
@@ -106,6 +106,13 @@ describe('public OpenAPI document and /docs (gateway)', () => {
     }
     const body = doc.paths['/admin/v1/organizations'].post.requestBody.content['application/json'].schema;
     expect(doc.components.schemas[body.$ref.split('/').pop()]).toMatchObject({ properties: { plan: { enum: ['s', 'm', 'l', 'xl'] } }, required: ['name', 'plan'] });
+  });
+
+  it('lists the 503 with Retry-After on every admin route and on GET /v1/: each reads or writes Postgres but the scope list (ADR 0360)', () => {
+    const own: Json = { paths: Object.fromEntries(Object.entries(doc.paths as Json).filter(([p]) => p.startsWith('/admin/v1/') || p === '/v1/')) };
+    expect(Object.keys(own.paths).length).toBeGreaterThanOrEqual(15);
+    expect(operationsWithoutPostgres503(own, ['GET /admin/v1/scopes'])).toEqual([]);
+    expect(doc.paths['/admin/v1/scopes'].get.responses['503']).toBeUndefined();
   });
 
   it('declares the bearer and OAuth 2 schemes and the error shape; every $ref resolves', () => {

@@ -1,5 +1,5 @@
 import { type Json, principalHeader } from '@meld/fixtures';
-import { TcpProxy, testEnv } from '@meld/testing';
+import { operationsWithoutPostgres503, TcpProxy, testEnv } from '@meld/testing';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { type Smsc, seedContact, seedSmsTenancy, startMessaging } from './app.fixture';
@@ -73,4 +73,10 @@ describe('direct SMS while Postgres is down or stalled (TCP proxy)', () => {
   it('Postgres silent (connections open, no answer): 503 within the bound, nothing stored or charged; the retry sends it once', async () => {
     await refusedThenSent('pg-stall', '+447400123432', { start: () => proxy.pause(), end: () => proxy.unpause() });
   }, 40_000);
+
+  it('its OpenAPI document lists the 503 with Retry-After on every route: each reads or writes Postgres', async () => {
+    const doc: Json = await (await fetch(`${base}/openapi.json`)).json();
+    expect(Object.keys(doc.paths).length).toBeGreaterThan(0);
+    expect(operationsWithoutPostgres503(doc)).toEqual([]);
+  });
 });

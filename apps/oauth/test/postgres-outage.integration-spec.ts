@@ -1,4 +1,5 @@
-import { TcpProxy, testEnv } from '@meld/testing';
+import type { Json } from '@meld/fixtures';
+import { operationsWithoutPostgres503, TcpProxy, testEnv } from '@meld/testing';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { approvedCode, form, pkcePair, register, seedUser, startOAuth } from './app.fixture';
@@ -66,4 +67,11 @@ describe('oauth token endpoint while Postgres is down or stalled (TCP proxy)', (
   it('Postgres silent (connections open, no answer): 503 within the bound; the retry gets its tokens', async () => {
     await refusedThenIssued({ start: () => proxy.pause(), end: () => proxy.unpause() });
   }, 40_000);
+
+  it('its OpenAPI document lists the 503 with Retry-After on every route that reads or writes Postgres; discovery reads only its configuration', async () => {
+    const doc: Json = await (await fetch(`${base}/openapi.json`)).json();
+    const discovery = ['GET /.well-known/oauth-authorization-server', 'GET /.well-known/oauth-protected-resource', 'GET /.well-known/oauth-protected-resource/v1'];
+    expect(operationsWithoutPostgres503(doc, discovery)).toEqual([]);
+    for (const name of discovery) expect([name, doc.paths[name.slice(4)].get.responses['503']]).toEqual([name, undefined]);
+  });
 });

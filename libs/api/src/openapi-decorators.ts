@@ -155,6 +155,11 @@ function mergeResponse(existing: ResponseEntry | undefined, incoming: ResponseEn
   return { ...existing, ...incoming, description, ...(examples !== undefined ? { examples } : {}) };
 }
 
+/** The responses documented on a route method so far. */
+export function documentedResponses(method: Target): Readonly<Record<string, ResponseEntry>> | undefined {
+  return getMeta<Record<string, ResponseEntry>>(KEYS.response, method);
+}
+
 export function ApiResponse(options: ApiResponseOptions): Decorator {
   // The package sets these on the options it is given (type and isArray from getTypeIsArrayTuple,
   // undefined without a `type`), and the entry keeps them: same keys, same order.

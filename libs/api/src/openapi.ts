@@ -1,5 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiHeader, ApiResponse } from './openapi-decorators';
+import { METHOD_METADATA } from '@nestjs/common/constants';
+import { ApiHeader, ApiResponse, documentedResponses } from './openapi-decorators';
 import type { z } from 'zod';
 import { ErrorSchema } from './error.resource';
 
@@ -39,6 +40,32 @@ export function ApiCompressedBody() {
   );
 }
 
+const RETRY_AFTER_HEADER = { 'Retry-After': { description: 'seconds to wait before retrying', schema: { type: 'integer' } } };
+
+/** A 503 the client is to retry after `Retry-After` seconds, in the error shape. */
+export function ApiRetryLater(description: string) {
+  return ApiResponse({ status: 503, description, standardSchema: ErrorSchema, headers: RETRY_AFTER_HEADER });
+}
+
+const postgresUnavailable = () =>
+  ApiRetryLater('Postgres did not answer within `MELD_POSTGRES_REQUEST_TIMEOUT_MS` (down, stalled or starting): "Postgres did not answer: retry later"; retry after `Retry-After` seconds, a write included (ADR 0360)');
+
+/**
+ * On a controller whose routes read or write Postgres on their request path: each route's 503
+ * with Retry-After of Postgres not answering (ADR 0360). A route whose 503 names Postgres already
+ * (`ApiStoreReadLimits`, its own) keeps it; a 503 of another cause gets this one joined to it.
+ */
+export function ApiPostgresUnavailable(): ClassDecorator {
+  return (target) => {
+    const proto = target.prototype as object;
+    for (const name of Object.getOwnPropertyNames(proto)) {
+      const method = name === 'constructor' ? undefined : Object.getOwnPropertyDescriptor(proto, name);
+      if (!method || typeof method.value !== 'function' || !Reflect.hasMetadata(METHOD_METADATA, method.value)) continue;
+      if (!documentedResponses(method.value)?.['503']?.description?.includes('Postgres')) postgresUnavailable()(proto, name, method);
+    }
+  };
+}
+
 /**
  * The answers of a route whose ClickHouse read passes its limits (ADR 0114), given by the shared
  * error filter with `details.limit`: 422 for memory (narrow the filter), 503 with Retry-After for time;
@@ -47,13 +74,9 @@ export function ApiCompressedBody() {
 export function ApiStoreReadLimits() {
   return applyDecorators(
     ApiError(422, 'the filter is too expensive: the read needs more memory than `max_memory_usage` allows (`details.limit`); narrow the filter or period'),
-    ApiResponse({
-      status: 503,
-      description:
-        'the store timed out: the read ran longer than `max_execution_time` (`details.limit`), or Postgres did not answer within `MELD_POSTGRES_REQUEST_TIMEOUT_MS` (no `details.limit`, ADR 0360); retry after `Retry-After` seconds, or narrow the filter or period',
-      standardSchema: ErrorSchema,
-      headers: { 'Retry-After': { description: 'seconds to wait before retrying', schema: { type: 'integer' } } },
-    }),
+    ApiRetryLater(
+      'the store timed out: the read ran longer than `max_execution_time` (`details.limit`), or Postgres did not answer within `MELD_POSTGRES_REQUEST_TIMEOUT_MS` (no `details.limit`, ADR 0360); retry after `Retry-After` seconds, or narrow the filter or period',
+    ),
   );
 }
 

@@ -4,3 +4,4 @@ export * from './wait-for';
 export * from './prototype-names';
 export * from './collapsing-history';
 export * from './test-clickhouse';
+export * from './openapi-503';

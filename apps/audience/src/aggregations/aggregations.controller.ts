@@ -1,5 +1,5 @@
 import { CurrentPrincipal, type Principal, projectOf } from '@meld/auth';
-import { ApiError, ApiErrors, ApiOperation, ApiParam, ApiSuccess, ApiTags, ApiStoreReadLimits } from '@meld/api';
+import { ApiPostgresUnavailable, ApiError, ApiErrors, ApiOperation, ApiParam, ApiSuccess, ApiTags, ApiStoreReadLimits } from '@meld/api';
 import { parseInput } from '@meld/platform';
 import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
 import { AggregateAudienceBody, AudienceAggregationsSchema } from './aggregations.schema';
@@ -7,6 +7,7 @@ import { AggregateAudience } from './usecases/aggregate-audience/aggregate-audie
 
 @ApiTags('audience')
 @ApiParam({ name: 'project', description: 'project UID' })
+@ApiPostgresUnavailable()
 @Controller('v1/project/:project/audience')
 export class AggregationsController {
   constructor(private readonly aggregate: AggregateAudience) {}

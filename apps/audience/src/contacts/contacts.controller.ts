@@ -1,5 +1,5 @@
 import { CurrentPrincipal, type Principal, projectOf } from '@meld/auth';
-import { ApiError, ApiErrors, ApiOperation, ApiParam, ApiSuccess, ApiTags } from '@meld/api';
+import { ApiPostgresUnavailable, ApiError, ApiErrors, ApiOperation, ApiParam, ApiSuccess, ApiTags } from '@meld/api';
 import { Controller, Get, Param } from '@nestjs/common';
 import { ContactReadSchema } from './contact-read.schema';
 import { FindContact } from './usecases/find-contact/find-contact.usecase';
@@ -9,6 +9,7 @@ const CONTACT_DESCRIPTION =
 
 @ApiTags('audience')
 @ApiParam({ name: 'project', description: 'project UID' })
+@ApiPostgresUnavailable()
 @Controller('v1/project/:project/audience')
 export class ContactsController {
   constructor(private readonly findContact: FindContact) {}

@@ -1,4 +1,4 @@
-import { ApiListOperation, ApiParam, ApiTags, DataSourceSchema, ListQueryString, listEnvelope } from '@meld/api';
+import { ApiPostgresUnavailable, ApiListOperation, ApiParam, ApiTags, DataSourceSchema, ListQueryString, listEnvelope } from '@meld/api';
 import { CurrentPrincipal, type Principal, projectOf } from '@meld/auth';
 import { Controller, Get, Param } from '@nestjs/common';
 import { DATA_SOURCE_FIELDS } from './datasource-fields';
@@ -8,6 +8,7 @@ export const DataSourceListSchema = listEnvelope(DataSourceSchema, 'DataSourceLi
 
 @ApiTags('datasource')
 @ApiParam({ name: 'project', description: 'project UID' })
+@ApiPostgresUnavailable()
 @Controller('v1/project/:project/datasource')
 export class DataSourcesController {
   constructor(private readonly listDataSources: ListDataSources) {}

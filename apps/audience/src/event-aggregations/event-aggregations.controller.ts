@@ -1,5 +1,5 @@
 import { CurrentPrincipal, type Principal, projectOf } from '@meld/auth';
-import { ApiError, ApiErrors, ApiOperation, ApiParam, ApiSuccess, ApiTags, ApiStoreReadLimits } from '@meld/api';
+import { ApiPostgresUnavailable, ApiError, ApiErrors, ApiOperation, ApiParam, ApiSuccess, ApiTags, ApiStoreReadLimits } from '@meld/api';
 import { parseInput } from '@meld/platform';
 import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
 import { AggregateEventsBody, EventAggregationsSchema } from './event-aggregations.schema';
@@ -7,6 +7,7 @@ import { AggregateEvents } from './usecases/aggregate-events/aggregate-events.us
 
 @ApiTags('audience')
 @ApiParam({ name: 'project', description: 'project UID' })
+@ApiPostgresUnavailable()
 @Controller('v1/project/:project/event')
 export class EventAggregationsController {
   constructor(private readonly aggregate: AggregateEvents) {}

@@ -1,11 +1,12 @@
 import { CurrentPrincipal, type Principal, projectOf } from '@meld/auth';
-import { ApiError, ApiErrors, ApiOperation, ApiParam, ApiQuery, ApiSuccess, ApiTags, ApiStoreReadLimits } from '@meld/api';
+import { ApiPostgresUnavailable, ApiError, ApiErrors, ApiOperation, ApiParam, ApiQuery, ApiSuccess, ApiTags, ApiStoreReadLimits } from '@meld/api';
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { AudienceEventListSchema } from './events.schema';
 import { ListEvents } from './list-events.usecase';
 
 @ApiTags('audience')
 @ApiParam({ name: 'project', description: 'project UID' })
+@ApiPostgresUnavailable()
 @Controller('v1/project/:project/audience')
 export class EventsController {
   constructor(private readonly listEvents: ListEvents) {}

@@ -1,5 +1,5 @@
 import { CurrentPrincipal, type Principal, projectOf } from '@meld/auth';
-import { ApiError, ApiErrors, ApiOperation, ApiParam, ApiSuccess, ApiTags, ApiStoreReadLimits } from '@meld/api';
+import { ApiPostgresUnavailable, ApiError, ApiErrors, ApiOperation, ApiParam, ApiSuccess, ApiTags, ApiStoreReadLimits } from '@meld/api';
 import { parseInput } from '@meld/platform';
 import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
 import { AudienceScrollSchema, AudienceSearchSchema, ScrollAudienceBody, SearchAudienceBody } from './lists.schema';
@@ -13,6 +13,7 @@ const FORBIDDEN = 'the token lacks PROJECT_AUDIENCE_READ or PROJECT_AUDIENCE_LIS
 
 @ApiTags('audience')
 @ApiParam({ name: 'project', description: 'project UID' })
+@ApiPostgresUnavailable()
 @Controller('v1/project/:project/audience')
 export class ListsController {
   constructor(

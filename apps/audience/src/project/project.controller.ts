@@ -1,10 +1,11 @@
 import { CurrentPrincipal, type Principal, projectOf } from '@meld/auth';
-import { ApiErrors, ApiOperation, ApiParam, ApiSuccess, ApiTags, PUBLIC_ROUTE_ERRORS } from '@meld/api';
+import { ApiPostgresUnavailable, ApiErrors, ApiOperation, ApiParam, ApiSuccess, ApiTags, PUBLIC_ROUTE_ERRORS } from '@meld/api';
 import { Controller, Get, Param } from '@nestjs/common';
 import { ProjectReadSchema } from './project-read.schema';
 import { GetProject } from './usecases/get-project/get-project.usecase';
 
 @ApiTags('project')
+@ApiPostgresUnavailable()
 @Controller('v1/project/:project')
 export class ProjectController {
   constructor(private readonly getProject: GetProject) {}

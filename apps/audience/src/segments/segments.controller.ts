@@ -1,4 +1,4 @@
-import { ApiError, ApiErrors, ApiListOperation, ApiOperation, ApiParam, ApiQuery, ApiSuccess, ApiTags, ListQueryString, ApiStoreReadLimits } from '@meld/api';
+import { ApiPostgresUnavailable, ApiError, ApiErrors, ApiListOperation, ApiOperation, ApiParam, ApiQuery, ApiSuccess, ApiTags, ListQueryString, ApiStoreReadLimits } from '@meld/api';
 import { CurrentPrincipal, type Principal, projectOf } from '@meld/auth';
 import { parseInput } from '@meld/platform';
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
@@ -17,6 +17,7 @@ const BAD_BODY = 'invalid body: a bad or unknown field (`details.fields`), or a 
 
 @ApiTags('segment')
 @ApiParam({ name: 'project', description: 'project UID' })
+@ApiPostgresUnavailable()
 @Controller('v1/project/:project/segment')
 export class SegmentsController {
   constructor(

@@ -1,4 +1,4 @@
-import { ApiListOperation, ApiParam, ApiTags, ListQueryString } from '@meld/api';
+import { ApiPostgresUnavailable, ApiListOperation, ApiParam, ApiTags, ListQueryString } from '@meld/api';
 import { CurrentPrincipal, type Principal, projectOf } from '@meld/auth';
 import { Controller, Get, Param } from '@nestjs/common';
 import { SENDER_FIELDS } from './sender-fields';
@@ -16,6 +16,7 @@ const listing = (summary: string, page: string) =>
   });
 
 @ApiParam({ name: 'project', description: 'project UID' })
+@ApiPostgresUnavailable()
 @Controller('v1/project/:project/channel')
 export class SendersController {
   constructor(private readonly listSenders: ListSenders) {}

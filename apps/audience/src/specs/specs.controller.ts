@@ -1,5 +1,5 @@
 import { CurrentPrincipal, type Principal, projectOf } from '@meld/auth';
-import { ApiErrors, ApiOperation, ApiParam, ApiSuccess, ApiTags, PUBLIC_ROUTE_ERRORS } from '@meld/api';
+import { ApiPostgresUnavailable, ApiErrors, ApiOperation, ApiParam, ApiSuccess, ApiTags, PUBLIC_ROUTE_ERRORS } from '@meld/api';
 import { Controller, Get, Param } from '@nestjs/common';
 import { AttributeListSchema, EventParameterListSchema, EventTypeListSchema } from './specs.schema';
 import { ListAttributes } from './usecases/list-attributes/list-attributes.usecase';
@@ -8,6 +8,7 @@ import { ListEventTypes } from './usecases/list-event-types/list-event-types.use
 
 @ApiTags('specs')
 @ApiParam({ name: 'project', description: 'project UID' })
+@ApiPostgresUnavailable()
 @Controller('v1/project/:project/specs')
 export class SpecsController {
   constructor(

@@ -7,7 +7,7 @@ import { loadAppUrls } from '../upstreams/app-urls';
 import { toOpenApiSchema } from './openapi-schema';
 import { applyRouteTable } from './route-table-operations';
 import { securitySchemes } from './security-schemes';
-import { TOKEN_INFO_OPERATION, TokenInfoSchema } from './token-info.operation';
+import { TOKEN_INFO_OPERATION, TOKEN_INFO_UNAVAILABLE, TokenInfoSchema } from './token-info.operation';
 
 const CACHE_MS = 60_000;
 // An app builds its document when first asked, loading @nestjs/swagger then (ADR 0355): seconds
@@ -61,7 +61,10 @@ export class PublicDocument {
     }
     const schemas = doc.components!.schemas as Record<string, unknown>;
     doc.paths['/v1/'] = {
-      get: { ...TOKEN_INFO_OPERATION, responses: { '200': { description: 'the token', content: { 'application/json': { schema: toOpenApiSchema(TokenInfoSchema, schemas) } } } } },
+      get: {
+        ...TOKEN_INFO_OPERATION,
+        responses: { '200': { description: 'the token', content: { 'application/json': { schema: toOpenApiSchema(TokenInfoSchema, schemas) } } }, '503': TOKEN_INFO_UNAVAILABLE },
+      },
     };
     applyRouteTable(doc);
     doc.paths = Object.fromEntries(Object.entries(doc.paths).sort(([a], [b]) => a.localeCompare(b)));

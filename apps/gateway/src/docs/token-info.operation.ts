@@ -33,3 +33,10 @@ export const TOKEN_INFO_OPERATION = {
   description: 'Any product or OAuth token, whatever its scopes; `funds` needs ACCOUNT_READ.',
   tags: ['token'],
 };
+
+/** The pipeline reads the token's organization and projects from Postgres on every call (ADR 0360). */
+export const TOKEN_INFO_UNAVAILABLE = {
+  description: 'Postgres (the token\'s organization and projects) or Redis (rate limiting) did not answer: "token verification is temporarily unavailable; retry later" or "rate limiting is temporarily unavailable; retry later"; retry after `Retry-After` seconds',
+  headers: { 'Retry-After': { description: 'seconds to wait before retrying', schema: { type: 'integer' } } },
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+};

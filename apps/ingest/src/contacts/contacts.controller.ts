@@ -1,5 +1,5 @@
 import { CurrentPrincipal, type Principal } from '@meld/auth';
-import { ApiCompressedBody, ApiErrors, ApiOperation, ApiParam, ApiSuccess, ApiTags, INGEST_ROUTE_ERRORS } from '@meld/api';
+import { ApiPostgresUnavailable, ApiCompressedBody, ApiErrors, ApiOperation, ApiParam, ApiSuccess, ApiTags, INGEST_ROUTE_ERRORS } from '@meld/api';
 import { Body, Controller, Delete, HttpCode, Param, Post, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { streamCommand } from '../stream/stream.command';
@@ -10,6 +10,7 @@ import { WriteContacts } from './usecases/write-contacts/write-contacts.usecase'
 @ApiTags('ingest')
 @ApiParam({ name: 'project', description: 'project UID' })
 @ApiParam({ name: 'datasource', description: 'data source id' })
+@ApiPostgresUnavailable()
 @Controller('v1/project/:project/datasource/:datasource/stream/contacts')
 export class ContactsController {
   constructor(

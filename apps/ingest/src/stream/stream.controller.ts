@@ -1,5 +1,5 @@
 import { CurrentPrincipal, type Principal } from '@meld/auth';
-import { ApiErrors, ApiOperation, ApiParam, ApiSuccess, ApiTags, INGEST_ROUTE_ERRORS } from '@meld/api';
+import { ApiPostgresUnavailable, ApiErrors, ApiOperation, ApiParam, ApiSuccess, ApiTags, INGEST_ROUTE_ERRORS } from '@meld/api';
 import { Controller, Get, Headers, Param } from '@nestjs/common';
 import { rateLimitUsage } from './rate-limit-usage';
 import { streamCommand } from './stream.command';
@@ -13,6 +13,7 @@ import { ListStreamEventTypes } from './usecases/list-stream-event-types/list-st
 @ApiTags('ingest')
 @ApiParam({ name: 'project', description: 'project UID' })
 @ApiParam({ name: 'datasource', description: 'data source id' })
+@ApiPostgresUnavailable()
 @Controller('v1/project/:project/datasource/:datasource/stream')
 export class StreamController {
   constructor(

@@ -1,4 +1,4 @@
-import { ApiError, ApiErrors, ApiHeader, ApiListOperation, ApiOperation, ApiParam, ApiSuccess, ApiTags, ListQueryString, listEnvelope } from '@meld/api';
+import { ApiPostgresUnavailable, ApiError, ApiRetryLater, ApiErrors, ApiHeader, ApiListOperation, ApiOperation, ApiParam, ApiSuccess, ApiTags, ListQueryString, listEnvelope } from '@meld/api';
 import { CONTACT_DATA_BLOCKED, CurrentPrincipal, type Principal, dataModeOf, dataPolicy, projectOf } from '@meld/auth';
 import { parseInput } from '@meld/platform';
 import { Body, Controller, ForbiddenException, Get, Headers, HttpCode, Param, Post } from '@nestjs/common';
@@ -22,6 +22,7 @@ function refuseBlocked(principal: Principal): void {
 
 @ApiTags('sms')
 @ApiParam({ name: 'project', description: 'project UID' })
+@ApiPostgresUnavailable()
 @Controller('v1/project/:project/channel/sms/sms')
 export class SmsController {
   constructor(
@@ -68,7 +69,7 @@ export class SmsController {
   @ApiSuccess(201, DirectSmsCreated, "the message, `enqueued`: its initial status, answered here and not sent to the organization's delivery-report webhook, which reports each later change (ADR 0351)")
   @ApiError(400, 'invalid body (`details.fields`), target that is neither a contact id nor a valid phone, or a bad Idempotency-Key')
   @ApiError(422, 'not sendable now: `details.reason`')
-  @ApiError(503, 'the send queue (ADR 0284) or Postgres (ADR 0360) did not answer in time: nothing was stored or charged; retry after `Retry-After` seconds')
+  @ApiRetryLater('the send queue (ADR 0284) or Postgres (ADR 0360) did not answer in time: nothing was stored or charged; retry after `Retry-After` seconds')
   @ApiErrors(401, 403, 404, 429)
   send(
     @CurrentPrincipal() principal: Principal,

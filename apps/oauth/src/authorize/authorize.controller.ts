@@ -1,6 +1,6 @@
 import { InternalPublic } from '@meld/auth';
 import { Controller, Get, Inject, Query, Req, Res } from '@nestjs/common';
-import { ApiOperation, ApiResponse, ApiTags } from '@meld/api';
+import { ApiPostgresUnavailable, ApiOperation, ApiResponse, ApiTags } from '@meld/api';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { pageHeaders } from '../consent/html';
 import { OAUTH_CONFIG, type OAuthConfig } from '../oauth-config';
@@ -16,6 +16,7 @@ export const rawQuery = (req: FastifyRequest) => {
 
 @ApiTags('oauth')
 @InternalPublic()
+@ApiPostgresUnavailable()
 @Controller('oauth')
 export class AuthorizeController {
   constructor(

@@ -1,6 +1,6 @@
 import { InternalPublic } from '@meld/auth';
 import { Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
-import { ApiOperation, ApiResponse, ApiTags } from '@meld/api';
+import { ApiPostgresUnavailable, ApiOperation, ApiResponse, ApiTags } from '@meld/api';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { RevokeEndpoint } from './revoke-endpoint';
 import { type HttpAnswer, TokenEndpoint } from './token-endpoint';
@@ -10,6 +10,7 @@ const send = (reply: FastifyReply, answer: HttpAnswer) => reply.code(answer.stat
 /** Anonymous: the gateway forwards `/oauth/*` without a principal (ADR 0145). */
 @ApiTags('oauth')
 @InternalPublic()
+@ApiPostgresUnavailable()
 @Controller('oauth')
 export class TokenController {
   constructor(

@@ -1,11 +1,12 @@
 import { InternalPublic } from '@meld/auth';
 import { Body, Controller, Post, Res } from '@nestjs/common';
-import { ApiOperation, ApiResponse, ApiTags } from '@meld/api';
+import { ApiPostgresUnavailable, ApiOperation, ApiResponse, ApiTags } from '@meld/api';
 import type { FastifyReply } from 'fastify';
 import { RegisterClient } from './register-client';
 
 @ApiTags('oauth')
 @InternalPublic()
+@ApiPostgresUnavailable()
 @Controller('oauth')
 export class RegistrationController {
   constructor(private readonly registerClient: RegisterClient) {}

@@ -1,4 +1,4 @@
-import { ApiTags, AttributeSpecSchema, envelope } from '@meld/api';
+import { ApiPostgresUnavailable, ApiTags, AttributeSpecSchema, envelope } from '@meld/api';
 import { Controller, Param, Post, UseGuards } from '@nestjs/common';
 import { z } from 'zod';
 import { AdminOperation } from '../http/admin-docs';
@@ -13,6 +13,7 @@ const ProjectRef = z.object({ project: z.string() });
 
 @ApiTags('admin')
 @UseGuards(AdminTokenGuard)
+@ApiPostgresUnavailable()
 @Controller('admin/v1/projects/:project')
 export class CatalogueController {
   constructor(

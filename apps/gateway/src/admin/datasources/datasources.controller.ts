@@ -1,4 +1,4 @@
-import { ApiTags, DataSourceSchema, envelope } from '@meld/api';
+import { ApiPostgresUnavailable, ApiTags, DataSourceSchema, envelope } from '@meld/api';
 import { Controller, Get, Param, Post, UseGuards } from '@nestjs/common';
 import { z } from 'zod';
 import { AdminOperation } from '../http/admin-docs';
@@ -19,6 +19,7 @@ const CreatedDataSourceMetadata = z.object({
 
 @ApiTags('admin')
 @UseGuards(AdminTokenGuard)
+@ApiPostgresUnavailable()
 @Controller('admin/v1/projects/:project/datasources')
 export class DataSourcesController {
   constructor(

@@ -1,4 +1,4 @@
-import { ApiTags, envelope } from '@meld/api';
+import { ApiPostgresUnavailable, ApiTags, envelope } from '@meld/api';
 import { Controller, Delete, Get, Param, UseGuards } from '@nestjs/common';
 import { z } from 'zod';
 import { AdminOperation } from '../http/admin-docs';
@@ -9,6 +9,7 @@ import { RevokeOAuthGrant } from './usecases/revoke-oauth-grant/revoke-oauth-gra
 
 @ApiTags('admin')
 @UseGuards(AdminTokenGuard)
+@ApiPostgresUnavailable()
 @Controller('admin/v1')
 export class OAuthGrantsController {
   constructor(

@@ -1,4 +1,4 @@
-import { ApiTags, OrganizationSchema, entityOnly, envelope } from '@meld/api';
+import { ApiPostgresUnavailable, ApiTags, OrganizationSchema, entityOnly, envelope } from '@meld/api';
 import { Controller, Get, Param, Patch, Post, UseGuards } from '@nestjs/common';
 import { z } from 'zod';
 import { AdminOperation } from '../http/admin-docs';
@@ -14,6 +14,7 @@ const ProjectSummaries = z.object({ projects: z.array(z.object({ id: z.string(),
 
 @ApiTags('admin')
 @UseGuards(AdminTokenGuard)
+@ApiPostgresUnavailable()
 @Controller('admin/v1/organizations')
 export class OrganizationsController {
   constructor(

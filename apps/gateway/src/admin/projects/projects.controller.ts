@@ -1,4 +1,4 @@
-import { ApiTags, ProjectSchema, envelope } from '@meld/api';
+import { ApiPostgresUnavailable, ApiTags, ProjectSchema, envelope } from '@meld/api';
 import { Controller, Get, Param, Patch, Post, Put, UseGuards } from '@nestjs/common';
 import { z } from 'zod';
 import { AdminOperation } from '../http/admin-docs';
@@ -18,6 +18,7 @@ type Body<C, K extends keyof C> = Omit<C, K>;
 
 @ApiTags('admin')
 @UseGuards(AdminTokenGuard)
+@ApiPostgresUnavailable()
 @Controller('admin/v1')
 export class ProjectsController {
   constructor(

@@ -1,4 +1,4 @@
-import { ApiTags, SenderSchema, envelope } from '@meld/api';
+import { ApiPostgresUnavailable, ApiTags, SenderSchema, envelope } from '@meld/api';
 import { Controller, Param, Patch, Post, UseGuards } from '@nestjs/common';
 import { z } from 'zod';
 import { AdminOperation } from '../http/admin-docs';
@@ -11,6 +11,7 @@ import { UpdateSender } from './usecases/update-sender/update-sender.usecase';
 
 @ApiTags('admin')
 @UseGuards(AdminTokenGuard)
+@ApiPostgresUnavailable()
 @Controller('admin/v1/projects/:project/senders')
 export class SendersController {
   constructor(

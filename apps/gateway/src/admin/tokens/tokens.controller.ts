@@ -1,4 +1,4 @@
-import { ApiTags, envelope } from '@meld/api';
+import { ApiPostgresUnavailable, ApiTags, envelope } from '@meld/api';
 import { Controller, Delete, Get, Param, Post, UseGuards } from '@nestjs/common';
 import { z } from 'zod';
 import { AdminOperation } from '../http/admin-docs';
@@ -12,6 +12,7 @@ import { RevokeToken } from './usecases/revoke-token/revoke-token.usecase';
 
 @ApiTags('admin')
 @UseGuards(AdminTokenGuard)
+@ApiPostgresUnavailable()
 @Controller('admin/v1')
 export class TokensController {
   constructor(

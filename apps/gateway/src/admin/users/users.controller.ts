@@ -1,4 +1,4 @@
-import { ApiTags, entityOnly } from '@meld/api';
+import { ApiPostgresUnavailable, ApiTags, entityOnly } from '@meld/api';
 import { Controller, Delete, Param, Post, UseGuards } from '@nestjs/common';
 import { AdminOperation } from '../http/admin-docs';
 import { AdminTokenGuard } from '../http/admin-token.guard';
@@ -9,6 +9,7 @@ import { DeleteUser } from './usecases/delete-user/delete-user.usecase';
 
 @ApiTags('admin')
 @UseGuards(AdminTokenGuard)
+@ApiPostgresUnavailable()
 @Controller('admin/v1')
 export class UsersController {
   constructor(

@@ -1,4 +1,4 @@
-import { ApiQuery, ApiTags, entityOnly, envelope } from '@meld/api';
+import { ApiPostgresUnavailable, ApiQuery, ApiTags, entityOnly, envelope } from '@meld/api';
 import { Controller, Get, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { z } from 'zod';
 import { AdminOperation } from '../http/admin-docs';
@@ -8,6 +8,7 @@ import { RetryWebhookDelivery } from './usecases/retry-webhook-delivery/retry-we
 
 @ApiTags('admin')
 @UseGuards(AdminTokenGuard)
+@ApiPostgresUnavailable()
 @Controller('admin/v1/organizations/:org/webhook-deliveries')
 export class WebhookDeliveriesController {
   constructor(

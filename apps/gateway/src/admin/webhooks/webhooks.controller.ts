@@ -1,4 +1,4 @@
-import { ApiTags, envelope } from '@meld/api';
+import { ApiPostgresUnavailable, ApiTags, envelope } from '@meld/api';
 import { Controller, Param, Put, UseGuards } from '@nestjs/common';
 import { AdminOperation } from '../http/admin-docs';
 import { AdminTokenGuard } from '../http/admin-token.guard';
@@ -8,6 +8,7 @@ import { SetSmsStatusWebhook, WebhookSchema, WebhookSecretSchema } from './useca
 
 @ApiTags('admin')
 @UseGuards(AdminTokenGuard)
+@ApiPostgresUnavailable()
 @Controller('admin/v1/organizations/:org/webhooks')
 export class WebhooksController {
   constructor(private readonly setSmsStatusWebhook: SetSmsStatusWebhook) {}
