@@ -1,4 +1,4 @@
-import type { Consumer, EachBatchPayload } from 'kafkajs';
+import { type Consumer, type EachBatchPayload, KafkaJSNonRetriableError } from 'kafkajs';
 import type { ZodType } from 'zod';
 import { DEFAULT_BACKOFF } from './backoff';
 import type { ConsumerRunner, ConsumerRunnerOptions } from './consumer-runner';
@@ -208,7 +208,13 @@ class SinkRunner implements ConsumerRunner {
   /** Stores and commits what was taken before leaving the group, within stopTimeoutMs. */
   private async flushBeforeLeave(): Promise<void> {
     this.leaving = true;
-    this.core.consumer.pause([{ topic: this.topic }]);
+    try {
+      this.core.consumer.pause([{ topic: this.topic }]);
+    } catch (error) {
+      // Between a crash and kafkajs's restart the consumer has no group and fetches nothing: the
+      // stop goes on to store what was taken (kafkajs throws its non-retriable "not initialized").
+      if (!(error instanceof KafkaJSNonRetriableError)) throw error;
+    }
     const deadline = Date.now() + this.stopTimeoutMs;
     const waitProgress = () => this.progress.wait(Math.min(100, deadline - Date.now()));
     while (this.batchesInProgress > 0 && Date.now() < deadline) await waitProgress();
