@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { startAppUnderTest } from '@meld/fixtures';
 import { appDefinition } from '../src/app.definition';
 
-export { type Tenancy, seedContact, seedSmsTenancy } from './sms-tenancy';
+export { type Tenancy, seedContact, seedSmsTenancy, timedSend } from './sms-tenancy';
 
 // tools/ is plain CommonJS outside the Nx graph, loaded by path as the e2e tests load tools/cli.
 const { startSmsc } = require(join(__dirname, '../../../tools/smsc/simulator'));

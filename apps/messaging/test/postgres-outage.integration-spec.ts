@@ -1,8 +1,8 @@
-import { type Json, principalHeader } from '@meld/fixtures';
+import type { Json } from '@meld/fixtures';
 import { operationsWithoutPostgres503, TcpProxy, testEnv } from '@meld/testing';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { type Smsc, seedContact, seedSmsTenancy, startMessaging } from './app.fixture';
+import { type Smsc, seedContact, seedSmsTenancy, startMessaging, timedSend } from './app.fixture';
 
 /**
  * A direct SMS while messaging's Postgres is cut or stalled (a TcpProxy in front of the test
@@ -30,17 +30,7 @@ describe('direct SMS while Postgres is down or stalled (TCP proxy)', () => {
   });
 
   type T = Awaited<ReturnType<typeof seedSmsTenancy>>;
-  const send = async (t: T, audienceId: string, key: string) => {
-    const url = `/v1/project/${t.project.uid}/channel/sms/sms/direct/default/${audienceId}`;
-    const started = Date.now();
-    const res = await fetch(`${base}${url}`, {
-      method: 'POST',
-      headers: { ...principalHeader(t, { scopes: ['PROJECT_DIRECT_WRITE'] }, { app: 'messaging', method: 'POST', url }), 'content-type': 'application/json', 'idempotency-key': key },
-      body: JSON.stringify({ text: 'Your code is 4821' }),
-      signal: AbortSignal.timeout(20_000),
-    });
-    return { status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as Json, ms: Date.now() - started };
-  };
+  const send = (t: T, audienceId: string, key: string) => timedSend(base, t, audienceId, key, 20_000);
   const fundsOf = async (t: T) => Number((await db.query(`SELECT funds FROM organizations WHERE id = $1`, [t.organization.id]))[0].funds);
   const messagesOf = async (t: T) => db.query(`SELECT id::text FROM sms_messages WHERE organization_id = $1`, [t.organization.id]);
   const unavailable = { status: 503, retryAfter: '5', message: 'Postgres did not answer: retry later' };

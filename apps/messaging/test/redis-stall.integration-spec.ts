@@ -1,9 +1,8 @@
-import { type Json, principalHeader } from '@meld/fixtures';
 import { TcpProxy, testEnv, waitFor } from '@meld/testing';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { SendQueue } from '../src/sms/delivery/send-queue';
-import { type Smsc, seedContact, seedSmsTenancy, startMessaging } from './app.fixture';
+import { type Smsc, seedContact, seedSmsTenancy, startMessaging, timedSend } from './app.fixture';
 
 /** MELD_REDIS_TIMEOUT_MS of the app under test: short, so a stall shows quickly. */
 const TIMEOUT_MS = 500;
@@ -39,18 +38,8 @@ describe('direct SMS while Redis stalls (TCP proxy, real Postgres and SMSC simul
   });
 
   type T = Awaited<ReturnType<typeof seedSmsTenancy>>;
-  const send = async (t: T, audienceId: string, key: string) => {
-    const url = `/v1/project/${t.project.uid}/channel/sms/sms/direct/default/${audienceId}`;
-    const started = Date.now();
-    const res = await fetch(`${base}${url}`, {
-      method: 'POST',
-      headers: { ...principalHeader(t, { scopes: ['PROJECT_DIRECT_WRITE'] }, { app: 'messaging', method: 'POST', url }), 'content-type': 'application/json', 'idempotency-key': key },
-      body: JSON.stringify({ text: 'Your code is 4821' }),
-      // Before ADR 0284 the send waited for as long as Redis was silent.
-      signal: AbortSignal.timeout(10_000),
-    });
-    return { status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as Json, ms: Date.now() - started };
-  };
+  // Before ADR 0284 the send waited for as long as Redis was silent.
+  const send = (t: T, audienceId: string, key: string) => timedSend(base, t, audienceId, key, 10_000);
   const fundsOf = async (t: T) => Number((await db.query(`SELECT funds FROM organizations WHERE id = $1`, [t.organization.id]))[0].funds);
   const messagesOf = async (t: T) => db.query(`SELECT id::text, status, idempotency_key AS key FROM sms_messages WHERE organization_id = $1`, [t.organization.id]);
   const delivered = (id: string) => waitFor(`${id} delivered`, async () => (await db.query(`SELECT status FROM sms_messages WHERE id = $1`, [id]))[0]?.status === 'delivered', { timeoutMs: 20_000 });

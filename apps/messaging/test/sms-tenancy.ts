@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { SenderCountryEntity, SenderEntity } from '@meld/db';
-import { seedTenancy } from '@meld/fixtures';
+import { type Json, principalHeader, seedTenancy } from '@meld/fixtures';
 import type { DataSource } from 'typeorm';
 
 // Seeds of the SMS tests, apart from the in-process app so that tests running messaging as a process use them too.
@@ -26,3 +26,20 @@ export async function seedContact(db: DataSource, projectId: string, attributes:
   await db.query(`INSERT INTO audience_contacts (project_id, id, attributes) VALUES ($1, $2, $3)`, [projectId, id, JSON.stringify(attributes)]);
   return id;
 }
+
+/**
+ * A keyed direct SMS to an audience contact, timed: what the store-outage specs read of its answer.
+ * `timeoutMs` bounds the wait, so a send that hangs fails the test instead of holding it.
+ */
+export async function timedSend(base: string, t: Awaited<ReturnType<typeof seedSmsTenancy>>, audienceId: string, key: string, timeoutMs: number) {
+  const url = `/v1/project/${t.project.uid}/channel/sms/sms/direct/default/${audienceId}`;
+  const started = Date.now();
+  const res = await fetch(`${base}${url}`, {
+    method: 'POST',
+    headers: { ...principalHeader(t, { scopes: ['PROJECT_DIRECT_WRITE'] }, { app: 'messaging', method: 'POST', url }), 'content-type': 'application/json', 'idempotency-key': key },
+    body: JSON.stringify({ text: 'Your code is 4821' }),
+    signal: AbortSignal.timeout(timeoutMs),
+  });
+  return { status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as Json, ms: Date.now() - started };
+}
+
