@@ -7,6 +7,7 @@ export * from './routes';
 export * from './contact-keys';
 export * from './dict';
 export * from './consent';
+export * from './suppression';
 export * from './sms-keywords';
 export * from './addresses';
 export * from './request-context';
