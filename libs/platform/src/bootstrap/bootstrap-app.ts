@@ -34,6 +34,12 @@ export interface BootstrapOptions {
   configure?: (app: NestFastifyApplication) => void | Promise<void>;
 }
 
+/**
+ * How long an idle keep-alive connection stays open: longer than whoever calls an app keeps its
+ * own (a cloud load balancer before the gateway 60 s, the gateway's pools 30 s), so the caller
+ * closes first and never sends on a connection the app is closing (a 502 there). Node's is 5 s.
+ */
+const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
 /** Boots one Meld app on Fastify with pino logs, metrics and graceful shutdown on SIGTERM. */
 export async function bootstrapApp(options: BootstrapOptions): Promise<INestApplication> {
@@ -45,11 +51,11 @@ export async function bootstrapApp(options: BootstrapOptions): Promise<INestAppl
   const adapter = new FastifyAdapter({
     bodyLimit,
     trustProxy: options.trustProxy ?? true,
-    keepAliveTimeout: 65_000,
     // Fastify matches no route whose path parameter is longer than 100 characters (its default):
     // a 180-character _user_id (the ingest limit), an email search, would be "no such endpoint".
     routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
-    serverFactory: (handler: RequestListener) => tracedServerFactory(handler, { maxHeaderSize: options.maxHeaderSize ?? PUBLIC_MAX_HEADER_BYTES }),
+    // Fastify leaves the server a factory makes as made: its keepAliveTimeout option never reached it.
+    serverFactory: (handler: RequestListener) => tracedServerFactory(handler, { maxHeaderSize: options.maxHeaderSize ?? PUBLIC_MAX_HEADER_BYTES, keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS }),
     // A path Fastify's router cannot read answers in the error shape (ADR 0012).
     frameworkErrors: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
       frameworkErrorReply(error, request, reply);

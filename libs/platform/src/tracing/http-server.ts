@@ -13,8 +13,8 @@ const tracer = trace.getTracer('meld-http');
  * the API's non-recording one. Fastify takes the same request id (`genReqId` reads `req.id`).
  * A request target in absolute-form is read as its origin-form first (`originForm`).
  */
-export function tracedServerFactory(handler: RequestListener, options: { maxHeaderSize?: number } = {}): Server {
-  return createServer({ maxHeaderSize: options.maxHeaderSize }, (req: IncomingMessage, res: ServerResponse) => {
+export function tracedServerFactory(handler: RequestListener, options: { maxHeaderSize?: number; keepAliveTimeout?: number } = {}): Server {
+  const server = createServer({ maxHeaderSize: options.maxHeaderSize }, (req: IncomingMessage, res: ServerResponse) => {
     if (req.url !== undefined && !req.url.startsWith('/')) req.url = originForm(req.url);
     const requestId = requestIdOf(req);
     (req as { id?: unknown }).id = requestId;
@@ -31,6 +31,8 @@ export function tracedServerFactory(handler: RequestListener, options: { maxHead
     context.bind(ctx, req);
     context.with(ctx, () => handler(req, res));
   });
+  if (options.keepAliveTimeout !== undefined) server.keepAliveTimeout = options.keepAliveTimeout;
+  return server;
 }
 
 /**
