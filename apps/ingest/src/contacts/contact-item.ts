@@ -1,4 +1,4 @@
-import { CUSTOM_ATTRIBUTE_UID, CUSTOM_ATTRIBUTE_UID_RULE, dict } from '@meld/contracts';
+import { CUSTOM_ATTRIBUTE_UID, CUSTOM_ATTRIBUTE_UID_RULE, dict, isSuppressionAttribute, suppressionWriteRefused } from '@meld/contracts';
 import { type AttributeRule, type AttributeValue, inferRule, normaliseValue, valueError } from './attribute-rules';
 import { unstorableText } from '@meld/api';
 
@@ -41,7 +41,8 @@ export function keyError(value: unknown, max: number): string | null {
 
 /**
  * Checks contact attributes against the catalogue: an unknown `_` name is an error naming
- * it, internal or disabled attributes cannot be written, values must fit the attribute's
+ * it, internal or disabled attributes cannot be written, nor `_suppressed_<channel>`, which only
+ * the messaging app writes (ADR 0361), null included; values must fit the attribute's
  * type; `null` clears. A custom name that is not in the catalogue yet is typed from its
  * first value, which must then fit that type like any later value (`pending` holds names created earlier in the same batch, so the batch
  * agrees with itself). `skip` names fields handled by the caller (`_user_id`, event fields).
@@ -58,6 +59,10 @@ export function parseAttributes(
   const fail = (name: string, message: string) => (errors[name] ??= []).push(message);
   for (const [name, value] of Object.entries(input)) {
     if (skip.has(name)) continue;
+    if (isSuppressionAttribute(name)) {
+      fail(name, suppressionWriteRefused(name));
+      continue;
+    }
     const rule = catalogue.get(name) ?? pending.get(name);
     if (!rule) {
       if (name.startsWith('_')) {
