@@ -86,4 +86,31 @@ describe('HTTP connections of an app', () => {
     expect(conn.received().split('{"status":"ok"}')).toHaveLength(3);
     conn.socket.destroy();
   }, 60_000);
+
+  it('on SIGTERM answers a request that arrives on an open connection, closes the connection after it, and exits', async () => {
+    const port = await freePort();
+    child = await startApp(port);
+    const exited = new Promise<string>((resolve) => child!.once('exit', (code, signal) => resolve(String(code ?? signal))));
+    const conn = await open(port);
+    conn.socket.write('GET /healthz HTTP/1.1\r\nHost: meld\r\n\r\n');
+    await until(() => conn.received().includes('{"status":"ok"}'), 5000);
+    // The caller (the gateway's pool, whose connection outlives the pod's removal from the
+    // Service's endpoints) sends its next request just as Kubernetes stops the pod.
+    conn.socket.write('GET /healthz HTTP/1.1\r\nHo');
+    await sleep(100);
+    const stoppedAt = Date.now();
+    process.kill(child.pid!, 'SIGTERM');
+    await sleep(300);
+    conn.socket.write('st: meld\r\n\r\n');
+    await until(() => conn.closed(), 10_000);
+    const second = conn.received().slice(conn.received().indexOf('{"status":"ok"}') + 15);
+    // Answered, not Fastify's 503 'Service Unavailable' (which the gateway passed on to its client).
+    expect(second).toMatch(/^HTTP\/1\.1 200 /);
+    expect(second).toMatch(/\r\nConnection: close\r\n/i);
+    expect(second).toContain('{"status":"ok"}');
+    expect(conn.closed()).toBe(true);
+    // Nest re-raises the signal once the app is closed: the container's exit code 143.
+    expect(await exited).toBe('SIGTERM');
+    expect(Date.now() - stoppedAt).toBeLessThan(10_000);
+  }, 60_000);
 });

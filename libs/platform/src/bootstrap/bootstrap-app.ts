@@ -51,6 +51,11 @@ export async function bootstrapApp(options: BootstrapOptions): Promise<INestAppl
   const adapter = new FastifyAdapter({
     bodyLimit,
     trustProxy: options.trustProxy ?? true,
+    // After SIGTERM (app.close()) a request arriving on an open keep-alive connection is served,
+    // with Connection: close, so its caller reconnects to another pod; Fastify's default answered
+    // it a bare 503, which the gateway passed on (its pools keep connections to a pod the Service
+    // no longer routes to). Idle connections are closed at once, and no new ones are taken.
+    return503OnClosing: false,
     // Fastify matches no route whose path parameter is longer than 100 characters (its default):
     // a 180-character _user_id (the ingest limit), an email search, would be "no such endpoint".
     routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
