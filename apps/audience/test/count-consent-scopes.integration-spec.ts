@@ -60,7 +60,7 @@ describe('audience count: marketing consent scopes (ADR 0347)', () => {
     expect(res.status).toBe(200);
     return ((await res.json()) as Json).metadata;
   };
-  const figures = (mode: string, reachable: number, optedIn: number, optedOut: number, noConsent: number) => ({ mode, reachable, optedIn, optedOut, noConsent, noValidAddress: 0 });
+  const figures = (mode: string, reachable: number, optedIn: number, optedOut: number, noConsent: number) => ({ mode, reachable, optedIn, optedOut, noConsent, suppressed: 0, noValidAddress: 0 });
 
   it('per_channel (the default): an sms opt-out leaves the contact reachable on email', async () => {
     expect(await count(projects.perChannel, { email: 'opt-out' })).toEqual({ totalHits: 4, compliance: { email: figures('opt-out', 4, 2, 0, 2) } });

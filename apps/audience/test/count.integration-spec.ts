@@ -99,14 +99,14 @@ describe('audience count', () => {
   });
 
   it('narrows by each compliance mode and breaks the root audience down per channel', async () => {
-    const sms = { optedIn: 1, optedOut: 1, noConsent: 1, noValidAddress: 2 };
+    const sms = { optedIn: 1, optedOut: 1, noConsent: 1, suppressed: 0, noValidAddress: 2 };
     expect(await ok({ root: gold, filterCompliance: { sms: 'basic' } })).toEqual({ totalHits: 3, compliance: { sms: { mode: 'basic', reachable: 3, ...sms } } });
     expect(await ok({ root: gold, filterCompliance: { sms: 'opt-out' } })).toEqual({ totalHits: 2, compliance: { sms: { mode: 'opt-out', reachable: 2, ...sms } } });
     expect(await ok({ root: gold, filterCompliance: { sms: 'opt-in' } })).toEqual({ totalHits: 1, compliance: { sms: { mode: 'opt-in', reachable: 1, ...sms } } });
     // Without a root: the whole audience (c3 has a mobile and no consent, c7 no address).
     expect(await ok({ filterCompliance: { sms: 'opt-in' } })).toEqual({
       totalHits: 1,
-      compliance: { sms: { mode: 'opt-in', reachable: 1, optedIn: 1, optedOut: 1, noConsent: 2, noValidAddress: 3 } },
+      compliance: { sms: { mode: 'opt-in', reachable: 1, optedIn: 1, optedOut: 1, noConsent: 2, suppressed: 0, noValidAddress: 3 } },
     });
   });
 
@@ -114,8 +114,8 @@ describe('audience count', () => {
     expect(await ok({ root: gold, filterCompliance: { sms: 'opt-out', email: 'basic' } })).toEqual({
       totalHits: 1,
       compliance: {
-        sms: { mode: 'opt-out', reachable: 2, optedIn: 1, optedOut: 1, noConsent: 1, noValidAddress: 2 },
-        email: { mode: 'basic', reachable: 2, optedIn: 1, optedOut: 1, noConsent: 0, noValidAddress: 3 },
+        sms: { mode: 'opt-out', reachable: 2, optedIn: 1, optedOut: 1, noConsent: 1, suppressed: 0, noValidAddress: 2 },
+        email: { mode: 'basic', reachable: 2, optedIn: 1, optedOut: 1, noConsent: 0, suppressed: 0, noValidAddress: 3 },
       },
     });
     expect(await ok({ root: gold, filterCompliance: { whatsapp: 'opt-in', rcs: 'basic' } })).toMatchObject({ totalHits: 0, compliance: { whatsapp: { reachable: 0 }, rcs: { reachable: 3 } } });
@@ -198,7 +198,7 @@ describe('audience count', () => {
     const useCase = app.select(CountModule).get(CountAudienceUseCase);
     await expect(useCase.execute({ projectId: tenancy.project.id, root: gold, filterCompliance: { email: 'opt-in' } })).resolves.toEqual({
       totalHits: 1,
-      compliance: { email: { mode: 'opt-in', reachable: 1, optedIn: 1, optedOut: 1, noConsent: 0, noValidAddress: 3 } },
+      compliance: { email: { mode: 'opt-in', reachable: 1, optedIn: 1, optedOut: 1, noConsent: 0, suppressed: 0, noValidAddress: 3 } },
     });
   });
 

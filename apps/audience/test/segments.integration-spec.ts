@@ -223,7 +223,7 @@ describe('segments: /v1/project/:project/segment', () => {
       const s = await create({ name: 'Gold', filter: FILTER });
       expect(await count(s.id)).toEqual({ status: 200, body: { metadata: { totalHits: 2 } } });
       const sms = await count(s.id, `?filterCompliance=${encodeURIComponent('{"sms":"opt-in"}')}`);
-      expect(sms).toEqual({ status: 200, body: { metadata: { totalHits: 1, compliance: { sms: { mode: 'opt-in', reachable: 1, optedIn: 1, optedOut: 0, noConsent: 0, noValidAddress: 1 } } } } });
+      expect(sms).toEqual({ status: 200, body: { metadata: { totalHits: 1, compliance: { sms: { mode: 'opt-in', reachable: 1, optedIn: 1, optedOut: 0, noConsent: 0, suppressed: 0, noValidAddress: 1 } } } } });
       const everyone = await create({ name: 'Everyone', filter: { root: { type: 'group', children: [] } } });
       expect((await count(everyone.id)).body).toEqual({ metadata: { totalHits: 3 } });
     });

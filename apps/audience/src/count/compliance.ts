@@ -1,5 +1,5 @@
 import { join, raw, sql, type Sql } from '@meld/clickhouse';
-import { CHANNELS, type Channel, type ConsentScopes, PER_CHANNEL, consentAttribute, consentSources, slotColumn } from '@meld/contracts';
+import { CHANNELS, type Channel, type ConsentScopes, PER_CHANNEL, consentAttribute, consentSources, slotColumn, suppressionAttribute } from '@meld/contracts';
 import { slotOf, type FilterCatalogue } from '@meld/filters';
 import { z } from 'zod';
 
@@ -13,6 +13,8 @@ import { z } from 'zod';
  *   marketing scopes extend it (`consentSources` in @meld/contracts, ADR 0347): an opt-out on a
  *   channel whose `marketingOptOutScope` is `all_channels` opts out everywhere, an opt-in on one
  *   whose `marketingOptInScope` is `all_channels` opts in wherever no opt-out reaches;
+ * - suppressed: the merged `_suppressed_<channel>` attribute is true (messaging's published copy of
+ *   its suppression list, ADR 0361; a boolean: 1 in its `n` slot column, else its num entry);
  * - basic = address and not suppressed; opt-out = basic and not opted out; opt-in = basic and opted in.
  */
 export const COMPLIANCE_CHANNELS = CHANNELS;
@@ -28,30 +30,34 @@ export const FilterComplianceSchema = z
     rcs: mode.optional(),
     whatsapp: mode.optional(),
   })
-  .describe('compliance filter per channel: `basic` (has an address for the channel), `opt-out` (basic and not opted out), `opt-in` (basic and opted in)');
+  .describe('compliance filter per channel: `basic` (has an address for the channel and is not suppressed on it), `opt-out` (basic and not opted out), `opt-in` (basic and opted in)');
 export type FilterCompliance = z.infer<typeof FilterComplianceSchema>;
 
-/** The slot column of each channel's `_consent_<channel>` attribute, where it has one (migration 0005). */
+/** The slot column of each channel's `_consent_<channel>` (or `_suppressed_<channel>`) attribute, where it has one (migration 0005). */
 export type ConsentColumns = Partial<Record<ComplianceChannel, string>>;
 
-export function consentColumns(catalogue: FilterCatalogue): ConsentColumns {
+function slotColumns(catalogue: FilterCatalogue, attributeOf: (ch: ComplianceChannel) => string): ConsentColumns {
   const out: ConsentColumns = {};
   for (const ch of COMPLIANCE_CHANNELS) {
-    const attribute = catalogue.attributes.find((a) => a.uid === consentAttribute(ch));
+    const attribute = catalogue.attributes.find((a) => a.uid === attributeOf(ch));
     const slot = attribute && slotOf(attribute);
     if (slot) out[ch] = slotColumn(slot.kind, slot.index);
   }
   return out;
 }
 
-/** How a project's consents read: where each is stored, and how far each reaches (ADR 0347). */
+export const consentColumns = (catalogue: FilterCatalogue): ConsentColumns => slotColumns(catalogue, consentAttribute);
+export const suppressionColumns = (catalogue: FilterCatalogue): ConsentColumns => slotColumns(catalogue, suppressionAttribute);
+
+/** How a project's consents read: where each is stored, and how far each reaches (ADR 0347); where each channel's suppression is stored. */
 export interface ConsentReading {
   columns: ConsentColumns;
   scopes: ConsentScopes;
+  suppressed: ConsentColumns;
 }
 
-/** Per channel, every consent read from its key/value entry: today's reading with no catalogue. */
-const PLAIN: ConsentReading = { columns: {}, scopes: PER_CHANNEL };
+/** Per channel, every consent and suppression read from its key/value entry: today's reading with no catalogue. */
+const PLAIN: ConsentReading = { columns: {}, scopes: PER_CHANNEL, suppressed: {} };
 
 const address = (ch: ComplianceChannel): Sql => sql`has(channels, ${ch})`;
 /** The statement recorded on `ch`. A status is never '' (the slot's default), so the column needs no presence check. */
@@ -77,25 +83,24 @@ function consent(ch: ComplianceChannel, status: 'opt-in' | 'opt-out', { columns,
 }
 
 /**
- * Suppression (hard bounces, carrier blocks, complaints) is messaging's, which does not keep
- * any yet. When it does, this returns the condition "suppressed on the channel" over the row
- * (e.g. a `suppressed` array the sink fills) and basic excludes it; until then nobody is.
+ * Suppressed on the channel (ADR 0361): messaging keeps the list and publishes it as the
+ * boolean `_suppressed_<channel>` on its own source contact; identity-merge keeps a true held by
+ * any member. A boolean is 1 in the `num` arrays and in its `n` slot column, whose default is 0,
+ * so the column needs no presence check; false, or anything else, is not suppressed.
  */
-function suppressed(_ch: ComplianceChannel): Sql | null {
-  return null;
+function suppressed(ch: ComplianceChannel, columns: ConsentColumns): Sql {
+  const column = columns[ch];
+  return column ? sql`${raw(column)} = 1` : sql`arrayExists((k, v) -> k = ${suppressionAttribute(ch)} AND v = 1, num_keys, num_values)`;
 }
 
 /** Has an address for the channel and is not suppressed on it. */
-function basic(ch: ComplianceChannel): Sql {
-  const s = suppressed(ch);
-  return s ? sql`(${address(ch)} AND NOT ${s})` : address(ch);
-}
+const basic = (ch: ComplianceChannel, reading: ConsentReading): Sql => sql`(${address(ch)} AND NOT ${suppressed(ch, reading.suppressed)})`;
 
 /** The condition a contact meets under `mode` on `ch`. */
 export function complianceCondition(ch: ComplianceChannel, m: ComplianceMode, reading: ConsentReading = PLAIN): Sql {
-  if (m === 'basic') return basic(ch);
-  if (m === 'opt-in') return sql`(${basic(ch)} AND ${consent(ch, 'opt-in', reading)})`;
-  return sql`(${basic(ch)} AND NOT ${consent(ch, 'opt-out', reading)})`;
+  if (m === 'basic') return basic(ch, reading);
+  if (m === 'opt-in') return sql`(${basic(ch, reading)} AND ${consent(ch, 'opt-in', reading)})`;
+  return sql`(${basic(ch, reading)} AND NOT ${consent(ch, 'opt-out', reading)})`;
 }
 
 /** Figures of one channel over the contacts matching the root (not narrowed by any channel). */
@@ -103,28 +108,31 @@ export interface ChannelCompliance {
   mode: ComplianceMode;
   /** Contacts that meet `mode` on this channel. */
   reachable: number;
-  /** With an address, opted in. */
+  /** With an address, not suppressed, opted in. */
   optedIn: number;
-  /** With an address, opted out. */
+  /** With an address, not suppressed, opted out. */
   optedOut: number;
-  /** With an address, no consent statement. */
+  /** With an address, not suppressed, no consent statement. */
   noConsent: number;
-  /** No valid address for the channel. optedIn + optedOut + noConsent + noValidAddress = the contacts matching the root. */
+  /** With an address, suppressed on the channel, whatever its consent. */
+  suppressed: number;
+  /** No valid address for the channel. optedIn + optedOut + noConsent + suppressed + noValidAddress = the contacts matching the root. */
   noValidAddress: number;
 }
 
 /** Counts measuring one channel (audienceCount's), named `<channel>_<what>` (channel names are a closed list). */
 export function channelCounts(ch: ComplianceChannel, reading: ConsentReading = PLAIN): Array<[string, Sql]> {
   return [
-    [`${ch}_basic`, basic(ch)],
-    [`${ch}_in`, sql`${basic(ch)} AND ${consent(ch, 'opt-in', reading)}`],
-    [`${ch}_out`, sql`${basic(ch)} AND ${consent(ch, 'opt-out', reading)}`],
+    [`${ch}_address`, address(ch)],
+    [`${ch}_basic`, basic(ch, reading)],
+    [`${ch}_in`, sql`${basic(ch, reading)} AND ${consent(ch, 'opt-in', reading)}`],
+    [`${ch}_out`, sql`${basic(ch, reading)} AND ${consent(ch, 'opt-out', reading)}`],
   ];
 }
 
 /** The breakdown from a row of `channelCounts` (UInt64 arrive as strings) and the root's count. */
 export function channelFigures(ch: ComplianceChannel, m: ComplianceMode, row: Record<string, string>, matching: number): ChannelCompliance {
-  const [withAddress, optedIn, optedOut] = ['basic', 'in', 'out'].map((w) => Number(row[`${ch}_${w}`] ?? 0));
-  const reachable = m === 'basic' ? withAddress : m === 'opt-in' ? optedIn : withAddress - optedOut;
-  return { mode: m, reachable, optedIn, optedOut, noConsent: withAddress - optedIn - optedOut, noValidAddress: matching - withAddress };
+  const [withAddress, basicCount, optedIn, optedOut] = ['address', 'basic', 'in', 'out'].map((w) => Number(row[`${ch}_${w}`] ?? 0));
+  const reachable = m === 'basic' ? basicCount : m === 'opt-in' ? optedIn : basicCount - optedOut;
+  return { mode: m, reachable, optedIn, optedOut, noConsent: basicCount - optedIn - optedOut, suppressed: withAddress - basicCount, noValidAddress: matching - withAddress };
 }

@@ -18,13 +18,14 @@ const count = () => z.int().min(0);
 const ChannelComplianceSchema = z
   .object({
     mode: z.enum(COMPLIANCE_MODES).describe('the mode asked for this channel'),
-    reachable: count().describe('contacts matching the root that meet the mode on this channel (basic: with an address; opt-out: optedIn + noConsent; opt-in: optedIn)'),
-    optedIn: count().describe('with an address for the channel, opted in (`_consent_<channel>` opt-in, or an opt-in the marketing scopes extend to it, ADR 0347)'),
-    optedOut: count().describe('with an address for the channel, opted out (on it, or on a channel whose marketingOptOutScope is all_channels)'),
-    noConsent: count().describe('with an address for the channel, no consent statement'),
+    reachable: count().describe('contacts matching the root that meet the mode on this channel (basic: optedIn + optedOut + noConsent; opt-out: optedIn + noConsent; opt-in: optedIn)'),
+    optedIn: count().describe('with an address for the channel, not suppressed, opted in (`_consent_<channel>` opt-in, or an opt-in the marketing scopes extend to it, ADR 0347)'),
+    optedOut: count().describe('with an address for the channel, not suppressed, opted out (on it, or on a channel whose marketingOptOutScope is all_channels)'),
+    noConsent: count().describe('with an address for the channel, not suppressed, no consent statement'),
+    suppressed: count().describe('with an address for the channel, suppressed on it whatever the consent (the number is on the project\'s suppression list: the carrier said it is invalid, or an operator listed it; ADR 0361)'),
     noValidAddress: count().describe('no valid address for the channel (a valid mobile for sms, rcs, whatsapp; a valid email for email)'),
   })
-  .describe('the contacts matching the root on this channel alone: optedIn + optedOut + noConsent + noValidAddress = contacts matching the root')
+  .describe('the contacts matching the root on this channel alone: optedIn + optedOut + noConsent + suppressed + noValidAddress = contacts matching the root')
   .meta({ id: 'AudienceCountCompliance' });
 
 export const AudienceCountSchema = z

@@ -4,7 +4,7 @@ import { parseAudienceFilterVersion } from '@meld/filters';
 import { parseInput } from '@meld/platform';
 import { Injectable } from '@nestjs/common';
 import { AudienceRoots, filterErrorsAs400 } from '../../audience-roots';
-import { type ChannelCompliance, type ComplianceChannel, type ComplianceMode, type ConsentReading, FilterComplianceSchema, channelCounts, channelFigures, complianceCondition, consentColumns } from '../../compliance';
+import { type ChannelCompliance, type ComplianceChannel, type ComplianceMode, type ConsentReading, FilterComplianceSchema, channelCounts, channelFigures, complianceCondition, consentColumns, suppressionColumns } from '../../compliance';
 import { CountRepository, MATCHING } from '../../count.repository';
 import { FilterCatalogueCache } from '../../filter-catalogue.cache';
 import type { CountAudienceCommand } from './count-audience.command';
@@ -42,9 +42,9 @@ export class CountAudienceUseCase {
     const { root, catalogue: parsedWith } = await this.roots.resolve(command);
     const counts: Array<readonly [string, Sql?]> = [MATCHING];
     if (channels.length) {
-      // The catalogue names the slot columns of the consents and carries the project's consent scopes (ADR 0347).
+      // The catalogue names the slot columns of the consents and suppressions and carries the project's consent scopes (ADR 0347).
       const catalogue = parsedWith ?? command.catalogue ?? (await this.catalogues.cached(command.projectId));
-      const consent: ConsentReading = { columns: consentColumns(catalogue), scopes: catalogue.consentScopes };
+      const consent: ConsentReading = { columns: consentColumns(catalogue), scopes: catalogue.consentScopes, suppressed: suppressionColumns(catalogue) };
       counts.push(['hits', join(channels.map(([ch, m]) => complianceCondition(ch, m, consent)), ' AND ')], ...channels.flatMap(([ch]) => channelCounts(ch, consent)));
     }
     const row = await filterErrorsAs400(() => this.repository.count(command.projectId, root, counts));
