@@ -3,7 +3,10 @@
 // "SMSC simulator"). It accepts any credentials, answers submit_sm with a message id and,
 // about `receiptDelayMs` later, sends a deliver_sm delivery receipt whose outcome is chosen
 // by the destination number, so every SMS status can be produced on purpose:
-//   ends in 99 → submit_sm_resp ESME_RSUBMITFAIL (0x45), no id, no receipt (SMS `failed`)
+//   ends in 99 → submit_sm_resp ESME_RSUBMITFAIL (0x45), no id, no receipt (SMS `failed`; a
+//                provider refusal, which does not suppress the number)
+//   ends in 98 → submit_sm_resp ESME_RINVDSTADR (0x0B), no id, no receipt (SMS `failed`; an
+//                invalid destination: Meld suppresses the number, ADR 0361)
 //   ends in 13 → receipt stat:UNDELIV                                        (`undelivered`)
 //   ends in 14 → receipt stat:EXPIRED                                        (`expired`)
 //   otherwise  → receipt stat:DELIVRD                                        (`delivered`)
@@ -52,9 +55,13 @@ const RECEIPT_OUTCOMES = {
   UNDELIV: { messageState: 5, err: '001', delivered: false },
 };
 
-/** What the destination number asks the simulator to do: 'reject' or a receipt stat. */
+/** submit_sm_resp command_status of the refusing outcomes. */
+const REFUSALS = { reject: smpp.ESME_RSUBMITFAIL, invalid_destination: smpp.ESME_RINVDSTADR };
+
+/** What the destination number asks the simulator to do: a refusal (REFUSALS) or a receipt stat. */
 function outcomeFor(destination) {
   if (destination.endsWith('99')) return 'reject';
+  if (destination.endsWith('98')) return 'invalid_destination';
   if (destination.endsWith('13')) return 'UNDELIV';
   if (destination.endsWith('14')) return 'EXPIRED';
   return 'DELIVRD';
@@ -163,11 +170,11 @@ function startSmsc({ host = '127.0.0.1', port = 52775, receiptDelayMs = 100, rec
     }
     const submit = describeSubmit(pdu);
     const outcome = outcomeFor(submit.destination);
-    if (outcome === 'reject') {
+    if (REFUSALS[outcome] !== undefined) {
       counters.failed++;
-      logger.info({ event: 'submit_sm', status: 'rejected', ...loggable(submit) }, 'submit_sm refused');
+      logger.info({ event: 'submit_sm', status: 'rejected', outcome, ...loggable(submit) }, 'submit_sm refused');
       onSubmit({ status: 'rejected', outcome, ...submit });
-      return session.send(pdu.response({ command_status: smpp.ESME_RSUBMITFAIL }));
+      return session.send(pdu.response({ command_status: REFUSALS[outcome] }));
     }
     const messageId = nextMessageId();
     counters.submitted++;

@@ -148,6 +148,17 @@ describe('SMSC simulator', () => {
     expect(smsc.stats()).toMatchObject({ submitted: 0, failed: 1, receiptsSent: 0 });
   });
 
+  it('refuses a destination ending in 98 with ESME_RINVDSTADR (an invalid destination, ADR 0361) and sends no receipt', async () => {
+    const esme = await bind();
+    const { resp } = await esme.submit({ destination_addr: '+4915112345698', short_message: 'hello' });
+    expect(resp.command_status).toBe(smpp.ESME_RINVDSTADR);
+    expect(resp.message_id).toBeUndefined();
+
+    await sleep(NO_RECEIPT_WAIT_MS);
+    expect(esme.receipts.size).toBe(0);
+    expect(smsc.stats()).toMatchObject({ submitted: 0, failed: 1, receiptsSent: 0 });
+  });
+
   it('sends no receipt when registered_delivery is 0', async () => {
     const esme = await bind();
     const { resp } = await esme.submit({ destination_addr: '+4915112345670', short_message: 'hello', registered_delivery: 0 });

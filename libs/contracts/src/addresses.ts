@@ -19,6 +19,22 @@ export function isEmail(raw: string): boolean {
   return EMAIL.test(raw.trim());
 }
 
+/** A number to send an SMS to: E.164, as identity-merge keys it, and the ISO 3166-1 alpha-2 country that prices and gates the send. */
+export interface Destination {
+  e164: string;
+  country: string;
+}
+
+/**
+ * A phone as a request writes it (the direct send's target, the suppressions admin API's number)
+ * or a contact holds it, with the project locale's country as default; null when not a valid number.
+ */
+export function destinationOf(raw: string, locale: string): Destination | null {
+  const phone = parsePhoneNumberFromString(raw.trim(), localeCountry(locale));
+  if (!phone || !phone.isValid() || !phone.country) return null;
+  return { e164: phone.number, country: phone.country };
+}
+
 /** A valid mobile number (the project locale's country as default); a type the metadata cannot tell counts as mobile. */
 export function isMobile(raw: string, locale: string | null): boolean {
   const phone = parsePhoneNumberFromString(raw.trim(), locale ? localeCountry(locale) : undefined);

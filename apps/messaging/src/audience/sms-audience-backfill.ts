@@ -1,7 +1,6 @@
-import { DATA_SOURCE } from '@meld/db';
+import { DATA_SOURCE, MESSAGING_SOURCE } from '@meld/db';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { MESSAGING_SOURCE } from '../contacts/messaging-contacts';
 
 /** The `meld-messaging` members an audience snapshot names (`dsContactIds` of a `snapshot` on `meld.audience.v1`). */
 export interface MergedMembers {

@@ -1,7 +1,6 @@
-import { DATA_SOURCE } from '@meld/db';
+import { DATA_SOURCE, MESSAGING_SOURCE } from '@meld/db';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { MESSAGING_SOURCE } from '../contacts/messaging-contacts';
 
 /** An audience contact identity-merge deleted (its `tombstone` on `meld.audience.v1`). */
 export interface DeletedContact {

@@ -1,21 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { type ConsentStatus, Outputs } from '@meld/contracts';
-import { DATA_SOURCE, MESSAGING_CONNECTOR, outboxTrace, upsertSourceContacts } from '@meld/db';
+import { DATA_SOURCE, MESSAGING_SOURCE, type SourceRef, messagingDataSourceId, messagingSourceOf, outboxTrace, upsertSourceContacts } from '@meld/db';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
 import { outboxRow } from '../outbox/outbox-row';
 import { ContactsOutboxRelay } from './contacts-outbox-relay';
 
-/** The project's own data source of the messaging app (ADR 0181), created on first use; ingest refuses writes to its connector. */
-export const MESSAGING_SOURCE = { uid: 'meld-messaging', name: 'Meld messaging', connector: MESSAGING_CONNECTOR } as const;
-
 /** Timeline events of this app (coordinated with the other `_sms_*` events by name only). */
 export type MessagingEvent = '_sms_click' | '_sms_unsubscribe';
 
-export interface SourceRef {
-  dataSourceId: string;
-  userId: string;
-}
+export type { SourceRef };
 
 /**
  * What the messaging app writes about contacts goes the way ingest writes (ADR 0181): a
@@ -42,25 +36,13 @@ export class MessagingContacts {
     this.outbox.nudge();
   }
 
-  async dataSourceId(em: EntityManager, projectId: string): Promise<string> {
-    await em.query(
-      `INSERT INTO data_sources (project_id, uid, name, connector) VALUES ($1, $2, $3, $4) ON CONFLICT (project_id, uid) DO NOTHING`,
-      [projectId, MESSAGING_SOURCE.uid, MESSAGING_SOURCE.name, MESSAGING_SOURCE.connector],
-    );
-    const [row] = await em.query(`SELECT id FROM data_sources WHERE project_id = $1 AND uid = $2`, [projectId, MESSAGING_SOURCE.uid]);
-    return row.id;
+  dataSourceId(em: EntityManager, projectId: string): Promise<string> {
+    return messagingDataSourceId(em, projectId);
   }
 
   /** The source contact standing for an audience contact: ours if merged into it already, else a member's `_user_id`; null without members. */
-  async sourceOf(em: EntityManager, projectId: string, audienceId: string): Promise<SourceRef | null> {
-    const dataSourceId = await this.dataSourceId(em, projectId);
-    const [row] = await em.query(
-      `SELECT m.user_id FROM audience_members m
-        WHERE m.project_id = $1 AND m.audience_id = COALESCE((SELECT survivor_id FROM audience_aliases WHERE project_id = $1 AND absorbed_id = $2), $2)
-        ORDER BY (m.data_source_id = $3) DESC, m.seq LIMIT 1`,
-      [projectId, audienceId, dataSourceId],
-    );
-    return row ? { dataSourceId, userId: row.user_id } : null;
+  sourceOf(em: EntityManager, projectId: string, audienceId: string): Promise<SourceRef | null> {
+    return messagingSourceOf(em, projectId, audienceId);
   }
 
   /**

@@ -61,7 +61,7 @@ export class SmsController {
   @ApiOperation({
     summary: 'Send one direct (triggered) SMS',
     description:
-      '`sender`: a sender id or `default` (the project\'s defaultSmsSender). `target`: an audience contact id or a URL-encoded phone (E.164, or national in the project locale\'s country). The answer comes once the message is stored; delivery follows (statuses on `meld.sms-status.v1`). Refusals send nothing: 422 `details.reason` is one of `opted_out`, `no_phone`, `sender_inactive`, `country_not_accepted`, `insufficient_funds`, `idempotency_key_reused`. An `Idempotency-Key` makes a retry return the first answer and send once. Needs PROJECT_DIRECT_WRITE.',
+      '`sender`: a sender id or `default` (the project\'s defaultSmsSender). `target`: an audience contact id or a URL-encoded phone (E.164, or national in the project locale\'s country). The answer comes once the message is stored; delivery follows (statuses on `meld.sms-status.v1`). Refusals send nothing: 422 `details.reason` is one of `opted_out`, `suppressed` (the number is on the suppression list of the project, ADR 0361), `no_phone`, `sender_inactive`, `country_not_accepted`, `insufficient_funds`, `idempotency_key_reused`. An `Idempotency-Key` makes a retry return the first answer and send once. Needs PROJECT_DIRECT_WRITE.',
   })
   @ApiParam({ name: 'sender', description: 'sender id, or `default`' })
   @ApiParam({ name: 'target', description: 'audience contact id, or a URL-encoded phone number' })

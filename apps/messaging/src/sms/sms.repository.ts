@@ -26,6 +26,8 @@ export interface SendSettings {
   unsubscribeTrackingDomain: string | null;
   /** How far each channel's consent reaches (generalConfig's marketing scopes, ADR 0347). */
   consentScopes: ConsentScopes;
+  /** The project has suppressed numbers (ADR 0361): only then does a send look its number up. */
+  hasSuppressions: boolean;
 }
 
 export interface SenderRow {
@@ -85,6 +87,8 @@ export interface SubmitRow {
   encoding: SmsEncoding;
   messagesCount: number;
   optedOut: boolean;
+  /** Its number was suppressed since the request (ADR 0361). */
+  suppressed: boolean;
   /** Its audience contact was deleted since the request (no row for the id it resolves to), or the message was redacted (ADR 0358). */
   contactDeleted: boolean;
 }
@@ -119,7 +123,7 @@ export class SmsRepository {
         'send-contexts',
         `SELECT r.n, p.locale, p.default_sms_sender AS "defaultSmsSender", ${SCOPE_FIELDS} AS "generalConfig",
                 COALESCE((p.general_config #>> '{channelSms,autoCreateContactsOnOutbounds}')::boolean, false) AS "autoCreateContacts",
-                o.prepaid, o.funds::text AS funds, p.short_tracking_domain AS "shortTrackingDomain", p.unsubscribe_tracking_domain AS "unsubscribeTrackingDomain",
+                o.prepaid, o.funds::text AS funds, EXISTS (SELECT 1 FROM sms_suppressions x WHERE x.project_id = p.id) AS "hasSuppressions", p.short_tracking_domain AS "shortTrackingDomain", p.unsubscribe_tracking_domain AS "unsubscribeTrackingDomain",
                 (SELECT jsonb_build_object('id', s.id, 'alias', s.alias, 'status', s.status,
                         'countries', COALESCE((SELECT jsonb_object_agg(sc.country, jsonb_build_object('accepted', sc.accepted, 'effectiveStatus', sc.effective_status, 'price', sc.price::text))
                                                  FROM sender_countries sc WHERE sc.sender_id = s.id), '{}'::jsonb))
@@ -176,6 +180,12 @@ export class SmsRepository {
     return row ?? null;
   }
 
+  /** Whether the project suppressed this E.164 number (ADR 0361). */
+  async isSuppressed(projectId: string, e164: string): Promise<boolean> {
+    const rows = await this.ds.query(`SELECT 1 FROM sms_suppressions WHERE project_id = $1 AND phone = $2`, [projectId, e164]);
+    return rows.length > 0;
+  }
+
   async byIdempotencyKey(projectId: string, key: string): Promise<{ requestHash: string; response: unknown } | null> {
     const [row] = await this.ds.query(`SELECT request_hash AS "requestHash", response FROM sms_messages WHERE project_id = $1 AND idempotency_key = $2`, [projectId, key]);
     return row ?? null;
@@ -195,7 +205,8 @@ export class SmsRepository {
       this.ds,
       'for-submit',
       `SELECT m.id, m.status, s.alias AS source, m.destination, m.text, m.encoding, m.messages_count AS "messagesCount", c.attributes, ${SCOPE_FIELDS} AS "generalConfig",
-              (m.redacted_at IS NOT NULL OR (m.audience_id IS NOT NULL AND c.id IS NULL)) AS "contactDeleted"
+              (m.redacted_at IS NOT NULL OR (m.audience_id IS NOT NULL AND c.id IS NULL)) AS "contactDeleted",
+              EXISTS (SELECT 1 FROM sms_suppressions x WHERE x.project_id = m.project_id AND x.phone = m.destination) AS suppressed
          FROM sms_messages m JOIN senders s ON s.id = m.sender_id JOIN projects p ON p.id = m.project_id
          LEFT JOIN audience_contacts c ON c.project_id = m.project_id
                AND c.id = ${CURRENT_AUDIENCE_ID}

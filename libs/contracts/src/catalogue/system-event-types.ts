@@ -45,6 +45,16 @@ export const SYSTEM_EVENT_TYPES: readonly SystemEventType[] = [
     ],
   },
   { uid: '_sms_unsubscribe', name: 'SMS unsubscribe', parameters: [{ parameter: 'smsId', title: 'SMS id', dataType: 'string' }] },
+  // The contact's number suppressed and lifted (ADR 0361): `reason` `invalid_destination` or `manual`; `detail` the SMSC's command_status.
+  {
+    uid: '_sms_suppressed',
+    name: 'SMS number suppressed',
+    parameters: [
+      { parameter: 'reason', title: 'Reason', dataType: 'string' },
+      { parameter: 'detail', title: 'Detail', dataType: 'string' },
+    ],
+  },
+  { uid: '_sms_unsuppressed', name: 'SMS number suppression lifted', parameters: [{ parameter: 'reason', title: 'Reason', dataType: 'string' }] },
 ];
 
 /** The timeline event of an SMS status; `enqueued` has none (the request itself is the caller's record). */

@@ -3,3 +3,4 @@ export * from './unique-violation';
 export * from './filter-catalogue.repository';
 export * from './source-contacts';
 export * from './contact-write-time';
+export * from './sms-suppressions';

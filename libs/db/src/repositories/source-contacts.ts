@@ -1,9 +1,14 @@
 import { type ContactChange, dict, Outputs } from '@meld/contracts';
-import type { EntityManager } from 'typeorm';
 import { outboxTrace } from '../outbox/outbox-trace';
 import { contactWriteTime } from './contact-write-time';
 
 type Scalar = string | number | boolean;
+
+/** What a write needs of its connection: a TypeORM EntityManager, or a raw client answering rows (the messaging status writer's). */
+export interface SqlRunner {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  query(sql: string, params?: unknown[]): Promise<any>;
+}
 export type SourceAttributeValue = Scalar | Scalar[];
 export type SourceAttributePatch = Record<string, SourceAttributeValue | null>;
 
@@ -72,7 +77,7 @@ interface Row {
  * `maxStateBytes`, a write that would grow its contact past it is refused whole (ADR 0346).
  */
 export async function upsertSourceContacts(
-  tx: EntityManager,
+  tx: SqlRunner,
   projectId: string,
   dataSourceId: string,
   writes: readonly ContactWrite[],
@@ -204,7 +209,7 @@ function entryBytes(name: string, value: SourceAttributeValue | null | undefined
 }
 
 /** Queues `meld.contacts.v1` messages in the writer's transaction, in order. */
-export async function enqueueContactChanges(tx: EntityManager, messages: readonly ContactChange[]): Promise<void> {
+export async function enqueueContactChanges(tx: SqlRunner, messages: readonly ContactChange[]): Promise<void> {
   if (messages.length === 0) return;
   const { topic, schema, key } = Outputs.contacts;
   for (const m of messages) schema.parse(m); // a bad message must fail the write, not the relay

@@ -52,6 +52,15 @@ const CONCURRENCY = 32;
  * starting meanwhile make the next read instead of a second small one (ADR 0300).
  */
 const READ_BATCH = { maxBatch: 20, maxInFlight: 1 };
+/**
+ * submit_sm_resp statuses that say the destination itself is wrong for good (SMPP 3.4 §5.1.3): the
+ * number is suppressed (ADR 0361). Any other refusal (ESME_RSUBMITFAIL, a provider's) is not.
+ */
+const INVALID_DESTINATION = new Map([
+  [0x0b, 'ESME_RINVDSTADR (0x0b)'],
+  [0x50, 'ESME_RINVDSTTON (0x50)'],
+  [0x51, 'ESME_RINVDSTNPI (0x51)'],
+]);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // Created by the first delivery process's queue; tests start several apps in one registry.
@@ -257,6 +266,11 @@ export class SendQueue implements OnApplicationBootstrap, BeforeApplicationShutd
       await this.status.change(sms.id, { status: 'rejected', error: 'contact_deleted' });
       return;
     }
+    // Suppressed since the request (ADR 0361): as an opt-out, refused late.
+    if (sms.suppressed) {
+      await this.status.change(sms.id, { status: 'rejected', error: 'suppressed' });
+      return;
+    }
     // Consent can change between the request and the job (system design §4): refuse late, as `rejected`.
     if (sms.optedOut) {
       await this.status.change(sms.id, { status: 'rejected', error: 'opted_out' });
@@ -267,7 +281,8 @@ export class SendQueue implements OnApplicationBootstrap, BeforeApplicationShutd
       smscMessageId = await this.smsc.submit({ source: sms.source, destination: sms.destination, text: sms.text, encoding: sms.encoding, messagesCount: sms.messagesCount });
     } catch (err) {
       if (err instanceof SubmitRefused) {
-        await this.status.change(sms.id, { status: 'failed', error: err.message });
+        const invalid = INVALID_DESTINATION.get(err.commandStatus);
+        await this.status.change(sms.id, { status: 'failed', error: err.message, ...(invalid ? { suppress: { phone: sms.destination, detail: invalid } } : {}) });
         return;
       }
       throw err;

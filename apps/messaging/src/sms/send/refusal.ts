@@ -3,6 +3,7 @@ import { UnprocessableEntityException } from '@nestjs/common';
 /** Why a direct SMS is refused at request time (system design §4), in `details.reason`. */
 export type RefusalReason =
   | 'opted_out'
+  | 'suppressed'
   | 'no_phone'
   | 'sender_inactive'
   | 'country_not_accepted'

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { consentSources, effectiveConsent } from '@meld/contracts';
+import { type Destination, consentSources, destinationOf, effectiveConsent } from '@meld/contracts';
 import { BadRequestException, Injectable, Logger, NotFoundException } from '@nestjs/common';
 import { loadPublicUrl } from '@meld/platform';
 import { SmsAudienceBackfill } from '../../audience/sms-audience-backfill';
@@ -8,7 +8,7 @@ import { linkOrigin, renderTemplate } from '../../links/text-template';
 import type { DirectSmsResponse } from '../sms.schema';
 import { type FirstAnswer, type SendContext, SmsRepository, type TargetContact } from '../sms.repository';
 import { smsParts } from '../text/sms-parts';
-import { type Destination, contactDestination, destinationOf } from './destination';
+import { contactDestination } from './destination';
 import { costUnits, toUnits } from './money';
 import { isRefusal, refuse } from './refusal';
 import { SendBatch, insufficientFunds } from './send-batch';
@@ -72,6 +72,8 @@ export class SendDirectSms {
     if (!country?.accepted || country.effectiveStatus !== 'active') {
       throw refuse('country_not_accepted', `sender ${sender.id} is not active for ${destination.country}`, { country: destination.country });
     }
+    // A suppressed number (ADR 0361) is refused whatever its consent and funds; looked up only in a project that has any.
+    if (context.hasSuppressions && (await this.repo.isSuppressed(cmd.projectId, destination.e164))) throw refuse('suppressed', 'the number is suppressed for SMS');
     // Encoding and parts are those of the text as sent, links substituted (ADR 0182).
     const { text, links } = renderTemplate(cmd.text, {
       short: linkOrigin(context.shortTrackingDomain, this.publicUrl),

@@ -1,7 +1,7 @@
 import { Outputs } from '@meld/contracts';
-import { beginWith, DATA_SOURCE, outboxTrace } from '@meld/db';
+import { beginWith, DATA_SOURCE, outboxTrace, suppressSms } from '@meld/db';
 import { Inject, Injectable } from '@nestjs/common';
-import { escapeLiteral } from 'pg';
+import { escapeLiteral, type PoolClient } from 'pg';
 import type { DataSource } from 'typeorm';
 import { MicroBatcher, ok } from '../../batching/micro-batcher';
 import { numberedRows } from '../../batching/numbered-rows';
@@ -17,6 +17,12 @@ export interface StatusChange {
   status: SmsStatus;
   error?: string;
   smscMessageId?: string;
+  /**
+   * A `failed` the SMSC answered with a permanent destination error: the number is suppressed in
+   * the change's transaction (ADR 0361). `phone` is the message's destination, `detail` the
+   * command_status as text.
+   */
+  suppress?: { phone: string; detail: string };
 }
 
 /** The row of a message the writer needs. */
@@ -158,12 +164,26 @@ export class StatusWriter {
         return true;
       });
       if (entries.length) await this.applyChanges(tx.client, entries);
+      await this.suppress(tx.client, entries);
       await tx.commit();
     } finally {
       await tx.release();
     }
     if (answers.includes(true)) this.committed();
     return answers.map((c) => ok(c));
+  }
+
+  /**
+   * The suppressions of the batch's invalid destinations (ADR 0361), after its write: the row and
+   * `_suppressed_sms` on the message's audience contact's messaging source contact. Only such a
+   * failure writes anything here: a batch of normal changes runs no statement more.
+   */
+  private async suppress(client: PoolClient, entries: readonly StatusEntry[]): Promise<void> {
+    const db = { query: async (text: string, values?: unknown[]) => (await client.query(text, values)).rows };
+    for (const { row, change } of entries) {
+      if (!change.suppress) continue;
+      await suppressSms(db, row.project_id, { phone: change.suppress.phone, reason: 'invalid_destination', detail: change.suppress.detail, createdBy: 'automatic', audienceId: row.audience_id });
+    }
   }
 
   /** Writes allowed changes of locked rows in one statement: the rows, the refunds, then what every change writes. */
