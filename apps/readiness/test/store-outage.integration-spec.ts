@@ -10,6 +10,7 @@ import { startReadiness } from './app.fixture';
  */
 describe('readiness while Postgres is down or stalled', () => {
   const env = testEnv();
+  const BOUND_MS = 1500;
   let proxy: TcpProxy;
   let direct: Awaited<ReturnType<typeof startReadiness>>;
   let app: INestApplication;
@@ -18,7 +19,8 @@ describe('readiness while Postgres is down or stalled', () => {
   beforeAll(async () => {
     proxy = await TcpProxy.start(env.postgresUrl);
     direct = await startReadiness();
-    ({ app, base } = await startReadiness({ MELD_POSTGRES_URL: proxy.via(env.postgresUrl) }));
+    // The operator's request bound (ADR 0360), shorter than the 5 s default.
+    ({ app, base } = await startReadiness({ MELD_POSTGRES_URL: proxy.via(env.postgresUrl), MELD_POSTGRES_REQUEST_TIMEOUT_MS: String(BOUND_MS) }));
   });
   afterAll(async () => {
     proxy?.unpause();
@@ -52,7 +54,12 @@ describe('readiness while Postgres is down or stalled', () => {
     expect((await read(t)).status).toBe(200);
     proxy.pause();
     try {
-      // The open connection's statement, then a new connection's handshake: each within its bound.
+      // The open connection's statement within MELD_POSTGRES_REQUEST_TIMEOUT_MS (it was a fixed 5 s
+      // here), then a new connection's handshake within the pool's connect bound (5 s).
+      const statement = await read(t);
+      expect(statement).toMatchObject(unavailable);
+      expect(statement.ms).toBeGreaterThanOrEqual(BOUND_MS - 100);
+      expect(statement.ms).toBeLessThan(BOUND_MS + 1_500);
       for (const path of ['', '/channel/rcs']) {
         const res = await read(t, path);
         expect(res).toMatchObject(unavailable);

@@ -2,7 +2,7 @@ import { errorSummary } from '@meld/contracts';
 import { DATA_SOURCE, rawPool } from '@meld/db';
 import { RetryLaterException } from '@meld/platform';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { DatabaseError, type QueryConfig } from 'pg';
+import { DatabaseError } from 'pg';
 import type { DataSource } from 'typeorm';
 import type { ReadinessChannel, SetupSnapshot } from './readiness-rules';
 
@@ -39,12 +39,6 @@ SELECT p.legal_profile_status AS "legalProfileStatus",
   JOIN organizations o ON o.id = p.organization_id
  WHERE p.id = $1 AND p.organization_id = $2`;
 
-/**
- * How long the statement may take once sent (~2 ms at 50 senders × 100 countries). A Postgres
- * that stalls answers nothing at all, so the bound is the client's; a new connection's
- * handshake has the pool's own (connectionTimeoutMillis, 5 s).
- */
-const READ_TIMEOUT_MS = 5_000;
 /** Retry-After of a report Postgres did not serve, as the gateway's for its own stores. */
 const RETRY_AFTER_S = 5;
 
@@ -72,9 +66,10 @@ export class ReadinessRepository {
   async snapshot(organizationId: string, projectId: string, channel: ReadinessChannel | null): Promise<SetupSnapshot | null> {
     try {
       if (!this.ds.isInitialized) throw new Error('postgres is not connected');
-      // pg reads a statement's own `query_timeout`; @types/pg lists it on the client's config only.
-      const statement: QueryConfig & { query_timeout: number } = { text: SNAPSHOT_SQL, values: [projectId, organizationId, channel], query_timeout: READ_TIMEOUT_MS };
-      const { rows } = await rawPool(this.ds).query<SetupSnapshot>(statement);
+      // A request path: the statement (~2 ms at 50 senders × 100 countries) waits at most
+      // MELD_POSTGRES_REQUEST_TIMEOUT_MS for its answer, a new connection's handshake the pool's
+      // connectionTimeoutMillis (ADR 0360).
+      const { rows } = await rawPool(this.ds).query<SetupSnapshot>(SNAPSHOT_SQL, [projectId, organizationId, channel]);
       return rows[0] ?? null;
     } catch (err) {
       if (!unavailable(err)) throw err;
