@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { audienceChange, defaultAttributionConfig, defaultGeneralConfig, type AudienceChange } from '@meld/contracts';
-import { DataSourceEntity, OrganizationEntity, ProjectEntity, createDataSource } from '@meld/db';
+import { DataSourceEntity, OrganizationEntity, ProjectEntity, createDataSource, upsertSourceContacts } from '@meld/db';
 import { privateDatabase } from '@meld/fixtures';
 import { PROTOTYPE_NAMES, testEnv } from '@meld/testing';
 import type { DataSource } from 'typeorm';
@@ -203,6 +203,33 @@ describe('identity merge on Postgres', () => {
     expect((await audiences(p.id)).map((x) => x.id)).toEqual([a]);
     expect((await outbox(p.id)).at(-1)).toMatchObject({ kind: 'tombstone', audienceId: s1 });
     expect(await repo.resolve(p.id, s1!)).toBeNull();
+  });
+
+  it('a contact deleted and written again before the merge saw the delete is new again: its old audience contact is tombstoned (ADR 0027)', async () => {
+    const p = await project();
+    await upsert(p.id, p.crm, 'c1', { _email: 'gone@x.com', firstname: 'Ann' });
+    await upsert(p.id, p.shop, 's1', { _email: 'kept@x.com' });
+    await upsert(p.id, p.api, 'bridge', { _email: 'kept@x.com' });
+    const [old, kept] = [await audienceOf(p.id, p.crm, 'c1'), await audienceOf(p.id, p.shop, 's1')];
+    await remove(p.id, p.crm, 'c1');
+    await remove(p.id, p.api, 'bridge');
+    // Written again through the shared write path (ingest's, messaging's) before the delete's message is merged.
+    await db.transaction((tx) => upsertSourceContacts(tx, p.id, p.crm, [{ userId: 'c1', patch: { _email: 'new@x.com' } }]));
+    await db.transaction((tx) => upsertSourceContacts(tx, p.id, p.api, [{ userId: 'bridge', patch: { _email: 'kept@x.com' } }]));
+    // The deletes' messages (one step), then the upserts' (replays).
+    await mergeContacts(p.id, [{ dataSourceId: p.crm, userId: 'c1' }, { dataSourceId: p.api, userId: 'bridge' }]);
+    await mergeContact({ projectId: p.id, dataSourceId: p.crm, userId: 'c1' });
+    const now = await audienceOf(p.id, p.crm, 'c1');
+    expect(now).toBeDefined();
+    expect(now).not.toBe(old);
+    expect(await repo.resolve(p.id, old!)).toBeNull();
+    expect((await outbox(p.id)).filter((m) => m.audienceId === old).at(-1)).toMatchObject({ kind: 'tombstone', removedDsContactIds: [`${p.crm}/c1`] });
+    // A contact of a merged one leaves it, and comes back as the youngest member.
+    expect(await audienceOf(p.id, p.api, 'bridge')).toBe(kept);
+    const seqs: Array<{ user_id: string; seq: string }> = await db.query(`SELECT user_id, seq FROM audience_members WHERE project_id = $1 ORDER BY seq`, [p.id]);
+    expect(seqs.map((r) => r.user_id)).toEqual(['s1', 'c1', 'bridge']);
+    expect((await audiences(p.id)).find((a) => a.id === now)?.attributes).toEqual({ _email: 'new@x.com', _user_id: 'c1' });
+    await expectMatchesScratch(p);
   });
 
   it('splits when a key changes', async () => {

@@ -73,6 +73,11 @@ export class MergeStepStore {
     this.state = new PgMergeStateReader(em, projectId);
   }
 
+  /** The statements of a further step in the same transaction, under the same lock, with a view loaded afresh. */
+  next(): MergeStepStore {
+    return new MergeStepStore(this.em, this.projectId);
+  }
+
   /**
    * The project's merge settings and data sources, and the step's time (`at` of its messages):
    * Postgres' clock read after the project's merge lock is taken. Steps of a project commit in

@@ -24,6 +24,8 @@ export interface RefState {
   contact: SourceContact | null;
   /** `source_contacts.version` read with the attributes (live contacts). */
   version: string | null;
+  /** `source_contacts.live_since`: the version its current life began at (0 when unknown). */
+  liveSince: string | null;
   /** `audience_members.applied_version`, null without a member row. */
   applied: string | null;
   /** Current audience id and merge seq (`audience_members`). */
@@ -60,6 +62,7 @@ export class PgMergeStateReader implements MergeStateReader {
       attributes: SourceContact['attributes'] | null;
       attribute_at: Record<string, string> | null;
       version: string | null;
+      live_since: string | null;
       seq: string | null;
       fresh: string | null;
       applied: string | null;
@@ -69,13 +72,13 @@ export class PgMergeStateReader implements MergeStateReader {
     }> = await this.em.query(
       // LATERAL … LIMIT 1: one primary-key probe per ref whatever the statistics say (a project
       // that grew since the last ANALYZE otherwise gets hash joins over all its contacts).
-      `SELECT r.data_source_id, r.user_id, s.user_id IS NOT NULL AS live, s.attributes, s.attribute_at, s.version, m.seq,
+      `SELECT r.data_source_id, r.user_id, s.user_id IS NOT NULL AS live, s.attributes, s.attribute_at, s.version, s.live_since, m.seq,
               CASE WHEN s.user_id IS NOT NULL AND m.seq IS NULL THEN nextval(pg_get_serial_sequence('audience_members', 'seq')) END AS fresh,
               m.applied_version AS applied, m.first_at, m.audience_id,
               (SELECT COALESCE(json_agg(json_build_array(k.attribute, k.value)), '[]') FROM merge_keys k
                 WHERE k.project_id = $1 AND k.data_source_id = r.data_source_id AND k.user_id = r.user_id) AS keys
          FROM ${REFS}
-         LEFT JOIN LATERAL (SELECT s.user_id, s.attributes, s.attribute_at, s.version FROM source_contacts s
+         LEFT JOIN LATERAL (SELECT s.user_id, s.attributes, s.attribute_at, s.version, s.live_since FROM source_contacts s
                              WHERE s.project_id = $1 AND s.data_source_id = r.data_source_id AND s.user_id = r.user_id AND s.deleted_at IS NULL LIMIT 1) s ON true
          LEFT JOIN LATERAL (SELECT m.seq, m.applied_version, m.first_at, m.audience_id FROM audience_members m
                              WHERE m.project_id = $1 AND m.data_source_id = r.data_source_id AND m.user_id = r.user_id LIMIT 1) m ON true
@@ -97,6 +100,7 @@ export class PgMergeStateReader implements MergeStateReader {
       this.states.set(ref, {
         contact: row.live ? { dataSourceId: row.data_source_id, userId: row.user_id, attributes: row.attributes!, attributeAt: row.attribute_at!, seq: Number(seq) } : null,
         version: row.version,
+        liveSince: row.live_since,
         applied: row.applied,
         audienceId: row.audience_id,
         seq: row.seq === null ? null : Number(row.seq),
@@ -119,6 +123,25 @@ export class PgMergeStateReader implements MergeStateReader {
    */
   async pending(refs: readonly string[]): Promise<string[]> {
     return (await this.statesOf(refs)).filter(([, s]) => !(s.contact && s.applied !== null && BigInt(s.applied) >= BigInt(s.version!))).map(([r]) => r);
+  }
+
+  /**
+   * The live contacts among the loaded `refs` whose member row was applied in an earlier life of
+   * theirs: deleted and written again before the merge saw the delete (ADR 0027).
+   */
+  reborn(refs: readonly string[]): string[] {
+    return refs.filter((r) => {
+      const s = this.states.get(r);
+      return s?.contact && s.applied !== null && BigInt(s.applied) < BigInt(s.liveSince ?? '0');
+    });
+  }
+
+  /** The step sees these loaded refs as deleted: it applies the delete the merge missed (ADR 0027). */
+  seeDeleted(refs: readonly string[]): void {
+    for (const ref of refs) {
+      const s = this.states.get(ref);
+      if (s) this.states.set(ref, { ...s, contact: null, version: null });
+    }
   }
 
   /**
