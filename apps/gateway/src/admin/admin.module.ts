@@ -35,6 +35,8 @@ import { SendersRepository } from './senders/senders.repository';
 import { CreateSender } from './senders/usecases/create-sender/create-sender.usecase';
 import { UpdateSender } from './senders/usecases/update-sender/update-sender.usecase';
 import { TenancyEvents } from './shared/tenancy-events';
+import { SmsSuppressionsController } from './suppressions/sms-suppressions.controller';
+import { SmsSuppressions } from './suppressions/sms-suppressions.usecase';
 import { TokensController } from './tokens/tokens.controller';
 import { TokensRepository } from './tokens/tokens.repository';
 import { CreateToken } from './tokens/usecases/create-token/create-token.usecase';
@@ -63,6 +65,7 @@ import { WebhooksRepository } from './webhooks/webhooks.repository';
     SendersController,
     WebhooksController,
     WebhookDeliveriesController,
+    SmsSuppressionsController,
     UsersController,
     OAuthGrantsController,
     ScopesController,
@@ -103,6 +106,7 @@ import { WebhooksRepository } from './webhooks/webhooks.repository';
     SetSmsStatusWebhook,
     ListWebhookDeliveries,
     RetryWebhookDelivery,
+    SmsSuppressions,
     CreateUser,
     DeleteUser,
     OAuthGrantsRepository,
