@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { applyRestrictiveConsent } from '../../merge-consent';
+import { applySuppression } from '../../merge-suppression';
 import { contactRef, type CapEvent, type MergeOptions } from '../../merge-core';
 import { planMerge } from '../../merge-step';
 import { MergeRepository, type MergeStepStore, type ProjectMergeSettings } from '../../merge.repository';
@@ -73,8 +74,9 @@ export class MergeContacts {
       reborn.push(...found);
       plan = await planMerge(store.state, [...new Set([...changed, ...reborn])], project.sources, options, () => randomUUID());
     }
-    // Consent survivorship applies before anything is compared or written (ADR 0048).
+    // Consent and suppression survivorship apply before anything is compared or written (ADRs 0048, 0361).
     applyRestrictiveConsent(plan.result.audiences, plan.contacts, project.sources);
+    applySuppression(plan.result.audiences, plan.contacts, project.sources);
     for (const e of plan.result.capEvents) this.options.onCap?.(projectId, e);
 
     const at = command.now ? command.now.toISOString() : project.at;
