@@ -56,9 +56,18 @@ export function forward(
   propagation.inject(context.active(), headers);
 
   return new Promise((resolve, reject) => {
+    // A GET or HEAD whose connection the app closed before answering (a kept-alive one it closed
+    // on stopping, ADR 0004) goes once more, on another connection (RFC 9110 §9.2.2).
+    let again = !hasBody && (request.method === 'GET' || request.method === 'HEAD');
+    const retry = (err: Error): boolean => {
+      if (!again || !CONNECTION_LOST.has((err as { code?: string }).code ?? '')) return false;
+      again = false;
+      send(null);
+      return true;
+    };
     const send = (body: Buffer | Readable | null) => {
       if (principal) headers[PRINCIPAL_HEADER] = principal();
-      return pool.dispatch({ method: request.method as Dispatcher.HttpMethod, path: request.url, headers, body }, new AnswerHandler(reply, request.method === 'HEAD', resolve, reject));
+      return pool.dispatch({ method: request.method as Dispatcher.HttpMethod, path: request.url, headers, body }, new AnswerHandler(reply, request.method === 'HEAD', resolve, reject, retry));
     };
     if (!hasBody) send(null);
     else if (bodyLength === undefined) send(pipeline(stream, limitBytes(bodyLimit), () => undefined));
@@ -96,6 +105,9 @@ function collect(stream: Readable, done: (body: Buffer) => void, fail: (err: Err
 
 const BUFFER_LIMIT = 64 * 1024;
 
+/** undici's and the socket's codes of a connection closed or reset under a request. */
+const CONNECTION_LOST = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
+
 /**
  * The app's answer, taken straight from undici's dispatcher (ADR 0270): no response stream,
  * promise or body mixin per request as `request()` makes. Small answers with a length (nearly
@@ -114,6 +126,8 @@ class AnswerHandler implements Dispatcher.DispatchHandler {
     private readonly head: boolean,
     private readonly resolve: (reply: FastifyReply) => void,
     private readonly reject: (err: Error) => void,
+    /** Takes over an error that came before any answer, when it sends the request again. */
+    private readonly retry?: (err: Error) => boolean,
   ) {}
 
   onConnect(): void {}
@@ -151,7 +165,7 @@ class AnswerHandler implements Dispatcher.DispatchHandler {
 
   onError(err: Error): void {
     if (this.body) this.body.destroy(err);
-    else this.reject(err);
+    else if (!(this.status === 0 && this.retry?.(err))) this.reject(err);
   }
 }
 
