@@ -1,4 +1,5 @@
 import { CHANNELS } from './addresses';
+import { RESERVED_ATTRIBUTES } from './catalogue/reserved-attributes';
 import { isSuppressed, isSuppressionAttribute, suppressionAttribute, suppressionWriteRefused } from './suppression';
 
 describe('suppression attributes', () => {
@@ -21,5 +22,13 @@ describe('suppression attributes', () => {
 
   it('says why ingest refuses a write', () => {
     expect(suppressionWriteRefused('_suppressed_sms')).toBe('`_suppressed_sms` is kept by Meld messaging: use the suppressions admin API');
+  });
+});
+
+describe('suppression attributes in the reserved catalogue', () => {
+  it('reserves one boolean per channel, internal (only messaging writes it), single-valued, merging nobody', () => {
+    for (const channel of CHANNELS) {
+      expect(RESERVED_ATTRIBUTES.find((a) => a.uid === suppressionAttribute(channel))).toMatchObject({ type: 'boolean', multivalue: false, enabled: true, visible: true, internal: true, unique: false });
+    }
   });
 });

@@ -57,6 +57,11 @@ export const RESERVED_ATTRIBUTES: readonly AttributeSpec[] = [
   a('_consent_email', 'Email consent', 'string'),
   a('_consent_rcs', 'RCS consent', 'string'),
   a('_consent_whatsapp', 'WhatsApp consent', 'string'),
+  // Messaging's published copy of its suppression list (ADR 0361): only messaging writes them.
+  a('_suppressed_sms', 'SMS suppressed', 'boolean', { internal: true }),
+  a('_suppressed_email', 'Email suppressed', 'boolean', { internal: true }),
+  a('_suppressed_rcs', 'RCS suppressed', 'boolean', { internal: true }),
+  a('_suppressed_whatsapp', 'WhatsApp suppressed', 'boolean', { internal: true }),
 ];
 
 export const EVENT_CATEGORIES = ['ecommerce', 'crm', 'marketing', 'subscriptions', 'payments', 'meetings', 'contact_data', 'contact_behaviour'] as const;
