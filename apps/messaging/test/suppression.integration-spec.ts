@@ -116,6 +116,28 @@ describe('SMS suppression, messaging side (real Postgres, Redis, Kafka, SMSC sim
     expect(await messagingSource(phone)).toBeUndefined();
   });
 
+  it('a suppression that cannot be written loses only itself: the message is recorded failed once, not submitted again', async () => {
+    const phone = '+447400129998';
+    await seedContact(db, t.project.id, { _user_id: 'u-unwritable', _phone_mobile: phone });
+    // This number's row cannot be written (a stand-in for a deadlock or a store error in the suppression's statements).
+    await db.query(`CREATE OR REPLACE FUNCTION meld_test_refuse_suppression() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW.phone = '${phone}' THEN RAISE EXCEPTION 'refused by the test'; END IF; RETURN NEW; END $$`);
+    await db.query(`CREATE OR REPLACE TRIGGER meld_test_refuse_suppression BEFORE INSERT ON sms_suppressions FOR EACH ROW EXECUTE FUNCTION meld_test_refuse_suppression()`);
+    try {
+      const refusedBefore = smsc.stats().failed;
+      const first = await send(phone);
+      expect(first.status).toBe(201);
+      expect(await finalStatus(first.body.entity.id)).toEqual({ status: 'failed', error: 'SMSC refused the message (command_status 0xb)' });
+      // A failed batch would be retried by its job (after 1 s): the SMSC would see the message again.
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      expect(smsc.stats().failed - refusedBefore).toBe(1);
+      expect(await suppressionOf(phone)).toBeUndefined();
+    } finally {
+      await db.query(`DROP TRIGGER IF EXISTS meld_test_refuse_suppression ON sms_suppressions`);
+      await db.query(`DROP FUNCTION IF EXISTS meld_test_refuse_suppression()`);
+    }
+  });
+
   it('a message already queued when its number is suppressed ends rejected with error suppressed', async () => {
     const phone = '+447400123477';
     const smsId = randomUUID();

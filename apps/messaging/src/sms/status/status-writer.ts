@@ -1,6 +1,6 @@
-import { Outputs } from '@meld/contracts';
+import { errorSummary, Outputs } from '@meld/contracts';
 import { beginWith, DATA_SOURCE, outboxTrace, suppressSms } from '@meld/db';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { escapeLiteral, type PoolClient } from 'pg';
 import type { DataSource } from 'typeorm';
 import { MicroBatcher, ok } from '../../batching/micro-batcher';
@@ -102,6 +102,7 @@ const MAX_IN_FLIGHT = 1;
  */
 @Injectable()
 export class StatusWriter {
+  private readonly log = new Logger('sms-status');
   private readonly batcher = new MicroBatcher<PendingChange, boolean | null>({
     run: (items) => this.changeBatch(items),
     maxBatch: MAX_BATCH,
@@ -176,13 +177,24 @@ export class StatusWriter {
   /**
    * The suppressions of the batch's invalid destinations (ADR 0361), after its write: the row and
    * `_suppressed_sms` on the message's audience contact's messaging source contact. Only such a
-   * failure writes anything here: a batch of normal changes runs no statement more.
+   * failure writes anything here: a batch of normal changes runs no statement more. Under a
+   * savepoint: a suppression that cannot be written (a deadlock, a store error) is lost alone and
+   * the batch's changes commit; failing them would have their jobs submit their `sent` messages
+   * again. The number fails again at its next send, which suppresses it then.
    */
   private async suppress(client: PoolClient, entries: readonly StatusEntry[]): Promise<void> {
+    const invalid = entries.filter((e) => e.change.suppress);
+    if (!invalid.length) return;
     const db = { query: async (text: string, values?: unknown[]) => (await client.query(text, values)).rows };
-    for (const { row, change } of entries) {
-      if (!change.suppress) continue;
-      await suppressSms(db, row.project_id, { phone: change.suppress.phone, reason: 'invalid_destination', detail: change.suppress.detail, createdBy: 'automatic', audienceId: row.audience_id });
+    await client.query('SAVEPOINT suppress');
+    try {
+      for (const { row, change } of invalid) {
+        await suppressSms(db, row.project_id, { phone: change.suppress!.phone, reason: 'invalid_destination', detail: change.suppress!.detail, createdBy: 'automatic', audienceId: row.audience_id });
+      }
+      await client.query('RELEASE SAVEPOINT suppress');
+    } catch (err) {
+      await client.query('ROLLBACK TO SAVEPOINT suppress');
+      this.log.warn(`suppressing ${invalid.length} invalid destination(s) failed; their messages are recorded failed: ${errorSummary(err)}`);
     }
   }
 
