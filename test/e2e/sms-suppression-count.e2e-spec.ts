@@ -10,7 +10,8 @@ import { sharedSystem } from './support/shared-system';
 // saying `_suppressed_sms: true` (written as the messaging app writes it: upsertSourceContacts on
 // the project's `meld-messaging` data source, with its outbox row), merged by identity-merge into
 // the contact, stored by the probes sink; the audience count's compliance filters then exclude
-// it and its breakdown counts it as suppressed. Lifted (null), it is counted again.
+// it and its breakdown counts it as suppressed. Lifted (null), it is counted again. The operator's
+// admin API (PUT / DELETE …/suppressions/sms/{phone}) writes the same copy.
 describe('SMS suppression in the audience count', () => {
   let base: string;
   let db: DataSource;
@@ -78,5 +79,16 @@ describe('SMS suppression in the audience count', () => {
     await suppress(projectId, 'sup-1', null);
     await waitFor('the suppression lifted in the count', async () => (await sms('basic')).suppressed === 0, { timeoutMs: 60000 });
     expect(await sms('opt-in')).toEqual({ totalHits: 2, mode: 'opt-in', reachable: 2, ...before });
+  }, 240000);
+
+  it('an operator’s suppression through the admin API reaches the count the same way, and its lift too', async () => {
+    const admin = adminApi(base);
+    const phone = encodeURIComponent('+447400555302');
+    await admin('PUT', `/projects/${uid}/suppressions/sms/${phone}`);
+    await waitFor('the suppression in the count', async () => (await sms('basic')).suppressed === 1, { timeoutMs: 60000 });
+    expect(await sms('opt-in')).toEqual({ totalHits: 1, mode: 'opt-in', reachable: 1, optedIn: 1, optedOut: 0, noConsent: 1, suppressed: 1, noValidAddress: 1 });
+    await admin('DELETE', `/projects/${uid}/suppressions/sms/${phone}`);
+    await waitFor('the suppression lifted in the count', async () => (await sms('basic')).suppressed === 0, { timeoutMs: 60000 });
+    expect(await sms('opt-in')).toMatchObject({ totalHits: 2, reachable: 2, suppressed: 0 });
   }, 240000);
 });
