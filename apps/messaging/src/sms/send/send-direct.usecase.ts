@@ -37,7 +37,8 @@ type SendContact = Omit<TargetContact, 'id'> & { id: string | null };
  * outbox rows and queues it (SendBatch, ADR 0202: concurrent requests share a transaction).
  * With an `Idempotency-Key`, the first answer is stored with the message and a retry gets it
  * back. Its reads are one statement (ADR 0201), two for a phone target, three for a phone no
- * audience contact has (our own contact of the number, ADR 0343).
+ * audience contact has (our own contact of the number, ADR 0343); one more in a project that has
+ * suppressed numbers (ADR 0361).
  */
 @Injectable()
 export class SendDirectSms {
