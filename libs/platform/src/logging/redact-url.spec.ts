@@ -51,4 +51,11 @@ describe('access-log URL redaction', () => {
     expect(redact(`/v1/project/demo/audience/${EMAIL}/events`)).toBe('/v1/project/demo/audience/:audienceId/events');
     expect(redact('/v1/project/demo/audience/33612345678/events')).toBe('/v1/project/demo/audience/:audienceId/events');
   });
+
+  it('masks a phone written with separators outside the route table: the SMS suppressions admin API reads a number as a person writes it (ADRs 0338, 0361)', () => {
+    for (const phone of ['+44-7400-123-498', '0740-012-3498', '07400.123.498', '+44(0)7400-123-498']) {
+      expect(redact(`/admin/v1/projects/demo/suppressions/sms/${phone}`)).toBe('/admin/v1/projects/demo/suppressions/sms/[redacted]');
+    }
+    expect(redact('/admin/v1/projects/demo-1b9e4c2a/suppressions/sms')).toBe('/admin/v1/projects/demo-1b9e4c2a/suppressions/sms');
+  });
 });

@@ -10,8 +10,12 @@ const LINK_PATH = /^\/(l|u)\/([^/]+)\/?$/;
  * uuid, a uid): a user id sent where an audience id belongs (an email, a phone) is not.
  */
 const ISSUED_ID = /^(?=.*[A-Za-z])(?![0-9+]{6})[A-Za-z0-9_-]{1,128}$/;
-/** Outside the route table, a segment with an `@`, an escape (`%40`, `%2B`) or six digits in a row may be an email or a phone. */
-const LOOKS_LIKE_DATA = /[@%]|[0-9]{6}/;
+/**
+ * Outside the route table, a segment with an `@`, an escape (`%40`, `%2B`) or six digits, in a
+ * row or apart (`+44-7400-123-498`, a number as the suppressions admin API reads it), may be an
+ * email or a phone.
+ */
+const LOOKS_LIKE_DATA = /[@%]|[0-9](?:[^0-9A-Za-z]*[0-9]){5}/;
 /** A query key is shown only when it looks like a field name, not like data sent as a bare key. */
 const PLAIN_KEY = /^[A-Za-z_][A-Za-z0-9_.[\]-]{0,63}$/;
 
