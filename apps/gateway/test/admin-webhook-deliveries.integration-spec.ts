@@ -19,7 +19,8 @@ describe('admin: webhook deliveries (list by status, retry)', () => {
   });
   afterAll(() => gw?.close());
 
-  const delivery = async (status: 'pending' | 'delivered' | 'failed', organizationId = org) => {
+  // `seq` as messaging's sequence would have given it (default: the next one).
+  const delivery = async (status: 'pending' | 'delivered' | 'failed', organizationId = org, seq?: number) => {
     const smsId = randomUUID();
     await db.query(
       `INSERT INTO sms_messages (id, project_id, organization_id, sender_id, destination, country, text, encoding, messages_count, price_per_sms, status)
@@ -28,9 +29,9 @@ describe('admin: webhook deliveries (list by status, retry)', () => {
     );
     const body = JSON.stringify({ id: smsId, status: 'undelivered', audienceId: null, messagesCount: 1, at: new Date().toISOString(), error: 'err:013' });
     const [row] = await db.query(
-      `INSERT INTO webhook_deliveries (organization_id, project_id, sms_id, body, status, attempts, last_status_code, last_error)
-       VALUES ($1, $2, $3, $4, $5, 7, 503, 'answered 503') RETURNING id`,
-      [organizationId, projectId, smsId, body, status],
+      `INSERT INTO webhook_deliveries (organization_id, project_id, sms_id, body, status, attempts, last_status_code, last_error, seq)
+       VALUES ($1, $2, $3, $4, $5, 7, 503, 'answered 503', COALESCE($6, nextval('webhook_deliveries_seq_seq'))) RETURNING id`,
+      [organizationId, projectId, smsId, body, status, seq ?? null],
     );
     return { id: row.id as string, smsId };
   };
@@ -52,6 +53,25 @@ describe('admin: webhook deliveries (list by status, retry)', () => {
     const page2 = await gw.call('GET', `/organizations/${org}/webhook-deliveries?status=failed&limit=1&cursor=${page1.body.metadata.nextCursor}`);
     expect(page2.body.entity.map((d: { id: string }) => d.id)).toEqual([older.id]);
     expect((await gw.call('GET', `/organizations/${org}/webhook-deliveries`)).body.metadata.count).toBe(3);
+  });
+
+  // The sequence is shared by every organization, so an organization's deliveries straddle a power of
+  // ten sooner or later: sorted as text ('9' > '100' > '10') the list was out of order and a page's
+  // cursor skipped the newer rows (the spec failed when the test database's sequence crossed one).
+  it('lists newest first and pages through every delivery when their seq straddle a power of ten', async () => {
+    const other = await createOrganization(gw);
+    const ids: string[] = [];
+    for (const seq of [9, 10, 99, 100]) ids.unshift((await delivery('failed', other, seq)).id);
+    const all = await gw.call('GET', `/organizations/${other}/webhook-deliveries`);
+    expect(all.body.entity.map((d: { id: string }) => d.id)).toEqual(ids);
+    const paged: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = await gw.call('GET', `/organizations/${other}/webhook-deliveries?limit=1${cursor ? `&cursor=${cursor}` : ''}`);
+      paged.push(...page.body.entity.map((d: { id: string }) => d.id));
+      cursor = page.body.metadata.nextCursor;
+    } while (cursor && paged.length <= ids.length);
+    expect(paged).toEqual(ids);
   });
 
   it('400 names the bad query field; 404 for an unknown organization', async () => {

@@ -27,12 +27,16 @@ const COLUMNS = `seq::text, id, sms_id AS "smsId", project_id AS "projectId", st
 export class WebhookDeliveriesRepository {
   constructor(@Inject(DATA_SOURCE) private readonly ds: DataSource) {}
 
-  /** Newest first; `beforeSeq` continues a page. */
+  /**
+   * Newest first; `beforeSeq` continues a page. The order names the table's column: a bare `seq` is
+   * the output column `seq::text`, sorted as text ('9' after '10'), which misordered the list and
+   * made a page's cursor skip rows wherever an organization's deliveries straddle a power of ten.
+   */
   list(organizationId: string, filter: { status?: DeliveryStatus; beforeSeq?: string; limit: number }): Promise<DeliveryRow[]> {
     return this.ds.query(
       `SELECT ${COLUMNS} FROM webhook_deliveries
         WHERE organization_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::bigint IS NULL OR seq < $3)
-        ORDER BY seq DESC LIMIT $4`,
+        ORDER BY webhook_deliveries.seq DESC LIMIT $4`,
       [organizationId, filter.status ?? null, filter.beforeSeq ?? null, filter.limit],
     );
   }
