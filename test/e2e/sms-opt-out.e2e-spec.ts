@@ -66,6 +66,54 @@ describe('SMS opt-out and auto-created contacts through the gateway', () => {
     await expectOptedOut(id);
   }, 90000);
 
+  it('a contact whose `_user_id` is junk (ADR 0024) opts out by the link: its contact is opt-out and 422, not another data source\'s contact of the same junk id', async () => {
+    const [phone, otherPhone] = ['+447400555111', '+447400555112'];
+    const id = await p.contact('unknown', phone);
+    // Another data source with the same junk `_user_id`: a person of its own (junk merges nobody).
+    const shop = await p.admin('POST', `/projects/${p.uid}/datasources`, { name: 'Shop' });
+    const written = await fetch(`${sms.base}/v1/project/${p.uid}/datasource/${shop.entity.id}/stream/contacts`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${shop.metadata!.token!}`, 'content-type': 'application/json' },
+      body: JSON.stringify([{ _user_id: 'unknown', _phone_mobile: otherPhone }]),
+    });
+    expect(written.status).toBe(202);
+    await waitFor('the shop contact in the audience', async () => (await p.searchPhone(otherPhone)).status === 200, { timeoutMs: 30000 });
+    const other = (await p.searchPhone(otherPhone)).body.entity.id;
+    expect(other).not.toBe(id);
+
+    const sent = await p.send(id, 'Sale today. Stop: {{unsubscribe}}');
+    expect(sent.status).toBe(201);
+    const done = await fetch(await unsubscribeLink(p, sent.body.entity.id), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '' });
+    expect(done.status).toBe(200);
+    await p.consentBecomes(phone, 'opt-out');
+    await expectOptedOut(id);
+    expect((await p.searchPhone(otherPhone)).body.entity._consent_sms).toBeUndefined();
+    expect((await p.send(other, 'Hello')).status).toBe(201);
+  }, 90000);
+
+  it('a STOP from the number of a contact whose `_user_id` is junk, in a project merging on the mobile: that contact is opt-out and 422, another junk-id contact is not', async () => {
+    const q = await seedSmsProject(sms.base);
+    await q.admin('PATCH', `/projects/${q.uid}`, { mergingAttributes: ['_phone_mobile'] });
+    const [phone, otherPhone] = ['+447400555113', '+447400555114'];
+    const id = await q.contact('unknown', phone);
+    const other = await q.contact('0', otherPhone);
+    await waitFor('messaging bound to the SMSC', async () => (await sms.mo({ from: '+447400555199', to: 'NOBODY', text: 'hi' })).length > 0, { timeoutMs: 30000 });
+    expect(await sms.mo({ from: phone, to: q.alias, text: 'STOP' })).toEqual([0]);
+    await q.consentBecomes(phone, 'opt-out');
+    await expectOptedOut(id, q);
+    expect((await q.searchPhone(otherPhone)).body.entity._consent_sms).toBeUndefined();
+    expect((await q.send(other, 'Hello')).status).toBe(201);
+  }, 90000);
+
+  it('an operator\'s suppression of the number of a contact whose `_user_id` is junk reaches that contact (ADR 0361); lifted, it is gone again', async () => {
+    const phone = '+447400555115';
+    await p.contact('none', phone);
+    await p.admin('PUT', `/projects/${p.uid}/suppressions/sms/${encodeURIComponent(phone)}`);
+    await waitFor('the contact suppressed', async () => (await p.searchPhone(phone)).body?.entity?._suppressed_sms === true, { timeoutMs: 30000 });
+    await p.admin('DELETE', `/projects/${p.uid}/suppressions/sms/${encodeURIComponent(phone)}`);
+    await waitFor('the suppression lifted', async () => (await p.searchPhone(phone)).body?.entity?._suppressed_sms === undefined, { timeoutMs: 30000 });
+  }, 90000);
+
   it('autoCreateContactsOnOutbounds: a send to an unknown number creates the contact when true, 404 when false', async () => {
     const [before, created, after] = ['+447400555104', '+447400555105', '+447400555106'];
     const unknown = await p.send(before, 'Hello');

@@ -31,6 +31,33 @@ export const DEFAULT_JUNK_VALUES: readonly string[] = [
   'no-email',
 ];
 
+/**
+ * The merge key linking a source contact whose `_user_id` is junk to the `meld-messaging`
+ * source contact standing for it (ADR 0362): its value is the ref `<dataSourceId>/<userId>` of
+ * the junk-id contact. `@` is in no attribute name, so no merging attribute collides with it.
+ */
+export const MEMBER_KEY = '@member';
+
+const MEMBER_LINK = /^@member:([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\/(.+)$/s;
+
+const DEFAULT_JUNK = new Set(DEFAULT_JUNK_VALUES);
+
+/** Whether a `_user_id` is a merge key: not junk by the default list, as identity-merge keys it (ADR 0024). */
+export function userIdMerges(userId: string): boolean {
+  return !DEFAULT_JUNK.has(userId.trim().toLowerCase());
+}
+
+/** The `_user_id` of messaging's source contact standing for a source contact whose `_user_id` is junk (ADR 0362). */
+export function memberLink(member: { dataSourceId: string; userId: string }): string {
+  return `@member:${member.dataSourceId}/${member.userId}`;
+}
+
+/** The ref (`<dataSourceId>/<userId>`) a memberLink names, or null when `userId` is not one. Honoured only for `meld-messaging` contacts. */
+export function linkedRef(userId: string): string | null {
+  const match = MEMBER_LINK.exec(userId);
+  return match ? `${match[1]}/${match[2]}` : null;
+}
+
 /** `fr_FR` → `FR`; anything without a country part gives undefined (E.164 input only). */
 export function localeCountry(locale: string): CountryCode | undefined {
   const match = /[_-]([A-Za-z]{2})$/.exec(locale.trim());

@@ -260,3 +260,50 @@ describe('merge properties', () => {
     );
   });
 });
+
+describe('messaging contacts linked to a junk-id contact (ADR 0362)', () => {
+  const [crm, shop, messaging] = ['11111111-1111-4111-8111-111111111111', '22222222-2222-4222-8222-222222222222', '33333333-3333-4333-8333-333333333333'];
+  const linkSources = new Map<string, DataSourceInfo>([
+    [crm, { id: crm, priority: 10, isIngest: false }],
+    [shop, { id: shop, priority: 0, isIngest: false }],
+    [messaging, { id: messaging, priority: 0, isIngest: false, links: true }],
+  ]);
+  const linkOptions: MergeOptions = { ...options, linkSources: new Set([messaging]) };
+  const link = `@member:${crm}/unknown`;
+
+  it('merges the link with its member only, not with the other contacts of that junk id, and leaves the member its _user_id', () => {
+    const r = computeAudience(
+      [contact(crm, 'unknown', { _email: 'a@x.com' }, 1), contact(shop, 'unknown', { _email: 'b@x.com' }, 2), contact(messaging, link, { _consent_sms: 'opt-out' }, 3)],
+      linkSources,
+      linkOptions,
+      new Map(),
+      byOldest,
+    );
+    expect(partition(r)).toEqual([[`${crm}/unknown`, `${messaging}/${link}`], [`${shop}/unknown`]]);
+    expect(r.audiences.find((a) => a.members.includes(`${crm}/unknown`))!.attributes).toMatchObject({ _user_id: 'unknown', _consent_sms: 'opt-out' });
+  });
+
+  it('honours the link only in the messaging data source', () => {
+    const r = computeAudience([contact(crm, 'unknown', {}, 1), contact(shop, link, {}, 2)], linkSources, linkOptions, new Map(), byOldest);
+    expect(r.audiences).toHaveLength(2);
+  });
+
+  it('a step from the link reaches a member merged before its key existed, and the link follows the member when it joins another contact', async () => {
+    const state = new MemoryMergeState();
+    let n = 0;
+    const newId = () => `id${++n}`;
+    const member = state.upsert(crm, 'unknown', { _email: 'a@x.com' }, '2026-01-01T00:00:00Z');
+    state.apply(await planMerge(state, [member], linkSources, linkOptions, newId));
+    state.keys.set(member, state.keys.get(member)!.filter((k) => k.attribute !== '@member'));
+    const linked = state.upsert(messaging, link, { _consent_sms: 'opt-out' }, '2026-01-01T00:01:00Z');
+    state.apply(await planMerge(state, [linked], linkSources, linkOptions, newId));
+    expect(state.members.get(linked)).toBe(state.members.get(member));
+
+    const older = state.upsert(shop, 's1', { _email: 'b@x.com' }, '2026-01-01T00:02:00Z');
+    state.apply(await planMerge(state, [older], linkSources, linkOptions, newId));
+    state.upsert(crm, 'unknown', { _email: 'b@x.com' }, '2026-01-01T00:03:00Z');
+    state.apply(await planMerge(state, [member], linkSources, linkOptions, newId));
+    expect(new Set([state.members.get(member), state.members.get(linked), state.members.get(older)]).size).toBe(1);
+    expect(state.audiences.get(state.members.get(member)!)!.attributes._consent_sms).toBe('opt-out');
+  });
+});

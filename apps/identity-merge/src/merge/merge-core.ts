@@ -1,4 +1,4 @@
-import { dict } from '@meld/contracts';
+import { dict, linkedRef } from '@meld/contracts';
 import { KeyNormaliser, keyString, type KeyOptions } from './merge-keys';
 
 /**
@@ -28,6 +28,8 @@ export interface DataSourceInfo {
   priority: number;
   /** The ingest/API source: wins every collision. */
   isIngest: boolean;
+  /** The `meld-messaging` source: its `@member:` user ids link to another source contact (ADR 0362). */
+  links?: boolean;
 }
 
 export interface MergeOptions extends KeyOptions {
@@ -52,7 +54,7 @@ export const DEFAULT_HOT_KEY_LIMIT = 500;
  */
 export function hotKeysOf(contacts: readonly SourceContact[], normaliser: KeyNormaliser, limit: number): Set<string> {
   const holders = new Map<string, number>();
-  for (const c of contacts) for (const k of normaliser.keysOf(c.userId, c.attributes)) holders.set(keyString(k), (holders.get(keyString(k)) ?? 0) + 1);
+  for (const c of contacts) for (const k of normaliser.keysOf(c.userId, c.attributes, c.dataSourceId)) holders.set(keyString(k), (holders.get(keyString(k)) ?? 0) + 1);
   return new Set([...holders].filter(([, n]) => n > limit).map(([k]) => k));
 }
 
@@ -132,7 +134,7 @@ function components(contacts: SourceContact[], normaliser: KeyNormaliser, cap: n
   const groups: Group[] = [];
   ordered.forEach((contact, index) => {
     const keys = normaliser
-      .keysOf(contact.userId, contact.attributes)
+      .keysOf(contact.userId, contact.attributes, contact.dataSourceId)
       .map(keyString)
       .filter((k) => !hot.has(k));
     const reachable = new Set<Group>();
@@ -195,7 +197,9 @@ export function mergeAttributes(members: readonly SourceContact[], sources: Read
   for (const m of members) {
     const source = sources.get(m.dataSourceId) ?? { id: m.dataSourceId, ...UNKNOWN_SOURCE };
     const ref = contactRef(m);
-    const values: Record<string, AttributeValue> = { ...m.attributes, _user_id: m.attributes._user_id ?? m.userId };
+    // A messaging contact linked to a junk-id member (ADR 0362) does not stand for its `_user_id`.
+    const linked = source.links === true && linkedRef(m.userId) !== null;
+    const values: Record<string, AttributeValue | undefined> = { ...m.attributes, _user_id: m.attributes._user_id ?? (linked ? undefined : m.userId) };
     for (const [name, value] of Object.entries(values)) {
       if (value === null || value === undefined) continue;
       const candidate = { value, source, at: parseTime(Object.hasOwn(m.attributeAt, name) ? m.attributeAt[name] : undefined), ref };

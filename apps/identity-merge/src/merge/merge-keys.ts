@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { type AttributeType, DEFAULT_JUNK_VALUES, localeCountry, normaliseKeyValue, normalisePhone } from '@meld/contracts';
+import { type AttributeType, DEFAULT_JUNK_VALUES, MEMBER_KEY, linkedRef, localeCountry, normaliseKeyValue, normalisePhone } from '@meld/contracts';
 import type { CountryCode } from 'libphonenumber-js';
 
 // The pure normalisation lives in @meld/contracts (contact-keys.ts): the audience app's
@@ -20,6 +20,8 @@ export interface KeyOptions {
   junkValues?: readonly string[];
   /** Catalogue type of each merging attribute: one of type `email` or `phone` is keyed as such (ADR 0024). */
   attributeTypes?: ReadonlyMap<string, AttributeType>;
+  /** Data sources whose contacts' `@member:` user ids link them to another source contact: the `meld-messaging` one (ADR 0362). */
+  linkSources?: ReadonlySet<string>;
 }
 
 /**
@@ -40,12 +42,14 @@ export class KeyNormaliser {
   private readonly junk: ReadonlySet<string>;
   private readonly country: CountryCode | undefined;
   private readonly types: ReadonlyMap<string, AttributeType>;
+  private readonly links: ReadonlySet<string>;
   readonly attributes: readonly string[];
 
   constructor(options: KeyOptions) {
     this.junk = new Set((options.junkValues ?? DEFAULT_JUNK_VALUES).map((v) => v.trim().toLowerCase()));
     this.country = localeCountry(options.locale);
     this.types = options.attributeTypes ?? new Map();
+    this.links = options.linkSources ?? new Set();
     this.attributes = ['_user_id', ...options.mergingAttributes.filter((a) => a !== '_user_id')];
   }
 
@@ -54,10 +58,22 @@ export class KeyNormaliser {
     return normalisePhone(raw, this.country);
   }
 
-  /** Every merge key of a source contact, `_user_id` first, deduplicated. */
-  keysOf(userId: string, attributes: Readonly<Record<string, unknown>>): MergeKey[] {
+  /**
+   * Every merge key of a source contact, `_user_id` first, deduplicated. With its data source
+   * (ADR 0362): a contact whose `_user_id` is junk has the `@member` key of its own ref instead,
+   * and a messaging contact linked to it (`@member:<ref>`) has that of the ref instead of a
+   * `_user_id` key, so the two merge with each other and with nobody else.
+   */
+  keysOf(userId: string, attributes: Readonly<Record<string, unknown>>, dataSourceId?: string): MergeKey[] {
     const out: MergeKey[] = [];
     for (const attribute of this.attributes) {
+      if (attribute === '_user_id' && dataSourceId !== undefined) {
+        const member = this.links.has(dataSourceId) ? linkedRef(userId) : null;
+        if (member !== null || normaliseKeyValue(attribute, userId, this.country, this.junk) === null) {
+          out.push({ attribute: MEMBER_KEY, value: storableKey(member ?? `${dataSourceId}/${userId}`) });
+          continue;
+        }
+      }
       const raw = attribute === '_user_id' ? userId : attributes[attribute];
       const value = normaliseKeyValue(attribute, raw, this.country, this.junk, this.types.get(attribute));
       if (value !== null) out.push({ attribute, value: storableKey(value) });

@@ -1,4 +1,5 @@
 import { DEFAULT_HOT_KEY_LIMIT, computeAudience, contactRef, type DataSourceInfo, type MergeOptions, type MergeResult, type SourceContact } from './merge-core';
+import { linkedRef } from '@meld/contracts';
 import { KeyNormaliser, keyString, type MergeKey } from './merge-keys';
 
 /**
@@ -91,7 +92,10 @@ export async function planMerge(
       }
       for (const c of live) {
         contacts.set(contactRef(c), c);
-        normaliser.keysOf(c.userId, c.attributes).forEach(addKey);
+        normaliser.keysOf(c.userId, c.attributes, c.dataSourceId).forEach(addKey);
+        // A messaging contact's link names its member (ADR 0362), whose `@member` key may not be applied yet.
+        const member = options.linkSources?.has(c.dataSourceId) ? linkedRef(c.userId) : null;
+        if (member !== null && !seenRefs.has(member)) next.add(member);
       }
       const members = newAudiences.length ? await reader.membersOf(newAudiences) : [];
       const holders = keys.length ? await reader.refsWithKeys(keys, limit) : { refs: [], hot: [] };
@@ -108,7 +112,7 @@ export async function planMerge(
       return n;
     };
     const appliedInRegion = inRegion((r) => applied.get(r) ?? [], seenRefs);
-    const nowInRegion = inRegion((r) => (contacts.has(r) ? normaliser.keysOf(contacts.get(r)!.userId, contacts.get(r)!.attributes) : []), seenRefs);
+    const nowInRegion = inRegion((r) => (contacts.has(r) ? normaliser.keysOf(contacts.get(r)!.userId, contacts.get(r)!.attributes, contacts.get(r)!.dataSourceId) : []), seenRefs);
     const counts = await reader.holderCounts([...hotBefore.values()].map((key) => ({ key, upTo: limit + 1 + (appliedInRegion.get(keyString(key)) ?? 0) })));
     const cooled: MergeKey[] = [];
     for (const [s, key] of hotBefore) {
@@ -122,7 +126,7 @@ export async function planMerge(
     frontier = refs.filter((r) => !seenRefs.has(r));
   }
   const list = [...contacts.values()];
-  const keys = new Map(list.map((c) => [contactRef(c), normaliser.keysOf(c.userId, c.attributes)]));
+  const keys = new Map(list.map((c) => [contactRef(c), normaliser.keysOf(c.userId, c.attributes, c.dataSourceId)]));
   const result = computeAudience(list, sources, { ...options, hotKeys: hotKeysAfter(keys, hotBefore, limit) }, previous, newId);
   return { refs: [...seenRefs].sort(), contacts: list, previous, keys, result };
 }

@@ -1,5 +1,5 @@
 import { type AttributeType, type AudienceChange, Outputs } from '@meld/contracts';
-import { OUTBOX_DEAD_LETTERS, outboxTrace } from '@meld/db';
+import { MESSAGING_CONNECTOR, OUTBOX_DEAD_LETTERS, outboxTrace } from '@meld/db';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { ConsentChange } from './merge-consent';
 import { contactRef, type AudienceContact, type DataSourceInfo } from './merge-core';
@@ -95,7 +95,7 @@ export class MergeStepStore {
       [this.projectId],
     );
     if (!row) return undefined;
-    const sources = new Map<string, DataSourceInfo>(row.sources.map((s) => [s.id, { id: s.id, priority: s.priority, isIngest: s.connector === 'api' }]));
+    const sources = new Map<string, DataSourceInfo>(row.sources.map((s) => [s.id, { id: s.id, priority: s.priority, isIngest: s.connector === 'api', links: s.connector === MESSAGING_CONNECTOR }]));
     return { mergingAttributes: row.merging_attributes, attributeTypes: new Map(row.types), locale: row.locale, sources, at: new Date(row.at).toISOString() };
   }
 

@@ -17,8 +17,8 @@ export type { SourceRef };
  * caller's transaction, so identity-merge stays the one writer of audience contacts and
  * consent survivorship (an opt-out wins, ADR 0048) applies to an unsubscribe as to any source.
  * For an existing audience contact, the source contact takes the `_user_id` of one of its
- * members: `_user_id` is always a merge key, so it joins that contact whatever the project
- * merges on.
+ * members: `_user_id` is a merge key, so it joins that contact whatever the project merges on;
+ * when every member's is junk (ADR 0024), it links to one instead (`@member:<ref>`, ADR 0362).
  */
 @Injectable()
 export class MessagingContacts {
@@ -40,7 +40,7 @@ export class MessagingContacts {
     return messagingDataSourceId(em, projectId);
   }
 
-  /** The source contact standing for an audience contact: ours if merged into it already, else a member's `_user_id`; null without members. */
+  /** The source contact standing for an audience contact: ours if merged into it already, else a member's `_user_id`, or a link to a junk-id member (ADR 0362); null without members. */
   sourceOf(em: EntityManager, projectId: string, audienceId: string): Promise<SourceRef | null> {
     return messagingSourceOf(em, projectId, audienceId);
   }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type EventsMessage, Outputs, suppressionAttribute } from '@meld/contracts';
+import { type EventsMessage, Outputs, memberLink, suppressionAttribute, userIdMerges } from '@meld/contracts';
 import { MESSAGING_CONNECTOR } from '../entities/data-source.entity';
 import { outboxTrace } from '../outbox/outbox-trace';
 import { type SqlRunner, upsertSourceContacts } from './source-contacts';
@@ -37,20 +37,44 @@ export async function messagingDataSourceId(db: SqlRunner, projectId: string): P
   return row.id;
 }
 
+interface Member {
+  audience_id: string;
+  data_source_id: string;
+  user_id: string;
+}
+
+/**
+ * The messaging source contact standing for each audience contact, from its members: ours if one
+ * merged already, else one with the oldest member's `_user_id` that merges (a merge key, ADR
+ * 0024), else, when every member's is junk, one linked to the oldest member (ADR 0362).
+ */
+function standingFor(dataSourceId: string, members: readonly Member[]): Map<string, SourceRef> {
+  const chosen = new Map<string, Member>();
+  const rank = (m: Member) => (m.data_source_id === dataSourceId ? 2 : userIdMerges(m.user_id) ? 1 : 0);
+  for (const m of members) {
+    const best = chosen.get(m.audience_id);
+    if (!best || rank(m) > rank(best)) chosen.set(m.audience_id, m);
+  }
+  return new Map(
+    [...chosen].map(([id, m]) => [id, { dataSourceId, userId: rank(m) > 0 ? m.user_id : memberLink({ dataSourceId: m.data_source_id, userId: m.user_id }) }]),
+  );
+}
+
 /**
  * The messaging source contact standing for an audience contact: ours if merged into it
- * already, else one with a member's `_user_id` (always a merge key, so it joins that contact
- * whatever the project merges on); null without members.
+ * already, else one with a member's `_user_id` (a merge key, so it joins that contact whatever
+ * the project merges on); when every member's `_user_id` is junk, which merges nobody, one
+ * linked to the oldest member (`@member:<ref>`, ADR 0362); null without members.
  */
 export async function messagingSourceOf(db: SqlRunner, projectId: string, audienceId: string, dataSourceId?: string): Promise<SourceRef | null> {
   const own = dataSourceId ?? (await messagingDataSourceId(db, projectId));
-  const [row] = await db.query(
-    `SELECT m.user_id FROM audience_members m
+  const members: Member[] = await db.query(
+    `SELECT m.audience_id, m.data_source_id, m.user_id FROM audience_members m
       WHERE m.project_id = $1 AND m.audience_id = COALESCE((SELECT survivor_id FROM audience_aliases WHERE project_id = $1 AND absorbed_id = $2), $2)
-      ORDER BY (m.data_source_id = $3) DESC, m.seq LIMIT 1`,
-    [projectId, audienceId, own],
+      ORDER BY m.seq`,
+    [projectId, audienceId],
   );
-  return row ? { dataSourceId: own, userId: row.user_id } : null;
+  return standingFor(own, members).values().next().value ?? null;
 }
 
 /**
@@ -62,17 +86,18 @@ export async function messagingSourceOf(db: SqlRunner, projectId: string, audien
 async function sourcesOfNumber(db: SqlRunner, projectId: string, dataSourceId: string, phone: string, audienceId: string | null): Promise<SourceRef[]> {
   const ofMessage = audienceId === null ? null : await messagingSourceOf(db, projectId, audienceId, dataSourceId);
   if (ofMessage) return [ofMessage];
-  const rows: Array<{ user_id: string }> = await db.query(
+  const members: Member[] = await db.query(
     `WITH ids AS (
        SELECT m.audience_id AS id FROM merge_keys k
          JOIN audience_members m ON m.project_id = k.project_id AND m.data_source_id = k.data_source_id AND m.user_id = k.user_id
         WHERE k.project_id = $1 AND k.attribute = '_phone_mobile' AND k.value = $2
-       UNION SELECT c.id FROM audience_contacts c WHERE c.project_id = $1 AND c.attributes->>'_phone_mobile' = $2)
-     SELECT DISTINCT ON (m.audience_id) m.user_id FROM audience_members m JOIN ids ON ids.id = m.audience_id
-      WHERE m.project_id = $1 ORDER BY m.audience_id, (m.data_source_id = $3) DESC, m.seq LIMIT 100`,
-    [projectId, phone, dataSourceId],
+       UNION SELECT c.id FROM audience_contacts c WHERE c.project_id = $1 AND c.attributes->>'_phone_mobile' = $2
+       LIMIT 100)
+     SELECT m.audience_id, m.data_source_id, m.user_id FROM audience_members m JOIN ids ON ids.id = m.audience_id
+      WHERE m.project_id = $1 ORDER BY m.audience_id, m.seq`,
+    [projectId, phone],
   );
-  return rows.length ? rows.map((r) => ({ dataSourceId, userId: r.user_id })) : [{ dataSourceId, userId: phone }];
+  return members.length ? [...standingFor(dataSourceId, members).values()] : [{ dataSourceId, userId: phone }];
 }
 
 /** A `_sms_suppressed` / `_sms_unsuppressed` event on each source contact's timeline (`meld.events.v1`). */

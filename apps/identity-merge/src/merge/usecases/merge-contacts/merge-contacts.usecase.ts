@@ -92,6 +92,7 @@ export class MergeContacts {
   }
 
   private mergeOptions(project: ProjectMergeSettings): MergeOptions {
-    return { mergingAttributes: project.mergingAttributes, attributeTypes: project.attributeTypes, locale: project.locale, cap: this.options.cap, hotKeyLimit: this.options.hotKeyLimit, junkValues: this.options.junkValues };
+    const linkSources = new Set([...project.sources.values()].filter((s) => s.links).map((s) => s.id));
+    return { mergingAttributes: project.mergingAttributes, attributeTypes: project.attributeTypes, locale: project.locale, linkSources, cap: this.options.cap, hotKeyLimit: this.options.hotKeyLimit, junkValues: this.options.junkValues };
   }
 }
