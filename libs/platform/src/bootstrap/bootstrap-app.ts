@@ -85,6 +85,15 @@ export async function bootstrapApp(options: BootstrapOptions): Promise<INestAppl
   // events would run outside the context.
   fastify.addHook('preHandler', (_request, _reply, done) => onRequestPath(done));
   fastify.addHook('onClose', () => stopTracing());
+  // Stopping (ADR 0004): Node closes the connections idle when the server starts closing, and one
+  // whose answer was in flight then stays open until its caller closes it (the gateway's pools keep
+  // theirs up to the 65 s keep-alive, past the pods' terminationGracePeriodSeconds). Each is closed
+  // once idle, until the server is.
+  fastify.addHook('preClose', (done) => {
+    const sweep = setInterval(() => fastify.server.closeIdleConnections(), 100).unref();
+    fastify.server.once('close', () => clearInterval(sweep));
+    done();
+  });
   instrumentFastify(fastify);
   const logger = app.get(NestPinoLogger);
   frameworkAnswers.log = logAccess(fastify, { log: (record, context) => logger.log(record, context), enabled: () => logger.pino.isLevelEnabled('info') });
