@@ -227,7 +227,9 @@ describe('identity merge on Postgres', () => {
     // A contact of a merged one leaves it, and comes back as the youngest member.
     expect(await audienceOf(p.id, p.api, 'bridge')).toBe(kept);
     const seqs: Array<{ user_id: string; seq: string }> = await db.query(`SELECT user_id, seq FROM audience_members WHERE project_id = $1 ORDER BY seq`, [p.id]);
-    expect(seqs.map((r) => r.user_id)).toEqual(['s1', 'c1', 'bridge']);
+    // c1 and bridge are merged as new in one step, in an order of their random data source ids: both after s1.
+    expect(seqs.map((r) => r.user_id)[0]).toBe('s1');
+    expect(seqs.map((r) => r.user_id).slice(1).sort()).toEqual(['bridge', 'c1']);
     expect((await audiences(p.id)).find((a) => a.id === now)?.attributes).toEqual({ _email: 'new@x.com', _user_id: 'c1' });
     await expectMatchesScratch(p);
   });
