@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Topics } from '@meld/contracts';
-import { DATA_SOURCE } from '@meld/db';
+import { DATA_SOURCE, type SqlRunner, suppressSms } from '@meld/db';
 import { collectTopic } from '@meld/fixtures';
 import { waitFor } from '@meld/testing';
 import type { DataSource } from 'typeorm';
@@ -102,6 +102,30 @@ describe('admin: SMS suppressions (list, add, lift)', () => {
     await published(Topics.events, phone, (v) => v.eventType === '_sms_unsuppressed');
     const again = await gw.call('DELETE', path(phone));
     expect([again.status, again.body.message]).toEqual([404, 'this number is not suppressed']);
+  });
+
+  it('a number lifted while a PUT of it is between its statements: the PUT answers the suppression it leaves, and the list and the copy agree', async () => {
+    const phone = '+447400123460';
+    expect((await gw.call('PUT', path(phone))).status).toBe(200);
+    // A second PUT in its transaction: the DELETE lifts the number between its INSERT (which found the row) and what follows.
+    let lifted: Promise<{ status: number }> | undefined;
+    const again = await db.transaction((em) => {
+      const paused: SqlRunner = {
+        query: async (text: string, values?: unknown[]) => {
+          const rows = await em.query(text, values);
+          if (!lifted && text.includes('INSERT INTO sms_suppressions')) {
+            lifted = gw.call('DELETE', path(phone));
+            await lifted;
+          }
+          return rows;
+        },
+      };
+      return suppressSms(paused, project.id, { phone, reason: 'manual', detail: null, createdBy: 'admin' });
+    });
+    expect((await lifted!).status).toBe(200);
+    expect(again.suppression).toMatchObject({ phone, reason: 'manual' });
+    const listed = (await db.query(`SELECT 1 FROM sms_suppressions WHERE project_id = $1 AND phone = $2`, [project.id, phone])).length === 1;
+    expect([listed, (await messagingSource(phone))?._suppressed_sms === true]).toEqual([true, true]);
   });
 
   it('400 names the phone (without echoing it) for hostile or invalid numbers; 404 for an unknown project; 401 without the admin token', async () => {

@@ -127,12 +127,19 @@ export async function suppressSms(
   projectId: string,
   entry: { phone: string; reason: SuppressionReason; detail: string | null; createdBy: SuppressionCreatedBy; audienceId?: string | null },
 ): Promise<{ suppression: SmsSuppression; created: boolean }> {
-  const inserted: SmsSuppression[] = await db.query(
-    `INSERT INTO sms_suppressions (project_id, phone, reason, detail, created_by) VALUES ($1, $2, $3, $4, $5)
-     ON CONFLICT (project_id, phone) DO NOTHING RETURNING ${COLUMNS}`,
-    [projectId, entry.phone, entry.reason, entry.detail, entry.createdBy],
-  );
-  const suppression = inserted[0] ?? (await db.query(`SELECT ${COLUMNS} FROM sms_suppressions WHERE project_id = $1 AND phone = $2`, [projectId, entry.phone]))[0];
+  // The row is kept from a concurrent lift until this transaction ends (its INSERT, or FOR KEY SHARE on
+  // one that existed), so the copy written below cannot outlive it; one lifted after the INSERT saw it
+  // and before it was locked is gone: inserted again.
+  let inserted: SmsSuppression[] = [];
+  let suppression: SmsSuppression | undefined;
+  while (!suppression) {
+    inserted = await db.query(
+      `INSERT INTO sms_suppressions (project_id, phone, reason, detail, created_by) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (project_id, phone) DO NOTHING RETURNING ${COLUMNS}`,
+      [projectId, entry.phone, entry.reason, entry.detail, entry.createdBy],
+    );
+    [suppression] = inserted.length ? inserted : await db.query(`SELECT ${COLUMNS} FROM sms_suppressions WHERE project_id = $1 AND phone = $2 FOR KEY SHARE`, [projectId, entry.phone]);
+  }
   const dataSourceId = await messagingDataSourceId(db, projectId);
   const sources = await sourcesOfNumber(db, projectId, dataSourceId, entry.phone, entry.audienceId ?? null);
   await upsertSourceContacts(
