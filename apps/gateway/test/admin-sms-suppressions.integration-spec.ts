@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Topics } from '@meld/contracts';
-import { DATA_SOURCE, type SqlRunner, suppressSms } from '@meld/db';
+import { DATA_SOURCE, messagingDataSourceId, type SqlRunner, suppressSms, upsertSourceContacts } from '@meld/db';
 import { collectTopic } from '@meld/fixtures';
 import { waitFor } from '@meld/testing';
 import type { DataSource } from 'typeorm';
@@ -46,7 +46,14 @@ describe('admin: SMS suppressions (list, add, lift)', () => {
       return [...queued, ...sent].find((m) => m.value.userId === userId && where(m.value));
     }, { timeoutMs: 20_000 });
 
+  /** Messaging's own contact of a number, as an outbound auto-creation writes it (ADR 0184). */
+  const ownContactOf = (phone: string) =>
+    db.transaction(async (tx) => upsertSourceContacts(tx, project.id, await messagingDataSourceId(tx, project.id), [{ userId: phone, patch: { _phone_mobile: phone } }]));
+  const outboxRowsOf = async (userId: string) =>
+    (await db.query(`SELECT 1 FROM outbox WHERE value->>'projectId' = $1 AND value->>'userId' = $2`, [project.id, userId])).length;
+
   it('adds a number (E.164 or national), idempotently; its own messaging contact carries _suppressed_sms, published', async () => {
+    await ownContactOf('+447400123498');
     const res = await gw.call('PUT', path('+447400123498'));
     expect([res.status, res.body]).toEqual([200, {
       entity: { phone: '+447400123498', reason: 'manual', detail: null, createdAt: expect.stringMatching(/\+00:00$/), createdBy: 'admin' },
@@ -58,6 +65,17 @@ describe('admin: SMS suppressions (list, add, lift)', () => {
 
     const again = await gw.call('PUT', path('07400 123498'));
     expect([again.status, again.body.entity.phone, again.body.metadata]).toEqual([200, '+447400123498', { created: false }]);
+  });
+
+  it('adds a number no contact holds without creating one: an imported do-not-contact list adds nobody to the audience (ADR 0361)', async () => {
+    const phone = '+447400123496';
+    const res = await gw.call('PUT', path(phone));
+    expect([res.status, res.body.metadata]).toEqual([200, { created: true }]);
+    expect(await messagingSource(phone)).toBeUndefined();
+    expect(await outboxRowsOf(phone)).toBe(0);
+    expect((await gw.call('DELETE', path(phone))).status).toBe(200);
+    expect(await messagingSource(phone)).toBeUndefined();
+    expect(await outboxRowsOf(phone)).toBe(0);
   });
 
   it('writes the copy on the source contact standing for the audience contact of the number', async () => {
@@ -93,6 +111,7 @@ describe('admin: SMS suppressions (list, add, lift)', () => {
 
   it('lifts a suppression: the row goes, _suppressed_sms is cleared (null published), _sms_unsuppressed on the timeline; 404 when none', async () => {
     const phone = '+447400123470';
+    await ownContactOf(phone);
     expect((await gw.call('PUT', path(phone))).status).toBe(200);
     const res = await gw.call('DELETE', path(phone));
     expect([res.status, res.body.entity]).toEqual([200, expect.objectContaining({ phone, reason: 'manual' })]);
@@ -106,6 +125,7 @@ describe('admin: SMS suppressions (list, add, lift)', () => {
 
   it('a number lifted while a PUT of it is between its statements: the PUT answers the suppression it leaves, and the list and the copy agree', async () => {
     const phone = '+447400123460';
+    await ownContactOf(phone);
     expect((await gw.call('PUT', path(phone))).status).toBe(200);
     // A second PUT in its transaction: the DELETE lifts the number between its INSERT (which found the row) and what follows.
     let lifted: Promise<{ status: number }> | undefined;

@@ -81,7 +81,11 @@ export async function messagingSourceOf(db: SqlRunner, projectId: string, audien
  * The messaging source contacts standing for a number (ADR 0361): that of the message's
  * audience contact when there is one (`audienceId`), else those of every audience contact whose
  * mobile is the number (merge key or merged attribute, as the send path finds them); none: our
- * own contact of the number, the one a send's auto-creation writes (`_user_id` the number, ADR 0184).
+ * own contact of the number (`_user_id` the number, which merges by phone) when an outbound
+ * auto-creation (ADR 0184) or an inbound message (ADR 0343) wrote one or an audience contact
+ * holds the number without members yet, else nobody: no contact is created for a number nobody
+ * holds (an imported do-not-contact list must not add contacts to the audience, nor bring back an
+ * erased one); the list alone refuses its sends.
  */
 async function sourcesOfNumber(db: SqlRunner, projectId: string, dataSourceId: string, phone: string, audienceId: string | null): Promise<SourceRef[]> {
   const ofMessage = audienceId === null ? null : await messagingSourceOf(db, projectId, audienceId, dataSourceId);
@@ -97,7 +101,13 @@ async function sourcesOfNumber(db: SqlRunner, projectId: string, dataSourceId: s
       WHERE m.project_id = $1 ORDER BY m.audience_id, m.seq`,
     [projectId, phone],
   );
-  return members.length ? [...standingFor(dataSourceId, members).values()] : [{ dataSourceId, userId: phone }];
+  if (members.length) return [...standingFor(dataSourceId, members).values()];
+  const [held] = await db.query(
+    `SELECT EXISTS (SELECT 1 FROM source_contacts WHERE project_id = $1 AND data_source_id = $2 AND user_id = $3 AND deleted_at IS NULL AND version > 0)
+         OR EXISTS (SELECT 1 FROM audience_contacts WHERE project_id = $1 AND attributes->>'_phone_mobile' = $3) AS held`,
+    [projectId, dataSourceId, phone],
+  );
+  return held.held ? [{ dataSourceId, userId: phone }] : [];
 }
 
 /** A `_sms_suppressed` / `_sms_unsuppressed` event on each source contact's timeline (`meld.events.v1`). */
@@ -148,7 +158,7 @@ export async function suppressSms(
     dataSourceId,
     sources.map((s) => ({ userId: s.userId, patch: s.userId === entry.phone ? { _phone_mobile: entry.phone, [SUPPRESSED]: true } : { [SUPPRESSED]: true } })),
   );
-  if (inserted.length) await timelineEvents(db, projectId, sources, '_sms_suppressed', { reason: suppression.reason, ...(suppression.detail ? { detail: suppression.detail } : {}) });
+  if (inserted.length && sources.length) await timelineEvents(db, projectId, sources, '_sms_suppressed', { reason: suppression.reason, ...(suppression.detail ? { detail: suppression.detail } : {}) });
   return { suppression, created: inserted.length > 0 };
 }
 
