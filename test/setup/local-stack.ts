@@ -9,3 +9,6 @@ process.env.MELD_OAUTH_ALLOW_PRIVATE_FETCH = '1';
 process.env.MELD_OPS_PORT ??= '0';
 // Test webhook receivers listen on loopback (ADR 0156); a test of the refusal sets it to 0.
 process.env.MELD_WEBHOOK_ALLOW_PRIVATE ??= '1';
+// Suites share ClickHouse and insert deliberately old events: the probes apps they start do not
+// prune them on their own schedule (ADR 0168); the retention test calls the pruner's run().
+process.env.MELD_PROBES_RETENTION_EVERY_MS ??= '0';

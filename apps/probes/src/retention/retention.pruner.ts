@@ -2,16 +2,19 @@ import { errorSummary } from '@meld/contracts';
 import type { Plan } from '@meld/contracts';
 import { type ClickHouse, join, raw, sql, type Sql } from '@meld/clickhouse';
 import { DATA_SOURCE } from '@meld/db';
-import { CLICKHOUSE, metricsRegistry, REDIS } from '@meld/platform';
+import { CLICKHOUSE, loadConfig, metricsRegistry, REDIS } from '@meld/platform';
 import { type BeforeApplicationShutdown, Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import type Redis from 'ioredis';
 import { Counter, Gauge } from 'prom-client';
 import type { DataSource } from 'typeorm';
+import { z } from 'zod';
 import { ProbeClock } from '../shared/probe-clock';
 import { type ProjectRetention, type Prune, prunes } from './retention-plan';
 
-/** How often retention runs; one replica per period (a Redis lock of the same length). */
+/** How often retention runs: one replica per period, fleet-wide (a Redis lock of just under this length). */
 export const RETENTION_INTERVAL_MS = 60 * 60_000;
+/** A pod's first try of the lock comes this long after its start, plus up to as much again (jitter). */
+const FIRST_TRY_MS = 60_000;
 const LOCK_KEY = 'meld:probes:retention:lock';
 const CONDITIONS_PER_MUTATION = 200;
 
@@ -21,6 +24,22 @@ export interface RetentionRun {
   mutations: number;
   /** Events those mutations remove. */
   events: number;
+}
+
+const schedule = z.object({
+  MELD_PROBES_RETENTION_EVERY_MS: z.coerce
+    .number()
+    .int()
+    .refine((ms) => ms === 0 || (ms >= 10_000 && ms <= RETENTION_INTERVAL_MS), `must be 0 (off) or 10000-${RETENTION_INTERVAL_MS}`)
+    .default(5 * 60_000),
+});
+
+/**
+ * `MELD_PROBES_RETENTION_EVERY_MS` (default 5 min): how often each replica tries the lock, so a
+ * run happens about hourly however long pods live (ADR 0168); `0` turns pruning off (tests).
+ */
+export function retentionEveryMs(env: NodeJS.ProcessEnv = process.env): number {
+  return loadConfig(schedule, env).MELD_PROBES_RETENTION_EVERY_MS;
 }
 
 function metric<T>(name: string, make: () => T): T {
@@ -37,6 +56,7 @@ function metric<T>(name: string, make: () => T): T {
 export class RetentionPruner implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('RetentionPruner');
   private timer?: NodeJS.Timeout;
+  private readonly everyMs = retentionEveryMs();
   private readonly pruned = metric('meld_probes_retention_pruned_events_total', () => new Counter({ name: 'meld_probes_retention_pruned_events_total', help: 'Events deleted by retention pruning (ADR 0168)', registers: [metricsRegistry] }));
   private readonly lastRun = metric('meld_probes_retention_last_run_seconds', () => new Gauge({ name: 'meld_probes_retention_last_run_seconds', help: 'Unix time of the last completed retention run', registers: [metricsRegistry] }));
 
@@ -48,12 +68,21 @@ export class RetentionPruner implements OnApplicationBootstrap, BeforeApplicatio
   ) {}
 
   onApplicationBootstrap(): void {
-    this.timer = setInterval(() => void this.runIfLeader(), RETENTION_INTERVAL_MS);
-    this.timer.unref();
+    if (this.everyMs === 0) return;
+    this.schedule(Math.min(FIRST_TRY_MS, this.everyMs) * (1 + Math.random()));
   }
 
   beforeApplicationShutdown(): void {
-    clearInterval(this.timer);
+    clearTimeout(this.timer);
+  }
+
+  /** Tries often and lets the lock set the pace: with an hourly timer, pods restarted more often than hourly never pruned. */
+  private schedule(delayMs: number): void {
+    this.timer = setTimeout(() => {
+      this.schedule(this.everyMs);
+      void this.runIfLeader();
+    }, delayMs);
+    this.timer.unref();
   }
 
   private async runIfLeader(): Promise<void> {
