@@ -15,11 +15,15 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** Starts a built app (`apps/<app>/dist/main.js`) as its own process, as production runs it. */
+/**
+ * Starts a built app (`apps/<app>/dist/main.js`) as its own process, as production runs it.
+ * Retention pruning is off unless the scenario sets it (ADR 0168): a prune a minute into a run
+ * would delete a scenario's deliberately old events mid-measurement.
+ */
 export function startApp(root: string, app: string, env: NodeJS.ProcessEnv, nodeArgs: string[] = []): ChildProcess {
   const main = join(root, 'apps', app, 'dist', 'main.js');
   if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` first`);
-  const child = spawn(process.execPath, [...nodeArgs, main], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, [...nodeArgs, main], { cwd: root, env: { MELD_PROBES_RETENTION_EVERY_MS: '0', ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
   child.on('exit', (code, signal) => {
     if (code !== null && code !== 0) process.stderr.write(`[bench] ${app} exited with ${code ?? signal}\n`);
   });
