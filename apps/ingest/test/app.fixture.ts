@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { principalSigner, privateDatabase, seedTenancy, startAppUnderTest } from '@meld/fixtures';
+import { type Json, principalSigner, privateDatabase, seedTenancy, startAppUnderTest } from '@meld/fixtures';
 import { testEnv } from '@meld/testing';
 import { appDefinition } from '../src/app.definition';
 
@@ -11,7 +11,13 @@ export async function startIngestWithTenancy(overrides: Record<string, string> =
   const started = await startIngest(overrides);
   const tenancy = await seedTenancy(started.db);
   const dsToken = principalSigner(tenancy, { kind: 'datasource', scopes: ['PROJECT_INGEST_WRITE', 'PROJECT_INGEST_READ'], dataSourceId: tenancy.dataSource.id }, 'ingest');
-  return { ...started, tenancy, dsToken };
+  /** POSTs `body` to the data source's `stream/<path>` with its token; answers the status and the JSON body. */
+  const streamPost = async (path: string, body: unknown): Promise<{ status: number; body: Json }> => {
+    const url = `${started.base}/v1/project/${tenancy.project.uid}/datasource/${tenancy.dataSource.id}/stream/${path}`;
+    const res = await fetch(url, { method: 'POST', headers: { ...dsToken('POST', url), 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    return { status: res.status, body: (await res.json()) as Json };
+  };
+  return { ...started, tenancy, dsToken, streamPost };
 }
 
 /**

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import type { Json, PrincipalSigner } from '@meld/fixtures';
 import { startIngestWithTenancy } from './app.fixture';
 
 /**
@@ -13,23 +12,17 @@ import { startIngestWithTenancy } from './app.fixture';
  */
 describe('suppression attributes (ingest)', () => {
   let app: INestApplication;
-  let base: string;
   let db: DataSource;
   let tenancy: Awaited<ReturnType<typeof startIngestWithTenancy>>['tenancy'];
-  let dsToken: PrincipalSigner;
+  let post: Awaited<ReturnType<typeof startIngestWithTenancy>>['streamPost'];
 
   beforeAll(async () => {
-    ({ app, base, db, tenancy, dsToken } = await startIngestWithTenancy());
+    ({ app, db, tenancy, streamPost: post } = await startIngestWithTenancy());
   });
   afterAll(async () => {
     await app?.close();
   });
 
-  const stream = (path: string) => `${base}/v1/project/${tenancy.project.uid}/datasource/${tenancy.dataSource.id}/stream/${path}`;
-  const post = async (path: string, body: unknown) => {
-    const res = await fetch(stream(path), { method: 'POST', headers: { ...dsToken('POST', stream(path)), 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    return { status: res.status, body: (await res.json()) as Json };
-  };
   const stored = async (userId: string) =>
     (await db.query(`SELECT attributes FROM source_contacts WHERE project_id = $1 AND data_source_id = $2 AND user_id = $3 AND version > 0`, [tenancy.project.id, tenancy.dataSource.id, userId]))[0]
       ?.attributes;
